@@ -1,0 +1,48 @@
+// What the workspace module reports about a file system entry: workspace
+// paths and plain values only, never a host path.
+import { createHash } from "node:crypto";
+import type { BigIntStats } from "node:fs";
+
+export type EntryType = "file" | "directory" | "symlink" | "other";
+
+export interface Entry {
+  /** Workspace path, "/" for the root. */
+  path: string;
+  /** Last component ("" for the root). */
+  name: string;
+  type: EntryType;
+  size: bigint;
+  /** Permission bits (st_mode & 0o7777). */
+  mode: number;
+  mtimeNs: bigint;
+  version: string;
+}
+
+export function entryFromStats(path: string, stats: BigIntStats): Entry {
+  return {
+    path,
+    name: path === "/" ? "" : path.slice(path.lastIndexOf("/") + 1),
+    type: entryType(stats),
+    size: stats.size,
+    mode: Number(stats.mode & 0o7777n),
+    mtimeNs: stats.mtimeNs,
+    version: versionOf(stats),
+  };
+}
+
+/**
+ * The version token of SPEC section 3: cheap, from identity, size and times.
+ * ctime is in it because every write, rename and chmod moves it, even one
+ * that restores the old mtime.
+ */
+export function versionOf(stats: BigIntStats): string {
+  const identity = `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+  return createHash("sha256").update(identity).digest("hex").slice(0, 16);
+}
+
+function entryType(stats: BigIntStats): EntryType {
+  if (stats.isFile()) return "file";
+  if (stats.isDirectory()) return "directory";
+  if (stats.isSymbolicLink()) return "symlink";
+  return "other";
+}

@@ -1,0 +1,52 @@
+// A regular file opened for reading by the workspace module. Tools read
+// through it and never see a descriptor or a host path.
+import type { FileHandle } from "node:fs/promises";
+import type { Entry } from "./entry.js";
+
+/** Reads of 1 MiB: few syscalls, small enough to keep memory flat. */
+export const READ_CHUNK_BYTES = 1 << 20;
+
+export class OpenFile {
+  constructor(
+    private readonly handle: FileHandle,
+    /** The file as it was when opened. */
+    readonly entry: Entry,
+  ) {}
+
+  get size(): number {
+    return Number(this.entry.size);
+  }
+
+  /** Up to `length` bytes at `position` (fewer at the end of the file). */
+  async readAt(position: number, length: number): Promise<Buffer> {
+    const buffer = Buffer.allocUnsafe(length);
+    let filled = 0;
+    while (filled < length) {
+      const { bytesRead } = await this.handle.read(buffer, filled, length - filled, position + filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return buffer.subarray(0, filled);
+  }
+
+  /** The bytes from `position` to the end, in fresh buffers of at most `chunkBytes`. */
+  async *chunks(position = 0, chunkBytes = READ_CHUNK_BYTES): AsyncGenerator<Buffer> {
+    for (;;) {
+      const chunk = await this.readAt(position, chunkBytes);
+      if (chunk.length === 0) return;
+      position += chunk.length;
+      yield chunk;
+    }
+  }
+
+  /** The whole file (for edits; callers bound the size first). */
+  async readAll(): Promise<Buffer> {
+    const parts: Buffer[] = [];
+    for await (const chunk of this.chunks()) parts.push(chunk);
+    return Buffer.concat(parts);
+  }
+
+  close(): Promise<void> {
+    return this.handle.close();
+  }
+}

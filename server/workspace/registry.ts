@@ -1,0 +1,120 @@
+// The workspaces a daemon serves: managed ones under DATA_DIR/workspaces, and
+// host directories an operator bound at start-up (--bind NAME=DIR).
+import { promises as fsp } from "node:fs";
+import path from "node:path";
+import { fail } from "../errors.js";
+import { errnoOf } from "./errno.js";
+import { Workspace } from "./workspace.js";
+
+export const WORKSPACE_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+export class WorkspaceRegistry {
+  /** Opened workspaces, by id (bound ones are opened at start-up and stay open). */
+  private readonly open = new Map<string, Promise<Workspace>>();
+
+  private constructor(
+    private readonly managedDir: string,
+    private readonly bound: ReadonlySet<string>,
+  ) {}
+
+  /**
+   * Prepares the data directory and opens every bound directory. Fails (and
+   * the daemon does not start) when containment cannot be guaranteed here.
+   */
+  static async start(dataDir: string, binds: ReadonlyMap<string, string>): Promise<WorkspaceRegistry> {
+    const managedDir = path.resolve(dataDir, "workspaces");
+    await fsp.mkdir(managedDir, { recursive: true });
+    await assertProcFdWorks(managedDir);
+    const registry = new WorkspaceRegistry(managedDir, new Set(binds.keys()));
+    for (const [id, hostDir] of binds) {
+      if (!WORKSPACE_ID_PATTERN.test(id)) throw new Error(`--bind: invalid workspace id ${JSON.stringify(id)}`);
+      const stats = await fsp.stat(hostDir).catch(() => null);
+      if (!stats?.isDirectory()) throw new Error(`--bind ${id}: ${hostDir} is not a directory`);
+      registry.open.set(id, Workspace.open(id, hostDir, true));
+    }
+    await Promise.all(registry.open.values());
+    return registry;
+  }
+
+  /** The workspace `id`; WORKSPACE_NOT_FOUND when there is none (never created by a typo). */
+  async get(id: string): Promise<Workspace> {
+    checkId(id);
+    const cached = this.open.get(id);
+    if (cached) return cached;
+    const opening = Workspace.open(id, this.hostDir(id), false).catch((error: unknown) => {
+      this.open.delete(id);
+      if (errnoOf(error) === "ENOENT" || errnoOf(error) === "ENOTDIR") fail("WORKSPACE_NOT_FOUND", `workspace ${id} does not exist`);
+      throw error;
+    });
+    this.open.set(id, opening);
+    return opening;
+  }
+
+  async create(id: string): Promise<Workspace> {
+    checkId(id);
+    if (this.bound.has(id)) fail("ALREADY_EXISTS", `workspace ${id} already exists (bound by the operator)`);
+    try {
+      await fsp.mkdir(this.hostDir(id), 0o755);
+    } catch (error) {
+      if (errnoOf(error) === "EEXIST") fail("ALREADY_EXISTS", `workspace ${id} already exists`);
+      throw error;
+    }
+    return this.get(id);
+  }
+
+  /** Every workspace, sorted by id. */
+  async list(): Promise<Workspace[]> {
+    const managed = (await fsp.readdir(this.managedDir, { withFileTypes: true }))
+      .filter((entry) => entry.isDirectory() && WORKSPACE_ID_PATTERN.test(entry.name))
+      .map((entry) => entry.name);
+    const ids = [...new Set([...managed, ...this.bound])].sort();
+    const found = await Promise.all(ids.map((id) => this.get(id).catch(() => null)));
+    return found.filter((workspace): workspace is Workspace => workspace !== null);
+  }
+
+  /** Deletes a managed workspace and everything in it. */
+  async delete(id: string): Promise<void> {
+    const workspace = await this.get(id);
+    if (workspace.bound) fail("WORKSPACE_BOUND", `workspace ${id} is bound by the operator and cannot be deleted`);
+    this.open.delete(id);
+    await workspace.clear();
+    await workspace.close();
+    await fsp.rmdir(this.hostDir(id));
+  }
+
+  /** Removes temp files left by a crash in every workspace; returns how many. */
+  async sweepTempFiles(): Promise<number> {
+    let removed = 0;
+    for (const workspace of await this.list()) removed += await workspace.sweepTempFiles();
+    return removed;
+  }
+
+  async close(): Promise<void> {
+    const all = await Promise.allSettled(this.open.values());
+    this.open.clear();
+    for (const result of all) if (result.status === "fulfilled") await result.value.close();
+  }
+
+  private hostDir(id: string): string {
+    return path.join(this.managedDir, id);
+  }
+}
+
+function checkId(id: string): void {
+  if (!WORKSPACE_ID_PATTERN.test(id)) {
+    fail("INVALID_ARGUMENT", `invalid workspace id ${JSON.stringify(id.slice(0, 80))}: use 1-63 of a-z 0-9 . _ - starting with a letter or digit`);
+  }
+}
+
+/** Containment resolves through /proc/self/fd; without it the daemon must not serve. */
+async function assertProcFdWorks(dir: string): Promise<void> {
+  const handle = await fsp.open(dir, "r");
+  try {
+    const seen = await fsp.readlink(`/proc/self/fd/${handle.fd}`).catch(() => null);
+    if (seen !== (await fsp.realpath(dir))) {
+      throw new Error("path containment needs /proc/self/fd (Linux with /proc mounted); refusing to start");
+    }
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,173 @@
+// Race-free resolution of workspace paths (SPEC section 2), the technique of
+// shared/notes/security.md 1.2: every step acts on a directory descriptor we
+// hold, through /proc/self/fd/N/name, so a directory swapped for a symlink
+// between a check and a use cannot redirect the use. Components are opened
+// with O_NOFOLLOW; a symbolic link is followed by splicing its target into the
+// path and resolving again from the root, and only while it stays inside.
+import { constants, promises as fsp } from "node:fs";
+import type { BigIntStats } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import { fail } from "../errors.js";
+import { type Components, displayPath, joinComponents } from "./paths.js";
+import { errnoOf, translateErrno } from "./errno.js";
+
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
+const DIRECTORY_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
+const MAX_SYMLINKS = 40;
+
+/** `/proc/self/fd/N/name`: `name` inside the directory we hold as N. */
+export function at(dir: FileHandle, name: string): string {
+  return `/proc/self/fd/${dir.fd}/${name}`;
+}
+
+/** `/proc/self/fd/N`: the very inode we hold as N. */
+export function self(handle: FileHandle): string {
+  return `/proc/self/fd/${handle.fd}`;
+}
+
+/** A held parent directory and the last component of a path inside it. */
+export interface Location {
+  /** The parent directory, open; the caller closes it. */
+  dir: FileHandle;
+  /** Components of the parent directory (no symlinks among them). */
+  dirParts: Components;
+  /** Last component. */
+  name: string;
+}
+
+export class Resolver {
+  constructor(
+    private readonly root: FileHandle,
+    /** realpath of the root, used to check what was opened and to place absolute link targets. */
+    private readonly rootReal: string,
+  ) {}
+
+  /** A fresh descriptor of the root (re-opening the held inode, never the host path). */
+  openRoot(): Promise<FileHandle> {
+    return fsp.open(self(this.root), DIRECTORY_FLAGS);
+  }
+
+  /**
+   * Opens the parent directory of `parts` (which must not be empty). With
+   * `createDirs`, missing directories are made on the way.
+   */
+  async locate(parts: Components, createDirs = false): Promise<Location> {
+    return this.walk(parts, createDirs, { count: 0 });
+  }
+
+  /**
+   * Like locate, but when the last component is a symbolic link whose target
+   * stays inside, follows it (repeatedly) and locates the target instead. The
+   * target may not exist yet (a dangling link inside is written through).
+   */
+  async locateFollowing(parts: Components, createDirs = false): Promise<Location & { stats: BigIntStats | null }> {
+    const budget = { count: 0 };
+    let current = parts;
+    for (;;) {
+      const loc = await this.walk(current, createDirs, budget);
+      const stats = await lstatOrNull(at(loc.dir, loc.name), displayPath(current));
+      if (!stats?.isSymbolicLink()) return { ...loc, stats };
+      const target = await fsp.readlink(at(loc.dir, loc.name));
+      await loc.dir.close();
+      current = this.splice(loc.dirParts, loc.name, target, [], budget);
+    }
+  }
+
+  /** Checks that an open descriptor is inside the root (defence in depth). */
+  async assertInside(handle: FileHandle, shownPath: string): Promise<void> {
+    const real = await fsp.readlink(self(handle));
+    if (real !== this.rootReal && !real.startsWith(this.rootReal + "/")) {
+      fail("PATH_ESCAPES_WORKSPACE", `${shownPath} resolves outside the workspace`);
+    }
+  }
+
+  /**
+   * Replaces the link `dirParts/name` by its target within the path and checks
+   * the result stays inside. Absolute targets are accepted only when they point
+   * under the root's real path.
+   */
+  splice(dirParts: Components, name: string, target: string, rest: Components, budget: { count: number }): Components {
+    const linkPath = displayPath([...dirParts, name]);
+    if (++budget.count > MAX_SYMLINKS) fail("INVALID_PATH", `too many symbolic links at ${linkPath}`);
+    let relative = target;
+    if (target.startsWith("/")) {
+      if (target !== this.rootReal && !target.startsWith(this.rootReal + "/")) {
+        fail("PATH_ESCAPES_WORKSPACE", `symbolic link ${linkPath} points outside the workspace`);
+      }
+      relative = target.slice(this.rootReal.length) || "/";
+    }
+    try {
+      return [...joinComponents(dirParts, relative), ...rest];
+    } catch {
+      fail("PATH_ESCAPES_WORKSPACE", `symbolic link ${linkPath} points outside the workspace`);
+    }
+  }
+
+  private async walk(parts: Components, createDirs: boolean, budget: { count: number }): Promise<Location> {
+    let pending = parts;
+    restart: for (;;) {
+      let dir = await this.openRoot();
+      for (let i = 0; i < pending.length - 1; i++) {
+        const name = pending[i]!;
+        const shown = displayPath(pending.slice(0, i + 1));
+        let next: FileHandle;
+        try {
+          next = await this.openChildDirectory(dir, name, shown, createDirs);
+        } catch (error) {
+          const code = errnoOf(error);
+          if (code !== "ELOOP" && code !== "ENOTDIR") {
+            await dir.close();
+            throw error;
+          }
+          // Not a directory: a symlink to follow, or a file in the way.
+          const stats = await lstatOrNull(at(dir, name), shown);
+          if (!stats?.isSymbolicLink()) {
+            await dir.close();
+            fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
+          }
+          const target = await fsp.readlink(at(dir, name));
+          await dir.close();
+          pending = this.splice(pending.slice(0, i), name, target, pending.slice(i + 1), budget);
+          if (pending.length === 0) fail("INVALID_PATH", `${displayPath(parts)} resolves to the workspace root`);
+          continue restart;
+        }
+        await dir.close();
+        dir = next;
+        try {
+          await this.assertInside(dir, shown);
+        } catch (error) {
+          await dir.close();
+          throw error;
+        }
+      }
+      return { dir, dirParts: pending.slice(0, -1), name: pending[pending.length - 1]! };
+    }
+  }
+
+  private async openChildDirectory(dir: FileHandle, name: string, shown: string, createDirs: boolean): Promise<FileHandle> {
+    try {
+      return await fsp.open(at(dir, name), DIRECTORY_FLAGS);
+    } catch (error) {
+      if (errnoOf(error) !== "ENOENT") throw translateErrno(error, shown, ["ELOOP", "ENOTDIR"]);
+      if (!createDirs) fail("NOT_FOUND", `${shown} does not exist`);
+    }
+    try {
+      await fsp.mkdir(at(dir, name), 0o755);
+    } catch (error) {
+      if (errnoOf(error) !== "EEXIST") throw translateErrno(error, shown);
+    }
+    return fsp.open(at(dir, name), DIRECTORY_FLAGS).catch((error: unknown) => {
+      throw translateErrno(error, shown, ["ELOOP", "ENOTDIR"]);
+    });
+  }
+}
+
+/** lstat through a held directory; null when nothing is there. */
+export async function lstatOrNull(procPath: string, shown: string): Promise<BigIntStats | null> {
+  try {
+    return await fsp.lstat(procPath, { bigint: true });
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return null;
+    throw translateErrno(error, shown);
+  }
+}

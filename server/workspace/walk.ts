@@ -1,0 +1,110 @@
+// Depth-first walk of a directory through held descriptors: names sorted
+// within each directory, a directory before its contents, symlinks reported
+// and never followed, hidden names and .gitignore'd entries pruned on request.
+import { constants, promises as fsp } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import ignore, { type Ignore } from "ignore";
+import type { Components } from "./paths.js";
+import { displayPath } from "./paths.js";
+import { type Entry, entryFromStats } from "./entry.js";
+import { at, self, type Resolver } from "./resolver.js";
+import { errnoOf } from "./errno.js";
+import { TEMP_FILE_PATTERN } from "./temp-files.js";
+
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
+const MAX_GITIGNORE_BYTES = 1 << 20;
+
+export interface WalkOptions {
+  /** Descend into subdirectories. */
+  recursive: boolean;
+  /** With recursive: levels to go down; 1 = the directory's own entries, 0 = no limit. */
+  maxDepth: number;
+  /** Include names starting with ".". */
+  includeHidden: boolean;
+  /** Skip what .gitignore files exclude (from the root down), and ".git". */
+  respectGitignore: boolean;
+}
+
+/** The .gitignore rules of one directory, which apply to paths below it. */
+interface IgnoreLevel {
+  base: Components;
+  rules: Ignore;
+}
+
+/** Walks below `start` (an open directory at `startParts`); closes `start`. */
+export async function* walk(start: FileHandle, startParts: Components, options: WalkOptions, resolver: Resolver): AsyncGenerator<Entry> {
+  const levels = options.respectGitignore ? await ancestorIgnoreLevels(startParts, resolver) : [];
+  yield* walkDirectory(start, startParts, 1, levels, options);
+}
+
+async function* walkDirectory(dir: FileHandle, parts: Components, depth: number, levels: IgnoreLevel[], options: WalkOptions): AsyncGenerator<Entry> {
+  try {
+    if (options.respectGitignore) {
+      const rules = await readGitignore(dir);
+      if (rules) levels = [...levels, { base: parts, rules }];
+    }
+    const names = (await fsp.readdir(self(dir))).sort();
+    for (const name of names) {
+      if (TEMP_FILE_PATTERN.test(name)) continue;
+      if (!options.includeHidden && name.startsWith(".")) continue;
+      const childParts = [...parts, name];
+      const stats = await fsp.lstat(at(dir, name), { bigint: true }).catch(() => null);
+      if (!stats) continue; // removed while we walked
+      if (options.respectGitignore && isIgnored(levels, childParts, stats.isDirectory())) continue;
+      yield entryFromStats(displayPath(childParts), stats);
+      const descend = stats.isDirectory() && options.recursive && (options.maxDepth === 0 || depth < options.maxDepth);
+      if (!descend) continue;
+      const child = await fsp.open(at(dir, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW).catch(() => null);
+      if (child) yield* walkDirectory(child, childParts, depth + 1, levels, options);
+    }
+  } finally {
+    await dir.close();
+  }
+}
+
+function isIgnored(levels: IgnoreLevel[], parts: Components, isDirectory: boolean): boolean {
+  if (isDirectory && parts[parts.length - 1] === ".git") return true;
+  let ignored = false;
+  for (const level of levels) {
+    const relative = parts.slice(level.base.length).join("/") + (isDirectory ? "/" : "");
+    const verdict = level.rules.test(relative);
+    if (verdict.ignored) ignored = true;
+    else if (verdict.unignored) ignored = false;
+  }
+  return ignored;
+}
+
+/** The rules of the directories above the walk's start, root first. */
+async function ancestorIgnoreLevels(startParts: Components, resolver: Resolver): Promise<IgnoreLevel[]> {
+  const levels: IgnoreLevel[] = [];
+  let dir: FileHandle | null = await resolver.openRoot();
+  try {
+    for (let i = 0; i < startParts.length && dir; i++) {
+      const rules = await readGitignore(dir);
+      if (rules) levels.push({ base: startParts.slice(0, i), rules });
+      const next: FileHandle | null = await fsp.open(at(dir, startParts[i]!), O_RDONLY | O_DIRECTORY | O_NOFOLLOW).catch(() => null);
+      await dir.close();
+      dir = next;
+    }
+  } finally {
+    await dir?.close();
+  }
+  return levels;
+}
+
+async function readGitignore(dir: FileHandle): Promise<Ignore | null> {
+  let handle: FileHandle;
+  try {
+    handle = await fsp.open(at(dir, ".gitignore"), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT" || errnoOf(error) === "ELOOP") return null;
+    throw error;
+  }
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile() || stats.size > MAX_GITIGNORE_BYTES) return null;
+    return ignore().add(await handle.readFile("utf8"));
+  } finally {
+    await handle.close();
+  }
+}

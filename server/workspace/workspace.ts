@@ -1,0 +1,372 @@
+// One workspace: the only place where the file tools touch the file system.
+// Every operation resolves its path through the Resolver (held directory
+// descriptors, /proc/self/fd) and reports workspace paths only.
+import { constants, promises as fsp } from "node:fs";
+import type { BigIntStats } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import { fail } from "../errors.js";
+import { type Components, displayPath } from "./paths.js";
+import { type Entry, entryFromStats, versionOf } from "./entry.js";
+import { errnoOf, translateErrno } from "./errno.js";
+import { Resolver, at, lstatOrNull, self, type Location } from "./resolver.js";
+import { OpenFile } from "./open-file.js";
+import { walk, type WalkOptions } from "./walk.js";
+import { TEMP_FILE_PATTERN, tempFileName } from "./temp-files.js";
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK } = constants;
+
+const NEW_FILE_MODE = 0o644;
+const NEW_DIRECTORY_MODE = 0o755;
+
+export type WriteMode = "create-or-replace" | "create-only" | "replace-only";
+
+export interface WriteOptions {
+  createDirs: boolean;
+  mode: WriteMode;
+  /** When set, the current version must equal it (CONTENT_CHANGED otherwise). */
+  ifVersion?: string;
+}
+
+export interface WriteResult {
+  entry: Entry;
+  created: boolean;
+}
+
+export class Workspace {
+  private constructor(
+    readonly id: string,
+    readonly bound: boolean,
+    readonly createdAt: Date,
+    private readonly root: FileHandle,
+    private readonly resolver: Resolver,
+  ) {}
+
+  /** Opens the workspace rooted at the host directory `hostDir` (never shown to clients). */
+  static async open(id: string, hostDir: string, bound: boolean): Promise<Workspace> {
+    const root = await fsp.open(hostDir, O_RDONLY | constants.O_DIRECTORY);
+    try {
+      // The real path of what we hold, read back through /proc: containment
+      // depends on /proc/self/fd, so a daemon without it fails here, closed.
+      const rootReal = await fsp.readlink(self(root));
+      const stats = await root.stat();
+      return new Workspace(id, bound, stats.birthtime, root, new Resolver(root, rootReal));
+    } catch (error) {
+      await root.close();
+      throw error;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.root.close();
+  }
+
+  /** Describes the entry itself (a symlink is reported as one). */
+  async stat(parts: Components): Promise<Entry> {
+    if (parts.length === 0) return entryFromStats("/", await this.root.stat({ bigint: true }));
+    const loc = await this.resolver.locate(parts);
+    return withClosed(loc.dir, async () => {
+      const stats = await lstatOrNull(at(loc.dir, loc.name), displayPath(parts));
+      if (!stats) fail("NOT_FOUND", `${displayPath(parts)} does not exist`);
+      return entryFromStats(displayPath(parts), stats);
+    });
+  }
+
+  /**
+   * Opens a regular file for reading, following symlinks that stay inside.
+   * Never blocks on a FIFO (O_NONBLOCK) and refuses anything but a regular file.
+   */
+  async openFile(parts: Components): Promise<OpenFile> {
+    const shown = displayPath(parts);
+    if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
+    const loc = await this.resolver.locateFollowing(parts);
+    const handle = await withClosed(loc.dir, async () => {
+      if (!loc.stats) fail("NOT_FOUND", `${shown} does not exist`);
+      try {
+        return await fsp.open(at(loc.dir, loc.name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+      } catch (error) {
+        throw translateErrno(error, shown);
+      }
+    });
+    try {
+      const stats = await handle.stat({ bigint: true });
+      assertRegularFile(stats, shown);
+      assertSingleLink(stats, shown);
+      await this.resolver.assertInside(handle, shown);
+      return new OpenFile(handle, entryFromStats(shown, stats));
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Writes a whole file atomically: a temp file in the same directory,
+   * fsync, rename over the target, fsync of the directory. Replacing keeps the
+   * permission bits; a symlink inside the workspace is written through.
+   */
+  async writeFile(parts: Components, content: Uint8Array | AsyncIterable<Uint8Array>, options: WriteOptions): Promise<WriteResult> {
+    const shown = displayPath(parts);
+    if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
+    const loc = await this.resolver.locateFollowing(parts, options.createDirs);
+    return withClosed(loc.dir, async () => {
+      const existing = loc.stats;
+      if (existing) assertRegularFile(existing, shown);
+      if (existing && options.mode === "create-only") fail("ALREADY_EXISTS", `${shown} already exists`);
+      if (!existing && options.mode === "replace-only") fail("NOT_FOUND", `${shown} does not exist`);
+      checkVersion(existing, options.ifVersion, shown);
+      const permissions = existing ? Number(existing.mode & 0o7777n) : NEW_FILE_MODE;
+      const temp = await writeTempFile(loc.dir, content, permissions, shown);
+      try {
+        if (options.mode === "create-only") {
+          // link(2) fails on an existing name: no-clobber even against other processes.
+          await fsp.link(at(loc.dir, temp), at(loc.dir, loc.name));
+          await fsp.unlink(at(loc.dir, temp));
+        } else {
+          await fsp.rename(at(loc.dir, temp), at(loc.dir, loc.name));
+        }
+      } catch (error) {
+        await fsp.unlink(at(loc.dir, temp)).catch(() => undefined);
+        throw translateErrno(error, shown);
+      }
+      await loc.dir.sync();
+      return { entry: await statAt(loc, shown), created: !existing };
+    });
+  }
+
+  /**
+   * Appends in place (O_APPEND, then fsync): bytes already in the file never
+   * change. A missing file is created atomically like writeFile.
+   */
+  async appendFile(parts: Components, content: Uint8Array, options: Omit<WriteOptions, "mode">): Promise<WriteResult> {
+    const shown = displayPath(parts);
+    if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
+    const loc = await this.resolver.locateFollowing(parts, options.createDirs);
+    const existing = loc.stats;
+    if (!existing) {
+      await loc.dir.close();
+      return this.writeFile(parts, content, { ...options, mode: "create-only" });
+    }
+    return withClosed(loc.dir, async () => {
+      assertRegularFile(existing, shown);
+      checkVersion(existing, options.ifVersion, shown);
+      const handle = await fsp.open(at(loc.dir, loc.name), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK).catch((error: unknown) => {
+        throw translateErrno(error, shown);
+      });
+      await withClosed(handle, async () => {
+        const stats = await handle.stat({ bigint: true });
+        assertRegularFile(stats, shown);
+        assertSingleLink(stats, shown);
+        await writeAll(handle, content);
+        await handle.sync();
+      });
+      return { entry: await statAt(loc, shown), created: false };
+    });
+  }
+
+  /** Removes an entry (a symlink itself, never its target). Returns false when nothing was there. */
+  async remove(parts: Components, options: { recursive: boolean; ifVersion?: string }): Promise<boolean> {
+    const shown = displayPath(parts);
+    if (parts.length === 0) fail("INVALID_PATH", "the workspace root cannot be deleted");
+    const loc = await this.resolver.locate(parts).catch((error: unknown) => {
+      if (error instanceof Error && "reason" in error && error.reason === "NOT_FOUND") return null;
+      throw error;
+    });
+    if (!loc) return false;
+    return withClosed(loc.dir, async () => {
+      const stats = await lstatOrNull(at(loc.dir, loc.name), shown);
+      if (!stats) return false;
+      checkVersion(stats, options.ifVersion, shown);
+      try {
+        if (stats.isDirectory()) {
+          if (!options.recursive) fail("IS_A_DIRECTORY", `${shown} is a directory; set recursive to delete it`);
+          await removeTree(loc.dir, loc.name);
+        } else {
+          await fsp.unlink(at(loc.dir, loc.name));
+        }
+      } catch (error) {
+        throw translateErrno(error, shown);
+      }
+      await loc.dir.sync();
+      return true;
+    });
+  }
+
+  /** Renames an entry (a symlink moves as a link). */
+  async move(source: Components, destination: Components, options: { overwrite: boolean; createDirs: boolean; ifVersion?: string }): Promise<Entry> {
+    const from = displayPath(source);
+    const to = displayPath(destination);
+    if (source.length === 0) fail("INVALID_PATH", "the workspace root cannot be moved");
+    if (destination.length === 0) fail("INVALID_PATH", "the destination names the workspace root");
+    if (destination.length > source.length && source.every((part, i) => destination[i] === part)) {
+      fail("INVALID_ARGUMENT", `cannot move ${from} into itself (${to})`);
+    }
+    const src = await this.resolver.locate(source);
+    return withClosed(src.dir, async () => {
+      const stats = await lstatOrNull(at(src.dir, src.name), from);
+      if (!stats) fail("NOT_FOUND", `${from} does not exist`);
+      checkVersion(stats, options.ifVersion, from);
+      const dst = await this.resolver.locate(destination, options.createDirs);
+      return withClosed(dst.dir, async () => {
+        const present = await lstatOrNull(at(dst.dir, dst.name), to);
+        if (present && !options.overwrite) fail("ALREADY_EXISTS", `${to} already exists; set overwrite to replace it`);
+        if (present?.isDirectory() && !stats.isDirectory()) fail("IS_A_DIRECTORY", `${to} is a directory`);
+        try {
+          await fsp.rename(at(src.dir, src.name), at(dst.dir, dst.name));
+        } catch (error) {
+          throw translateErrno(error, to);
+        }
+        await src.dir.sync();
+        await dst.dir.sync();
+        return statAt(dst, to);
+      });
+    });
+  }
+
+  /** Creates a directory; false when it already existed. */
+  async makeDir(parts: Components, options: { parents: boolean }): Promise<boolean> {
+    const shown = displayPath(parts);
+    if (parts.length === 0) return false;
+    const loc = await this.resolver.locate(parts, options.parents);
+    return withClosed(loc.dir, async () => {
+      try {
+        await fsp.mkdir(at(loc.dir, loc.name), NEW_DIRECTORY_MODE);
+      } catch (error) {
+        if (errnoOf(error) !== "EEXIST") throw translateErrno(error, shown);
+        const stats = await lstatOrNull(at(loc.dir, loc.name), shown);
+        if (stats?.isDirectory()) return false;
+        fail("ALREADY_EXISTS", `${shown} exists and is not a directory`);
+      }
+      await loc.dir.sync();
+      return true;
+    });
+  }
+
+  /** Entries under a directory (symlinks never followed), in sorted walk order. */
+  async *walk(parts: Components, options: WalkOptions): AsyncGenerator<Entry> {
+    const shown = displayPath(parts);
+    const start = await this.openDirectory(parts, shown);
+    yield* walk(start, parts, options, this.resolver);
+  }
+
+  /** Deletes everything inside the workspace (its root stays). */
+  async clear(): Promise<void> {
+    const root = await this.resolver.openRoot();
+    await withClosed(root, () => removeContents(root));
+  }
+
+  /** Removes temp files left by a crash (start-up sweep). Returns how many. */
+  async sweepTempFiles(): Promise<number> {
+    const root = await this.resolver.openRoot();
+    return sweep(root);
+  }
+
+  private async openDirectory(parts: Components, shown: string): Promise<FileHandle> {
+    if (parts.length === 0) return this.resolver.openRoot();
+    const loc = await this.resolver.locateFollowing(parts);
+    return withClosed(loc.dir, async () => {
+      if (!loc.stats) fail("NOT_FOUND", `${shown} does not exist`);
+      if (!loc.stats.isDirectory()) fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
+      return fsp.open(at(loc.dir, loc.name), O_RDONLY | constants.O_DIRECTORY | O_NOFOLLOW).catch((error: unknown) => {
+        throw translateErrno(error, shown);
+      });
+    });
+  }
+}
+
+async function withClosed<T>(handle: FileHandle, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function statAt(loc: Location, shown: string): Promise<Entry> {
+  const stats = await lstatOrNull(at(loc.dir, loc.name), shown);
+  if (!stats) fail("NOT_FOUND", `${shown} vanished after it was written`);
+  return entryFromStats(shown, stats);
+}
+
+function checkVersion(stats: BigIntStats | null, ifVersion: string | undefined, shown: string): void {
+  if (!ifVersion) return;
+  const current = stats ? versionOf(stats) : "";
+  if (current !== ifVersion) {
+    fail("CONTENT_CHANGED", `${shown} changed: its version is ${current || "(absent)"}, not ${ifVersion}`, { current_version: current });
+  }
+}
+
+function assertRegularFile(stats: BigIntStats, shown: string): void {
+  if (stats.isDirectory()) fail("IS_A_DIRECTORY", `${shown} is a directory`);
+  if (!stats.isFile()) fail("NOT_A_REGULAR_FILE", `${shown} is not a regular file (a FIFO, socket or device)`);
+}
+
+/**
+ * A file with several hard links may share its inode with a path outside the
+ * workspace (SPEC section 2): reading it or writing it in place is refused.
+ * Replacing it by rename is safe: that replaces the name, not the shared inode.
+ */
+function assertSingleLink(stats: BigIntStats, shown: string): void {
+  if (stats.nlink > 1n) {
+    fail("PATH_ESCAPES_WORKSPACE", `${shown} has ${stats.nlink} hard links and may be shared with a file outside the workspace`);
+  }
+}
+
+async function writeTempFile(dir: FileHandle, content: Uint8Array | AsyncIterable<Uint8Array>, permissions: number, shown: string): Promise<string> {
+  const name = tempFileName();
+  let handle: FileHandle;
+  try {
+    handle = await fsp.open(at(dir, name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+  } catch (error) {
+    throw translateErrno(error, shown);
+  }
+  try {
+    if (content instanceof Uint8Array) await writeAll(handle, content);
+    else for await (const chunk of content) await writeAll(handle, chunk);
+    await handle.chmod(permissions);
+    await handle.sync();
+    await handle.close();
+    return name;
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await fsp.unlink(at(dir, name)).catch(() => undefined);
+    throw translateErrno(error, shown);
+  }
+}
+
+async function writeAll(handle: FileHandle, bytes: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
+    offset += bytesWritten;
+  }
+}
+
+/** Deletes the directory `name` and everything in it, through held descriptors, never through symlinks. */
+async function removeTree(parent: FileHandle, name: string): Promise<void> {
+  const dir = await fsp.open(at(parent, name), O_RDONLY | constants.O_DIRECTORY | O_NOFOLLOW);
+  await withClosed(dir, () => removeContents(dir));
+  await fsp.rmdir(at(parent, name));
+}
+
+async function removeContents(dir: FileHandle): Promise<void> {
+  for (const child of await fsp.readdir(self(dir), { withFileTypes: true })) {
+    if (child.isDirectory()) await removeTree(dir, child.name);
+    else await fsp.unlink(at(dir, child.name));
+  }
+}
+
+async function sweep(dir: FileHandle): Promise<number> {
+  return withClosed(dir, async () => {
+    let removed = 0;
+    for (const child of await fsp.readdir(self(dir), { withFileTypes: true })) {
+      if (child.isDirectory()) {
+        const sub = await fsp.open(at(dir, child.name), O_RDONLY | constants.O_DIRECTORY | O_NOFOLLOW).catch(() => null);
+        if (sub) removed += await sweep(sub);
+      } else if (child.isFile() && TEMP_FILE_PATTERN.test(child.name)) {
+        await fsp.unlink(at(dir, child.name));
+        removed++;
+      }
+    }
+    return removed;
+  });
+}
