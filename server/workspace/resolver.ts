@@ -44,7 +44,8 @@ export class Resolver {
 
   /** A fresh descriptor of the root (re-opening the held inode, never the host path). */
   openRoot(): Promise<FileHandle> {
-    return fsp.open(self(this.root), DIRECTORY_FLAGS);
+    // No O_NOFOLLOW here: /proc/self/fd/N is itself a (magic) link to follow.
+    return fsp.open(self(this.root), O_RDONLY | O_DIRECTORY);
   }
 
   /**

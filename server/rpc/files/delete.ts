@@ -1,0 +1,9 @@
+import { deletePath } from "../../tools/mutations.js";
+import type { Deps, FilesHandler } from "../types.js";
+
+export function deleteHandler(deps: Deps): FilesHandler<"delete"> {
+  return async (request) => {
+    const workspace = await deps.workspaces.get(request.workspace);
+    return deletePath(workspace, request.path, { recursive: request.recursive, ifVersion: request.ifVersion || undefined });
+  };
+}

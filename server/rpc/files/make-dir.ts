@@ -1,0 +1,9 @@
+import { makeDirectory } from "../../tools/mutations.js";
+import type { Deps, FilesHandler } from "../types.js";
+
+export function makeDirHandler(deps: Deps): FilesHandler<"makeDir"> {
+  return async (request) => {
+    const workspace = await deps.workspaces.get(request.workspace);
+    return makeDirectory(workspace, request.path, { parents: request.parents ?? true });
+  };
+}

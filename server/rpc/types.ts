@@ -1,0 +1,14 @@
+// What every handler gets, and the handler type of each RPC by name.
+import type { Files } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
+import type { Workspaces } from "../../clients/ts/src/gen/filetools/v1/workspaces_pb.js";
+import type { HandlerFor, MethodsOf } from "../grpc/handlers.js";
+import type { WorkspaceRegistry } from "../workspace/registry.js";
+
+export interface Deps {
+  workspaces: WorkspaceRegistry;
+  /** Server maximum for Read's max_bytes. */
+  maxReadBytes: number;
+}
+
+export type FilesHandler<K extends keyof MethodsOf<typeof Files>> = HandlerFor<MethodsOf<typeof Files>[K]>;
+export type WorkspacesHandler<K extends keyof MethodsOf<typeof Workspaces>> = HandlerFor<MethodsOf<typeof Workspaces>[K]>;

@@ -1,0 +1,56 @@
+// List: a walk of the workspace module, filtered by a glob and capped.
+import picomatch from "picomatch";
+import { fail } from "../errors.js";
+import type { Workspace } from "../workspace/workspace.js";
+import type { Entry } from "../workspace/entry.js";
+import { parsePath } from "../workspace/paths.js";
+import { countArgument } from "./arguments.js";
+
+export const DEFAULT_MAX_ENTRIES = 10_000;
+export const MAX_ENTRIES_LIMIT = 100_000;
+
+export interface ListOptions {
+  pattern: string;
+  recursive: boolean;
+  maxDepth?: number;
+  includeHidden?: boolean;
+  respectGitignore?: boolean;
+  maxEntries?: number;
+}
+
+export interface ListSummary {
+  total: number;
+  truncated: boolean;
+}
+
+/** Yields matching entries, then returns the summary. */
+export async function* listEntries(workspace: Workspace, rawPath: string, options: ListOptions): AsyncGenerator<Entry, ListSummary> {
+  const parts = parsePath(rawPath);
+  const maxEntries = countArgument("max_entries", options.maxEntries, DEFAULT_MAX_ENTRIES, MAX_ENTRIES_LIMIT) || DEFAULT_MAX_ENTRIES;
+  const maxDepth = countArgument("max_depth", options.maxDepth, 0);
+  const matches = globMatcher(options.pattern);
+  const prefixLength = parts.length === 0 ? 1 : parts.join("/").length + 2;
+  const walk = workspace.walk(parts, {
+    recursive: options.recursive,
+    maxDepth,
+    includeHidden: options.includeHidden ?? true,
+    respectGitignore: options.respectGitignore ?? true,
+  });
+  let total = 0;
+  for await (const entry of walk) {
+    if (!matches(entry.path.slice(prefixLength))) continue;
+    if (total === maxEntries) return { total, truncated: true }; // closes the walk
+    total++;
+    yield entry;
+  }
+  return { total, truncated: false };
+}
+
+function globMatcher(pattern: string): (relativePath: string) => boolean {
+  if (pattern === "") return () => true;
+  try {
+    return picomatch(pattern, { dot: true, strictBrackets: true });
+  } catch (error) {
+    fail("INVALID_ARGUMENT", `invalid glob ${JSON.stringify(pattern)}: ${(error as Error).message}`);
+  }
+}

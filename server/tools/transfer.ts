@@ -1,0 +1,78 @@
+// Download and Upload: raw bytes in and out, with their SHA-256.
+import { createHash } from "node:crypto";
+import { fail } from "../errors.js";
+import type { Workspace, WriteMode, WriteResult } from "../workspace/workspace.js";
+import type { Entry } from "../workspace/entry.js";
+import { displayPath, parseFilePath } from "../workspace/paths.js";
+import { pathKey, withPathLocks } from "./locks.js";
+
+/** gRPC messages stay well under the 4 MiB default limits. */
+export const TRANSFER_CHUNK_BYTES = 1 << 20;
+
+export interface DownloadHeader {
+  entry: Entry;
+  size: number;
+  sha256: string;
+}
+
+/**
+ * Yields the header (size and sha256, from a first pass over the open file),
+ * then the bytes. If the file changes between the passes the stream fails
+ * with CONTENT_CHANGED rather than send bytes that do not match the header.
+ */
+export async function* downloadFile(workspace: Workspace, rawPath: string, signal: AbortSignal): AsyncGenerator<DownloadHeader | Buffer> {
+  const parts = parseFilePath(rawPath);
+  const file = await workspace.openFile(parts);
+  try {
+    const first = createHash("sha256");
+    let size = 0;
+    for await (const chunk of file.chunks(0, TRANSFER_CHUNK_BYTES)) {
+      signal.throwIfAborted();
+      first.update(chunk);
+      size += chunk.length;
+    }
+    const sha256 = first.digest("hex");
+    yield { entry: file.entry, size, sha256 };
+    const second = createHash("sha256");
+    for await (const chunk of file.chunks(0, TRANSFER_CHUNK_BYTES)) {
+      signal.throwIfAborted();
+      second.update(chunk);
+      yield chunk;
+    }
+    if (second.digest("hex") !== sha256) fail("CONTENT_CHANGED", `${displayPath(parts)} changed while it was being sent`);
+  } finally {
+    await file.close();
+  }
+}
+
+export interface UploadTarget {
+  path: string;
+  mode: WriteMode;
+  createDirs: boolean;
+  ifVersion?: string;
+  /** Expected SHA-256 (hex) of the bytes; "" = not checked. */
+  sha256: string;
+}
+
+/** Writes the streamed bytes atomically; nothing is written when the stream fails or the hash differs. */
+export async function uploadFile(workspace: Workspace, target: UploadTarget, chunks: AsyncIterable<Uint8Array>): Promise<WriteResult & { sha256: string }> {
+  const parts = parseFilePath(target.path);
+  const shown = displayPath(parts);
+  const hash = createHash("sha256");
+  let size = 0;
+  async function* hashed(): AsyncGenerator<Uint8Array> {
+    for await (const chunk of chunks) {
+      hash.update(chunk);
+      size += chunk.length;
+      yield chunk;
+    }
+    // Thrown before the rename: the temp file is dropped, the target untouched.
+    if (target.sha256 && hash.copy().digest("hex") !== target.sha256.toLowerCase()) {
+      fail("INVALID_ARGUMENT", `the bytes received for ${shown} do not match the sha256 in the header`);
+    }
+  }
+  const result = await withPathLocks([pathKey(workspace.id, shown)], () =>
+    workspace.writeFile(parts, hashed(), { createDirs: target.createDirs, mode: target.mode, ifVersion: target.ifVersion }),
+  );
+  return { ...result, sha256: hash.digest("hex") };
+}

@@ -1,0 +1,207 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync, linkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { FileToolsError } from "../errors.js";
+import { parsePath } from "./paths.js";
+import { Workspace } from "./workspace.js";
+
+let base: string;
+let root: string;
+let outside: string;
+let workspace: Workspace;
+
+beforeEach(async () => {
+  base = mkdtempSync(path.join(tmpdir(), "ws-test-"));
+  root = path.join(base, "root");
+  outside = path.join(base, "outside");
+  mkdirSync(root);
+  mkdirSync(outside);
+  writeFileSync(path.join(outside, "secret"), "outside secret\n");
+  workspace = await Workspace.open("test", root, false);
+});
+
+afterEach(async () => {
+  await workspace.close();
+  rmSync(base, { recursive: true, force: true });
+});
+
+async function reasonOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof FileToolsError) {
+      expect(error.message).not.toContain(base);
+      return error.reason;
+    }
+    throw error;
+  }
+  return "no error";
+}
+
+async function readText(raw: string): Promise<string> {
+  const file = await workspace.openFile(parsePath(raw));
+  try {
+    return (await file.readAll()).toString();
+  } finally {
+    await file.close();
+  }
+}
+
+const write = (raw: string, text: string) => workspace.writeFile(parsePath(raw), Buffer.from(text), { createDirs: true, mode: "create-or-replace" });
+
+describe("paths", () => {
+  it("treats the root like / and resolves . and .. lexically", () => {
+    expect(parsePath("src/a.ts")).toEqual(["src", "a.ts"]);
+    expect(parsePath("/src/a.ts")).toEqual(["src", "a.ts"]);
+    expect(parsePath("./src//b/../a.ts")).toEqual(["src", "a.ts"]);
+  });
+
+  it("refuses .. above the root, NUL, control characters and over-long names", () => {
+    expect(() => parsePath("../x")).toThrow(expect.objectContaining({ reason: "PATH_ESCAPES_WORKSPACE" }));
+    expect(() => parsePath("a/../../x")).toThrow(expect.objectContaining({ reason: "PATH_ESCAPES_WORKSPACE" }));
+    expect(() => parsePath("a\u0000b")).toThrow(expect.objectContaining({ reason: "INVALID_PATH" }));
+    expect(() => parsePath("a\nb")).toThrow(expect.objectContaining({ reason: "INVALID_PATH" }));
+    expect(() => parsePath("x".repeat(256))).toThrow(expect.objectContaining({ reason: "INVALID_PATH" }));
+    expect(() => parsePath("a/".repeat(2049))).toThrow(expect.objectContaining({ reason: "INVALID_PATH" }));
+  });
+
+  it("keeps ~ and %2e%2e as literal names inside the workspace", () => {
+    expect(parsePath("~/.ssh/id_rsa")).toEqual(["~", ".ssh", "id_rsa"]);
+    expect(parsePath("%2e%2e/x")).toEqual(["%2e%2e", "x"]);
+  });
+});
+
+describe("containment", () => {
+  it("follows symlinks that stay inside", async () => {
+    await write("real/file.txt", "inside\n");
+    symlinkSync("real", path.join(root, "alias"));
+    symlinkSync("real/file.txt", path.join(root, "file-link"));
+    expect(await readText("alias/file.txt")).toBe("inside\n");
+    expect(await readText("file-link")).toBe("inside\n");
+  });
+
+  it("refuses absolute and relative symlinks that lead outside", async () => {
+    symlinkSync(path.join(outside, "secret"), path.join(root, "abs"));
+    symlinkSync("../outside/secret", path.join(root, "rel"));
+    symlinkSync(outside, path.join(root, "dir"));
+    expect(await reasonOf(readText("abs"))).toBe("PATH_ESCAPES_WORKSPACE");
+    expect(await reasonOf(readText("rel"))).toBe("PATH_ESCAPES_WORKSPACE");
+    expect(await reasonOf(readText("dir/secret"))).toBe("PATH_ESCAPES_WORKSPACE");
+    expect(await reasonOf(write("dir/new", "x"))).toBe("PATH_ESCAPES_WORKSPACE");
+    expect(existsSync(path.join(outside, "new"))).toBe(false);
+  });
+
+  it("refuses a prefix sibling of the root", async () => {
+    const sibling = `${root}_evil`;
+    mkdirSync(sibling);
+    writeFileSync(path.join(sibling, "secret"), "evil");
+    symlinkSync(sibling, path.join(root, "evil"));
+    symlinkSync(`../root_evil/secret`, path.join(root, "evil-rel"));
+    expect(await reasonOf(readText("evil/secret"))).toBe("PATH_ESCAPES_WORKSPACE");
+    expect(await reasonOf(readText("evil-rel"))).toBe("PATH_ESCAPES_WORKSPACE");
+  });
+
+  it("writes through a dangling symlink only when its target is inside", async () => {
+    symlinkSync(path.join(outside, "created"), path.join(root, "dangling-out"));
+    expect(await reasonOf(write("dangling-out", "x"))).toBe("PATH_ESCAPES_WORKSPACE");
+    expect(existsSync(path.join(outside, "created"))).toBe(false);
+    symlinkSync("target.txt", path.join(root, "dangling-in"));
+    await write("dangling-in", "through\n");
+    expect(readFileSync(path.join(root, "target.txt"), "utf8")).toBe("through\n");
+  });
+
+  it("refuses a FIFO without blocking", async () => {
+    execFileSync("mkfifo", [path.join(root, "pipe")]);
+    expect(await reasonOf(readText("pipe"))).toBe("NOT_A_REGULAR_FILE");
+    expect(await reasonOf(write("pipe", "x"))).toBe("NOT_A_REGULAR_FILE");
+  });
+
+  it("refuses a hard-linked file that may be shared with the outside", async () => {
+    linkSync(path.join(outside, "secret"), path.join(root, "hard"));
+    expect(await reasonOf(readText("hard"))).toBe("PATH_ESCAPES_WORKSPACE");
+  });
+
+  it("keeps using the directory it opened when a component is swapped for a symlink", async () => {
+    await write("a/f", "inside\n");
+    const file = await workspace.openFile(parsePath("a/f"));
+    renameSync(path.join(root, "a"), path.join(root, "a_moved"));
+    symlinkSync(outside, path.join(root, "a"));
+    try {
+      expect((await file.readAll()).toString()).toBe("inside\n");
+    } finally {
+      await file.close();
+    }
+    // And a fresh resolution refuses the swapped-in link.
+    expect(await reasonOf(readText("a/secret"))).toBe("PATH_ESCAPES_WORKSPACE");
+  });
+
+  it("deletes a symlink, never its target, and recursive deletes never follow links", async () => {
+    symlinkSync(outside, path.join(root, "out"));
+    await write("tree/deep/x", "x");
+    symlinkSync(outside, path.join(root, "tree", "deep", "out-link"));
+    expect(await workspace.remove(parsePath("out"), { recursive: false })).toBe(true);
+    expect(await workspace.remove(parsePath("tree"), { recursive: true })).toBe(true);
+    expect(readFileSync(path.join(outside, "secret"), "utf8")).toBe("outside secret\n");
+    expect(readdirSync(root)).toEqual([]);
+  });
+});
+
+describe("writes", () => {
+  it("replaces atomically, keeps permission bits and leaves no temp file", async () => {
+    await write("x.sh", "old");
+    const hostFile = path.join(root, "x.sh");
+    execFileSync("chmod", ["755", hostFile]);
+    const result = await write("x.sh", "new");
+    expect(result.created).toBe(false);
+    expect(readFileSync(hostFile, "utf8")).toBe("new");
+    expect(statSync(hostFile).mode & 0o777).toBe(0o755);
+    expect(readdirSync(root)).toEqual(["x.sh"]);
+  });
+
+  it("changes the version on every write and checks if_version", async () => {
+    const first = await write("v.txt", "one");
+    const second = await write("v.txt", "two");
+    expect(second.entry.version).not.toBe(first.entry.version);
+    const stale = workspace.writeFile(parsePath("v.txt"), Buffer.from("three"), { createDirs: true, mode: "create-or-replace", ifVersion: first.entry.version });
+    expect(await reasonOf(stale)).toBe("CONTENT_CHANGED");
+    expect(readFileSync(path.join(root, "v.txt"), "utf8")).toBe("two");
+  });
+
+  it("honours create-only and replace-only", async () => {
+    await write("c.txt", "one");
+    expect(await reasonOf(workspace.writeFile(parsePath("c.txt"), Buffer.from("x"), { createDirs: true, mode: "create-only" }))).toBe("ALREADY_EXISTS");
+    expect(await reasonOf(workspace.writeFile(parsePath("d.txt"), Buffer.from("x"), { createDirs: true, mode: "replace-only" }))).toBe("NOT_FOUND");
+    expect(await reasonOf(workspace.writeFile(parsePath("no/dir/e.txt"), Buffer.from("x"), { createDirs: false, mode: "create-or-replace" }))).toBe("NOT_FOUND");
+  });
+
+  it("sweeps temp files a crash left behind", async () => {
+    mkdirSync(path.join(root, "sub"));
+    writeFileSync(path.join(root, "sub", ".filetools-tmp-0123456789abcdef"), "torn");
+    writeFileSync(path.join(root, "keep"), "k");
+    expect(await workspace.sweepTempFiles()).toBe(1);
+    expect(readdirSync(path.join(root, "sub"))).toEqual([]);
+  });
+});
+
+describe("walk", () => {
+  it("lists in sorted order, prunes hidden and gitignored entries, never follows symlinks", async () => {
+    await write(".gitignore", "build/\n*.log\n!keep.log\n");
+    await write("src/a.ts", "");
+    await write("src/b.log", "");
+    await write("src/keep.log", "");
+    await write("build/out.js", "");
+    await write(".hidden/h", "");
+    symlinkSync(outside, path.join(root, "link"));
+    const seen = async (options: { includeHidden: boolean; respectGitignore: boolean }) => {
+      const paths: string[] = [];
+      for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, ...options })) paths.push(entry.path);
+      return paths;
+    };
+    expect(await seen({ includeHidden: false, respectGitignore: true })).toEqual(["/link", "/src", "/src/a.ts", "/src/keep.log"]);
+    expect(await seen({ includeHidden: true, respectGitignore: false })).toEqual([
+      "/.gitignore", "/.hidden", "/.hidden/h", "/build", "/build/out.js", "/link", "/src", "/src/a.ts", "/src/b.log", "/src/keep.log",
+    ]);
+  });
+});
