@@ -1,0 +1,75 @@
+// Shared by scripts/generate.mjs, scripts/check-generated.mjs and
+// scripts/test-all.mjs: the pinned code-generation toolchain and how to run
+// buf with it. Run from anywhere; paths are resolved from the repository root.
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Directories that hold only generated code (all outputs of buf.gen.yaml). */
+export const GENERATED = ["clients/ts/src/gen", "clients/python/src/filetools/v1", "clients/go/gen"];
+
+/** Exact pins of the Python development environment (.venv). */
+export const PYTHON_REQUIREMENTS = "clients/python/requirements-dev.txt";
+export const VENV = ".venv";
+export const VENV_PYTHON = path.join(ROOT, VENV, "bin", "python");
+
+/** The Go protoc plugins, installed with `go install` into .tools/bin. */
+export const GO_PLUGINS = [
+  { bin: "protoc-gen-go", pkg: "google.golang.org/protobuf/cmd/protoc-gen-go", version: "v1.36.12" },
+  { bin: "protoc-gen-go-grpc", pkg: "google.golang.org/grpc/cmd/protoc-gen-go-grpc", version: "v1.6.2" },
+];
+export const TOOLS_BIN = path.join(ROOT, ".tools", "bin");
+
+/** Runs a command with inherited stdio; throws when it fails. */
+export function run(cmd, args, options = {}) {
+  console.log(`$ ${[cmd, ...args].join(" ")}`);
+  const result = spawnSync(cmd, args, { cwd: ROOT, stdio: "inherit", ...options });
+  if (result.error) throw new Error(`${cmd}: ${result.error.message}`);
+  if (result.status !== 0) {
+    throw new Error(`${cmd} ${args.join(" ")} exited with ${result.status ?? result.signal}`);
+  }
+}
+
+function output(cmd, args) {
+  const result = spawnSync(cmd, args, { cwd: ROOT, encoding: "utf8" });
+  return result.status === 0 ? `${result.stdout}${result.stderr}` : null;
+}
+
+/**
+ * Creates .venv (with $PYTHON or python3) if it is missing and installs the
+ * pinned requirements when they changed since the last install.
+ */
+export function ensureVenv() {
+  const requirements = readFileSync(path.join(ROOT, PYTHON_REQUIREMENTS));
+  const stamp = path.join(ROOT, VENV, ".filetools-requirements.sha256");
+  const want = createHash("sha256").update(requirements).digest("hex");
+  if (!existsSync(VENV_PYTHON) || output(VENV_PYTHON, ["-c", "import sys"]) === null) {
+    run(process.env.PYTHON || "python3", ["-m", "venv", "--clear", VENV]);
+  } else if (existsSync(stamp) && readFileSync(stamp, "utf8").trim() === want) {
+    return;
+  }
+  run(VENV_PYTHON, ["-m", "pip", "install", "--disable-pip-version-check", "-q", "-r", PYTHON_REQUIREMENTS]);
+  writeFileSync(stamp, `${want}\n`);
+}
+
+/** Installs the pinned Go plugins into .tools/bin unless they are there already. */
+export function ensureGoPlugins() {
+  for (const { bin, pkg, version } of GO_PLUGINS) {
+    const have = output(path.join(TOOLS_BIN, bin), ["--version"]);
+    if (have !== null && have.includes(version.replace(/^v/, ""))) continue;
+    run("go", ["install", `${pkg}@${version}`], { env: { ...process.env, GOBIN: TOOLS_BIN } });
+  }
+}
+
+/**
+ * Runs `buf generate` with buf.gen.yaml from the repository root. With
+ * `outBase`, every output directory is put under it instead of the work tree.
+ */
+export function bufGenerate(outBase) {
+  const args = ["generate", ...(outBase ? ["--output", outBase] : [])];
+  run(path.join(ROOT, "node_modules", ".bin", "buf"), args);
+}
