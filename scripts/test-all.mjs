@@ -158,8 +158,8 @@ if (!goReady) {
         if (ev.Action === "pass") counts.passed++;
         else if (ev.Action === "fail") counts.failed++, testFailures.add(ev.Package);
         else if (ev.Action === "skip") counts.skipped++;
-      } else if (ev.Action === "fail" || ev.Action === "build-fail") {
-        failedPackages.add(ev.Package ?? ev.ImportPath);
+      } else if (ev.Action === "fail" && ev.Package) {
+        failedPackages.add(ev.Package);
       }
     },
   });
