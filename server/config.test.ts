@@ -1,0 +1,69 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "./config.js";
+
+function configError(argv: string[], env: NodeJS.ProcessEnv = {}): ConfigError {
+  try {
+    parseConfig(argv, env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("parseConfig", () => {
+  it("has embedded defaults", () => {
+    expect(parseConfig([], {})).toEqual({
+      listen: "127.0.0.1:7447",
+      dataDir: path.resolve(".filetools"),
+      binds: [],
+      logLevel: "info",
+      maxReadBytes: 64 * 1024 * 1024,
+      maxMessageBytes: 8 * 1024 * 1024,
+      insecure: false,
+    });
+  });
+
+  it("reads FILETOOLS_* variables, and flags win over them", () => {
+    const env = {
+      FILETOOLS_LISTEN: "127.0.0.1:9000",
+      FILETOOLS_LOG_LEVEL: "debug",
+      FILETOOLS_MAX_READ_BYTES: "1MiB",
+      FILETOOLS_BIND: "a=/srv/a,b=/srv/b",
+    };
+    const config = parseConfig(["--listen", "unix:///run/filetools.sock", "--bind", "c=/srv/c/"], env);
+    expect(config.listen).toBe("unix:///run/filetools.sock");
+    expect(config.logLevel).toBe("debug");
+    expect(config.maxReadBytes).toBe(1024 * 1024);
+    expect(config.binds).toEqual([{ name: "c", dir: "/srv/c" }]);
+    expect(parseConfig([], env).binds).toEqual([
+      { name: "a", dir: "/srv/a" },
+      { name: "b", dir: "/srv/b" },
+    ]);
+  });
+
+  it("refuses a non-loopback address unless told --insecure", () => {
+    expect(configError(["--listen", "0.0.0.0:7447"]).message).toMatch(/--insecure/);
+    expect(parseConfig(["--listen", "0.0.0.0:7447", "--insecure"], {}).insecure).toBe(true);
+    expect(parseConfig(["--listen", "0.0.0.0:7447"], { FILETOOLS_INSECURE: "true" }).insecure).toBe(true);
+    expect(configError(["--listen", "0.0.0.0:7447"], { FILETOOLS_INSECURE: "0" }).message).toMatch(/--insecure/);
+    expect(parseConfig(["--listen", "[::1]:0"], {}).listen).toBe("[::1]:0");
+  });
+
+  it.each([
+    [["--listen", "7447"], /host:port/],
+    [["--listen", "unix:relative.sock"], /unix:\/\/\/absolute/],
+    [["--bind", "Bad=/srv"], /NAME=\/abs\/dir/],
+    [["--bind", "ok=relative/dir"], /absolute/],
+    [["--bind", "a=/x", "--bind", "a=/y"], /bound twice/],
+    [["--log-level", "loud"], /expected one of/],
+    [["--max-message-bytes", "1KiB"], /between/],
+    [["--max-read-bytes", "lots"], /byte count/],
+    [["--no-such-flag"], /unknown option/],
+  ])("stops with exit code 2 on %j", (argv, message) => {
+    const error = configError(argv);
+    expect(error.exitCode).toBe(2);
+    expect(error.message).toMatch(message);
+  });
+});

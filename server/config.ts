@@ -1,0 +1,175 @@
+// Daemon configuration: command-line flags, each also read from a FILETOOLS_*
+// environment variable (a flag given on the command line wins). Every value is
+// validated here, so the rest of the daemon can trust DaemonConfig.
+import path from "node:path";
+import { Command, CommanderError } from "commander";
+import { LOG_LEVELS, type LogLevel } from "./log.js";
+
+export interface Bind {
+  /** Workspace id the host directory is served as. */
+  name: string;
+  /** Absolute host directory. */
+  dir: string;
+}
+
+export interface DaemonConfig {
+  /** "host:port" (port 0 = any free port) or "unix:///absolute/path". */
+  listen: string;
+  /** Absolute data directory (managed workspaces, default snapshot store). */
+  dataDir: string;
+  binds: readonly Bind[];
+  logLevel: LogLevel;
+  /** Server maximum for Read's max_bytes. */
+  maxReadBytes: number;
+  /** gRPC maximum message size, received and sent. */
+  maxMessageBytes: number;
+  /** Allow a non-loopback listen address without authentication. */
+  insecure: boolean;
+}
+
+/** A configuration that must stop the daemon: print `message` (if any) and exit with `exitCode`. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(
+    message: string,
+    readonly exitCode = 2,
+  ) {
+    super(message);
+  }
+}
+
+export const WORKSPACE_ID = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+const MiB = 1024 * 1024;
+// Download and export chunks carry up to 1 MiB of data, so messages must fit that and some framing.
+const MIN_MESSAGE_BYTES = 2 * MiB;
+// grpc-js keeps message limits in a 32-bit int.
+const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
+
+/** Parses flags (`argv` without the node and script entries) and FILETOOLS_* variables from `env`. */
+export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): DaemonConfig {
+  const program = new Command("filetoolsd")
+    .description("Safe file tools for AI agents, over gRPC.")
+    .option("--listen <address>", "host:port or unix:///path (env FILETOOLS_LISTEN)", "127.0.0.1:7447")
+    .option("--data-dir <dir>", "data directory (env FILETOOLS_DATA_DIR)", "./.filetools")
+    .option(
+      "--bind <name=dir>",
+      "serve an absolute host directory as workspace NAME; repeatable (env FILETOOLS_BIND, comma-separated)",
+      (value: string, previous: string[]) => [...previous, value],
+      [],
+    )
+    .option("--log-level <level>", `${LOG_LEVELS.join(", ")} (env FILETOOLS_LOG_LEVEL)`, "info")
+    .option("--max-read-bytes <bytes>", "server maximum for Read max_bytes (env FILETOOLS_MAX_READ_BYTES)", "64MiB")
+    .option("--max-message-bytes <bytes>", "gRPC maximum message size (env FILETOOLS_MAX_MESSAGE_BYTES)", "8MiB")
+    .option("--insecure", "allow a non-loopback listen address without tokens or TLS (env FILETOOLS_INSECURE)")
+    .exitOverride()
+    // Errors are reported once, by the caller of parseConfig; help still goes to stdout.
+    .configureOutput({ outputError: () => {} });
+  try {
+    program.parse(argv, { from: "user" });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      throw new ConfigError(error.exitCode === 0 ? "" : error.message.replace(/^error: /, ""), error.exitCode === 0 ? 0 : 2);
+    }
+    throw error;
+  }
+
+  /** The flag when given on the command line, else the environment variable, else the default. */
+  const setting = (key: string): unknown => {
+    const envName = "FILETOOLS_" + key.replace(/[A-Z]/g, (c) => "_" + c).toUpperCase();
+    const fromEnv = env[envName];
+    return program.getOptionValueSource(key) === "cli" || fromEnv === undefined ? program.getOptionValue(key) : fromEnv;
+  };
+
+  const listen = parseListen(String(setting("listen")));
+  const insecure = parseBoolean("insecure", setting("insecure"));
+  if (!insecure && !isLocalAddress(listen)) {
+    throw new ConfigError(
+      `refusing to listen on ${listen}: it is not a loopback address and no authentication is configured; ` +
+        "listen on 127.0.0.1 or a unix socket, or pass --insecure to accept that anyone who can reach it has full access",
+    );
+  }
+  const bindValue = setting("bind");
+  return {
+    listen,
+    dataDir: path.resolve(String(setting("dataDir"))),
+    binds: parseBinds(typeof bindValue === "string" ? bindValue.split(",") : (bindValue as string[])),
+    logLevel: parseLogLevel(String(setting("logLevel"))),
+    maxReadBytes: parseBytes("--max-read-bytes", String(setting("maxReadBytes")), 1, Number.MAX_SAFE_INTEGER),
+    maxMessageBytes: parseBytes(
+      "--max-message-bytes",
+      String(setting("maxMessageBytes")),
+      MIN_MESSAGE_BYTES,
+      MAX_MESSAGE_BYTES,
+    ),
+    insecure,
+  };
+}
+
+function parseListen(value: string): string {
+  if (value.startsWith("unix:")) {
+    const socketPath = value.slice("unix://".length);
+    if (!value.startsWith("unix://") || !path.isAbsolute(socketPath)) {
+      throw new ConfigError(`--listen ${value}: a unix socket must be written unix:///absolute/path`);
+    }
+    return value;
+  }
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+):(\d{1,5})$/.exec(value);
+  if (!match || Number(match[2]) > 65535) {
+    throw new ConfigError(`--listen ${value}: expected host:port (e.g. 127.0.0.1:7447, [::1]:7447) or unix:///path`);
+  }
+  return value;
+}
+
+function isLocalAddress(listen: string): boolean {
+  if (listen.startsWith("unix://")) return true;
+  const host = listen.slice(0, listen.lastIndexOf(":"));
+  return host === "localhost" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+function parseBinds(values: readonly string[]): Bind[] {
+  const binds: Bind[] = [];
+  for (const value of values.map((v) => v.trim()).filter((v) => v !== "")) {
+    const eq = value.indexOf("=");
+    const name = value.slice(0, eq);
+    const dir = value.slice(eq + 1);
+    if (eq < 0 || !WORKSPACE_ID.test(name)) {
+      throw new ConfigError(`--bind ${value}: expected NAME=/abs/dir with NAME matching ${WORKSPACE_ID.source}`);
+    }
+    if (!path.isAbsolute(dir)) {
+      throw new ConfigError(`--bind ${value}: the directory must be an absolute path`);
+    }
+    if (binds.some((b) => b.name === name)) {
+      throw new ConfigError(`--bind ${value}: workspace ${name} is bound twice`);
+    }
+    binds.push({ name, dir: path.resolve(dir) });
+  }
+  return binds;
+}
+
+function parseLogLevel(value: string): LogLevel {
+  const level = LOG_LEVELS.find((l) => l === value);
+  if (!level) throw new ConfigError(`--log-level ${value}: expected one of ${LOG_LEVELS.join(", ")}`);
+  return level;
+}
+
+const UNITS: Record<string, number> = { "": 1, KiB: 1024, MiB: MiB, GiB: 1024 * MiB };
+
+/** "1048576", "512KiB", "64MiB" or "1GiB" → bytes, within [min, max]. */
+function parseBytes(flag: string, value: string, min: number, max: number): number {
+  const match = /^(\d+)\s*(KiB|MiB|GiB)?$/.exec(value.trim());
+  const bytes = match ? Number(match[1]) * UNITS[match[2] ?? ""]! : NaN;
+  if (!(bytes >= min && bytes <= max)) {
+    throw new ConfigError(`${flag} ${value}: expected a byte count between ${min} and ${max} (suffixes KiB, MiB, GiB)`);
+  }
+  return bytes;
+}
+
+function parseBoolean(key: string, value: unknown): boolean {
+  if (value === undefined || value === false) return false;
+  if (value === true) return true;
+  const text = String(value).trim().toLowerCase();
+  if (["1", "true", "yes", "on"].includes(text)) return true;
+  if (["", "0", "false", "no", "off"].includes(text)) return false;
+  throw new ConfigError(`FILETOOLS_${key.toUpperCase()}=${String(value)}: expected true or false`);
+}
