@@ -1,0 +1,186 @@
+// protobuf-es service → grpc-js service. Requests are decoded by grpc-js with
+// fromBinary; responses are encoded here, inside the handler's try, so that
+// even an encoding failure goes through the one error mapping.
+import { setTimeout as sleep } from "node:timers/promises";
+import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type DescService, type Message } from "@bufbuild/protobuf";
+import type * as grpc from "@grpc/grpc-js";
+import { FileToolsError } from "../errors.js";
+import { CallScope, type AdapterOptions } from "./call.js";
+import type { CallContext, ServiceHandlers } from "./handlers.js";
+
+/** How long a client stream's end waits for a cancellation that may follow it (see requestsOf). */
+const CANCEL_SETTLE_MS = 25;
+
+/** Serves `service` on `server` with `handlers`; methods without one answer UNIMPLEMENTED / NOT_IMPLEMENTED. */
+export function registerService<S extends DescService>(
+  server: grpc.Server,
+  service: S,
+  handlers: ServiceHandlers<S>,
+  options: AdapterOptions,
+): void {
+  const definition: Record<string, grpc.MethodDefinition<Message, Buffer>> = {};
+  const implementation: grpc.UntypedServiceImplementation = {};
+  for (const method of service.methods) {
+    const handler = (handlers as Record<string, AnyHandler | undefined>)[method.localName] ?? notImplemented(method);
+    definition[method.localName] = methodDefinition(method);
+    implementation[method.localName] = serve(method, handler, options);
+  }
+  server.addService(definition, implementation);
+}
+
+// At run time every handler takes (request or requests, ctx) and returns a
+// promise or an async iterable; the kind of the method says which.
+type AnyHandler = (input: never, ctx: CallContext) => unknown;
+
+function notImplemented(method: DescMethod): AnyHandler {
+  return () => {
+    throw new FileToolsError("NOT_IMPLEMENTED", `${method.parent.name}.${method.name} is not implemented yet`);
+  };
+}
+
+// A server uses only requestDeserialize and responseSerialize; responses reach
+// it already encoded (see encode).
+function methodDefinition(method: DescMethod): grpc.MethodDefinition<Message, Buffer> {
+  const streamsIn = method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming";
+  const streamsOut = method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming";
+  return {
+    path: `/${method.parent.typeName}/${method.name}`,
+    originalName: method.name,
+    requestStream: streamsIn,
+    responseStream: streamsOut,
+    requestSerialize: (request) => encode(method.input, request),
+    requestDeserialize: (bytes) => fromBinary(method.input, bytes),
+    responseSerialize: (bytes) => bytes,
+    responseDeserialize: (bytes) => bytes,
+  };
+}
+
+function serve(method: DescMethod, handler: AnyHandler, options: AdapterOptions): grpc.UntypedHandleCall {
+  switch (method.methodKind) {
+    case "unary":
+      return serveUnary(method, handler as UnaryFn, options);
+    case "server_streaming":
+      return serveServerStream(method, handler as ServerStreamFn, options);
+    case "client_streaming":
+      return serveClientStream(method, handler as ClientStreamFn, options);
+    case "bidi_streaming":
+      throw new Error(`${method.parent.typeName}.${method.name}: bidirectional streams are not supported`);
+  }
+}
+
+type UnaryFn = (request: Message, ctx: CallContext) => Promise<unknown>;
+type ServerStreamFn = (request: Message, ctx: CallContext) => AsyncIterable<unknown>;
+type ClientStreamFn = (requests: AsyncIterable<Message>, ctx: CallContext) => Promise<unknown>;
+
+function serveUnary(method: DescMethod, handler: UnaryFn, options: AdapterOptions): grpc.handleUnaryCall<Message, Buffer> {
+  return (call, callback) => {
+    const scope = new CallScope(call, method, options);
+    scope.noteWorkspace(call.request);
+    void (async () => {
+      try {
+        const response = encode(method.output, await handler(call.request, scope.context));
+        const status = scope.succeed();
+        if (status) callback(status);
+        else callback(null, response);
+      } catch (error) {
+        callback(scope.fail(error));
+      }
+    })();
+  };
+}
+
+function serveServerStream(
+  method: DescMethod,
+  handler: ServerStreamFn,
+  options: AdapterOptions,
+): grpc.handleServerStreamingCall<Message, Buffer> {
+  return (call) => {
+    const scope = new CallScope(call, method, options);
+    scope.noteWorkspace(call.request);
+    const { signal } = scope.context;
+    void (async () => {
+      try {
+        for await (const response of handler(call.request, scope.context)) {
+          // Leaving the loop calls the generator's return(): its finally blocks run.
+          if (signal.aborted) break;
+          if (!call.write(encode(method.output, response))) await drainedOrGone(call, signal);
+        }
+        const status = scope.succeed();
+        if (status) call.emit("error", status);
+        else call.end();
+      } catch (error) {
+        call.emit("error", scope.fail(error));
+      }
+    })();
+  };
+}
+
+function serveClientStream(
+  method: DescMethod,
+  handler: ClientStreamFn,
+  options: AdapterOptions,
+): grpc.handleClientStreamingCall<Message, Buffer> {
+  return (call, callback) => {
+    const scope = new CallScope(call, method, options);
+    void (async () => {
+      try {
+        const response = encode(method.output, await handler(requestsOf(call, scope), scope.context));
+        const status = scope.succeed();
+        if (status) callback(status);
+        else callback(null, response);
+      } catch (error) {
+        callback(scope.fail(error));
+      }
+    })();
+  };
+}
+
+/**
+ * The client's messages. If the client cancels, iterating throws the abort
+ * reason rather than ending: a cut-off upload must not look complete.
+ */
+async function* requestsOf(call: grpc.ServerReadableStream<Message, Buffer>, scope: CallScope): AsyncGenerator<Message> {
+  const { signal } = scope.context;
+  let first = true;
+  try {
+    for await (const request of call as AsyncIterable<Message>) {
+      if (first) scope.noteWorkspace(request);
+      first = false;
+      yield request;
+    }
+  } catch (error) {
+    throw signal.aborted ? signal.reason : error;
+  }
+  // A half-close does not yet prove the client sent everything: a grpc-js
+  // client that cancels sends END_STREAM and then RST_STREAM (Node's
+  // Http2Stream.close ends the writable side first). Give that RST a moment
+  // to arrive, so that a cancelled upload fails instead of looking complete.
+  await sleep(CANCEL_SETTLE_MS, undefined, { signal }).catch(() => {});
+  if (signal.aborted) throw signal.reason;
+}
+
+/**
+ * Waits until the stream can take more, or can never take more. Awaiting
+ * 'drain' alone would hang forever once the client is gone.
+ */
+function drainedOrGone(call: grpc.ServerWritableStream<Message, Buffer>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      call.off("drain", done);
+      call.off("close", done);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    call.once("drain", done);
+    call.once("close", done);
+    signal.addEventListener("abort", done, { once: true });
+    if (signal.aborted) done();
+  });
+}
+
+/** A message or init object → wire bytes, as the Buffer grpc-js needs (it calls .copy()). */
+function encode(schema: DescMessage, value: unknown): Buffer {
+  const message = create(schema, value as never);
+  const bytes = toBinary(schema, message);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}

@@ -1,0 +1,117 @@
+// The life of one call on the server side: its CallContext (an AbortSignal fed
+// by client cancellation, the deadline and daemon shutdown), the workspace it
+// concerns, and the one log line written when it ends.
+import type { DescMethod } from "@bufbuild/protobuf";
+import { status as Code, type Metadata, type StatusObject } from "@grpc/grpc-js";
+import { FileToolsError } from "../errors.js";
+import type { Logger } from "../log.js";
+import type { CallContext } from "./handlers.js";
+import { publicError, statusOf } from "./status.js";
+
+export interface AdapterOptions {
+  logger: Logger;
+  /** Aborting it aborts every call in flight (the daemon's shutdown grace period is over). */
+  shutdownSignal?: AbortSignal;
+}
+
+/** What every kind of grpc-js server call offers (grpc-js does not export its ServerSurfaceCall type). */
+interface ServerCall {
+  readonly metadata: Metadata;
+  getDeadline(): Date | number;
+  once(event: "cancelled", listener: () => void): unknown;
+  off(event: "cancelled", listener: () => void): unknown;
+}
+
+export class CallScope {
+  readonly context: CallContext;
+  private readonly controller = new AbortController();
+  private readonly started = performance.now();
+  private readonly method: string;
+  private workspace: string | undefined;
+  private readonly detach: () => void;
+
+  constructor(
+    call: ServerCall,
+    method: DescMethod,
+    private readonly options: AdapterOptions,
+  ) {
+    this.method = `${method.parent.typeName}/${method.name}`;
+    const grpcDeadline = call.getDeadline();
+    const deadlineMs = grpcDeadline instanceof Date ? grpcDeadline.getTime() : grpcDeadline;
+    const deadline = Number.isFinite(deadlineMs) ? new Date(deadlineMs) : undefined;
+
+    // grpc-js reports both a client cancellation and its own deadline expiry as
+    // 'cancelled'; the clock tells them apart.
+    const onCancelled = () =>
+      this.abort(
+        deadline && Date.now() >= deadline.getTime()
+          ? new FileToolsError("DEADLINE_EXCEEDED", "the call's deadline passed")
+          : new FileToolsError("CANCELLED", "the client cancelled the call"),
+      );
+    const onShutdown = () => this.abort(new FileToolsError("CANCELLED", "the daemon is shutting down"));
+    call.once("cancelled", onCancelled);
+    options.shutdownSignal?.addEventListener("abort", onShutdown, { once: true });
+    if (options.shutdownSignal?.aborted) onShutdown();
+    this.detach = () => {
+      call.off("cancelled", onCancelled);
+      options.shutdownSignal?.removeEventListener("abort", onShutdown);
+    };
+
+    this.context = {
+      signal: this.controller.signal,
+      deadline,
+      metadata: call.metadata,
+      setWorkspace: (id) => {
+        this.workspace = id;
+      },
+    };
+  }
+
+  /** Takes the workspace for the log line from a request's `workspace` field, or from a client stream's header. */
+  noteWorkspace(request: object): void {
+    if (this.workspace !== undefined) return;
+    if ("workspace" in request && typeof request.workspace === "string" && request.workspace !== "") {
+      this.workspace = request.workspace;
+    } else if ("event" in request) {
+      const event = request.event as { case?: string; value?: object };
+      if (event.case === "header" && event.value) this.noteWorkspace(event.value);
+    }
+  }
+
+  /** The handler completed: returns undefined when the call may end OK, else the status to send. */
+  succeed(): StatusObject | undefined {
+    const { signal } = this.controller;
+    if (signal.aborted) return this.fail(signal.reason);
+    this.detach();
+    this.options.logger.info({ ...this.logFields(), code: "OK" }, "call");
+    return undefined;
+  }
+
+  /**
+   * The handler failed: returns the status to send. Once the signal has
+   * aborted, the abort reason is the call's outcome, whatever the handler made of it.
+   */
+  fail(error: unknown): StatusObject {
+    this.detach();
+    const { signal } = this.controller;
+    const cause = signal.aborted ? signal.reason : error;
+    const shown = publicError(cause);
+    const status = statusOf(shown);
+    const fields = { ...this.logFields(), code: Code[status.code], reason: shown.reason };
+    if (shown === cause) this.options.logger.info(fields, "call failed");
+    else this.options.logger.error({ ...fields, err: cause }, "call failed");
+    return status;
+  }
+
+  private logFields() {
+    return {
+      method: this.method,
+      workspace: this.workspace,
+      duration_ms: Math.round((performance.now() - this.started) * 100) / 100,
+    };
+  }
+
+  private abort(reason: FileToolsError): void {
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+}

@@ -1,0 +1,15 @@
+// The gRPC layer's public surface: handler types for server/rpc, and what
+// server/main.ts needs to assemble the daemon.
+export type {
+  CallContext,
+  ClientStreamHandler,
+  HandlerFor,
+  ServerStreamHandler,
+  ServiceHandlers,
+  UnaryHandler,
+} from "./handlers.js";
+export { registerService } from "./adapter.js";
+export type { AdapterOptions } from "./call.js";
+export { addReflection } from "./reflection.js";
+export { createServer, listen, shutDown } from "./server.js";
+export { STATUS_CODE_OF, publicError, statusOf } from "./status.js";

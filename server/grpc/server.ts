@@ -1,0 +1,57 @@
+// The grpc-js server: hardening options, binding, and graceful shutdown.
+import { Server, ServerCredentials } from "@grpc/grpc-js";
+
+const MiB = 1024 * 1024;
+
+/** A server with explicit limits (see notes/security.md, "gRPC server hardening"). */
+export function createServer(limits: { maxMessageBytes: number }): Server {
+  return new Server({
+    // grpc-js checks both limits; without an explicit send limit a huge response would go out.
+    "grpc.max_receive_message_length": limits.maxMessageBytes,
+    "grpc.max_send_message_length": limits.maxMessageBytes,
+    "grpc.max_concurrent_streams": 64,
+    // HTTP/2 memory per connection, in MB: room for a few messages in flight at the largest size.
+    "grpc-node.max_session_memory": Math.max(32, Math.ceil((4 * limits.maxMessageBytes) / MiB)),
+    "grpc.keepalive_time_ms": 60_000,
+    "grpc.keepalive_timeout_ms": 20_000,
+    "grpc.max_connection_idle_ms": 600_000,
+    // No max_connection_age: it would cut long streams (exports of big snapshots) on a timer.
+  });
+}
+
+/**
+ * Binds `address` ("host:port" or "unix:///path") and returns where the server
+ * actually listens: the real port when 0 was asked for.
+ */
+export async function listen(server: Server, address: string): Promise<string> {
+  const isUnix = address.startsWith("unix:");
+  // A socket created under umask 077 is usable by its owner only (no chmod race after bind).
+  const previousUmask = isUnix ? process.umask(0o077) : undefined;
+  try {
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(address, ServerCredentials.createInsecure(), (error, boundPort) =>
+        error ? reject(error) : resolve(boundPort),
+      ),
+    );
+    return isUnix ? address : `${address.slice(0, address.lastIndexOf(":"))}:${port}`;
+  } finally {
+    if (previousUmask !== undefined) process.umask(previousUmask);
+  }
+}
+
+/**
+ * Stops accepting calls and waits up to `graceMs` for those in flight; past
+ * that, `abortCalls()` aborts their signals and the connections are closed.
+ */
+export async function shutDown(server: Server, graceMs: number, abortCalls: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const drained = new Promise<"drained">((resolve) => server.tryShutdown(() => resolve("drained")));
+  const graceOver = new Promise<"grace over">((resolve) => {
+    timer = setTimeout(resolve, graceMs, "grace over");
+  });
+  if ((await Promise.race([drained, graceOver])) === "grace over") {
+    abortCalls();
+    server.forceShutdown();
+  }
+  clearTimeout(timer);
+}
