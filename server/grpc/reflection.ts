@@ -3,13 +3,13 @@
 // `fileDescriptorProtos` from the package definition it is given, so it is fed
 // the descriptors protobuf-es embeds in the generated code (with their imports).
 // Descriptors from proto-loader would not do: strict clients reject them.
-import { toBinary, type DescFile, type DescService } from "@bufbuild/protobuf";
+import { toBinary, type DescFile } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import type { Server } from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
 
-/** Makes `services` (and every type they use) discoverable through reflection. */
-export function addReflection(server: Server, services: readonly DescService[]): void {
+/** Makes the services and messages of `files` (and of their imports) discoverable through reflection. */
+export function addReflection(server: Server, files: readonly DescFile[]): void {
   const encoded = new Map<string, Buffer>();
   const add = (file: DescFile): void => {
     if (encoded.has(file.proto.name)) return;
@@ -17,7 +17,7 @@ export function addReflection(server: Server, services: readonly DescService[]):
     const bytes = toBinary(FileDescriptorProtoSchema, file.proto);
     encoded.set(file.proto.name, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   };
-  services.forEach((service) => add(service.file));
+  files.forEach(add);
   // A package definition with a single entry; its format and type are never read.
   new ReflectionService({
     descriptors: { format: "Protocol Buffer 3 DescriptorProto", type: {}, fileDescriptorProtos: [...encoded.values()] },

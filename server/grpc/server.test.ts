@@ -1,0 +1,68 @@
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { connect, FileToolsClientError } from "../../clients/ts/src/client.js";
+import { Files } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
+import { createLogger } from "../log.js";
+import { createServer, listen, registerService, shutDown } from "./index.js";
+
+const logger = createLogger("silent");
+const cleanups: Array<() => void> = [];
+afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
+
+describe("listen", () => {
+  it("reports the actual port when asked for port 0", async () => {
+    const server = createServer({ maxMessageBytes: 8 << 20 });
+    cleanups.push(() => server.forceShutdown());
+    expect(await listen(server, "127.0.0.1:0")).toMatch(/^127\.0\.0\.1:[1-9]\d*$/);
+  });
+
+  it("serves on a unix socket only its owner can open", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "filetoolsd-sock-"));
+    const server = createServer({ maxMessageBytes: 8 << 20 });
+    registerService(server, Files, { stat: async (request) => ({ file: { path: request.path } }) }, { logger });
+    const address = `unix://${dir}/d.sock`;
+    expect(await listen(server, address)).toBe(address);
+    const client = connect(address);
+    cleanups.push(() => {
+      client.close();
+      server.forceShutdown();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    expect(statSync(`${dir}/d.sock`).mode & 0o077).toBe(0); // no access for group or others
+    expect((await client.files.stat({ workspace: "w", path: "/x" })).file?.path).toBe("/x");
+  });
+});
+
+describe("shutDown", () => {
+  it("lets calls finish within the grace period, then aborts their signals", async () => {
+    const server = createServer({ maxMessageBytes: 8 << 20 });
+    const shutdown = new AbortController();
+    let reason: unknown;
+    registerService(
+      server,
+      Files,
+      {
+        async stat(request, ctx) {
+          if (request.path === "/quick") return { file: { path: "/quick" } };
+          await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+          reason = ctx.signal.reason;
+          throw reason;
+        },
+      },
+      { logger, shutdownSignal: shutdown.signal },
+    );
+    const client = connect(await listen(server, "127.0.0.1:0"));
+    cleanups.push(() => client.close());
+    await client.files.stat({ workspace: "w", path: "/quick" }); // connected
+
+    const stuck = client.files.stat({ workspace: "w", path: "/stuck" }).catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const started = Date.now();
+    await shutDown(server, 300, () => shutdown.abort());
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(reason).toMatchObject({ reason: "CANCELLED", message: "the daemon is shutting down" });
+    expect(await stuck).toBeInstanceOf(FileToolsClientError);
+  });
+});
