@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// filetoolsd: parse the configuration, serve Files and Workspaces (plus health
+// and reflection) over gRPC, print where it listens, and stop cleanly on
+// SIGTERM/SIGINT.
+import { HealthImplementation } from "grpc-health-check";
+import { Files } from "../clients/ts/src/gen/filetools/v1/files_pb.js";
+import { Workspaces } from "../clients/ts/src/gen/filetools/v1/workspaces_pb.js";
+import { file_google_rpc_error_details } from "../clients/ts/src/gen/google/rpc/error_details_pb.js";
+import { Health } from "../clients/ts/src/gen/grpc/health/v1/health_pb.js";
+import { ConfigError, parseConfig, type DaemonConfig } from "./config.js";
+import { addReflection, createServer, listen, registerService, shutDown } from "./grpc/index.js";
+import { createLogger } from "./log.js";
+import { createHandlers } from "./rpc/index.js";
+
+/** How long calls in flight may run on after SIGTERM/SIGINT before their signals abort. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function main(): Promise<void> {
+  const config = configOrExit();
+  const logger = createLogger(config.logLevel);
+  const handlers = await createHandlers(config);
+
+  const server = createServer(config);
+  const shutdown = new AbortController();
+  const adapterOptions = { logger, shutdownSignal: shutdown.signal };
+  registerService(server, Files, handlers.files, adapterOptions);
+  registerService(server, Workspaces, handlers.workspaces, adapterOptions);
+  new HealthImplementation({ "": "SERVING", [Files.typeName]: "SERVING", [Workspaces.typeName]: "SERVING" }).addToServer(
+    server,
+  );
+  // google.rpc.ErrorInfo too, so that reflection clients such as grpcurl can decode error details.
+  addReflection(server, [Files.file, Workspaces.file, Health.file, file_google_rpc_error_details]);
+
+  const address = await listen(server, config.listen);
+  process.stdout.write(`filetoolsd listening on ${address}\n`);
+  logger.info({ address, data_dir: config.dataDir, binds: config.binds.map((b) => b.name) }, "listening");
+
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal, grace_ms: SHUTDOWN_GRACE_MS }, "shutting down");
+    await shutDown(server, SHUTDOWN_GRACE_MS, () => {
+      logger.warn("grace period over: cancelling the calls still running");
+      shutdown.abort();
+    });
+    await handlers.close();
+    logger.info("stopped");
+    process.exit(0);
+  };
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.on(signal, () => void stop(signal).catch(fatal));
+  }
+}
+
+function configOrExit(): DaemonConfig {
+  try {
+    return parseConfig(process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    if (error.message) process.stderr.write(`filetoolsd: ${error.message}\n`);
+    process.exit(error.exitCode);
+  }
+}
+
+function fatal(error: unknown): never {
+  process.stderr.write(`filetoolsd: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+}
+
+main().catch(fatal);
