@@ -1,3 +1,4 @@
+import { applyPatch, createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { describe, expect, it } from "vitest";
 import { FileToolsError } from "../errors.js";
 import { applyEdits, closestLine, type TextEdit } from "./edit.js";
@@ -151,6 +152,7 @@ describe("applyEdits: lossy edits are refused", () => {
     expect(err.reason).toBe("LOSSY_ENCODING");
     expect(err.message).toContain("edits[0].new_text");
     expect(err.message).toContain('"é" (U+00E9)');
+    expect(err.metadata).toMatchObject({ edit_index: "0", encoding: "ascii", character: "U+00E9" });
   });
 
   it("refuses new_text that latin1 cannot hold", () => {
@@ -257,5 +259,50 @@ describe("applyEdits: diff", () => {
   it("decodes the file's encoding for the diff", () => {
     const { diff } = apply(Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]), [edit("café", "thé")], "latin1");
     expect(diff).toContain("-café\n+thé\n");
+  });
+
+  const fullDiff = (before: string, after: string) =>
+    createTwoFilesPatch("a/src/a.ts", "b/src/a.ts", before, after, undefined, undefined, {
+      context: 3,
+      headerOptions: FILE_HEADERS_ONLY,
+    });
+  const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}\n`).join("");
+
+  it.each([
+    ["the first line", lines(20), "line 1\n", "first\n"],
+    ["the last line", lines(20), "line 20\n", "last\n"],
+    ["the final newline", lines(5), "line 5\n", "line 5"],
+    ["an insertion at the end of a file without a final newline", "a\nb", "b", "b\nc"],
+    ["a deletion of lines", lines(20), "line 9\nline 10\n", ""],
+    ["a CRLF file", "a\r\nb\r\nc\r\nd\r\ne\r\nf\r\n", "d", "D"],
+    ["empty lines", "\n\n\nx\n\n\n\n\n", "x", "y"],
+  ])("matches a diff of the whole text when changing %s", (_name, before, oldText, newText) => {
+    const { updated, diff } = apply(before, [edit(oldText, newText)]);
+    expect(diff).toBe(fullDiff(before, updated.toString()));
+  });
+
+  it("gives separate hunks for distant edits", () => {
+    const before = lines(40);
+    const { updated, diff } = apply(before, [edit("line 3\n", "three\n"), edit("line 33\n", "thirty-three\n")]);
+    expect(diff).toBe(fullDiff(before, updated.toString()));
+    expect(diff.match(/^@@/gm)).toHaveLength(2);
+  });
+
+  it("always applies back to the new text", () => {
+    let state = 7;
+    const rand = (n: number) => {
+      state = (state * 1103515245 + 12345) & 0x7fffffff;
+      return state % n;
+    };
+    for (let round = 0; round < 200; round++) {
+      const words = ["a", "b", "c", "\n", "\n", "é", " "];
+      const before = Array.from({ length: 1 + rand(200) }, () => words[rand(words.length)]).join("");
+      const at = rand(before.length);
+      const oldText = before.slice(at, at + 1 + rand(10));
+      const newText = Array.from({ length: rand(12) }, () => words[rand(words.length)]).join("");
+      if (oldText === newText) continue;
+      const { updated, diff } = apply(before, [edit(oldText, newText, true)]);
+      expect(applyPatch(before, diff)).toBe(updated.toString());
+    }
   });
 });

@@ -6,8 +6,8 @@
 // sequences that are not valid in the encoding) is copied verbatim. Decoding
 // the file, replacing in a string and encoding it back would not be lossless.
 
-import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
-import { fail } from "../errors.js";
+import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
+import { fail, FileToolsError } from "../errors.js";
 import { bomLength, codeUnitSize, decodeText, encodeText, type TextEncoding } from "./encoding.js";
 import { toCrlf, usesCrlf } from "./newline.js";
 
@@ -102,10 +102,20 @@ function candidatesFor(edit: TextEdit, i: number, encoding: TextEncoding, fileCr
     const crlfMatch = oldText.includes("\r\n") || (fileCrlf && !oldText.includes("\n"));
     const newText = crlfMatch ? toCrlf(edit.newText) : edit.newText;
     return {
-      needle: encodeText(oldText, encoding, `edits[${i}].old_text`),
-      replacement: encodeText(newText, encoding, `edits[${i}].new_text`),
+      needle: encodeFor(oldText, encoding, i, "old_text"),
+      replacement: encodeFor(newText, encoding, i, "new_text"),
     };
   });
+}
+
+/** encodeText, with the edit's index in the error's metadata too. */
+function encodeFor(text: string, encoding: TextEncoding, i: number, field: string): Buffer {
+  try {
+    return encodeText(text, encoding, `edits[${i}].${field}`);
+  } catch (e) {
+    if (e instanceof FileToolsError) throw new FileToolsError(e.reason, e.message, { ...e.metadata, edit_index: String(i) });
+    throw e;
+  }
 }
 
 /**
@@ -252,12 +262,74 @@ function editDistanceRatio(a: string, b: string, limitRatio: number): number {
   return distance > limit ? Infinity : distance / longest;
 }
 
-/** Unified diff of the decoded texts (BOM left out), "a/" and "b/" headers. */
+/** Lines of context around each change in the diff. */
+const DIFF_CONTEXT = 3;
+
+/**
+ * Unified diff of the decoded texts (BOM left out), "a/" and "b/" headers.
+ * Only the changed region and its context go through the diff library
+ * (whose cost grows with the whole text): an edit of a 30 MB file stays
+ * cheap. Hunk line numbers are then shifted back to the whole file's.
+ */
 function unifiedDiff(before: Buffer, after: Buffer, encoding: TextEncoding, displayPath: string): string {
   const decode = (buf: Buffer) => decodeText(buf.subarray(bomLength(buf, encoding)), encoding);
   const path = displayPath.replace(/^\/+/, "");
-  return createTwoFilesPatch(`a/${path}`, `b/${path}`, decode(before), decode(after), undefined, undefined, {
-    context: 3,
-    headerOptions: FILE_HEADERS_ONLY,
+  const region = changedRegion(decode(before), decode(after), DIFF_CONTEXT);
+  const patch = structuredPatch(`a/${path}`, `b/${path}`, region.before, region.after, undefined, undefined, {
+    context: DIFF_CONTEXT,
   });
+  for (const hunk of patch.hunks) {
+    hunk.oldStart += region.linesBefore;
+    hunk.newStart += region.linesBefore;
+  }
+  return formatPatch(patch, FILE_HEADERS_ONLY);
+}
+
+/**
+ * The whole lines of `a` and `b` that differ, with `context` unchanged lines
+ * on each side, and the number of (identical) lines before them.
+ */
+export function changedRegion(a: string, b: string, context: number): { before: string; after: string; linesBefore: number } {
+  const prefix = commonPrefixLength(a, b);
+  const suffix = commonSuffixLength(a, b, Math.min(a.length, b.length) - prefix);
+  let start = lineStart(a, prefix);
+  for (let i = 0; i < context && start > 0; i++) start = lineStart(a, start - 1);
+  // End of the line holding the last difference (or the insertion point), then the context after it.
+  let end = lineEnd(a, Math.max(a.length - suffix - 1, prefix));
+  for (let i = 0; i < context && end < a.length; i++) end = lineEnd(a, end);
+  // What follows `end` lies in the common suffix, so `b` ends the same way.
+  const tail = a.length - end;
+  let linesBefore = 0;
+  for (let i = a.indexOf("\n"); i !== -1 && i < start; i = a.indexOf("\n", i + 1)) linesBefore++;
+  return { before: a.slice(start, end), after: b.slice(start, b.length - tail), linesBefore };
+}
+
+/** Offset of the start of the line holding offset `i`. */
+function lineStart(text: string, i: number): number {
+  return i <= 0 ? 0 : text.lastIndexOf("\n", i - 1) + 1;
+}
+
+/** Offset just past the line feed ending the line holding offset `i` (or the text's end). */
+function lineEnd(text: string, i: number): number {
+  const newline = text.indexOf("\n", i);
+  return newline === -1 ? text.length : newline + 1;
+}
+
+/** Compared in blocks first: whole-substring equality is much faster than a loop over characters. */
+const COMPARE_BLOCK = 4096;
+
+function commonPrefixLength(a: string, b: string): number {
+  const max = Math.min(a.length, b.length);
+  let n = 0;
+  while (n + COMPARE_BLOCK <= max && a.slice(n, n + COMPARE_BLOCK) === b.slice(n, n + COMPARE_BLOCK)) n += COMPARE_BLOCK;
+  while (n < max && a.charCodeAt(n) === b.charCodeAt(n)) n++;
+  return n;
+}
+
+function commonSuffixLength(a: string, b: string, max: number): number {
+  const block = (s: string, n: number) => s.slice(s.length - n - COMPARE_BLOCK, s.length - n);
+  let n = 0;
+  while (n + COMPARE_BLOCK <= max && block(a, n) === block(b, n)) n += COMPARE_BLOCK;
+  while (n < max && a.charCodeAt(a.length - 1 - n) === b.charCodeAt(b.length - 1 - n)) n++;
+  return n;
 }
