@@ -4,6 +4,7 @@ export type {
   CallContext,
   ClientStreamHandler,
   HandlerFor,
+  MethodsOf,
   ServerStreamHandler,
   ServiceHandlers,
   UnaryHandler,
@@ -12,4 +13,3 @@ export { registerService } from "./adapter.js";
 export type { AdapterOptions } from "./call.js";
 export { addReflection } from "./reflection.js";
 export { createServer, listen, shutDown } from "./server.js";
-export { STATUS_CODE_OF, publicError, statusOf } from "./status.js";

@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -33,7 +35,29 @@ describe("listen", () => {
     expect(statSync(`${dir}/d.sock`).mode & 0o077).toBe(0); // no access for group or others
     expect((await client.files.stat({ workspace: "w", path: "/x" })).file?.path).toBe("/x");
   });
+
+  it("takes over the socket file of a daemon that died, not of one that runs", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "filetoolsd-sock-"));
+    const socketPath = `${dir}/d.sock`;
+    const other = spawn(process.execPath, ["-e", LISTEN_ON_ARGV1, socketPath]);
+    await once(other.stdout, "data");
+    const [first, second] = [createServer({ maxMessageBytes: 8 << 20 }), createServer({ maxMessageBytes: 8 << 20 })];
+    cleanups.push(() => {
+      other.kill("SIGKILL");
+      first.forceShutdown();
+      second.forceShutdown();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    await expect(listen(first, `unix://${socketPath}`)).rejects.toThrow(/EADDRINUSE/);
+    other.kill("SIGKILL"); // dies without removing its socket file
+    await once(other, "exit");
+    expect(statSync(socketPath).isSocket()).toBe(true);
+    expect(await listen(second, `unix://${socketPath}`)).toBe(`unix://${socketPath}`);
+  });
 });
+
+/** A process that listens on the unix socket named by its first argument, then says so. */
+const LISTEN_ON_ARGV1 = "require('node:net').createServer().listen(process.argv[1], () => console.log('up'))";
 
 describe("shutDown", () => {
   it("lets calls finish within the grace period, then aborts their signals", async () => {

@@ -1,4 +1,6 @@
 // The grpc-js server: hardening options, binding, and graceful shutdown.
+import { lstat, unlink } from "node:fs/promises";
+import { connect } from "node:net";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 
 const MiB = 1024 * 1024;
@@ -25,6 +27,7 @@ export function createServer(limits: { maxMessageBytes: number }): Server {
  */
 export async function listen(server: Server, address: string): Promise<string> {
   const isUnix = address.startsWith("unix:");
+  if (isUnix) await removeStaleSocket(address.slice("unix://".length));
   // A socket created under umask 077 is usable by its owner only (no chmod race after bind).
   const previousUmask = isUnix ? process.umask(0o077) : undefined;
   try {
@@ -37,6 +40,21 @@ export async function listen(server: Server, address: string): Promise<string> {
   } finally {
     if (previousUmask !== undefined) process.umask(previousUmask);
   }
+}
+
+/** A socket file left by a daemon that died would make bind fail; one that still answers is left alone. */
+async function removeStaleSocket(socketPath: string): Promise<void> {
+  const stat = await lstat(socketPath).catch(() => undefined);
+  if (!stat?.isSocket()) return;
+  const answers = await new Promise<boolean>((resolve) => {
+    const probe = connect(socketPath)
+      .once("connect", () => {
+        probe.destroy();
+        resolve(true);
+      })
+      .once("error", () => resolve(false));
+  });
+  if (!answers) await unlink(socketPath);
 }
 
 /**

@@ -191,7 +191,7 @@ async function writeAll(
 ): Promise<void> {
   for await (const request of requests) {
     if (finished()) return;
-    if (!call.write(request)) {
+    if (!call.write(request) && !finished()) {
       await new Promise<void>((resolve) => {
         const done = () => {
           call.off("drain", done);
