@@ -8,6 +8,9 @@ import type { Logger } from "../log.js";
 import type { CallContext } from "./handlers.js";
 import { publicError, statusOf } from "./status.js";
 
+/** How close to the deadline a cancellation counts as the deadline passing (see the constructor). */
+const DEADLINE_TOLERANCE_MS = 100;
+
 export interface AdapterOptions {
   logger: Logger;
   /** Aborting it aborts every call in flight (the daemon's shutdown grace period is over). */
@@ -41,10 +44,12 @@ export class CallScope {
     const deadline = Number.isFinite(deadlineMs) ? new Date(deadlineMs) : undefined;
 
     // grpc-js reports both a client cancellation and its own deadline expiry as
-    // 'cancelled'; the clock tells them apart.
+    // 'cancelled'; the clock tells them apart. The client's deadline timer
+    // started before ours, so its cancellation may arrive just before our
+    // deadline: that one is the deadline too.
     const onCancelled = () =>
       this.abort(
-        deadline && Date.now() >= deadline.getTime()
+        deadline && Date.now() >= deadline.getTime() - DEADLINE_TOLERANCE_MS
           ? new FileToolsError("DEADLINE_EXCEEDED", "the call's deadline passed")
           : new FileToolsError("CANCELLED", "the client cancelled the call"),
       );
