@@ -1,0 +1,16 @@
+import { editFile } from "../../tools/edit.js";
+import type { Deps, FilesHandler } from "../types.js";
+
+export function editHandler(deps: Deps): FilesHandler<"edit"> {
+  return async (request) => {
+    const workspace = await deps.workspaces.get(request.workspace);
+    const result = await editFile(workspace, {
+      path: request.path,
+      edits: request.edits.map((edit) => ({ oldText: edit.oldText, newText: edit.newText, replaceAll: edit.replaceAll })),
+      dryRun: request.dryRun,
+      ifVersion: request.ifVersion || undefined,
+      encoding: request.encoding,
+    });
+    return { ...result, replacements: BigInt(result.replacements) };
+  };
+}

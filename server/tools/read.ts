@@ -1,0 +1,76 @@
+// Read: a window of a text file's lines, streamed (SPEC 4.1). A forward scan
+// from the start, or a backward one for tail_lines.
+import { fail } from "../errors.js";
+import type { Workspace } from "../workspace/workspace.js";
+import type { Entry } from "../workspace/entry.js";
+import type { OpenFile } from "../workspace/open-file.js";
+import { parseFilePath } from "../workspace/paths.js";
+import { BINARY_HEAD_BYTES, looksBinary } from "../text/binary.js";
+import { parseEncoding, resolveEncoding, type TextEncoding } from "../text/encoding.js";
+import { readLineWindow, tailLines, type LineChunk, type LineTrailer, type LineWindow } from "../text/lines.js";
+import { countArgument } from "./arguments.js";
+
+export const DEFAULT_MAX_READ_BYTES = 10 * 1024 * 1024;
+
+export interface ReadOptions {
+  startLine?: bigint;
+  lineCount?: bigint;
+  tailLines?: bigint;
+  encoding: string;
+  maxBytes?: bigint;
+}
+
+export interface ReadHeader {
+  entry: Entry;
+  encoding: TextEncoding;
+  totalLines?: number;
+}
+
+/** Yields the header, then the chunks; returns the trailer. */
+export async function* readFile(
+  workspace: Workspace,
+  rawPath: string,
+  options: ReadOptions,
+  serverMaxBytes: number,
+  signal: AbortSignal,
+): AsyncGenerator<ReadHeader | LineChunk, LineTrailer> {
+  const parts = parseFilePath(rawPath);
+  if (options.tailLines !== undefined && options.startLine !== undefined) {
+    fail("INVALID_ARGUMENT", "set start_line or tail_lines, not both");
+  }
+  const startLine = countArgument("start_line", options.startLine, 1);
+  if (startLine < 1) fail("INVALID_ARGUMENT", "start_line is 1-based: it must be at least 1");
+  const lineCount = options.lineCount === undefined ? undefined : countArgument("line_count", options.lineCount, 0);
+  const maxBytes = Math.min(countArgument("max_bytes", options.maxBytes, 0) || DEFAULT_MAX_READ_BYTES, serverMaxBytes);
+  parseEncoding(options.encoding); // an unknown encoding fails before the file is opened
+
+  const file = await workspace.openFile(parts);
+  try {
+    const { encoding } = await textEncodingOf(file, options.encoding);
+    let window: LineWindow;
+    if (options.tailLines !== undefined) {
+      const tail = await tailLines((position, length) => file.readAt(position, length), file.size, countArgument("tail_lines", options.tailLines, 0), encoding, maxBytes);
+      yield { entry: file.entry, encoding, totalLines: tail.totalLines };
+      window = tail.chunks;
+    } else {
+      yield { entry: file.entry, encoding };
+      window = readLineWindow(file.chunks(), { encoding, startLine, lineCount, maxBytes });
+    }
+    for (;;) {
+      signal.throwIfAborted();
+      const next = await window.next();
+      if (next.done) return next.value;
+      yield next.value;
+    }
+  } finally {
+    await file.close();
+  }
+}
+
+/** The encoding of an open text file; BINARY_FILE when it is not text. */
+export async function textEncodingOf(file: OpenFile, requested: string): Promise<{ encoding: TextEncoding }> {
+  const head = await file.readAt(0, BINARY_HEAD_BYTES);
+  const { encoding } = resolveEncoding(requested, head);
+  if (looksBinary(head, encoding)) fail("BINARY_FILE", `${file.entry.path} is a binary file; use Download for its bytes`);
+  return { encoding };
+}

@@ -1,0 +1,29 @@
+// Stat: the entry itself, plus on request whether it is binary and its line count.
+import type { Workspace } from "../workspace/workspace.js";
+import type { Entry } from "../workspace/entry.js";
+import { parsePath } from "../workspace/paths.js";
+import { BINARY_HEAD_BYTES, looksBinary } from "../text/binary.js";
+import { resolveEncoding } from "../text/encoding.js";
+import { countLines } from "../text/lines.js";
+
+export interface StatResult {
+  entry: Entry;
+  isBinary?: boolean;
+  lineCount?: bigint;
+}
+
+export async function statPath(workspace: Workspace, rawPath: string, options: { detectBinary: boolean; countLines: boolean }): Promise<StatResult> {
+  const parts = parsePath(rawPath);
+  const entry = await workspace.stat(parts);
+  if (entry.type !== "file" || (!options.detectBinary && !options.countLines)) return { entry };
+  const file = await workspace.openFile(parts);
+  try {
+    const head = await file.readAt(0, BINARY_HEAD_BYTES);
+    const { encoding } = resolveEncoding("", head);
+    const isBinary = looksBinary(head, encoding);
+    const lineCount = options.countLines && !isBinary ? BigInt(await countLines(file.chunks(), encoding)) : undefined;
+    return { entry, isBinary: options.detectBinary ? isBinary : undefined, lineCount };
+  } finally {
+    await file.close();
+  }
+}
