@@ -4,6 +4,7 @@
 import path from "node:path";
 import { Command, CommanderError } from "commander";
 import { LOG_LEVELS, type LogLevel } from "./log.js";
+import { WORKSPACE_ID_PATTERN } from "./workspace/registry.js";
 
 export interface Bind {
   /** Workspace id the host directory is served as. */
@@ -38,7 +39,6 @@ export class ConfigError extends Error {
   }
 }
 
-export const WORKSPACE_ID = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 const MiB = 1024 * 1024;
 // Download and export chunks carry up to 1 MiB of data, so messages must fit that and some framing.
@@ -133,8 +133,8 @@ function parseBinds(values: readonly string[]): Bind[] {
     const eq = value.indexOf("=");
     const name = value.slice(0, eq);
     const dir = value.slice(eq + 1);
-    if (eq < 0 || !WORKSPACE_ID.test(name)) {
-      throw new ConfigError(`--bind ${value}: expected NAME=/abs/dir with NAME matching ${WORKSPACE_ID.source}`);
+    if (eq < 0 || !WORKSPACE_ID_PATTERN.test(name)) {
+      throw new ConfigError(`--bind ${value}: expected NAME=/abs/dir with NAME matching ${WORKSPACE_ID_PATTERN.source}`);
     }
     if (!path.isAbsolute(dir)) {
       throw new ConfigError(`--bind ${value}: the directory must be an absolute path`);
