@@ -1,0 +1,188 @@
+// Shared e2e helper: build dist once (when missing or older than the sources),
+// start a real filetoolsd on port 0 with a fresh data dir, and give tests a client.
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
+import { connect, FileToolsClientError, type FileToolsClient } from "../../clients/ts/src/client.js";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const MAIN = path.join(ROOT, "dist/server/main.js");
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(p));
+    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) newest = Math.max(newest, statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+function isStale(): boolean {
+  if (!existsSync(MAIN)) return true;
+  const built = statSync(MAIN).mtimeMs;
+  return newestSource(path.join(ROOT, "server")) > built || newestSource(path.join(ROOT, "clients/ts/src")) > built;
+}
+
+/** Builds dist when stale; a directory lock keeps parallel test files from building at once. */
+export function ensureBuilt(): void {
+  if (!isStale()) return;
+  const lock = path.join(tmpdir(), "filetoolsd-e2e-build.lock");
+  const started = Date.now();
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      if (Date.now() - started > 120_000) rmSync(lock, { recursive: true, force: true });
+      execFileSync("sleep", ["0.2"]);
+    }
+  }
+  try {
+    if (isStale()) {
+      execFileSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: ROOT, stdio: "inherit" });
+      // tsc leaves untouched outputs' mtimes alone; mark the build as fresh.
+      const now = new Date();
+      execFileSync("touch", ["-d", now.toISOString(), MAIN]);
+    }
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+export interface Daemon {
+  client: FileToolsClient;
+  address: string;
+  dataDir: string;
+  proc: ChildProcess;
+  /** Host dir of a managed workspace. */
+  hostDir(workspace: string): string;
+  /** SIGTERM and wait; removes the data dir this helper created unless keepData. */
+  stop(keepData?: boolean): Promise<void>;
+}
+
+export async function startDaemon(opts: { dataDir?: string; binds?: Record<string, string>; args?: string[] } = {}): Promise<Daemon> {
+  ensureBuilt();
+  const ownsDataDir = opts.dataDir === undefined;
+  const dataDir = opts.dataDir ?? realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-e2e-")));
+  const args = [MAIN, "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "error"];
+  for (const [name, dir] of Object.entries(opts.binds ?? {})) args.push("--bind", `${name}=${dir}`);
+  args.push(...(opts.args ?? []));
+  const proc = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  proc.stderr!.on("data", (d) => (stderr += d));
+  const address = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`daemon did not start: ${stderr}`)), 20_000);
+    proc.stdout!.on("data", (d) => {
+      out += d;
+      const m = /filetoolsd listening on (\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    proc.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`daemon exited ${code}: ${stderr}`));
+    });
+  });
+  const client = connect(address);
+  return {
+    client,
+    address,
+    dataDir,
+    proc,
+    hostDir: (ws) => path.join(dataDir, "workspaces", ws),
+    async stop(keepData = false) {
+      client.close();
+      if (proc.exitCode === null) {
+        const exited = new Promise((r) => proc.once("exit", r));
+        proc.kill("SIGTERM");
+        await exited;
+      }
+      if (ownsDataDir && !keepData) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+let dataDirForErrors = "";
+/** Registers the host data dir that no error message may contain. */
+export function forbidHostPath(dir: string): void {
+  dataDirForErrors = dir;
+}
+
+/** Awaits a failure and checks code name, reason and that the message carries no host path. */
+export async function expectError(
+  promise: Promise<unknown> | (() => Promise<unknown>),
+  codeName: string,
+  reason?: string,
+): Promise<FileToolsClientError> {
+  let error: unknown;
+  try {
+    await (typeof promise === "function" ? promise() : promise);
+  } catch (e) {
+    error = e;
+  }
+  expect(error, "expected the call to fail").toBeInstanceOf(FileToolsClientError);
+  const err = error as FileToolsClientError;
+  if (codeName !== "__any__") expect({ code: err.codeName, reason: err.reason }).toEqual({ code: codeName, reason: reason ?? err.reason });
+  assertNoHostPath(err);
+  return err;
+}
+
+export function assertNoHostPath(err: FileToolsClientError): void {
+  if (!dataDirForErrors) return;
+  expect(err.message).not.toContain(dataDirForErrors);
+  for (const value of Object.values(err.metadata)) expect(value).not.toContain(dataDirForErrors);
+  // the temp root too (e.g. /tmp/ftd-e2e-xxxx)
+  expect(err.message).not.toMatch(/ftd-e2e-/);
+}
+
+/** Collects an async iterable into an array. */
+export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const m of it) out.push(m);
+  return out;
+}
+
+export interface ReadResult {
+  header: any;
+  chunks: { firstLine: bigint; text: string }[];
+  trailer: any;
+  text: string;
+}
+
+export async function readAll(client: FileToolsClient, req: Parameters<FileToolsClient["files"]["read"]>[0]): Promise<ReadResult> {
+  const msgs = await collect(client.files.read(req));
+  const r: ReadResult = { header: undefined, chunks: [], trailer: undefined, text: "" };
+  for (const m of msgs) {
+    if (m.event.case === "header") r.header = m.event.value;
+    else if (m.event.case === "chunk") r.chunks.push(m.event.value);
+    else if (m.event.case === "trailer") r.trailer = m.event.value;
+  }
+  r.text = r.chunks.map((c) => c.text).join("");
+  return r;
+}
+
+export async function listAll(client: FileToolsClient, req: Parameters<FileToolsClient["files"]["list"]>[0]) {
+  const msgs = await collect(client.files.list(req));
+  const entries: any[] = [];
+  let summary: any;
+  for (const m of msgs) {
+    if (m.event.case === "entries") entries.push(...m.event.value.entries);
+    else if (m.event.case === "summary") summary = m.event.value;
+  }
+  return { entries, summary, paths: entries.map((e) => e.path as string) };
+}
+
+/** Starts a daemon with one managed workspace; for a describe-level beforeAll. */
+export async function setup(workspace = "w", opts: Parameters<typeof startDaemon>[0] = {}) {
+  const d = await startDaemon(opts);
+  forbidHostPath(d.dataDir);
+  await d.client.workspaces.createWorkspace({ workspace });
+  return { ...d, ws: workspace, root: d.hostDir(workspace) };
+}
