@@ -1,18 +1,9 @@
 import { applyPatch, createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { describe, expect, it } from "vitest";
-import { FileToolsError } from "../errors.js";
+import { caught } from "../test-support.js";
 import { applyEdits, closestLine, type TextEdit } from "./edit.js";
 import type { TextEncoding } from "./encoding.js";
 
-function caught(fn: () => unknown): FileToolsError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof FileToolsError) return e;
-    throw e;
-  }
-  throw new Error("expected a FileToolsError");
-}
 
 const edit = (oldText: string, newText: string, replaceAll = false): TextEdit => ({ oldText, newText, replaceAll });
 const apply = (content: string | Buffer, edits: TextEdit[], encoding: TextEncoding = "utf-8") =>

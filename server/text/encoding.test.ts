@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FileToolsError } from "../errors.js";
+import { caught } from "../test-support.js";
 import {
   bomLength,
   createDecoder,
@@ -11,15 +11,6 @@ import {
   type TextEncoding,
 } from "./encoding.js";
 
-function caught(fn: () => unknown): FileToolsError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof FileToolsError) return e;
-    throw e;
-  }
-  throw new Error("expected a FileToolsError");
-}
 
 describe("parseEncoding", () => {
   it("defaults to utf-8 for an empty or missing name", () => {
