@@ -1,0 +1,28 @@
+// Where snapshots live (SPEC section 1, "store"): a flat blob store chosen by
+// URL and bound once at start-up — `file://DIR` or `s3://BUCKET/PREFIX`.
+// Keys are relative, "/"-separated (e.g. "reports/<snapshot-id>.tar.gz").
+// Failures at use throw FileToolsError STORE_UNAVAILABLE (or NOT_FOUND for a
+// missing key); they never take the daemon down.
+
+export interface SnapshotStore {
+  /** Describes the store for logs, without credentials (e.g. "s3://bucket/prefix"). */
+  readonly description: string;
+  /**
+   * Checks at start-up that the store is usable (directory writable, bucket
+   * reachable with these credentials). Throws a plain Error with a clear
+   * message otherwise: the daemon must not start.
+   */
+  check(): Promise<void>;
+  /**
+   * Streams `body` to `key`. The object becomes visible under `key` only once
+   * complete (a temp name + rename locally, a multipart upload on S3): a crash
+   * midway leaves nothing under `key`. Never buffers the whole body.
+   */
+  put(key: string, body: AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<void>;
+  /** The bytes of `key`, streamed. NOT_FOUND when absent. */
+  get(key: string, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>>;
+  /** Keys starting with `prefix`, sorted. */
+  list(prefix: string, signal?: AbortSignal): Promise<string[]>;
+  /** Removes `key`; absent is not an error. */
+  delete(key: string, signal?: AbortSignal): Promise<void>;
+}
