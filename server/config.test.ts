@@ -22,7 +22,23 @@ describe("parseConfig", () => {
       maxReadBytes: 64 * 1024 * 1024,
       maxMessageBytes: 8 * 1024 * 1024,
       insecure: false,
+      s3: { forcePathStyle: false },
     });
+  });
+
+  it("reads the s3:// store settings from flags and FILETOOLS_S3_* variables", () => {
+    const env = { FILETOOLS_S3_ENDPOINT: "http://127.0.0.1:8333", FILETOOLS_S3_REGION: "eu-west-1", FILETOOLS_S3_FORCE_PATH_STYLE: "true" };
+    expect(parseConfig([], env).s3).toEqual({ endpoint: "http://127.0.0.1:8333", region: "eu-west-1", forcePathStyle: true });
+    expect(parseConfig(["--s3-endpoint", "https://s3.example.com", "--s3-region", "us-west-2", "--s3-force-path-style"], {}).s3).toEqual({
+      endpoint: "https://s3.example.com",
+      region: "us-west-2",
+      forcePathStyle: true,
+    });
+    expect(configError(["--s3-endpoint", "ftp://x"]).message).toMatch(/--s3-endpoint/);
+    // The URL, which may carry credentials, is not echoed back.
+    expect(configError(["--s3-endpoint", "http://key:secret@host"]).message).not.toContain("secret");
+    expect(configError(["--s3-region", "Not A Region"]).message).toMatch(/--s3-region/);
+    expect(configError([], { FILETOOLS_S3_FORCE_PATH_STYLE: "maybe" }).message).toMatch(/FILETOOLS_S3_FORCE_PATH_STYLE/);
   });
 
   it("reads FILETOOLS_* variables, and flags win over them", () => {

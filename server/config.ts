@@ -26,6 +26,17 @@ export interface DaemonConfig {
   maxMessageBytes: number;
   /** Allow a non-loopback listen address without authentication. */
   insecure: boolean;
+  /** Settings of an s3:// store (credentials come from the AWS SDK's default chain, never from here). */
+  s3: S3Settings;
+}
+
+export interface S3Settings {
+  /** Endpoint URL of an S3-compatible server (default: AWS S3 for the region). */
+  endpoint?: string;
+  /** Region (default: AWS_REGION, else us-east-1). */
+  region?: string;
+  /** Path-style addressing (http://host/bucket/key), for most S3-compatible servers. */
+  forcePathStyle: boolean;
 }
 
 /** A configuration that must stop the daemon: print `message` (if any) and exit with `exitCode`. */
@@ -62,6 +73,9 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     .option("--max-read-bytes <bytes>", "server maximum for Read max_bytes (env FILETOOLS_MAX_READ_BYTES)", "64MiB")
     .option("--max-message-bytes <bytes>", "gRPC maximum message size (env FILETOOLS_MAX_MESSAGE_BYTES)", "8MiB")
     .option("--insecure", "allow a non-loopback listen address without tokens or TLS (env FILETOOLS_INSECURE)")
+    .option("--s3-endpoint <url>", "endpoint of an S3-compatible server for an s3:// store (env FILETOOLS_S3_ENDPOINT)")
+    .option("--s3-region <region>", "region of an s3:// store (env FILETOOLS_S3_REGION; default AWS_REGION, else us-east-1)")
+    .option("--s3-force-path-style", "path-style S3 addressing, for most S3-compatible servers (env FILETOOLS_S3_FORCE_PATH_STYLE)")
     .exitOverride()
     // Errors are reported once, by the caller of parseConfig; help still goes to stdout.
     .configureOutput({ outputError: () => {} });
@@ -103,7 +117,29 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
       MAX_MESSAGE_BYTES,
     ),
     insecure,
+    s3: parseS3Settings(setting("s3Endpoint"), setting("s3Region"), setting("s3ForcePathStyle")),
   };
+}
+
+function parseS3Settings(endpoint: unknown, region: unknown, forcePathStyle: unknown): S3Settings {
+  const settings: S3Settings = { forcePathStyle: parseBoolean("s3ForcePathStyle", forcePathStyle) };
+  if (endpoint !== undefined && String(endpoint) !== "") {
+    let url: URL | undefined;
+    try {
+      url = new URL(String(endpoint));
+    } catch {
+      url = undefined;
+    }
+    if (!url || !["http:", "https:"].includes(url.protocol) || url.username !== "" || url.password !== "") {
+      throw new ConfigError(`--s3-endpoint: expected an http:// or https:// URL without credentials`);
+    }
+    settings.endpoint = String(endpoint);
+  }
+  if (region !== undefined && String(region) !== "") {
+    if (!/^[a-z0-9-]{1,64}$/.test(String(region))) throw new ConfigError(`--s3-region ${String(region)}: expected a region name such as us-east-1`);
+    settings.region = String(region);
+  }
+  return settings;
 }
 
 function parseListen(value: string): string {
@@ -171,5 +207,7 @@ function parseBoolean(key: string, value: unknown): boolean {
   const text = String(value).trim().toLowerCase();
   if (["1", "true", "yes", "on"].includes(text)) return true;
   if (["", "0", "false", "no", "off"].includes(text)) return false;
-  throw new ConfigError(`FILETOOLS_${key.toUpperCase()}=${String(value)}: expected true or false`);
+  throw new ConfigError(
+    `FILETOOLS_${key.replace(/[A-Z]/g, (c) => "_" + c).toUpperCase()}=${String(value)}: expected true or false`,
+  );
 }
