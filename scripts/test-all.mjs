@@ -2,7 +2,9 @@
 //
 //   1. setup: build the TypeScript (dist/, which the client smoke tests run as
 //      the daemon), the pinned Python environment (.venv) with the Python
-//      client and its test extra, and the Go module's dependencies;
+//      client and its test extra, the Go module's dependencies, and
+//      SeaweedFS's `weed` (the S3-compatible server that the S3 store's tests
+//      start on loopback; pinned in toolchain.mjs);
 //   2. suites: vitest, the generated-code freshness check, pytest
 //      (clients/python) and `go test ./...` (clients/go).
 //
@@ -16,7 +18,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { PYTHON_REQUIREMENTS, ROOT, VENV_PYTHON, ensureVenv, run } from "./toolchain.mjs";
+import { PYTHON_REQUIREMENTS, ROOT, VENV_PYTHON, ensureSeaweedfs, ensureVenv, run } from "./toolchain.mjs";
 
 const reports = mkdtempSync(path.join(tmpdir(), "filetools-test-"));
 const results = []; // { name, passed, failed, skipped, note }
@@ -75,6 +77,11 @@ const pythonReady = await step("python environment (.venv)", async () => {
     "-m", "pip", "install", "--disable-pip-version-check", "-q", "--no-build-isolation",
     "-c", PYTHON_REQUIREMENTS, "-e", "clients/python[test]",
   ]);
+});
+
+// The S3 store's tests start their own SeaweedFS (test/support/seaweedfs.ts) on loopback.
+await step("seaweedfs (weed for the S3 store tests)", async () => {
+  ensureSeaweedfs();
 });
 
 const goReady = await step("go module (go mod download)", async () => {
