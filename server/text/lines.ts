@@ -78,7 +78,7 @@ function toBuffer(bytes: Uint8Array): Buffer {
  * (`unit` 2) `buf` must start on a code unit, and only the unit 0A 00 at an
  * even offset counts (0A is also a byte of characters like U+0A05 or U+010A).
  */
-function indexOfNewline(buf: Buffer, from: number, unit: 1 | 2): number {
+export function indexOfNewline(buf: Buffer, from: number, unit: 1 | 2): number {
   if (unit === 1) return buf.indexOf(0x0a, from);
   for (let i = buf.indexOf(LF16, from); i !== -1; i = buf.indexOf(LF16, i + 1)) {
     if ((i & 1) === 0) return i;
@@ -305,6 +305,17 @@ export function readLineWindow(source: AsyncIterable<Uint8Array>, options: LineW
   return windowOf(source, options, { firstLineNumber: 1, atFileStart: true });
 }
 
+/**
+ * Like readLineWindow, for a source that starts inside the file at the start
+ * of line `firstLineNumber` (a point a line index remembered): lines before
+ * `startLine` are skipped from there, and no BOM is looked for.
+ */
+export function readLineWindowAt(source: AsyncIterable<Uint8Array>, firstLineNumber: number, options: LineWindowOptions): LineWindow {
+  requireInteger(firstLineNumber, 1, "first line");
+  if ((options.startLine ?? 1) < firstLineNumber) fail("INVALID_ARGUMENT", `start_line ${options.startLine ?? 1} is before the source's first line ${firstLineNumber}`);
+  return windowOf(source, options, { firstLineNumber, atFileStart: false });
+}
+
 /** Where the source starts in the file: the number of its first line, and whether it may begin with a BOM. */
 interface SourcePlace {
   firstLineNumber: number;
@@ -471,6 +482,8 @@ export async function tailLines(
   encoding: TextEncoding,
   maxBytes: number,
   chunkBytes: number = READ_CHUNK_BYTES,
+  /** The file's line count when already known (a line index): spares the forward count. */
+  knownTotalLines?: number,
 ): Promise<TailWindow> {
   requireInteger(n, 0, "tail_lines");
   requireInteger(size, 0, "size");
@@ -492,6 +505,7 @@ export async function tailLines(
   });
   if (size === contentStart) return finished(0);
   if (n === 0) {
+    if (knownTotalLines !== undefined) return finished(knownTotalLines);
     const newlines = await countNewlinesIn(readAt, contentStart, alignedEnd, unit);
     return finished(endsWithNewline ? newlines : newlines + 1);
   }
@@ -512,9 +526,10 @@ export async function tailLines(
     }
     pos = from;
   }
-  const linesBefore = start > contentStart ? await countNewlinesIn(readAt, contentStart, start, unit) : 0;
   // Fewer than n line feeds: the whole file, whose first line has none before it.
   const tailCount = found === n ? n : found + 1;
+  const linesBefore =
+    start === contentStart ? 0 : knownTotalLines !== undefined ? knownTotalLines - tailCount : await countNewlinesIn(readAt, contentStart, start, unit);
   const firstLine = linesBefore + 1;
   const chunks = windowOf(
     rangeOf(readAt, start, size, TAIL_BLOCK_BYTES),

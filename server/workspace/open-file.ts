@@ -1,7 +1,7 @@
 // A regular file opened for reading by the workspace module. Tools read
 // through it and never see a descriptor or a host path.
 import type { FileHandle } from "node:fs/promises";
-import type { Entry } from "./entry.js";
+import { versionOf, type Entry } from "./entry.js";
 
 /** Reads of 1 MiB: few syscalls, small enough to keep memory flat. */
 export const READ_CHUNK_BYTES = 1 << 20;
@@ -44,6 +44,19 @@ export class OpenFile {
     const parts: Buffer[] = [];
     for await (const chunk of this.chunks()) parts.push(chunk);
     return Buffer.concat(parts);
+  }
+
+  /** The version of the file now (a fresh fstat): differs from entry.version when it changed since it was opened. */
+  async currentVersion(): Promise<string> {
+    return versionOf(await this.handle.stat({ bigint: true }));
+  }
+
+  /**
+   * The descriptor, only for the search pool's worker threads (same process,
+   * same descriptor table): positional reads there, never closed there.
+   */
+  get fd(): number {
+    return this.handle.fd;
   }
 
   close(): Promise<void> {
