@@ -5,6 +5,7 @@ import type { DaemonConfig } from "../config.js";
 import type { ServiceHandlers } from "../grpc/handlers.js";
 import { WorkspaceRegistry } from "../workspace/registry.js";
 import type { Deps } from "./types.js";
+import { LineIndex } from "../lineindex/line-index.js";
 import { deleteHandler } from "./files/delete.js";
 import { downloadHandler } from "./files/download.js";
 import { editHandler } from "./files/edit.js";
@@ -29,7 +30,7 @@ export interface Handlers {
 export async function createHandlers(config: DaemonConfig): Promise<Handlers> {
   const workspaces = await WorkspaceRegistry.start(config.dataDir, new Map(config.binds.map((bind) => [bind.name, bind.dir])));
   await workspaces.sweepTempFiles();
-  const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes };
+  const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex: new LineIndex() };
   return {
     // Search and the run and snapshot RPCs have their own issues; until then they answer UNIMPLEMENTED.
     files: {

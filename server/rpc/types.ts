@@ -3,11 +3,14 @@ import type { Files } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
 import type { Workspaces } from "../../clients/ts/src/gen/filetools/v1/workspaces_pb.js";
 import type { HandlerFor, MethodsOf } from "../grpc/handlers.js";
 import type { WorkspaceRegistry } from "../workspace/registry.js";
+import type { LineIndex } from "../lineindex/line-index.js";
 
 export interface Deps {
   workspaces: WorkspaceRegistry;
   /** Server maximum for Read's max_bytes. */
   maxReadBytes: number;
+  /** Sparse line index shared by Read and Stat (one per daemon). */
+  lineIndex?: LineIndex;
 }
 
 export type FilesHandler<K extends keyof MethodsOf<typeof Files>> = HandlerFor<MethodsOf<typeof Files>[K]>;

@@ -9,6 +9,8 @@ import { BINARY_HEAD_BYTES, looksBinary } from "../text/binary.js";
 import { parseEncoding, resolveEncoding, type TextEncoding } from "../text/encoding.js";
 import { readLineWindow, tailLines, type LineChunk, type LineTrailer, type LineWindow } from "../text/lines.js";
 import { countArgument } from "./arguments.js";
+import type { LineIndex } from "../lineindex/line-index.js";
+import { indexedLineWindow } from "../lineindex/window.js";
 
 export const DEFAULT_MAX_READ_BYTES = 10 * 1024 * 1024;
 
@@ -33,6 +35,8 @@ export async function* readFile(
   options: ReadOptions,
   serverMaxBytes: number,
   signal: AbortSignal,
+  /** Line offsets of files seen before; without it every window scans from line 1. */
+  lineIndex?: LineIndex,
 ): AsyncGenerator<ReadHeader | LineChunk, LineTrailer> {
   const parts = parseFilePath(rawPath);
   if (options.tailLines !== undefined && options.startLine !== undefined) {
@@ -49,9 +53,15 @@ export async function* readFile(
     const { encoding } = await textEncodingOf(file, options.encoding);
     let window: LineWindow;
     if (options.tailLines !== undefined) {
-      const tail = await tailLines((position, length) => file.readAt(position, length), file.size, countArgument("tail_lines", options.tailLines, 0), encoding, maxBytes);
+      const n = countArgument("tail_lines", options.tailLines, 0);
+      // The count of lines before the tail comes from the index (a scan that also fills it) rather than a forward count.
+      const knownTotal = lineIndex && n > 0 ? await lineIndex.totalLines(file, encoding, signal) : lineIndex?.knownTotalLines(file, encoding);
+      const tail = await tailLines((position, length) => file.readAt(position, length), file.size, n, encoding, maxBytes, undefined, knownTotal);
       yield { entry: file.entry, encoding, totalLines: tail.totalLines };
       window = tail.chunks;
+    } else if (lineIndex) {
+      window = await indexedLineWindow(lineIndex, file, { encoding, startLine, lineCount, maxBytes }, signal);
+      yield { entry: file.entry, encoding, totalLines: lineIndex.knownTotalLines(file, encoding) };
     } else {
       yield { entry: file.entry, encoding };
       window = readLineWindow(file.chunks(), { encoding, startLine, lineCount, maxBytes });

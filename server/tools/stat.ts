@@ -5,6 +5,7 @@ import { parsePath } from "../workspace/paths.js";
 import { BINARY_HEAD_BYTES, looksBinary } from "../text/binary.js";
 import { resolveEncoding } from "../text/encoding.js";
 import { countLines } from "../text/lines.js";
+import type { LineIndex } from "../lineindex/line-index.js";
 
 export interface StatResult {
   entry: Entry;
@@ -12,7 +13,10 @@ export interface StatResult {
   lineCount?: bigint;
 }
 
-export async function statPath(workspace: Workspace, rawPath: string, options: { detectBinary: boolean; countLines: boolean }): Promise<StatResult> {
+export async function statPath(workspace: Workspace, rawPath: string, options: { detectBinary: boolean; countLines: boolean },
+  /** Counts through the line index (which it fills, or answers from when the count is known). */
+  lineIndex?: LineIndex,
+): Promise<StatResult> {
   const parts = parsePath(rawPath);
   const entry = await workspace.stat(parts);
   if (entry.type !== "file" || (!options.detectBinary && !options.countLines)) return { entry };
@@ -21,7 +25,8 @@ export async function statPath(workspace: Workspace, rawPath: string, options: {
     const head = await file.readAt(0, BINARY_HEAD_BYTES);
     const { encoding } = resolveEncoding("", head);
     const isBinary = looksBinary(head, encoding);
-    const lineCount = options.countLines && !isBinary ? BigInt(await countLines(file.chunks(), encoding)) : undefined;
+    const count = async (): Promise<number> => (lineIndex ? lineIndex.totalLines(file, encoding) : countLines(file.chunks(), encoding));
+    const lineCount = options.countLines && !isBinary ? BigInt(await count()) : undefined;
     return { entry, isBinary: options.detectBinary ? isBinary : undefined, lineCount };
   } finally {
     await file.close();

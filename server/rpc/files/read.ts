@@ -5,7 +5,7 @@ import type { Deps, FilesHandler } from "../types.js";
 export function readHandler(deps: Deps): FilesHandler<"read"> {
   return async function* (request, ctx) {
     const workspace = await deps.workspaces.get(request.workspace);
-    const window = readFile(workspace, request.path, request, deps.maxReadBytes, ctx.signal);
+    const window = readFile(workspace, request.path, request, deps.maxReadBytes, ctx.signal, deps.lineIndex);
     for (;;) {
       const next = await window.next();
       if (next.done) {
