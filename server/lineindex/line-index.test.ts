@@ -38,6 +38,12 @@ class MemFile {
     return out;
   }
 
+  async readInto(buffer: Buffer, position: number): Promise<number> {
+    const bytes = await this.readAt(position, buffer.length);
+    bytes.copy(buffer);
+    return bytes.length;
+  }
+
   async *chunks(position = 0): AsyncGenerator<Buffer> {
     for (;;) {
       const chunk = await this.readAt(position, this.chunkBytes);
@@ -99,9 +105,9 @@ function sampleText(lines: number, seed: number, eol: "\n" | "\r\n"): string {
 
 const SMALL: LineIndexOptions = { lineStride: 16, byteStride: 2048, scanChunkBytes: 1001 };
 
-async function checkRandomWindows(text: string, data: Buffer, encoding: TextEncoding, seed: number): Promise<void> {
+async function checkRandomWindows(text: string, data: Buffer, encoding: TextEncoding, seed: number, options = SMALL): Promise<void> {
   const reference = referenceLines(text);
-  const index = new LineIndex(SMALL);
+  const index = new LineIndex(options);
   const file = new MemFile(data);
   const random = rng(seed);
   for (let k = 0; k < 60; k++) {
@@ -128,6 +134,20 @@ describe("windows at random offsets equal a split reference", () => {
   it("UTF-16LE with a BOM (line feeds only on code units, 0A inside characters ignored)", async () => {
     const text = sampleText(2000, 3, "\r\n");
     await checkRandomWindows(text, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, "utf16le")]), "utf-16le", 13);
+  });
+
+  it("UTF-8 with long lines (checkpoints by bytes), SIMD and indexOf searches", async () => {
+    const random = rng(21);
+    const lines = Array.from({ length: 800 }, (_, i) => `${i + 1}:${"é".repeat(Math.floor(random() * 1500))}${random() < 0.5 ? "\r" : ""}\n`);
+    const text = lines.join("");
+    for (const portable of [false, true]) {
+      await checkRandomWindows(text, Buffer.from(text, "utf8"), "utf-8", 22, { lineStride: 64, byteStride: 1000, scanChunkBytes: 4096, portable });
+    }
+  });
+
+  it("UTF-8 with the indexOf search (no WebAssembly)", async () => {
+    const text = sampleText(3000, 6, "\r\n");
+    await checkRandomWindows(text, Buffer.from(text, "utf8"), "utf-8", 23, { ...SMALL, portable: true });
   });
 
   it("latin1 and UTF-8 readings of one file are indexed apart", async () => {

@@ -7,8 +7,14 @@ import type { IndexedFile, LineIndex } from "./line-index.js";
 
 /** An IndexedFile that can also stream its bytes from a position (the workspace's OpenFile). */
 export interface StreamableFile extends IndexedFile {
-  chunks(position?: number): AsyncIterable<Uint8Array>;
+  chunks(position?: number, chunkBytes?: number): AsyncIterable<Uint8Array>;
 }
+
+/**
+ * Read size of a window that starts at a checkpoint: what lies before its
+ * first line is at most about a byte stride, so smaller reads than a scan's.
+ */
+const WINDOW_READ_BYTES = 256 * 1024;
 
 /**
  * The window `options` asks for, read from the index's nearest line start at
@@ -25,7 +31,7 @@ export async function indexedLineWindow(
   if (options.lineCount === 0) return readLineWindow(file.chunks(0), options);
   const from = await index.seek(file, options.encoding, options.startLine ?? 1, signal);
   const window =
-    from.offset === 0 ? readLineWindow(file.chunks(0), options) : readLineWindowAt(file.chunks(from.offset), from.line, options);
+    from.offset === 0 ? readLineWindow(file.chunks(0), options) : readLineWindowAt(file.chunks(from.offset, WINDOW_READ_BYTES), from.line, options);
   return recordingTotal(index, file, options.encoding, window);
 }
 

@@ -29,6 +29,17 @@ export class OpenFile {
     return buffer.subarray(0, filled);
   }
 
+  /** Fills `buffer` from `position` (less at the end of the file); returns the bytes read. The caller may reuse the buffer. */
+  async readInto(buffer: Buffer, position: number): Promise<number> {
+    let filled = 0;
+    while (filled < buffer.length) {
+      const { bytesRead } = await this.handle.read(buffer, filled, buffer.length - filled, position + filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return filled;
+  }
+
   /** The bytes from `position` to the end, in fresh buffers of at most `chunkBytes`. */
   async *chunks(position = 0, chunkBytes = READ_CHUNK_BYTES): AsyncGenerator<Buffer> {
     for (;;) {
