@@ -23,7 +23,16 @@ describe("parseConfig", () => {
       maxMessageBytes: 8 * 1024 * 1024,
       insecure: false,
       s3: { forcePathStyle: false },
+      store: `file://${path.resolve(".filetools", "snapshots")}`,
+      keepSnapshots: 20,
     });
+  });
+
+  it("reads --store and --keep-snapshots, refusing unknown schemes and bad counts", () => {
+    expect(parseConfig(["--store", "s3://bucket/prefix", "--keep-snapshots", "3"], {})).toMatchObject({ store: "s3://bucket/prefix", keepSnapshots: 3 });
+    expect(parseConfig([], { FILETOOLS_STORE: "file:///srv/snaps", FILETOOLS_KEEP_SNAPSHOTS: "5" })).toMatchObject({ store: "file:///srv/snaps", keepSnapshots: 5 });
+    expect(configError(["--store", "ftp://x"]).message).toMatch(/--store/);
+    expect(configError(["--keep-snapshots", "0"]).message).toMatch(/--keep-snapshots/);
   });
 
   it("reads the s3:// store settings from flags and FILETOOLS_S3_* variables", () => {

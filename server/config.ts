@@ -26,6 +26,10 @@ export interface DaemonConfig {
   maxMessageBytes: number;
   /** Allow a non-loopback listen address without authentication. */
   insecure: boolean;
+  /** Snapshot store URL: file://DIR or s3://BUCKET/PREFIX (default file://DATA_DIR/snapshots). */
+  store: string;
+  /** Snapshots kept per workspace; older ones are pruned after a successful snapshot. */
+  keepSnapshots: number;
   /** Settings of an s3:// store (credentials come from the AWS SDK's default chain, never from here). */
   s3: S3Settings;
 }
@@ -73,6 +77,8 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     .option("--max-read-bytes <bytes>", "server maximum for Read max_bytes (env FILETOOLS_MAX_READ_BYTES)", "64MiB")
     .option("--max-message-bytes <bytes>", "gRPC maximum message size (env FILETOOLS_MAX_MESSAGE_BYTES)", "8MiB")
     .option("--insecure", "allow a non-loopback listen address without tokens or TLS (env FILETOOLS_INSECURE)")
+    .option("--store <url>", "snapshot store: file://DIR or s3://BUCKET/PREFIX (env FILETOOLS_STORE; default file://DATA_DIR/snapshots)")
+    .option("--keep-snapshots <n>", "snapshots kept per workspace (env FILETOOLS_KEEP_SNAPSHOTS)", "20")
     .option("--s3-endpoint <url>", "endpoint of an S3-compatible server for an s3:// store (env FILETOOLS_S3_ENDPOINT)")
     .option("--s3-region <region>", "region of an s3:// store (env FILETOOLS_S3_REGION; default AWS_REGION, else us-east-1)")
     .option("--s3-force-path-style", "path-style S3 addressing, for most S3-compatible servers (env FILETOOLS_S3_FORCE_PATH_STYLE)")
@@ -104,9 +110,13 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     );
   }
   const bindValue = setting("bind");
+  const dataDir = path.resolve(String(setting("dataDir")));
+  const storeValue = setting("store");
   return {
+    store: storeValue === undefined || storeValue === "" ? `file://${path.join(dataDir, "snapshots")}` : parseStore(String(storeValue)),
+    keepSnapshots: parseCount("--keep-snapshots", String(setting("keepSnapshots")), 1),
     listen,
-    dataDir: path.resolve(String(setting("dataDir"))),
+    dataDir,
     binds: parseBinds(typeof bindValue === "string" ? bindValue.split(",") : (bindValue as string[])),
     logLevel: parseLogLevel(String(setting("logLevel"))),
     maxReadBytes: parseBytes("--max-read-bytes", String(setting("maxReadBytes")), 1, Number.MAX_SAFE_INTEGER),
@@ -140,6 +150,17 @@ function parseS3Settings(endpoint: unknown, region: unknown, forcePathStyle: unk
     settings.region = String(region);
   }
   return settings;
+}
+
+function parseStore(value: string): string {
+  if (!/^(file|s3):\/\/./.test(value)) throw new ConfigError(`--store ${value}: expected file://DIR or s3://BUCKET/PREFIX`);
+  return value;
+}
+
+function parseCount(flag: string, value: string, min: number): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+  if (!(n >= min && n <= 1_000_000)) throw new ConfigError(`${flag} ${value}: expected a whole number between ${min} and 1000000`);
+  return n;
 }
 
 function parseListen(value: string): string {

@@ -44,6 +44,10 @@ async function main(): Promise<void> {
       logger.warn("grace period over: cancelling the calls still running");
       shutdown.abort();
     });
+    // Every active run is snapshotted (and stays active: the next daemon resumes it).
+    for (const failure of await handlers.snapshotActiveRuns()) {
+      logger.error({ workspace: failure.workspace, err: failure.error }, "snapshot of an active run at shutdown failed");
+    }
     await handlers.close();
     logger.info("stopped");
     process.exit(0);

@@ -1,11 +1,22 @@
 // Wires one handler per RPC to the domain: the workspace registry and the tools.
 import type { Files } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
 import type { Workspaces } from "../../clients/ts/src/gen/filetools/v1/workspaces_pb.js";
+import path from "node:path";
 import type { DaemonConfig } from "../config.js";
 import type { ServiceHandlers } from "../grpc/handlers.js";
 import { WorkspaceRegistry } from "../workspace/registry.js";
 import type { Deps } from "./types.js";
 import { LineIndex } from "../lineindex/line-index.js";
+import { RunManager } from "../runs/runs.js";
+import { openStore } from "../snapshots/open-store.js";
+import { Snapshots } from "../snapshots/snapshots.js";
+import { exportSnapshotHandler } from "./workspaces/export-snapshot.js";
+import { finishRunHandler } from "./workspaces/finish-run.js";
+import { getChangeSetHandler } from "./workspaces/get-change-set.js";
+import { importArchiveHandler } from "./workspaces/import-archive.js";
+import { listSnapshotsHandler } from "./workspaces/list-snapshots.js";
+import { restoreSnapshotHandler } from "./workspaces/restore-snapshot.js";
+import { startRunHandler } from "./workspaces/start-run.js";
 import { deleteHandler } from "./files/delete.js";
 import { downloadHandler } from "./files/download.js";
 import { editHandler } from "./files/edit.js";
@@ -24,13 +35,21 @@ import { listWorkspacesHandler } from "./workspaces/list-workspaces.js";
 export interface Handlers {
   files: ServiceHandlers<typeof Files>;
   workspaces: ServiceHandlers<typeof Workspaces>;
+  /** Snapshots every active run (they stay active); for graceful shutdown. Returns the failures. */
+  snapshotActiveRuns(): Promise<Array<{ workspace: string; error: unknown }>>;
   close(): Promise<void>;
 }
 
 export async function createHandlers(config: DaemonConfig): Promise<Handlers> {
   const workspaces = await WorkspaceRegistry.start(config.dataDir, new Map(config.binds.map((bind) => [bind.name, bind.dir])));
   await workspaces.sweepTempFiles();
-  const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex: new LineIndex() };
+  // The store is bound once; one that is unusable now stops the start-up (never a silent local fallback).
+  const store = await openStore(config.store, config.dataDir);
+  await store.check();
+  const snapshots = new Snapshots(store, config.keepSnapshots, path.join(config.dataDir, "tmp"), workspaces);
+  await snapshots.prepare();
+  const runs = await RunManager.load(config.dataDir);
+  const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex: new LineIndex(), runs, snapshots };
   return {
     // Search and the run and snapshot RPCs have their own issues; until then they answer UNIMPLEMENTED.
     files: {
@@ -50,6 +69,26 @@ export async function createHandlers(config: DaemonConfig): Promise<Handlers> {
       getWorkspace: getWorkspaceHandler(deps),
       listWorkspaces: listWorkspacesHandler(deps),
       deleteWorkspace: deleteWorkspaceHandler(deps),
+      startRun: startRunHandler(deps),
+      finishRun: finishRunHandler(deps),
+      getChangeSet: getChangeSetHandler(deps),
+      listSnapshots: listSnapshotsHandler(deps),
+      exportSnapshot: exportSnapshotHandler(deps),
+      restoreSnapshot: restoreSnapshotHandler(deps),
+      importArchive: importArchiveHandler(deps),
+    },
+    async snapshotActiveRuns() {
+      const failures: Array<{ workspace: string; error: unknown }> = [];
+      for (const run of runs.activeRuns()) {
+        try {
+          const workspace = await workspaces.get(run.workspace);
+          const changeSet = await runs.changes(run.id);
+          await snapshots.create(workspace, { runId: run.id, labels: { ...run.labels, "filetools.shutdown": "true" }, changeSet });
+        } catch (error) {
+          failures.push({ workspace: run.workspace, error });
+        }
+      }
+      return failures;
     },
     close: () => workspaces.close(),
   };

@@ -4,6 +4,8 @@ import type { Workspaces } from "../../clients/ts/src/gen/filetools/v1/workspace
 import type { HandlerFor, MethodsOf } from "../grpc/handlers.js";
 import type { WorkspaceRegistry } from "../workspace/registry.js";
 import type { LineIndex } from "../lineindex/line-index.js";
+import type { RunManager } from "../runs/runs.js";
+import type { Snapshots } from "../snapshots/snapshots.js";
 
 export interface Deps {
   workspaces: WorkspaceRegistry;
@@ -11,6 +13,10 @@ export interface Deps {
   maxReadBytes: number;
   /** Sparse line index shared by Read and Stat (one per daemon). */
   lineIndex?: LineIndex;
+  /** Active runs and change sets; also the change recorder the mutating tools report to. */
+  runs: RunManager;
+  /** Snapshots in the store. */
+  snapshots: Snapshots;
 }
 
 export type FilesHandler<K extends keyof MethodsOf<typeof Files>> = HandlerFor<MethodsOf<typeof Files>[K]>;

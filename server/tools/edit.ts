@@ -6,6 +6,7 @@ import { applyEdits, type TextEdit } from "../text/edit.js";
 import { sha256Hex } from "../text/hash.js";
 import { pathKey, withPathLocks } from "./locks.js";
 import { textEncodingOf } from "./read.js";
+import type { ChangeRecorder } from "./changes.js";
 
 /** Edits load the whole file: bound the memory one call can take. */
 export const MAX_EDIT_BYTES = 64 * 1024 * 1024;
@@ -27,7 +28,7 @@ export interface EditOutcome {
   version: string;
 }
 
-export async function editFile(workspace: Workspace, input: EditInput): Promise<EditOutcome> {
+export async function editFile(workspace: Workspace, input: EditInput, recorder?: ChangeRecorder): Promise<EditOutcome> {
   const parts = parseFilePath(input.path);
   const path = displayPath(parts);
   return withPathLocks([pathKey(workspace.id, path)], async () => {
@@ -49,6 +50,9 @@ export async function editFile(workspace: Workspace, input: EditInput): Promise<
     if (input.dryRun) return { ...outcome, version: file.entry.version };
     // The version read above: a change made behind our back since then is refused, not lost.
     const written = await workspace.writeFile(parts, result.updated, { createDirs: false, mode: "replace-only", ifVersion: file.entry.version });
+    if (recorder?.isRecording(workspace.id)) {
+      await recorder.record(workspace.id, { kind: "modify", path, sourcePath: "", sha256Before: outcome.sha256Before, sha256After: outcome.sha256After });
+    }
     return { ...outcome, version: written.entry.version };
   });
 }

@@ -3,11 +3,23 @@ import type { Workspace } from "../workspace/workspace.js";
 import type { Entry } from "../workspace/entry.js";
 import { displayPath, parseFilePath, parsePath } from "../workspace/paths.js";
 import { pathKey, withPathLocks } from "./locks.js";
+import { sha256OrEmpty, type ChangeRecorder } from "./changes.js";
 
-export async function deletePath(workspace: Workspace, rawPath: string, options: { recursive: boolean; ifVersion?: string }): Promise<{ path: string; existed: boolean }> {
+export async function deletePath(
+  workspace: Workspace,
+  rawPath: string,
+  options: { recursive: boolean; ifVersion?: string },
+  recorder?: ChangeRecorder,
+): Promise<{ path: string; existed: boolean }> {
   const parts = parsePath(rawPath);
   const path = displayPath(parts);
-  const existed = await withPathLocks([pathKey(workspace.id, path)], () => workspace.remove(parts, options));
+  const existed = await withPathLocks([pathKey(workspace.id, path)], async () => {
+    const recording = recorder?.isRecording(workspace.id) ?? false;
+    const before = recording && parts.length > 0 ? await sha256OrEmpty(workspace, parts) : "";
+    const removed = await workspace.remove(parts, options);
+    if (removed && recording) await recorder!.record(workspace.id, { kind: "delete", path, sourcePath: "", sha256Before: before, sha256After: "" });
+    return removed;
+  });
   return { path, existed };
 }
 
@@ -16,11 +28,20 @@ export async function movePath(
   rawSource: string,
   rawDestination: string,
   options: { overwrite: boolean; createDirs: boolean; ifVersion?: string },
+  recorder?: ChangeRecorder,
 ): Promise<{ source: string; destination: string; entry: Entry }> {
   const source = parseFilePath(rawSource);
   const destination = parseFilePath(rawDestination);
   const keys = [pathKey(workspace.id, displayPath(source)), pathKey(workspace.id, displayPath(destination))];
-  const entry = await withPathLocks(keys, () => workspace.move(source, destination, options));
+  const entry = await withPathLocks(keys, async () => {
+    const recording = recorder?.isRecording(workspace.id) ?? false;
+    const hash = recording ? await sha256OrEmpty(workspace, source) : "";
+    const moved = await workspace.move(source, destination, options);
+    if (recording) {
+      await recorder!.record(workspace.id, { kind: "move", path: displayPath(destination), sourcePath: displayPath(source), sha256Before: hash, sha256After: hash });
+    }
+    return moved;
+  });
   return { source: displayPath(source), destination: displayPath(destination), entry };
 }
 

@@ -5,6 +5,7 @@ import type { Workspace, WriteMode, WriteResult } from "../workspace/workspace.j
 import type { Entry } from "../workspace/entry.js";
 import { displayPath, parseFilePath } from "../workspace/paths.js";
 import { pathKey, withPathLocks } from "./locks.js";
+import { sha256OrEmpty, type ChangeRecorder } from "./changes.js";
 
 /** gRPC messages stay well under the 4 MiB default limits. */
 export const TRANSFER_CHUNK_BYTES = 1 << 20;
@@ -55,7 +56,12 @@ export interface UploadTarget {
 }
 
 /** Writes the streamed bytes atomically; nothing is written when the stream fails or the hash differs. */
-export async function uploadFile(workspace: Workspace, target: UploadTarget, chunks: AsyncIterable<Uint8Array>): Promise<WriteResult & { sha256: string }> {
+export async function uploadFile(
+  workspace: Workspace,
+  target: UploadTarget,
+  chunks: AsyncIterable<Uint8Array>,
+  recorder?: ChangeRecorder,
+): Promise<WriteResult & { sha256: string }> {
   const parts = parseFilePath(target.path);
   const shown = displayPath(parts);
   const hash = createHash("sha256");
@@ -71,8 +77,12 @@ export async function uploadFile(workspace: Workspace, target: UploadTarget, chu
       fail("INVALID_ARGUMENT", `the bytes received for ${shown} do not match the sha256 in the header`);
     }
   }
-  const result = await withPathLocks([pathKey(workspace.id, shown)], () =>
-    workspace.writeFile(parts, hashed(), { createDirs: target.createDirs, mode: target.mode, ifVersion: target.ifVersion }),
-  );
-  return { ...result, sha256: hash.digest("hex") };
+  return withPathLocks([pathKey(workspace.id, shown)], async () => {
+    const recording = recorder?.isRecording(workspace.id) ?? false;
+    const before = recording ? await sha256OrEmpty(workspace, parts) : "";
+    const result = await workspace.writeFile(parts, hashed(), { createDirs: target.createDirs, mode: target.mode, ifVersion: target.ifVersion });
+    const sha256 = hash.digest("hex");
+    if (recording) await recorder!.record(workspace.id, { kind: result.created ? "create" : "modify", path: shown, sourcePath: "", sha256Before: before, sha256After: sha256 });
+    return { ...result, sha256 };
+  });
 }

@@ -8,6 +8,7 @@ import { bomBytes, bomLength, encodeText, resolveEncoding } from "../text/encodi
 import { applyNewlineMode, usesCrlf, type NewlineMode } from "../text/newline.js";
 import { sha256Hex } from "../text/hash.js";
 import { pathKey, withPathLocks } from "./locks.js";
+import { sha256OrEmpty, type ChangeRecorder } from "./changes.js";
 
 /** Enough of an existing file to tell its BOM and line-ending style. */
 const STYLE_HEAD_BYTES = 64 * 1024;
@@ -26,9 +27,21 @@ export interface WriteOutcome extends WriteResult {
   sha256: string;
 }
 
-export async function writeFile(workspace: Workspace, input: WriteInput): Promise<WriteOutcome> {
+export async function writeFile(workspace: Workspace, input: WriteInput, recorder?: ChangeRecorder): Promise<WriteOutcome> {
   const parts = parseFilePath(input.path);
   return withPathLocks([pathKey(workspace.id, displayPath(parts))], async () => {
+    const recording = recorder?.isRecording(workspace.id) ?? false;
+    const before = recording ? await sha256OrEmpty(workspace, parts) : "";
+    const outcome = await writeUnlocked(workspace, parts, input);
+    if (recording) {
+      await recorder!.record(workspace.id, { kind: outcome.created ? "create" : "modify", path: displayPath(parts), sourcePath: "", sha256Before: before, sha256After: outcome.sha256 });
+    }
+    return outcome;
+  });
+}
+
+async function writeUnlocked(workspace: Workspace, parts: Components, input: WriteInput): Promise<WriteOutcome> {
+  {
     const bytes = "bytes" in input.body ? input.body.bytes : await encodeForFile(workspace, parts, input.body.text, input);
     const options = { createDirs: input.createDirs, ifVersion: input.ifVersion };
     if (input.mode !== "append") {
@@ -37,7 +50,7 @@ export async function writeFile(workspace: Workspace, input: WriteInput): Promis
     }
     const result = await workspace.appendFile(parts, bytes, options);
     return { ...result, sha256: await sha256OfFile(workspace, parts) };
-  });
+  }
 }
 
 /**

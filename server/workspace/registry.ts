@@ -5,6 +5,8 @@ import path from "node:path";
 import { fail } from "../errors.js";
 import { errnoOf } from "./errno.js";
 import { Workspace } from "./workspace.js";
+import type { Staging } from "./staging.js";
+import { randomBytes } from "node:crypto";
 
 export const WORKSPACE_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
@@ -25,6 +27,7 @@ export class WorkspaceRegistry {
     const managedDir = path.resolve(dataDir, "workspaces");
     await fsp.mkdir(managedDir, { recursive: true });
     await assertProcFdWorks(managedDir);
+    await recoverSwaps(managedDir);
     const registry = new WorkspaceRegistry(managedDir, new Set(binds.keys()));
     for (const [id, hostDir] of binds) {
       if (!WORKSPACE_ID_PATTERN.test(id)) throw new Error(`--bind: invalid workspace id ${JSON.stringify(id)}`);
@@ -82,6 +85,35 @@ export class WorkspaceRegistry {
     await fsp.rmdir(this.hostDir(id));
   }
 
+  /**
+   * Replaces workspace `id` by the staging directory (made by its
+   * createStaging). A managed workspace's directory is swapped by renames
+   * (staging → .swap, live → .old, .swap → live), which start-up recovery
+   * completes or rolls back after a crash; a bound one is replaced in place.
+   */
+  async replaceWithStaging(id: string, staging: Staging): Promise<void> {
+    const workspace = await this.get(id);
+    if (workspace.bound) return workspace.replaceContentsInPlace(staging);
+    const tag = randomBytes(8).toString("hex");
+    const live = this.hostDir(id);
+    const swap = path.join(this.managedDir, `.swap-${id}-${tag}`);
+    const old = path.join(this.managedDir, `.old-${id}-${tag}`);
+    await staging.release();
+    await staging.sync();
+    await fsp.rename(staging.procPath(), swap);
+    await staging.handOver();
+    await fsp.chmod(swap, 0o755);
+    await fsp.rename(live, old);
+    await fsp.rename(swap, live);
+    await syncDir(this.managedDir);
+    const opening = Workspace.open(id, live, false);
+    this.open.set(id, opening);
+    await opening;
+    // Calls still holding the old root finish against the old tree, then it goes.
+    setTimeout(() => void workspace.close().catch(() => undefined), 1000).unref();
+    await fsp.rm(old, { recursive: true, force: true });
+  }
+
   /** Removes temp files left by a crash in every workspace; returns how many. */
   async sweepTempFiles(): Promise<number> {
     let removed = 0;
@@ -116,5 +148,30 @@ async function assertProcFdWorks(dir: string): Promise<void> {
     }
   } finally {
     await handle.close();
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const handle = await fsp.open(dir, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Completes or rolls back a swap a crash interrupted (see replaceWithStaging). */
+async function recoverSwaps(managedDir: string): Promise<void> {
+  for (const name of await fsp.readdir(managedDir)) {
+    const old = /^\.old-(.+)-[0-9a-f]{16}$/.exec(name);
+    if (old) {
+      const live = path.join(managedDir, old[1]!);
+      const exists = await fsp.lstat(live).then(() => true, () => false);
+      if (exists) await fsp.rm(path.join(managedDir, name), { recursive: true, force: true });
+      else await fsp.rename(path.join(managedDir, name), live);
+    }
+  }
+  for (const name of await fsp.readdir(managedDir)) {
+    if (/^\.swap-.+-[0-9a-f]{16}$/.test(name)) await fsp.rm(path.join(managedDir, name), { recursive: true, force: true });
   }
 }

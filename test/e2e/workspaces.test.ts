@@ -64,7 +64,13 @@ describe("not yet implemented RPCs", () => {
     await expectError(collect(d.client.files.search({ workspace: "w", pattern: "x" })), "UNIMPLEMENTED", "NOT_IMPLEMENTED");
   });
 
-  it("StartRun is UNIMPLEMENTED / NOT_IMPLEMENTED", async () => {
-    await expectError(d.client.workspaces.startRun({ workspace: "w" }), "UNIMPLEMENTED", "NOT_IMPLEMENTED");
+});
+
+describe("runs (served since the runs issue; details in runs.test.ts)", () => {
+  it("StartRun answers a run; a second one on the same workspace is RUN_ACTIVE", async () => {
+    const { run } = await d.client.workspaces.startRun({ workspace: "w" });
+    expect(run?.id).toMatch(/^run-/);
+    await expectError(d.client.workspaces.startRun({ workspace: "w" }), "FAILED_PRECONDITION", "RUN_ACTIVE");
+    await d.client.workspaces.finishRun({ workspace: "w", runId: run!.id, snapshot: false });
   });
 });

@@ -10,7 +10,7 @@ export function editHandler(deps: Deps): FilesHandler<"edit"> {
       dryRun: request.dryRun,
       ifVersion: request.ifVersion || undefined,
       encoding: request.encoding,
-    });
+    }, deps.runs);
     return { ...result, replacements: BigInt(result.replacements) };
   };
 }

@@ -9,7 +9,7 @@ export function moveHandler(deps: Deps): FilesHandler<"move"> {
       overwrite: request.overwrite,
       createDirs: request.createDirs ?? true,
       ifVersion: request.ifVersion || undefined,
-    });
+    }, deps.runs);
     return { source: moved.source, destination: moved.destination, file: fileInfo(moved.entry) };
   };
 }

@@ -1,0 +1,17 @@
+import type { ExportStream } from "../../snapshots/snapshots.js";
+import type { Deps, WorkspacesHandler } from "../types.js";
+
+export function exportSnapshotHandler(deps: Deps): WorkspacesHandler<"exportSnapshot"> {
+  return async function* (request, ctx) {
+    const include = request.include.filter((glob) => glob !== "");
+    let stream: ExportStream;
+    if (request.live) {
+      stream = await deps.snapshots.exportFiltered({ workspace: await deps.workspaces.get(request.workspace) }, include, ctx.signal);
+    } else {
+      const manifest = await deps.snapshots.find(request.workspace, request.snapshotId, ctx.signal);
+      stream = include.length > 0 ? await deps.snapshots.exportFiltered({ manifest }, include, ctx.signal) : deps.snapshots.exportStored(manifest, ctx.signal);
+    }
+    yield { event: { case: "header", value: { size: BigInt(stream.size), sha256: stream.sha256, fileCount: BigInt(stream.fileCount) } } };
+    for await (const data of stream.chunks) yield { event: { case: "chunk", value: { data } } };
+  };
+}

@@ -1,0 +1,180 @@
+// Runs and their change sets (SPEC section 1). Each run is a small JSON file
+// (written atomically) plus an append-only JSON-lines change set, under
+// DATA_DIR/runs, so an active run and its changes survive a daemon restart.
+import { randomBytes } from "node:crypto";
+import { promises as fsp } from "node:fs";
+import path from "node:path";
+import { fail } from "../errors.js";
+import type { Change, ChangeRecorder } from "../tools/changes.js";
+
+export interface RunInfo {
+  id: string;
+  workspace: string;
+  /** ISO 8601. */
+  startedAt: string;
+  restoredFrom: string;
+  labels: Record<string, string>;
+  state: "active" | "finished";
+  finishedAt?: string;
+  snapshotId?: string;
+}
+
+export interface ChangeSummary {
+  created: number;
+  modified: number;
+  deleted: number;
+  moved: number;
+}
+
+const RUN_ID = /^run-[0-9]{8}T[0-9]{9}Z-[0-9a-f]{8}$/;
+
+export class RunManager implements ChangeRecorder {
+  /** Active runs by workspace. */
+  private readonly active = new Map<string, RunInfo>();
+  /** Workspaces whose StartRun is in progress. */
+  private readonly starting = new Set<string>();
+  /** Per-run append queue, so entries land in order. */
+  private readonly queues = new Map<string, Promise<void>>();
+
+  private constructor(private readonly dir: string) {}
+
+  static async load(dataDir: string): Promise<RunManager> {
+    const dir = path.join(dataDir, "runs");
+    await fsp.mkdir(dir, { recursive: true });
+    const manager = new RunManager(dir);
+    for (const name of await fsp.readdir(dir)) {
+      if (!name.endsWith(".json")) continue;
+      const info = JSON.parse(await fsp.readFile(path.join(dir, name), "utf8")) as RunInfo;
+      if (info.state === "active") manager.active.set(info.workspace, info);
+    }
+    return manager;
+  }
+
+  isRecording(workspaceId: string): boolean {
+    return this.active.has(workspaceId);
+  }
+
+  async record(workspaceId: string, change: Omit<Change, "time">): Promise<void> {
+    const run = this.active.get(workspaceId);
+    if (!run) return;
+    const line = JSON.stringify({ ...change, time: new Date().toISOString() }) + "\n";
+    const previous = this.queues.get(run.id) ?? Promise.resolve();
+    const next = previous.then(() => fsp.appendFile(this.changesPath(run.id), line));
+    this.queues.set(run.id, next.catch(() => undefined));
+    await next;
+  }
+
+  activeRun(workspaceId: string): RunInfo | undefined {
+    return this.active.get(workspaceId);
+  }
+
+  activeRuns(): RunInfo[] {
+    return [...this.active.values()];
+  }
+
+  /**
+   * Reserves the workspace for a new run (RUN_ACTIVE when one is active or
+   * starting); `begin` then does the restore and returns the run's details.
+   */
+  async start(workspaceId: string, labels: Record<string, string>, begin: () => Promise<{ restoredFrom: string }>): Promise<RunInfo> {
+    const current = this.active.get(workspaceId);
+    if (current) fail("RUN_ACTIVE", `workspace ${workspaceId} already has an active run (${current.id})`, { run_id: current.id });
+    if (this.starting.has(workspaceId)) fail("RUN_ACTIVE", `a run is starting on workspace ${workspaceId}`);
+    this.starting.add(workspaceId);
+    try {
+      const { restoredFrom } = await begin();
+      const now = new Date();
+      const stamp = now.toISOString().replace(/[-:]/g, "").replace(".", "");
+      const run: RunInfo = {
+        id: `run-${stamp}-${randomBytes(4).toString("hex")}`,
+        workspace: workspaceId,
+        startedAt: now.toISOString(),
+        restoredFrom,
+        labels: { ...labels },
+        state: "active",
+      };
+      await fsp.writeFile(this.changesPath(run.id), "");
+      await this.save(run);
+      this.active.set(workspaceId, run);
+      return run;
+    } finally {
+      this.starting.delete(workspaceId);
+    }
+  }
+
+  /** The active run `runId` of the workspace; NOT_FOUND / FAILED_PRECONDITION otherwise. */
+  requireActive(workspaceId: string, runId: string): RunInfo {
+    const run = this.active.get(workspaceId);
+    if (!run || (runId !== "" && run.id !== runId)) {
+      fail("NOT_FOUND", `run ${runId || "(none)"} is not the active run of workspace ${workspaceId}`);
+    }
+    return run;
+  }
+
+  /** Marks the run finished (after its snapshot, if any, was written). */
+  async finish(run: RunInfo, snapshotId: string): Promise<void> {
+    await this.queues.get(run.id);
+    const done: RunInfo = { ...run, state: "finished", finishedAt: new Date().toISOString(), snapshotId };
+    await this.save(done);
+    if (this.active.get(run.workspace)?.id === run.id) this.active.delete(run.workspace);
+    this.queues.delete(run.id);
+  }
+
+  /** A run known locally (active or finished), or undefined. */
+  async find(runId: string): Promise<RunInfo | undefined> {
+    if (!RUN_ID.test(runId)) return undefined;
+    try {
+      return JSON.parse(await fsp.readFile(this.runPath(runId), "utf8")) as RunInfo;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The change set of a run known locally. */
+  async changes(runId: string): Promise<Change[]> {
+    await this.queues.get(runId);
+    const text = await fsp.readFile(this.changesPath(runId), "utf8").catch(() => "");
+    // A line torn by a crash is the last one; it is dropped.
+    return text
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .flatMap((line) => {
+        try {
+          return [JSON.parse(line) as Change];
+        } catch {
+          return [];
+        }
+      });
+  }
+
+  /** Forgets the local records of a workspace's runs (DeleteWorkspace). */
+  async forgetWorkspace(workspaceId: string): Promise<void> {
+    this.active.delete(workspaceId);
+  }
+
+  private async save(run: RunInfo): Promise<void> {
+    const target = this.runPath(run.id);
+    const temp = `${target}.tmp-${randomBytes(8).toString("hex")}`;
+    await fsp.writeFile(temp, JSON.stringify(run, null, 2));
+    await fsp.rename(temp, target);
+  }
+
+  private runPath(runId: string): string {
+    return path.join(this.dir, `${runId}.json`);
+  }
+
+  private changesPath(runId: string): string {
+    return path.join(this.dir, `${runId}.changes.jsonl`);
+  }
+}
+
+export function summarize(changes: readonly Change[]): ChangeSummary {
+  const summary: ChangeSummary = { created: 0, modified: 0, deleted: 0, moved: 0 };
+  for (const change of changes) {
+    if (change.kind === "create") summary.created++;
+    else if (change.kind === "modify") summary.modified++;
+    else if (change.kind === "delete") summary.deleted++;
+    else if (change.kind === "move") summary.moved++;
+  }
+  return summary;
+}

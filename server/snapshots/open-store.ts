@@ -1,0 +1,31 @@
+// The store factory: one SnapshotStore chosen by the --store URL scheme and
+// bound once at start-up. The caller runs store.check() before serving.
+//   file://DIR          a local directory (default DATA_DIR/snapshots)
+//   s3://BUCKET/PREFIX  an S3-compatible object store (s3-store.ts)
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { FileStore } from "./file-store.js";
+import type { SnapshotStore } from "./store.js";
+
+/** The default store URL for a data directory. */
+export function defaultStoreUrl(dataDir: string): string {
+  return `file://${path.join(dataDir, "snapshots")}`;
+}
+
+/**
+ * Opens the store named by `url`. `dataDir` resolves a relative file:// path.
+ * Throws a plain Error with a clear message for an unknown scheme or a bad URL.
+ */
+export async function openStore(url: string, dataDir: string): Promise<SnapshotStore> {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  switch (scheme) {
+    case "file": {
+      // file:///abs/dir, or file://relative/dir (resolved against the data directory).
+      const dir = url.startsWith("file:///") ? fileURLToPath(url) : path.resolve(dataDir, url.slice("file://".length));
+      if (!url.startsWith("file://") || dir === "") throw new Error(`--store ${url}: expected file:///absolute/dir`);
+      return new FileStore(dir);
+    }
+    default:
+      throw new Error(`--store ${url}: unsupported store; use file://DIR or s3://BUCKET/PREFIX`);
+  }
+}

@@ -1,0 +1,178 @@
+// Measuring: wall-clock timing of shell tools and of daemon calls, the daemon
+// process and its peak resident memory, the build, ripgrep, and the machine.
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { connect, type FileToolsClient } from "../../clients/ts/src/client.js";
+
+export const ROOT = path.resolve(import.meta.dirname, "../..");
+const MAIN = path.join(ROOT, "dist/server/main.js");
+
+/** Tools run in one fixed locale (UTF-8 aware, as the daemon is). */
+const TOOL_ENV = { ...process.env, LC_ALL: "C.UTF-8" };
+
+export const ms = (from: bigint) => Number(process.hrtime.bigint() - from) / 1e6;
+
+export function median(xs: number[]): number {
+  return quantile(xs, 0.5);
+}
+
+/** Nearest-rank quantile. */
+export function quantile(xs: number[], q: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+export interface ToolRun {
+  ms: number;
+  stdout: string;
+}
+
+/** Runs `sh -c cmd` with stdout piped here (so grep cannot treat it as /dev/null); wall time including the spawn. */
+export function runTool(cmd: string, cwd?: string): Promise<ToolRun> {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn("sh", ["-c", cmd], { cwd, env: TOOL_ENV, stdio: ["ignore", "pipe", "ignore"] });
+    const chunks: Buffer[] = [];
+    child.stdout.on("data", (d: Buffer) => chunks.push(d));
+    child.on("error", reject);
+    child.on("close", () => resolve({ ms: ms(started), stdout: Buffer.concat(chunks).toString("utf8") }));
+  });
+}
+
+/** Per-run time of a command too quick to time alone: `repeat` runs in one shell loop, output discarded. */
+export async function loopTool(cmd: string, repeat: number): Promise<number> {
+  const { ms: total } = await runTool(`i=0; while [ $i -lt ${repeat} ]; do ${cmd} >/dev/null; i=$((i+1)); done`);
+  return total / repeat;
+}
+
+export const lineCount = (text: string) => (text.match(/\n/g) ?? []).length;
+
+// ---- the daemon -------------------------------------------------------------
+
+export class Daemon {
+  private constructor(
+    readonly proc: ChildProcess,
+    readonly client: FileToolsClient,
+    private readonly dataDir: string,
+  ) {}
+
+  /** A fresh filetoolsd on 127.0.0.1:0 with the given binds (NAME → absolute dir), errors-only logging. */
+  static async start(binds: Record<string, string>): Promise<Daemon> {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), "ftd-bench-"));
+    const args = [MAIN, "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "error"];
+    for (const [name, dir] of Object.entries(binds)) args.push("--bind", `${name}=${dir}`);
+    const proc = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    proc.stderr!.on("data", (d) => (stderr += d));
+    const address = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      proc.stdout!.on("data", (d) => {
+        out += d;
+        const m = /filetoolsd listening on (\S+)/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      proc.on("exit", (code) => reject(new Error(`filetoolsd exited ${code}: ${stderr}`)));
+    });
+    return new Daemon(proc, connect(address), dataDir);
+  }
+
+  private status(field: "VmRSS" | "VmHWM"): number {
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${this.proc.pid}/status`, "utf8"));
+    return m ? Number(m[1]) * 1024 : NaN;
+  }
+
+  rss(): number {
+    return this.status("VmRSS");
+  }
+
+  /**
+   * Measures the peak resident memory while `work` runs: the kernel's high-water
+   * mark, reset first through clear_refs ("5"), which needs root or ownership;
+   * otherwise VmRSS polled every 5 ms.
+   */
+  async peakDuring<T>(work: () => Promise<T>): Promise<{ result: T; peak: number }> {
+    let reset = true;
+    try {
+      writeFileSync(`/proc/${this.proc.pid}/clear_refs`, "5");
+    } catch {
+      reset = false;
+    }
+    let polled = this.rss();
+    const timer = reset ? undefined : setInterval(() => (polled = Math.max(polled, this.rss())), 5);
+    try {
+      const result = await work();
+      return { result, peak: Math.max(polled, reset ? this.status("VmHWM") : 0) };
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.client.close();
+    if (this.proc.exitCode === null) {
+      const exited = new Promise((r) => this.proc.once("exit", r));
+      this.proc.kill("SIGTERM");
+      await exited;
+    }
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+// ---- preparation ------------------------------------------------------------
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(p));
+    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) newest = Math.max(newest, statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** `npm run build` when dist is missing or older than a source file. */
+export function ensureBuilt(log: (line: string) => void): void {
+  const built = existsSync(MAIN) ? statSync(MAIN).mtimeMs : 0;
+  if (built >= Math.max(newestSource(path.join(ROOT, "server")), newestSource(path.join(ROOT, "clients/ts/src")))) return;
+  log("building (npm run build) …");
+  execFileSync("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit" });
+  const now = new Date();
+  execFileSync("touch", ["-d", now.toISOString(), MAIN]); // tsc leaves unchanged outputs' mtimes alone
+}
+
+function version(cmd: string, args = ["--version"]): string | undefined {
+  const r = spawnSync(cmd, args, { encoding: "utf8" });
+  return r.status === 0 ? r.stdout.split("\n")[0]!.trim() : undefined;
+}
+
+/** ripgrep's version, installing the Debian package if missing; undefined (with a note logged) if that fails. */
+export function ensureRipgrep(log: (line: string) => void): string | undefined {
+  let v = version("rg");
+  if (v) return v;
+  log("ripgrep missing: apt-get install -y ripgrep …");
+  for (const script of ["apt-get install -y ripgrep", "apt-get update && apt-get install -y ripgrep"]) {
+    spawnSync("sh", ["-c", `DEBIAN_FRONTEND=noninteractive ${script}`], { stdio: "ignore" });
+    if ((v = version("rg"))) return v;
+  }
+  log("could not install ripgrep: the rg columns are skipped");
+  return undefined;
+}
+
+/** The 1, 5 and 15 minute load averages: other work on the machine skews every column. */
+export const loadAverage = () => os.loadavg().map((l) => l.toFixed(2)).join(" ");
+
+/** Lines describing the machine and the tools' versions. */
+export function machine(dataRoot: string, rg: string | undefined): string[] {
+  const cpu = /model name\s*:\s*(.*)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? os.cpus()[0]?.model ?? "?";
+  const fs = statfsSync(dataRoot);
+  const gib = (n: number) => `${(n / 2 ** 30).toFixed(1)} GiB`;
+  const git = (args: string[]) => spawnSync("git", args, { cwd: ROOT, encoding: "utf8" }).stdout.trim();
+  const dirty = git(["status", "--porcelain", "--untracked-files=no", "server", "clients/ts/src"]) ? " (+ uncommitted changes)" : "";
+  return [
+    `machine: ${cpu}, ${os.cpus().length} cores, ${gib(os.totalmem())} RAM, ${gib(fs.bavail * fs.bsize)} free on the data disk; ${os.type()} ${os.release()}; load average ${loadAverage()}`,
+    `filetoolsd: ${git(["log", "-1", "--format=%h %s"])}${dirty}; node ${process.version}`,
+    `tools: ${version("sed")}; ${version("tail")}; ${version("grep")}; ${rg ?? "ripgrep: not available"}; LC_ALL=C.UTF-8`,
+  ];
+}
