@@ -23,7 +23,27 @@ export interface WalkOptions {
   includeHidden: boolean;
   /** Skip what .gitignore files exclude (from the root down), and ".git". */
   respectGitignore: boolean;
+  /** Directories for which this returns true are reported but not descended into. */
+  prune?: (directory: Entry) => boolean;
+  /**
+   * Regular files (with a single link) for which this returns true are opened
+   * (read-only, O_NOFOLLOW, O_NONBLOCK, relative to the held directory, so
+   * they are inside the workspace) and reported with `opened`.
+   */
+  open?: (file: Entry) => boolean;
 }
+
+/** A file the walk opened for reading; the consumer must close it. */
+export interface OpenedFile {
+  /**
+   * The descriptor, for reading in a worker thread of this process (the
+   * search pool): positional reads only, and never closed there.
+   */
+  readonly fd: number;
+  close(): Promise<void>;
+}
+
+export type WalkEntry = Entry & { opened?: OpenedFile };
 
 /** The .gitignore rules of one directory, which apply to paths below it. */
 interface IgnoreLevel {
@@ -32,12 +52,12 @@ interface IgnoreLevel {
 }
 
 /** Walks below `start` (an open directory at `startParts`); closes `start`. */
-export async function* walk(start: FileHandle, startParts: Components, options: WalkOptions, resolver: Resolver): AsyncGenerator<Entry> {
+export async function* walk(start: FileHandle, startParts: Components, options: WalkOptions, resolver: Resolver): AsyncGenerator<WalkEntry> {
   const levels = options.respectGitignore ? await ancestorIgnoreLevels(startParts, resolver) : [];
   yield* walkDirectory(start, startParts, 1, levels, options);
 }
 
-async function* walkDirectory(dir: FileHandle, parts: Components, depth: number, levels: IgnoreLevel[], options: WalkOptions): AsyncGenerator<Entry> {
+async function* walkDirectory(dir: FileHandle, parts: Components, depth: number, levels: IgnoreLevel[], options: WalkOptions): AsyncGenerator<WalkEntry> {
   try {
     if (options.respectGitignore) {
       const rules = await readGitignore(dir);
@@ -51,8 +71,14 @@ async function* walkDirectory(dir: FileHandle, parts: Components, depth: number,
       const stats = await fsp.lstat(at(dir, name), { bigint: true }).catch(() => null);
       if (!stats) continue; // removed while we walked
       if (options.respectGitignore && isIgnored(levels, childParts, stats.isDirectory())) continue;
-      yield entryFromStats(displayPath(childParts), stats);
-      const descend = stats.isDirectory() && options.recursive && (options.maxDepth === 0 || depth < options.maxDepth);
+      const entry: WalkEntry = entryFromStats(displayPath(childParts), stats);
+      if (options.open && stats.isFile() && stats.nlink === 1n && options.open(entry)) {
+        const handle = await fsp.open(at(dir, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch(() => null);
+        if (handle) entry.opened = { fd: handle.fd, close: () => handle.close() };
+      }
+      yield entry;
+      const descend =
+        stats.isDirectory() && options.recursive && (options.maxDepth === 0 || depth < options.maxDepth) && !options.prune?.(entry);
       if (!descend) continue;
       const child = await fsp.open(at(dir, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW).catch(() => null);
       if (child) yield* walkDirectory(child, childParts, depth + 1, levels, options);

@@ -1,10 +1,3 @@
-// !!! RESTORED FILE (14:45 UTC, by the search session of issue 3): an edit
-// script of mine truncated this file by mistake, which destroyed the
-// UNCOMMITTED changes another session had made here (the Staging import from
-// ./staging.js, and the methods readLink, createStaging, mergeStaging and
-// replaceContentsInPlace used by server/snapshots and registry.ts). It was
-// restored from HEAD plus the search's one-line walk() type change. Whoever
-// wrote those methods: please re-add them and delete this note. Sorry.
 // One workspace: the only place where the file tools touch the file system.
 // Every operation resolves its path through the Resolver (held directory
 // descriptors, /proc/self/fd) and reports workspace paths only.
@@ -17,7 +10,7 @@ import { type Entry, entryFromStats, versionOf } from "./entry.js";
 import { errnoOf, translateErrno } from "./errno.js";
 import { Resolver, at, lstatOrNull, self, type Location } from "./resolver.js";
 import { OpenFile } from "./open-file.js";
-import { walk, type WalkOptions } from "./walk.js";
+import { walk, type WalkEntry, type WalkOptions } from "./walk.js";
 import { TEMP_FILE_PATTERN, tempFileName } from "./temp-files.js";
 import { Staging, removeContents as removeAll } from "./staging.js";
 
@@ -250,7 +243,7 @@ export class Workspace {
   }
 
   /** Entries under a directory (symlinks never followed), in sorted walk order. */
-  async *walk(parts: Components, options: WalkOptions): AsyncGenerator<Entry> {
+  async *walk(parts: Components, options: WalkOptions): AsyncGenerator<WalkEntry> {
     const shown = displayPath(parts);
     const start = await this.openDirectory(parts, shown);
     yield* walk(start, parts, options, this.resolver);
