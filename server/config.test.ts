@@ -1,3 +1,4 @@
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "./config.js";
@@ -25,7 +26,15 @@ describe("parseConfig", () => {
       s3: { forcePathStyle: false },
       store: `file://${path.resolve(".filetools", "snapshots")}`,
       keepSnapshots: 20,
+      workers: os.availableParallelism(),
     });
+  });
+
+  it("reads --workers and FILETOOLS_WORKERS (1 to 256)", () => {
+    expect(parseConfig(["--workers", "3"], {}).workers).toBe(3);
+    expect(parseConfig([], { FILETOOLS_WORKERS: "5" }).workers).toBe(5);
+    expect(configError(["--workers", "0"]).message).toMatch(/--workers/);
+    expect(configError(["--workers", "two"]).message).toMatch(/--workers/);
   });
 
   it("reads --store and --keep-snapshots, refusing unknown schemes and bad counts", () => {

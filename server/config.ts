@@ -1,6 +1,7 @@
 // Daemon configuration: command-line flags, each also read from a FILETOOLS_*
 // environment variable (a flag given on the command line wins). Every value is
 // validated here, so the rest of the daemon can trust DaemonConfig.
+import os from "node:os";
 import path from "node:path";
 import { Command, CommanderError } from "commander";
 import { LOG_LEVELS, type LogLevel } from "./log.js";
@@ -26,6 +27,8 @@ export interface DaemonConfig {
   maxMessageBytes: number;
   /** Allow a non-loopback listen address without authentication. */
   insecure: boolean;
+  /** Search worker threads (default: the core count). */
+  workers: number;
   /** Snapshot store URL: file://DIR or s3://BUCKET/PREFIX (default file://DATA_DIR/snapshots). */
   store: string;
   /** Snapshots kept per workspace; older ones are pruned after a successful snapshot. */
@@ -77,6 +80,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     .option("--max-read-bytes <bytes>", "server maximum for Read max_bytes (env FILETOOLS_MAX_READ_BYTES)", "64MiB")
     .option("--max-message-bytes <bytes>", "gRPC maximum message size (env FILETOOLS_MAX_MESSAGE_BYTES)", "8MiB")
     .option("--insecure", "allow a non-loopback listen address without tokens or TLS (env FILETOOLS_INSECURE)")
+    .option("--workers <n>", "search worker threads (env FILETOOLS_WORKERS; default: the core count)")
     .option("--store <url>", "snapshot store: file://DIR or s3://BUCKET/PREFIX (env FILETOOLS_STORE; default file://DATA_DIR/snapshots)")
     .option("--keep-snapshots <n>", "snapshots kept per workspace (env FILETOOLS_KEEP_SNAPSHOTS)", "20")
     .option("--s3-endpoint <url>", "endpoint of an S3-compatible server for an s3:// store (env FILETOOLS_S3_ENDPOINT)")
@@ -119,6 +123,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     dataDir,
     binds: parseBinds(typeof bindValue === "string" ? bindValue.split(",") : (bindValue as string[])),
     logLevel: parseLogLevel(String(setting("logLevel"))),
+    workers: parseWorkers(setting("workers")),
     maxReadBytes: parseBytes("--max-read-bytes", String(setting("maxReadBytes")), 1, Number.MAX_SAFE_INTEGER),
     maxMessageBytes: parseBytes(
       "--max-message-bytes",
@@ -202,6 +207,14 @@ function parseBinds(values: readonly string[]): Bind[] {
     binds.push({ name, dir: path.resolve(dir) });
   }
   return binds;
+}
+
+/** The search pool's thread count: 1 to 256, default the core count. */
+function parseWorkers(value: unknown): number {
+  if (value === undefined || value === "") return os.availableParallelism();
+  const n = /^\d+$/.test(String(value).trim()) ? Number(value) : NaN;
+  if (!(n >= 1 && n <= 256)) throw new ConfigError(`--workers ${String(value)}: expected a whole number between 1 and 256`);
+  return n;
 }
 
 function parseLogLevel(value: string): LogLevel {

@@ -19,6 +19,8 @@ import { restoreSnapshotHandler } from "./workspaces/restore-snapshot.js";
 import { startRunHandler } from "./workspaces/start-run.js";
 import { deleteHandler } from "./files/delete.js";
 import { downloadHandler } from "./files/download.js";
+import { searchHandler } from "./files/search.js";
+import { SearchPool } from "../search/pool.js";
 import { editHandler } from "./files/edit.js";
 import { listHandler } from "./files/list.js";
 import { makeDirHandler } from "./files/make-dir.js";
@@ -43,6 +45,7 @@ export interface Handlers {
 export async function createHandlers(config: DaemonConfig): Promise<Handlers> {
   const workspaces = await WorkspaceRegistry.start(config.dataDir, new Map(config.binds.map((bind) => [bind.name, bind.dir])));
   await workspaces.sweepTempFiles();
+  const searchPool = await SearchPool.start(config.workers);
   // The store is bound once; one that is unusable now stops the start-up (never a silent local fallback).
   const store = await openStore(config.store, config.dataDir);
   await store.check();
@@ -51,7 +54,6 @@ export async function createHandlers(config: DaemonConfig): Promise<Handlers> {
   const runs = await RunManager.load(config.dataDir);
   const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex: new LineIndex(), runs, snapshots };
   return {
-    // Search and the run and snapshot RPCs have their own issues; until then they answer UNIMPLEMENTED.
     files: {
       read: readHandler(deps),
       write: writeHandler(deps),
@@ -61,6 +63,7 @@ export async function createHandlers(config: DaemonConfig): Promise<Handlers> {
       makeDir: makeDirHandler(deps),
       stat: statHandler(deps),
       list: listHandler(deps),
+      search: searchHandler(deps, searchPool),
       upload: uploadHandler(deps),
       download: downloadHandler(deps),
     },
@@ -90,6 +93,9 @@ export async function createHandlers(config: DaemonConfig): Promise<Handlers> {
       }
       return failures;
     },
-    close: () => workspaces.close(),
+    close: async () => {
+      await searchPool.close();
+      await workspaces.close();
+    },
   };
 }

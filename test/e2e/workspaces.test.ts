@@ -2,7 +2,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError, setup, collect } from "./daemon.js";
+import { expectError, setup } from "./daemon.js";
 
 let d: Awaited<ReturnType<typeof setup>>;
 const boundDir = realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-e2e-bound-")));
@@ -57,13 +57,6 @@ describe("CreateWorkspace / GetWorkspace / ListWorkspaces / DeleteWorkspace", ()
   it("a file RPC on an unknown workspace is WORKSPACE_NOT_FOUND", async () => {
     await expectError(d.client.files.stat({ workspace: "nope", path: "a" }), "NOT_FOUND", "WORKSPACE_NOT_FOUND");
   });
-});
-
-describe("not yet implemented RPCs", () => {
-  it("Search is UNIMPLEMENTED / NOT_IMPLEMENTED", async () => {
-    await expectError(collect(d.client.files.search({ workspace: "w", pattern: "x" })), "UNIMPLEMENTED", "NOT_IMPLEMENTED");
-  });
-
 });
 
 describe("runs (served since the runs issue; details in runs.test.ts)", () => {

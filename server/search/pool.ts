@@ -1,0 +1,72 @@
+// The search worker pool (piscina). A task aborted through its signal has its
+// worker terminated (V8 stops even a regex in the middle of backtracking) and
+// a replacement started: minThreads keeps the pool at full strength.
+import os from "node:os";
+import v8 from "node:v8";
+import { Piscina } from "piscina";
+import type { FileOutcome, SearchTask, WorkerTask } from "./worker.js";
+
+const PING_TIMEOUT_MS = 30_000;
+
+let flagsSet = false;
+/**
+ * Irregexp with a fallback to V8's linear-time engine once a match backtracks
+ * too much (see pattern.ts for the measurements). V8 flags are process-wide
+ * and must be set before any worker starts.
+ */
+export function enableLinearRegexpFallback(): void {
+  if (flagsSet) return;
+  v8.setFlagsFromString("--enable-experimental-regexp-engine-on-excessive-backtracks");
+  flagsSet = true;
+}
+
+export function defaultWorkerCount(): number {
+  return typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length;
+}
+
+export interface PoolLogger {
+  error(object: object, message: string): void;
+}
+
+export class SearchPool {
+  private constructor(
+    private readonly piscina: Piscina<WorkerTask, FileOutcome[] | "pong">,
+    readonly threads: number,
+  ) {}
+
+  /** Starts `threads` workers and checks that one answers. */
+  static async start(threads: number, logger?: PoolLogger): Promise<SearchPool> {
+    enableLinearRegexpFallback();
+    // Recipe of shared/notes/stack.md section 5: .ts under tsx/vitest, .js once compiled.
+    const isTs = import.meta.url.endsWith(".ts");
+    const filename = new URL(isTs ? "./worker.ts" : "./worker.js", import.meta.url).href;
+    const execArgv = isTs && !process.execArgv.some((a) => a.includes("tsx")) ? [...process.execArgv, "--import", "tsx"] : undefined;
+    const piscina = new Piscina<WorkerTask, FileOutcome[] | "pong">({
+      filename,
+      execArgv,
+      minThreads: threads,
+      maxThreads: threads,
+      idleTimeout: 2 ** 31 - 1,
+      concurrentTasksPerWorker: 1,
+    });
+    piscina.on("error", (error: unknown) => logger?.error({ err: error }, "search worker failed"));
+    const pool = new SearchPool(piscina, threads);
+    try {
+      const answer = await piscina.run({ ping: true }, { signal: AbortSignal.timeout(PING_TIMEOUT_MS) });
+      if (answer !== "pong") throw new Error(`unexpected answer ${String(answer)}`);
+    } catch (error) {
+      await piscina.destroy();
+      throw new Error(`the search workers did not start: ${(error as Error).message}`);
+    }
+    return pool;
+  }
+
+  /** Runs one batch; aborting `signal` rejects at once and terminates the worker if it is running. */
+  run(task: SearchTask, signal: AbortSignal): Promise<FileOutcome[]> {
+    return this.piscina.run(task, { signal }) as Promise<FileOutcome[]>;
+  }
+
+  close(): Promise<void> {
+    return this.piscina.destroy();
+  }
+}

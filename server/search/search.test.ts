@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { compilePattern, foldAsciiCase } from "./pattern.js";
+import { cutLine, FileScan, Matcher, type ScanOptions } from "./scan.js";
+import { SearchPool } from "./pool.js";
+import { scanFile } from "./worker.js";
+import { FileToolsError } from "../errors.js";
+
+function reason(f: () => unknown): string {
+  try {
+    f();
+  } catch (error) {
+    return error instanceof FileToolsError ? `${error.reason}: ${error.message}` : String(error);
+  }
+  return "ok";
+}
+
+/** Reference: line-by-line matching, as grep does. */
+function reference(text: string, re: RegExp): number[] {
+  const lines = text.split("\n");
+  if (text.endsWith("\n")) lines.pop();
+  return lines.flatMap((line, i) => (new RegExp(re.source, re.flags.replace("g", "")).test(line) ? [i + 1] : []));
+}
+
+const content = (o: Partial<ScanOptions> = {}): ScanOptions => ({ mode: "content", before: 0, after: 0, limit: 1000, ...o });
+
+function scanText(text: string, spec: ReturnType<typeof compilePattern>, options: ScanOptions, pieces = 1) {
+  const matcher = new Matcher(spec);
+  const scan = new FileScan(options);
+  // Feed in `pieces` segments of whole lines.
+  const lines = text.split(/(?<=\n)/);
+  const per = Math.ceil(lines.length / pieces);
+  for (let i = 0; i < lines.length && !scan.done; i += per) scan.feed(matcher.segment(Buffer.from(lines.slice(i, i + per).join(""))));
+  return scan.result;
+}
+
+describe("patterns", () => {
+  it("refuses long, deeply nested, huge-repeat and invalid patterns with the engine's message", () => {
+    expect(reason(() => compilePattern("a".repeat(1025), { fixedStrings: false, caseInsensitive: false }))).toMatch(/INVALID_ARGUMENT: .*1024/);
+    expect(reason(() => compilePattern("(".repeat(51) + "a" + ")".repeat(51), { fixedStrings: false, caseInsensitive: false }))).toMatch(/nests/);
+    expect(reason(() => compilePattern("(a{1,5000})", { fixedStrings: false, caseInsensitive: false }))).toMatch(/repeats/);
+    expect(reason(() => compilePattern("a(b", { fixedStrings: false, caseInsensitive: false }))).toMatch(/INVALID_ARGUMENT: invalid regular expression: .*Unterminated group/);
+    expect(reason(() => compilePattern("a(b", { fixedStrings: true, caseInsensitive: false }))).toBe("ok");
+  });
+
+  it("folds ASCII case into classes, and gives up where that is not exact", () => {
+    expect(foldAsciiCase("ab")).toBe("[aA][bB]");
+    expect(foldAsciiCase("[a-f0-9]x\\d\\n")).toBe("[a-f0-9A-F][xX]\\d\\n");
+    expect(foldAsciiCase("(?<word>q)\\k<word>")).toBeNull();
+    expect(foldAsciiCase("(a)\\1")).toBeNull();
+    expect(foldAsciiCase("é")).toBeNull();
+    expect(foldAsciiCase("[0-z]")).toBeNull();
+    expect(foldAsciiCase("(?<name>x)")).toBe("(?<name>[xX])");
+    const folded = compilePattern("Hello.W[o-r]ld\\b", { fixedStrings: false, caseInsensitive: true });
+    expect(folded).toMatchObject({ kind: "regex", flags: "gm" });
+    const re = new RegExp((folded as { source: string }).source);
+    for (const s of ["hello world", "HELLO-WORLD", "hElLo WqRlD"]) expect(re.test(s)).toBe(/Hello.W[o-r]ld\b/i.test(s));
+    expect(compilePattern("(a)\\1", { fixedStrings: false, caseInsensitive: true })).toMatchObject({ flags: "gim" });
+    expect(compilePattern("a.b", { fixedStrings: true, caseInsensitive: true })).toMatchObject({ source: "[aA]\\.[bB]" });
+  });
+});
+
+describe("line scan", () => {
+  const text = ["alpha", "beta", "gamma alpha", "", "delta", "alphabet", "omega", "x alpha y"].join("\n") + "\n";
+
+  it("finds the same lines as line-by-line matching, in one segment or many", () => {
+    for (const [pattern, fixed] of [["alpha", true], ["a$", false], ["^$", false], ["\\s", false], ["[^a]", false], ["a*", false], ["l.h", false]] as const) {
+      const spec = compilePattern(pattern, { fixedStrings: fixed, caseInsensitive: false });
+      const expected = reference(text, fixed ? new RegExp(pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")) : new RegExp(pattern));
+      for (const pieces of [1, 3, 8]) {
+        expect(scanText(text, spec, content(), pieces).matches.map((m) => m.line), `${pattern} in ${pieces}`).toEqual(expected);
+      }
+    }
+  });
+
+  it("reports 1-based columns in code points and cuts long lines", () => {
+    const spec = compilePattern("needle", { fixedStrings: true, caseInsensitive: false });
+    const r = scanText("é😀 needle\n" + "x".repeat(600) + "needle\n", spec, content());
+    expect(r.matches[0]).toMatchObject({ line: 1, column: 4, text: "é😀 needle", cut: false });
+    expect(r.matches[1]).toMatchObject({ line: 2, column: 601, cut: true });
+    expect(r.matches[1]!.text.length).toBe(500);
+    expect(cutLine("😀".repeat(600)).text).toBe("😀".repeat(500));
+  });
+
+  it("gives context lines without repeating any, across segments", () => {
+    const lines = Array.from({ length: 20 }, (_, i) => (i % 5 === 0 ? `hit ${i + 1}` : `line ${i + 1}`));
+    const spec = compilePattern("hit", { fixedStrings: true, caseInsensitive: false });
+    for (const pieces of [1, 4, 20]) {
+      const r = scanText(lines.join("\n") + "\n", spec, content({ before: 2, after: 3 }), pieces);
+      expect(r.matches.map((m) => [m.line, m.before, m.after])).toEqual([
+        [1, [], ["line 2", "line 3", "line 4"]],
+        [6, ["line 5"], ["line 7", "line 8", "line 9"]],
+        [11, ["line 10"], ["line 12", "line 13", "line 14"]],
+        [16, ["line 15"], ["line 17", "line 18", "line 19"]],
+      ]);
+    }
+  });
+
+  it("stops at the limit and says there was more; counts; stops at the first match for files", () => {
+    const spec = compilePattern("a", { fixedStrings: true, caseInsensitive: false });
+    const limited = scanText(text, spec, content({ limit: 2 }));
+    expect(limited.matches.length).toBe(2);
+    expect(limited.more).toBe(true);
+    expect(scanText(text, spec, content({ mode: "count" })).count).toBe(reference(text, /a/).length);
+    expect(scanText(text, spec, content({ mode: "files" })).count).toBe(1);
+  });
+
+  it("handles a last line without LF and an empty file", () => {
+    const spec = compilePattern("z$", { fixedStrings: false, caseInsensitive: false });
+    expect(scanText("a\nbz", spec, content()).matches.map((m) => m.line)).toEqual([2]);
+    expect(scanText("", compilePattern("", { fixedStrings: false, caseInsensitive: false }), content()).matches).toEqual([]);
+    expect(scanText("a\n", compilePattern("", { fixedStrings: true, caseInsensitive: false }), content()).matches.map((m) => m.line)).toEqual([1]);
+  });
+});
+
+describe("worker file scan", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), "search-unit-"));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const scanPath = (name: string, data: string | Buffer, pattern: string, options = content()) => {
+    const file = path.join(dir, name);
+    writeFileSync(file, data);
+    const fd = openSync(file, "r");
+    try {
+      return scanFile(fd, new Matcher(compilePattern(pattern, { fixedStrings: false, caseInsensitive: false })), options);
+    } finally {
+      closeSync(fd);
+    }
+  };
+
+  it("skips binary files, reads UTF-16 with a BOM, and scans files bigger than one read", () => {
+    expect(scanPath("bin", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2]), "x").kind).toBe("binary");
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("one\ntwo x\n", "utf16le")]);
+    expect(scanPath("u16", utf16, "x")).toMatchObject({ kind: "text", matches: [{ line: 2, text: "two x" }] });
+    const big = Array.from({ length: 400_000 }, (_, i) => (i === 333_333 ? "the needle here" : `row ${i}`)).join("\n");
+    const r = scanPath("big", big, "needle", content({ before: 1 }));
+    expect(r).toMatchObject({ kind: "text", bytes: Buffer.byteLength(big), matches: [{ line: 333_334, before: ["row 333332"] }] });
+  });
+});
+
+describe("pool", () => {
+  it("starts, answers, and a task aborted mid-backtracking frees its worker for the next one", async () => {
+    const pool = await SearchPool.start(1);
+    try {
+      const file = path.join(tmpdir(), `search-pool-${process.pid}`);
+      writeFileSync(file, "a".repeat(30) + "!\nfine\n");
+      const fd = openSync(file, "r");
+      try {
+        // (a+)+$ with a backreference cannot fall back to the linear engine: only the abort stops it.
+        const evil = compilePattern("(a+)+\\1$", { fixedStrings: false, caseInsensitive: false });
+        const controller = new AbortController();
+        const stuck = pool.run({ pattern: evil, options: content(), files: [{ fd }] }, controller.signal);
+        setTimeout(() => controller.abort(), 300);
+        await expect(stuck).rejects.toThrow(/abort/i);
+        const ok = await pool.run({ pattern: compilePattern("fine", { fixedStrings: true, caseInsensitive: false }), options: content(), files: [{ fd }] }, new AbortController().signal);
+        expect(ok[0]).toMatchObject({ kind: "text", matches: [{ line: 2 }] });
+        // Without the backreference the linear-engine fallback answers at once.
+        const linear = await pool.run({ pattern: compilePattern("(a+)+$", { fixedStrings: false, caseInsensitive: false }), options: content(), files: [{ fd }] }, AbortSignal.timeout(10_000));
+        expect(linear[0]).toMatchObject({ kind: "text", count: 0 });
+      } finally {
+        closeSync(fd);
+        rmSync(file);
+      }
+    } finally {
+      await pool.close();
+    }
+  });
+});

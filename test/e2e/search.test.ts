@@ -1,0 +1,272 @@
+// Search against a real daemon: results identical to grep -rn on a fixture
+// tree, the walk's filters, output modes, caps, the deadline and cancellation.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OutputMode } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
+import { collect, expectError, setup } from "./daemon.js";
+
+type D = Awaited<ReturnType<typeof setup>>;
+let d: D;
+
+type SearchReq = Parameters<D["client"]["files"]["search"]>[0];
+
+async function run(req: Omit<SearchReq, "workspace">, ws = "w", options: Parameters<D["client"]["files"]["search"]>[1] = {}) {
+  const msgs = await collect(d.client.files.search({ workspace: ws, ...req }, options));
+  const out = { matches: [] as any[], files: [] as string[], counts: [] as [string, number][], summary: undefined as any };
+  for (const m of msgs) {
+    if (m.event.case === "match") out.matches.push(m.event.value);
+    else if (m.event.case === "file") out.files.push(m.event.value.path);
+    else if (m.event.case === "count") out.counts.push([m.event.value.path, Number(m.event.value.count)]);
+    else if (m.event.case === "summary") out.summary = m.event.value;
+  }
+  expect(msgs.at(-1)?.event.case, "the stream ends with the summary").toBe("summary");
+  return out;
+}
+
+function put(root: string, rel: string, data: string | Buffer) {
+  const file = path.join(root, rel);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, data);
+}
+
+/** grep -rn in `dir`, as "/path:line:text" lines sorted by path then line number. */
+function grep(dir: string, args: string[]): string[] {
+  let out = "";
+  try {
+    out = execFileSync("grep", ["-rnI", ...args, "."], { cwd: dir, encoding: "utf8", env: { ...process.env, LC_ALL: "C.UTF-8" }, maxBuffer: 1 << 28 });
+  } catch (error: any) {
+    if (error.status !== 1) throw error; // 1 = no match
+  }
+  return sortHits(out.split("\n").filter((l) => l !== "").map((l) => "/" + l.slice(2)));
+}
+
+function sortHits(lines: string[]): string[] {
+  const key = (l: string) => {
+    const m = /^(.*?):(\d+):/.exec(l)!;
+    return [m[1]!, Number(m[2])] as const;
+  };
+  return lines.sort((a, b) => {
+    const [pa, la] = key(a);
+    const [pb, lb] = key(b);
+    return pa < pb ? -1 : pa > pb ? 1 : la - lb;
+  });
+}
+
+const WORDS = ["alpha", "beta", "needle", "gamma", "Needle", "delta", "barzz", "quux", "épée", "naïve", "x=1", "TODO"];
+
+beforeAll(async () => {
+  d = await setup("w", { args: ["--workers", "1"] });
+  // A deterministic tree: nested directories, hidden files, CRLF, a long line, binary files.
+  let seed = 7;
+  const rnd = (n: number) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return (seed >>> 8) % n;
+  };
+  for (let f = 0; f < 60; f++) {
+    const dir = ["", "src/", "src/lib/", "docs/", "a/b/c/", ".hidden/"][f % 6]!;
+    const lines: string[] = [];
+    for (let l = 0, n = 1 + rnd(80); l < n; l++) {
+      lines.push(Array.from({ length: 1 + rnd(8) }, () => WORDS[rnd(WORDS.length)]).join(" "));
+    }
+    const eol = f % 7 === 0 ? "\r\n" : "\n";
+    put(d.root, `${dir}file${f}.${["ts", "md", "txt"][f % 3]}`, lines.join(eol) + (f % 5 === 0 ? "" : eol));
+  }
+  put(d.root, "long.txt", "start " + "y".repeat(3000) + " needle end\nshort needle\n");
+  put(d.root, "img.png", Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0]), Buffer.from("needle\n")]));
+  put(d.root, "data.bin", Buffer.from("needle\0\0\0needle\n"));
+});
+
+afterAll(async () => {
+  await d?.stop();
+});
+
+describe("Search matches grep -rn", () => {
+  const cases: [string, Omit<SearchReq, "workspace">, string[]][] = [
+    ["a rare literal", { pattern: "needle", fixedStrings: true }, ["-F", "-e", "needle"]],
+    ["a regex alternation", { pattern: "bar[z]+|qu+x|^TODO" }, ["-E", "-e", "bar[z]+|qu+x|^TODO"]],
+    ["a case-insensitive literal", { pattern: "NEEDLE", fixedStrings: true, caseInsensitive: true }, ["-iF", "-e", "NEEDLE"]],
+    ["a case-insensitive regex", { pattern: "t[o]do|GAM+A", caseInsensitive: true }, ["-iE", "-e", "t[o]do|GAM+A"]],
+    ["non-ASCII text", { pattern: "épée" }, ["-e", "épée"]],
+  ];
+  for (const [name, req, grepArgs] of cases) {
+    it(`${name}: same paths, line numbers and lines`, async () => {
+      const r = await run({ ...req, maxResults: 10_000, respectGitignore: false });
+      const mine = sortHits(r.matches.filter((m) => !m.lineCut).map((m) => `${m.path}:${m.lineNumber}:${m.line}`));
+      const theirs = grep(d.root, grepArgs).filter((l) => !l.startsWith("/long.txt:1:"));
+      expect(theirs.length).toBeGreaterThan(0);
+      expect(mine).toEqual(theirs);
+      expect(r.summary.truncated).toBe(false);
+      expect(Number(r.summary.matches)).toBe(r.matches.length);
+      expect(Number(r.summary.binarySkipped)).toBe(2);
+    });
+  }
+
+  it("$ matches before a CRLF too (unlike grep, like rg --crlf)", async () => {
+    put(d.root, "crlf/win.txt", "one end\r\ntwo\r\n");
+    const r = await run({ path: "crlf", pattern: "end$" });
+    expect(r.matches.map((m) => [m.lineNumber, m.line])).toEqual([[1n, "one end\r"]]);
+  });
+
+  it("cuts a line over 500 characters and flags it; the column still counts from the line's start", async () => {
+    const r = await run({ path: "long.txt", pattern: "needle" });
+    expect(r.matches.map((m) => [m.lineNumber, m.lineCut, m.line.length, m.column])).toEqual([
+      [1n, true, 500, 3008],
+      [2n, false, 12, 7],
+    ]);
+  });
+
+  it("counts (as grep -c) and lists matching files (as grep -l)", async () => {
+    const counts = await run({ pattern: "gamma", outputMode: OutputMode.COUNT, maxResults: 10_000 });
+    const grepCounts = execFileSync("grep", ["-rcI", "gamma", "."], { cwd: d.root, encoding: "utf8" })
+      .split("\n")
+      .filter((l) => l && !l.endsWith(":0"))
+      .map((l) => [`/${l.slice(2, l.lastIndexOf(":"))}`, Number(l.slice(l.lastIndexOf(":") + 1))] as [string, number])
+      .sort();
+    expect([...counts.counts].sort()).toEqual(grepCounts);
+    const files = await run({ pattern: "gamma", outputMode: OutputMode.FILES_WITH_MATCHES, maxResults: 10_000 });
+    expect([...files.files].sort()).toEqual(grepCounts.map(([p]) => p));
+    expect(Number(files.summary.filesMatched)).toBe(grepCounts.length);
+  });
+
+  it("streams results in walk order (sorted names, a directory's files where it sorts)", async () => {
+    const r = await run({ pattern: "gamma", outputMode: OutputMode.FILES_WITH_MATCHES, maxResults: 10_000 });
+    const order = (p: string) => p.split("/");
+    const sorted = [...r.files].sort((a, b) => {
+      const pa = order(a);
+      const pb = order(b);
+      for (let i = 0; i < Math.min(pa.length, pb.length); i++) if (pa[i] !== pb[i]) return pa[i]! < pb[i]! ? -1 : 1;
+      return pa.length - pb.length;
+    });
+    expect(r.files).toEqual(sorted);
+  });
+});
+
+describe("Search filters and options", () => {
+  beforeAll(async () => {
+    await d.client.workspaces.createWorkspace({ workspace: "g" });
+    const root = d.hostDir("g");
+    put(root, ".gitignore", "*.log\nbuild/\n");
+    put(root, "keep.ts", "token one\n");
+    put(root, "keep.md", "token two\n");
+    put(root, "debug.log", "token three\n");
+    put(root, "build/out.ts", "token four\n");
+    put(root, "vendor/lib.ts", "token five\n");
+    put(root, "src/vendor/deep.ts", "token six\n");
+    put(root, ".env", "token seven\n");
+    put(root, "big.txt", "token " + "z".repeat(5000) + "\n");
+    put(root, "ctx.txt", ["l1", "l2 token", "l3", "l4", "l5", "l6 token", "l7 token", "l8", "l9"].join("\n") + "\n");
+  });
+  const paths = async (req: Omit<SearchReq, "workspace">) =>
+    (await run({ ...req, outputMode: OutputMode.FILES_WITH_MATCHES }, "g")).files.sort();
+
+  it("honours .gitignore by default, and not when asked", async () => {
+    expect(await paths({ pattern: "token" })).toEqual(["/.env", "/big.txt", "/ctx.txt", "/keep.md", "/keep.ts", "/src/vendor/deep.ts", "/vendor/lib.ts"]);
+    expect(await paths({ pattern: "token", respectGitignore: false })).toEqual([
+      "/.env",
+      "/big.txt",
+      "/build/out.ts",
+      "/ctx.txt",
+      "/debug.log",
+      "/keep.md",
+      "/keep.ts",
+      "/src/vendor/deep.ts",
+      "/vendor/lib.ts",
+    ]);
+  });
+
+  it("include and exclude globs (a glob without a slash matches names at any depth; excluded directories are skipped)", async () => {
+    expect(await paths({ pattern: "token", include: ["*.ts"] })).toEqual(["/keep.ts", "/src/vendor/deep.ts", "/vendor/lib.ts"]);
+    expect(await paths({ pattern: "token", include: ["*.ts"], exclude: ["vendor"] })).toEqual(["/keep.ts"]);
+    expect(await paths({ pattern: "token", include: ["src/**"] })).toEqual(["/src/vendor/deep.ts"]);
+    expect(await paths({ path: "src", pattern: "token", include: ["vendor/*.ts"] })).toEqual(["/src/vendor/deep.ts"]);
+    await expectError(run({ pattern: "x", include: ["[a-"] }, "g"), "INVALID_ARGUMENT");
+  });
+
+  it("skips and counts files over max_file_size", async () => {
+    const r = await run({ pattern: "token", maxFileSize: 1000n, respectGitignore: false }, "g");
+    expect(r.matches.some((m) => m.path === "/big.txt")).toBe(false);
+    expect(Number(r.summary.tooLargeSkipped)).toBe(1);
+  });
+
+  it("context lines before and after, never repeated", async () => {
+    const r = await run({ path: "ctx.txt", pattern: "token", contextBefore: 2, contextAfter: 1 }, "g");
+    expect(r.matches.map((m) => [Number(m.lineNumber), m.before, m.after])).toEqual([
+      [2, ["l1"], ["l3"]],
+      [6, ["l4", "l5"], []],
+      [7, [], ["l8"]],
+    ]);
+  });
+
+  it("max_results stops the search and sets truncated", async () => {
+    const r = await run({ pattern: "a", maxResults: 5 });
+    expect(r.matches.length).toBe(5);
+    expect(r.summary.truncated).toBe(true);
+    const files = await run({ pattern: "a", maxResults: 3, outputMode: OutputMode.FILES_WITH_MATCHES });
+    expect(files.files.length).toBe(3);
+    expect(files.summary.truncated).toBe(true);
+    const exact = await run({ path: "ctx.txt", pattern: "token", maxResults: 3 }, "g");
+    expect(exact.summary.truncated).toBe(false);
+    await expectError(run({ pattern: "a", maxResults: 10_001 }), "INVALID_ARGUMENT");
+  });
+
+  it("an invalid regex is INVALID_ARGUMENT with the engine's message; caps on size and nesting", async () => {
+    const err = await expectError(run({ pattern: "a(b" }), "INVALID_ARGUMENT");
+    expect(err.message).toMatch(/Unterminated group/);
+    await expectError(run({ pattern: "x".repeat(2000) }), "INVALID_ARGUMENT");
+    await expectError(run({ pattern: "(".repeat(60) + ")".repeat(60) }), "INVALID_ARGUMENT");
+  });
+
+  it("a missing path is NOT_FOUND, an escaping one PATH_ESCAPES_WORKSPACE", async () => {
+    await expectError(run({ path: "nope", pattern: "x" }), "NOT_FOUND", "NOT_FOUND");
+    await expectError(run({ path: "../x", pattern: "x" }), "PERMISSION_DENIED", "PATH_ESCAPES_WORKSPACE");
+  });
+});
+
+describe("Search safety", () => {
+  beforeAll(async () => {
+    await d.client.workspaces.createWorkspace({ workspace: "evil" });
+    put(d.hostDir("evil"), "line.txt", "a".repeat(5000) + "!\n");
+    put(d.hostDir("evil"), "small.txt", "hello\n");
+  });
+
+  it("(a+)+$ over a long line finishes at once (linear-engine fallback)", async () => {
+    const r = await run({ pattern: "(a+)+$" }, "evil", { deadline: 20_000 });
+    expect(r.summary.timedOut).toBe(false);
+    expect(r.matches).toEqual([]);
+  });
+
+  it("a pattern the linear engine cannot run stops at the deadline with timed_out, while a Stat and a Read are answered", async () => {
+    const started = Date.now();
+    let searchDone = 0;
+    // A backreference keeps the match on the backtracking engine: only the deadline stops it.
+    const search = run({ pattern: "(a+)+\\1$", path: "line.txt" }, "evil", { deadline: 4000 }).then((r) => {
+      searchDone = Date.now();
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    const stat = await d.client.files.stat({ workspace: "evil", path: "small.txt" });
+    const statDone = Date.now();
+    const read = await collect(d.client.files.read({ workspace: "evil", path: "small.txt" }));
+    expect(stat.file?.size).toBe(6n);
+    expect(read.length).toBeGreaterThan(0);
+    const r = await search;
+    expect(searchDone).toBeGreaterThan(statDone);
+    expect(r.summary.timedOut).toBe(true);
+    expect(searchDone - started).toBeLessThan(10_000);
+    // The worker was replaced: the next search (one worker in this daemon) runs.
+    const next = await run({ pattern: "hello" }, "evil", { deadline: 20_000 });
+    expect(next.matches.length).toBe(1);
+  });
+
+  it("client cancellation stops the search; the daemon stays healthy", async () => {
+    const controller = new AbortController();
+    const search = run({ pattern: "(a+)+\\1$", path: "line.txt" }, "evil", { signal: controller.signal });
+    setTimeout(() => controller.abort(), 500);
+    await expectError(search, "CANCELLED");
+    const next = await run({ pattern: "hello" }, "evil", { deadline: 20_000 });
+    expect(next.matches.length).toBe(1);
+    expect(next.summary.timedOut).toBe(false);
+  });
+});
