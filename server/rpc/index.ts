@@ -47,7 +47,7 @@ export async function createHandlers(config: DaemonConfig): Promise<Handlers> {
   await workspaces.sweepTempFiles();
   const searchPool = await SearchPool.start(config.workers);
   // The store is bound once; one that is unusable now stops the start-up (never a silent local fallback).
-  const store = await openStore(config.store, config.dataDir);
+  const store = await openStore(config.store, config.dataDir, config.s3);
   await store.check();
   const snapshots = new Snapshots(store, config.keepSnapshots, path.join(config.dataDir, "tmp"), workspaces);
   await snapshots.prepare();

@@ -4,7 +4,9 @@
 //   s3://BUCKET/PREFIX  an S3-compatible object store (s3-store.ts)
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import type { S3Settings } from "../config.js";
 import { FileStore } from "./file-store.js";
+import { S3Store } from "./s3-store.js";
 import type { SnapshotStore } from "./store.js";
 
 /** The default store URL for a data directory. */
@@ -13,10 +15,16 @@ export function defaultStoreUrl(dataDir: string): string {
 }
 
 /**
- * Opens the store named by `url`. `dataDir` resolves a relative file:// path.
+ * Opens the store named by `url`. `dataDir` resolves a relative file:// path;
+ * `s3` holds the endpoint, region and addressing of an s3:// store
+ * (credentials come from the AWS SDK's default chain).
  * Throws a plain Error with a clear message for an unknown scheme or a bad URL.
  */
-export async function openStore(url: string, dataDir: string): Promise<SnapshotStore> {
+export async function openStore(
+  url: string,
+  dataDir: string,
+  s3: S3Settings = { forcePathStyle: false },
+): Promise<SnapshotStore> {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
   switch (scheme) {
     case "file": {
@@ -25,6 +33,8 @@ export async function openStore(url: string, dataDir: string): Promise<SnapshotS
       if (!url.startsWith("file://") || dir === "") throw new Error(`--store ${url}: expected file:///absolute/dir`);
       return new FileStore(dir);
     }
+    case "s3":
+      return new S3Store(url, s3);
     default:
       throw new Error(`--store ${url}: unsupported store; use file://DIR or s3://BUCKET/PREFIX`);
   }
