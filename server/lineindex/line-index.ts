@@ -289,13 +289,15 @@ export class LineIndex {
     const readChunk = (at: number, which: 0 | 1): Promise<number> | undefined =>
       at < size ? file.readInto(scanner.buffers[which].subarray(0, Math.min(chunk, size - at)), at) : undefined;
     let pending = readChunk(pos, current);
+    // No read ahead on a scan's first chunk: a window near the frontier needs only that one.
+    let first = true;
     try {
       scan: while (line < target && pos < size) {
         if (signal?.aborted) break;
         const length = Math.min(chunk, size - pos);
         const got = await pending;
         if (got !== length) fail("CONTENT_CHANGED", `${displayOf(file)} changed while it was being read`);
-        pending = readChunk(pos + length, (current ^ 1) as 0 | 1);
+        pending = first ? undefined : readChunk(pos + length, (current ^ 1) as 0 | 1);
         const buf = scanner.buffers[current].subarray(0, length);
         if (pos === 0) index.contentStart = bomLength(buf, index.encoding);
         if (unit === 1) {
@@ -347,6 +349,8 @@ export class LineIndex {
         }
         pos += length;
         current = (current ^ 1) as 0 | 1;
+        if (first) pending = line < target ? readChunk(pos, current) : undefined;
+        first = false;
       }
       // A read ahead still in flight must land before its buffer is reused or the file is closed.
       await pending?.catch(() => undefined);
