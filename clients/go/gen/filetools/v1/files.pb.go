@@ -1913,31 +1913,52 @@ func (x *ListSummary) GetTruncated() bool {
 	return false
 }
 
+// A search walks `path` (directories in sorted order; hidden files included, as
+// `grep -r`; symbolic links met in the walk are not followed, a `path` that is
+// one is; files with several hard links are skipped, as Read refuses them) and
+// matches line by line, as `grep -n`: lines end at LF, a CR stays in the line.
+// Time budget: the client's deadline less a margin (a tenth of the time left,
+// 50 ms to 1 s), at most 30 s. When it is spent, workers still scanning are
+// terminated and the stream ends normally with the results found so far and a
+// summary with `timed_out` (DEADLINE_EXCEEDED only when the client's deadline
+// leaves no time to send it). A client cancellation stops the workers' work.
 type SearchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Workspace id.
 	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	// File or directory to search. Empty = the root.
 	Path string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
-	// ECMAScript regular expression (or a literal with fixed_strings).
+	// ECMAScript regular expression (or a literal with fixed_strings), at most 1024
+	// characters, groups nested at most 50 deep, bounded repeats at most {1000}; no
+	// line breaks. An invalid one is INVALID_ARGUMENT with the engine's message.
+	// `^` and `$` match at line starts and ends; `$` also matches before the CR of
+	// a CRLF (like `rg --crlf`). Matching uses V8's backtracking engine with its
+	// linear-time engine taking over a match that backtracks too much; patterns that
+	// engine cannot run (backreferences, lookaround, non-ASCII case folding) are
+	// bounded by the time budget alone.
 	Pattern string `protobuf:"bytes,3,opt,name=pattern,proto3" json:"pattern,omitempty"`
-	// Treat pattern as a literal string.
+	// Treat pattern as a literal string (searched on the raw bytes: fastest).
 	FixedStrings bool `protobuf:"varint,4,opt,name=fixed_strings,json=fixedStrings,proto3" json:"fixed_strings,omitempty"`
-	// Case-insensitive matching.
+	// Case-insensitive matching (ASCII letters folded; other letters as ECMAScript `i`).
 	CaseInsensitive bool `protobuf:"varint,5,opt,name=case_insensitive,json=caseInsensitive,proto3" json:"case_insensitive,omitempty"`
-	// Globs a file's path must match (any of them). Empty = every file.
+	// Globs a file must match (any of them), as `rg -g`: a glob without "/" matches a
+	// file name at any depth (`*.ts`), one with "/" the path relative to `path`
+	// (`src/**`). Empty = every file. Ignored when `path` names a file.
 	Include []string `protobuf:"bytes,6,rep,name=include,proto3" json:"include,omitempty"`
-	// Globs that exclude files and directories.
+	// Globs (same forms) that exclude files, and directories with all they contain.
 	Exclude []string `protobuf:"bytes,7,rep,name=exclude,proto3" json:"exclude,omitempty"`
-	// Lines of context before each match.
+	// Lines of context before each match (at most 1000). A line already sent (a
+	// previous match or its context) is not sent again, so `before` may be shorter.
 	ContextBefore int32 `protobuf:"varint,8,opt,name=context_before,json=contextBefore,proto3" json:"context_before,omitempty"`
-	// Lines of context after each match.
+	// Lines of context after each match (at most 1000); stops before the next
+	// matching line, which comes as its own match.
 	ContextAfter int32 `protobuf:"varint,9,opt,name=context_after,json=contextAfter,proto3" json:"context_after,omitempty"`
-	// Stop after this many results. Unset or 0 = 100; at most 10,000.
+	// Stop after this many results (match, file or count messages). Unset or 0 = 100;
+	// at most 10,000. The summary's `truncated` says whether more existed.
 	MaxResults *int32 `protobuf:"varint,10,opt,name=max_results,json=maxResults,proto3,oneof" json:"max_results,omitempty"`
 	// Skip (and count) files larger than this. Unset or 0 = no limit.
 	MaxFileSize *int64 `protobuf:"varint,11,opt,name=max_file_size,json=maxFileSize,proto3,oneof" json:"max_file_size,omitempty"`
-	// Skip what .gitignore excludes. Unset = true.
+	// Skip what .gitignore excludes, and .git directories. Unset = true.
 	RespectGitignore *bool `protobuf:"varint,12,opt,name=respect_gitignore,json=respectGitignore,proto3,oneof" json:"respect_gitignore,omitempty"`
 	// See OutputMode.
 	OutputMode    OutputMode `protobuf:"varint,13,opt,name=output_mode,json=outputMode,proto3,enum=filetools.v1.OutputMode" json:"output_mode,omitempty"`
@@ -2068,7 +2089,9 @@ func (x *SearchRequest) GetOutputMode() OutputMode {
 
 type SearchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Results as found, then one summary.
+	// Results as found, in walk order (files in sorted path order, a file's
+	// matches in line order), then one summary. Binary files (a known signature, a
+	// NUL or many control bytes in the first 8 KiB) are skipped and counted.
 	//
 	// Types that are valid to be assigned to Event:
 	//
@@ -2188,9 +2211,9 @@ type SearchMatch struct {
 	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// 1-based line number.
 	LineNumber int64 `protobuf:"varint,2,opt,name=line_number,json=lineNumber,proto3" json:"line_number,omitempty"`
-	// 1-based column (in characters) of the match.
+	// 1-based column (in Unicode code points) of the first match in the line.
 	Column int32 `protobuf:"varint,3,opt,name=column,proto3" json:"column,omitempty"`
-	// The matching line without its newline (cut at 500 characters).
+	// The matching line without its LF (cut at 500 code points; context lines too).
 	Line string `protobuf:"bytes,4,opt,name=line,proto3" json:"line,omitempty"`
 	// Context lines before.
 	Before []string `protobuf:"bytes,5,rep,name=before,proto3" json:"before,omitempty"`
@@ -2386,13 +2409,14 @@ type SearchSummary struct {
 	FilesSearched int64 `protobuf:"varint,1,opt,name=files_searched,json=filesSearched,proto3" json:"files_searched,omitempty"`
 	// Files with at least one match.
 	FilesMatched int64 `protobuf:"varint,2,opt,name=files_matched,json=filesMatched,proto3" json:"files_matched,omitempty"`
-	// Matching lines found.
+	// Matching lines reported (COUNT: counted; FILES_WITH_MATCHES: one per file,
+	// since a file's scan stops at its first match).
 	Matches int64 `protobuf:"varint,3,opt,name=matches,proto3" json:"matches,omitempty"`
 	// Binary files skipped.
 	BinarySkipped int64 `protobuf:"varint,4,opt,name=binary_skipped,json=binarySkipped,proto3" json:"binary_skipped,omitempty"`
 	// Files skipped for exceeding max_file_size.
 	TooLargeSkipped int64 `protobuf:"varint,5,opt,name=too_large_skipped,json=tooLargeSkipped,proto3" json:"too_large_skipped,omitempty"`
-	// Bytes scanned.
+	// Bytes read from the files searched.
 	BytesSearched int64 `protobuf:"varint,6,opt,name=bytes_searched,json=bytesSearched,proto3" json:"bytes_searched,omitempty"`
 	// True when max_results stopped the search.
 	Truncated bool `protobuf:"varint,7,opt,name=truncated,proto3" json:"truncated,omitempty"`

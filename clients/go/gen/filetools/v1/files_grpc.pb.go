@@ -58,7 +58,8 @@ type FilesClient interface {
 	Stat(ctx context.Context, in *StatRequest, opts ...grpc.CallOption) (*StatResponse, error)
 	// Entries under a directory, in batches, then a summary.
 	List(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ListResponse], error)
-	// Regex search of file contents (served by a later release: UNIMPLEMENTED until then).
+	// Regex search of file contents, run in the daemon's worker pool: results stream
+	// as found, in walk order, then a summary.
 	Search(ctx context.Context, in *SearchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SearchResponse], error)
 	// Store bytes from a client stream: a header, then chunks.
 	Upload(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[UploadRequest, UploadResponse], error)
@@ -249,7 +250,8 @@ type FilesServer interface {
 	Stat(context.Context, *StatRequest) (*StatResponse, error)
 	// Entries under a directory, in batches, then a summary.
 	List(*ListRequest, grpc.ServerStreamingServer[ListResponse]) error
-	// Regex search of file contents (served by a later release: UNIMPLEMENTED until then).
+	// Regex search of file contents, run in the daemon's worker pool: results stream
+	// as found, in walk order, then a summary.
 	Search(*SearchRequest, grpc.ServerStreamingServer[SearchResponse]) error
 	// Store bytes from a client stream: a header, then chunks.
 	Upload(grpc.ClientStreamingServer[UploadRequest, UploadResponse]) error

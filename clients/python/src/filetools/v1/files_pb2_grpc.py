@@ -161,7 +161,8 @@ class FilesServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Search(self, request, context):
-        """Regex search of file contents (served by a later release: UNIMPLEMENTED until then).
+        """Regex search of file contents, run in the daemon's worker pool: results stream
+        as found, in walk order, then a summary.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

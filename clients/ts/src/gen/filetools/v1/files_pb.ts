@@ -942,6 +942,16 @@ export const ListSummarySchema: GenMessage<ListSummary> = /*@__PURE__*/
   messageDesc(file_filetools_v1_files, 21);
 
 /**
+ * A search walks `path` (directories in sorted order; hidden files included, as
+ * `grep -r`; symbolic links met in the walk are not followed, a `path` that is
+ * one is; files with several hard links are skipped, as Read refuses them) and
+ * matches line by line, as `grep -n`: lines end at LF, a CR stays in the line.
+ * Time budget: the client's deadline less a margin (a tenth of the time left,
+ * 50 ms to 1 s), at most 30 s. When it is spent, workers still scanning are
+ * terminated and the stream ends normally with the results found so far and a
+ * summary with `timed_out` (DEADLINE_EXCEEDED only when the client's deadline
+ * leaves no time to send it). A client cancellation stops the workers' work.
+ *
  * @generated from message filetools.v1.SearchRequest
  */
 export type SearchRequest = Message<"filetools.v1.SearchRequest"> & {
@@ -960,56 +970,68 @@ export type SearchRequest = Message<"filetools.v1.SearchRequest"> & {
   path: string;
 
   /**
-   * ECMAScript regular expression (or a literal with fixed_strings).
+   * ECMAScript regular expression (or a literal with fixed_strings), at most 1024
+   * characters, groups nested at most 50 deep, bounded repeats at most {1000}; no
+   * line breaks. An invalid one is INVALID_ARGUMENT with the engine's message.
+   * `^` and `$` match at line starts and ends; `$` also matches before the CR of
+   * a CRLF (like `rg --crlf`). Matching uses V8's backtracking engine with its
+   * linear-time engine taking over a match that backtracks too much; patterns that
+   * engine cannot run (backreferences, lookaround, non-ASCII case folding) are
+   * bounded by the time budget alone.
    *
    * @generated from field: string pattern = 3;
    */
   pattern: string;
 
   /**
-   * Treat pattern as a literal string.
+   * Treat pattern as a literal string (searched on the raw bytes: fastest).
    *
    * @generated from field: bool fixed_strings = 4;
    */
   fixedStrings: boolean;
 
   /**
-   * Case-insensitive matching.
+   * Case-insensitive matching (ASCII letters folded; other letters as ECMAScript `i`).
    *
    * @generated from field: bool case_insensitive = 5;
    */
   caseInsensitive: boolean;
 
   /**
-   * Globs a file's path must match (any of them). Empty = every file.
+   * Globs a file must match (any of them), as `rg -g`: a glob without "/" matches a
+   * file name at any depth (`*.ts`), one with "/" the path relative to `path`
+   * (`src/**`). Empty = every file. Ignored when `path` names a file.
    *
    * @generated from field: repeated string include = 6;
    */
   include: string[];
 
   /**
-   * Globs that exclude files and directories.
+   * Globs (same forms) that exclude files, and directories with all they contain.
    *
    * @generated from field: repeated string exclude = 7;
    */
   exclude: string[];
 
   /**
-   * Lines of context before each match.
+   * Lines of context before each match (at most 1000). A line already sent (a
+   * previous match or its context) is not sent again, so `before` may be shorter.
    *
    * @generated from field: int32 context_before = 8;
    */
   contextBefore: number;
 
   /**
-   * Lines of context after each match.
+   * Lines of context after each match (at most 1000); stops before the next
+   * matching line, which comes as its own match.
    *
    * @generated from field: int32 context_after = 9;
    */
   contextAfter: number;
 
   /**
-   * Stop after this many results. Unset or 0 = 100; at most 10,000.
+   * Stop after this many results (match, file or count messages). Unset or 0 = 100;
+   * at most 10,000. The summary's `truncated` says whether more existed.
    *
    * @generated from field: optional int32 max_results = 10;
    */
@@ -1023,7 +1045,7 @@ export type SearchRequest = Message<"filetools.v1.SearchRequest"> & {
   maxFileSize?: bigint | undefined;
 
   /**
-   * Skip what .gitignore excludes. Unset = true.
+   * Skip what .gitignore excludes, and .git directories. Unset = true.
    *
    * @generated from field: optional bool respect_gitignore = 12;
    */
@@ -1049,7 +1071,9 @@ export const SearchRequestSchema: GenMessage<SearchRequest> = /*@__PURE__*/
  */
 export type SearchResponse = Message<"filetools.v1.SearchResponse"> & {
   /**
-   * Results as found, then one summary.
+   * Results as found, in walk order (files in sorted path order, a file's
+   * matches in line order), then one summary. Binary files (a known signature, a
+   * NUL or many control bytes in the first 8 KiB) are skipped and counted.
    *
    * @generated from oneof filetools.v1.SearchResponse.event
    */
@@ -1106,14 +1130,14 @@ export type SearchMatch = Message<"filetools.v1.SearchMatch"> & {
   lineNumber: bigint;
 
   /**
-   * 1-based column (in characters) of the match.
+   * 1-based column (in Unicode code points) of the first match in the line.
    *
    * @generated from field: int32 column = 3;
    */
   column: number;
 
   /**
-   * The matching line without its newline (cut at 500 characters).
+   * The matching line without its LF (cut at 500 code points; context lines too).
    *
    * @generated from field: string line = 4;
    */
@@ -1212,7 +1236,8 @@ export type SearchSummary = Message<"filetools.v1.SearchSummary"> & {
   filesMatched: bigint;
 
   /**
-   * Matching lines found.
+   * Matching lines reported (COUNT: counted; FILES_WITH_MATCHES: one per file,
+   * since a file's scan stops at its first match).
    *
    * @generated from field: int64 matches = 3;
    */
@@ -1233,7 +1258,7 @@ export type SearchSummary = Message<"filetools.v1.SearchSummary"> & {
   tooLargeSkipped: bigint;
 
   /**
-   * Bytes scanned.
+   * Bytes read from the files searched.
    *
    * @generated from field: int64 bytes_searched = 6;
    */
@@ -1710,7 +1735,8 @@ export const Files: GenService<{
     output: typeof ListResponseSchema;
   },
   /**
-   * Regex search of file contents (served by a later release: UNIMPLEMENTED until then).
+   * Regex search of file contents, run in the daemon's worker pool: results stream
+   * as found, in walk order, then a summary.
    *
    * @generated from rpc filetools.v1.Files.Search
    */
