@@ -257,6 +257,21 @@ describe("memory bounds", () => {
     expect(index.knownTotalLines(files[29]!, "utf-8")).toBe(500);
   });
 
+  it("runs at most maxConcurrentScans scans at once (each holds two read buffers); the others wait their turn", async () => {
+    const index = new LineIndex({ maxConcurrentScans: 2, scanChunkBytes: 4096 });
+    const data = Buffer.from("some line\n".repeat(5000));
+    let most = 0;
+    const files = Array.from({ length: 10 }, (_, i) => {
+      const file = new MemFile(data, `v${i}`);
+      file.onRead = () => (most = Math.max(most, index.scansInFlight));
+      return file;
+    });
+    const totals = await Promise.all(files.map((file) => index.totalLines(file, "utf-8")));
+    expect(totals).toEqual(Array(10).fill(5000));
+    expect(most).toBe(2);
+    expect(index.scansInFlight).toBe(0);
+  });
+
   it("thins a file's checkpoints past the per-file cap and still serves exact windows", async () => {
     const text = sampleText(5000, 5, "\n");
     const reference = referenceLines(text);

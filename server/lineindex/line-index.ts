@@ -47,6 +47,8 @@ export interface LineIndexOptions {
   maxCheckpointsPerFile?: number;
   /** Read size of a scan. */
   scanChunkBytes?: number;
+  /** Scans running at once (each holds 2 MiB of buffers); more wait their turn. */
+  maxConcurrentScans?: number;
   /** Search with Buffer.indexOf even where WebAssembly SIMD is available (tests). */
   portable?: boolean;
 }
@@ -56,6 +58,7 @@ export const DEFAULT_BYTE_STRIDE = 256 * 1024;
 export const DEFAULT_BUDGET_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MAX_CHECKPOINTS_PER_FILE = 64 * 1024;
 export const SCAN_CHUNK_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_CONCURRENT_SCANS = 4;
 /** Scanners (two read buffers each) kept for reuse: fresh 1 MiB buffers cost page faults, and a scan reading into reused ones runs about twice as fast. */
 const SPARE_SCANNERS = 2;
 
@@ -174,6 +177,9 @@ export class LineIndex {
   private readonly maxCheckpoints: number;
   private readonly scanChunkBytes: number;
   private readonly spare: NewlineScanner[] = [];
+  private readonly maxScans: number;
+  private activeScans = 0;
+  private readonly waitingScans: (() => void)[] = [];
   private readonly portable: boolean;
 
   constructor(options: LineIndexOptions = {}) {
@@ -184,6 +190,7 @@ export class LineIndex {
     // Even, so that UTF-16LE reads stay on code units.
     this.scanChunkBytes = Math.max(2, (options.scanChunkBytes ?? SCAN_CHUNK_BYTES) & ~1);
     this.portable = options.portable ?? false;
+    this.maxScans = Math.max(1, options.maxConcurrentScans ?? DEFAULT_MAX_CONCURRENT_SCANS);
     if (!(this.lineStride >= 1 && this.byteStride >= 1)) throw new RangeError("line index strides must be ≥ 1");
   }
 
@@ -283,7 +290,14 @@ export class LineIndex {
       index.push(line, start, max);
     }
     // Two buffers: the next chunk is read while this one is searched.
-    const scanner = this.takeScanner();
+    await this.acquireScan();
+    let scanner: NewlineScanner;
+    try {
+      scanner = this.takeScanner();
+    } catch (error) {
+      this.releaseScan();
+      throw error;
+    }
     const chunk = this.scanChunkBytes;
     let current: 0 | 1 = 0;
     const readChunk = (at: number, which: 0 | 1): Promise<number> | undefined =>
@@ -365,6 +379,7 @@ export class LineIndex {
       throw error;
     } finally {
       this.giveBack(scanner);
+      this.releaseScan();
     }
     index.frontierLine = line;
     index.frontierOffset = start;
@@ -376,6 +391,26 @@ export class LineIndex {
     }
     this.account(index);
     signal?.throwIfAborted();
+  }
+
+  private async acquireScan(): Promise<void> {
+    if (this.activeScans < this.maxScans) {
+      this.activeScans++;
+      return;
+    }
+    // The slot is handed over by releaseScan.
+    await new Promise<void>((resolve) => this.waitingScans.push(resolve));
+  }
+
+  private releaseScan(): void {
+    const next = this.waitingScans.shift();
+    if (next) next();
+    else this.activeScans--;
+  }
+
+  /** Scans running now (for tests). */
+  get scansInFlight(): number {
+    return this.activeScans;
   }
 
   private takeScanner(): NewlineScanner {
