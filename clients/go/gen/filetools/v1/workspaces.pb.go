@@ -412,7 +412,8 @@ type DeleteWorkspaceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Workspace id. A bound workspace: FAILED_PRECONDITION / WORKSPACE_BOUND.
 	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
-	// Also delete its snapshots from the store. Unset = false.
+	// Also delete its snapshots from the store. Unset = false. An active run
+	// of the workspace ends without a snapshot.
 	DeleteSnapshots bool `protobuf:"varint,2,opt,name=delete_snapshots,json=deleteSnapshots,proto3" json:"delete_snapshots,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
@@ -509,7 +510,7 @@ func (x *DeleteWorkspaceResponse) GetWorkspace() string {
 
 type Run struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Run id.
+	// Run id ("run-<UTC time>-<8 hex>").
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// Workspace id.
 	Workspace string `protobuf:"bytes,2,opt,name=workspace,proto3" json:"workspace,omitempty"`
@@ -771,11 +772,12 @@ func (x *ChangeSummary) GetMoved() int64 {
 
 type Snapshot struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Snapshot id.
+	// Snapshot id ("<UTC time>-<8 hex>"; ids sort by creation time).
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// Workspace id.
 	Workspace string `protobuf:"bytes,2,opt,name=workspace,proto3" json:"workspace,omitempty"`
-	// Id of the run it ended, or "".
+	// Id of the run it ended (or, for a snapshot taken at shutdown, of the run
+	// still active), or "".
 	RunId string `protobuf:"bytes,3,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// When it was written.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
@@ -785,7 +787,8 @@ type Snapshot struct {
 	Sha256 string `protobuf:"bytes,6,opt,name=sha256,proto3" json:"sha256,omitempty"`
 	// Regular files in the tarball.
 	FileCount int64 `protobuf:"varint,7,opt,name=file_count,json=fileCount,proto3" json:"file_count,omitempty"`
-	// Labels (the run's and the caller's).
+	// Labels (the run's and the caller's; "filetools.shutdown": "true" on a
+	// snapshot taken at daemon shutdown).
 	Labels map[string]string `protobuf:"bytes,8,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Summary of the run's change set.
 	Changes       *ChangeSummary `protobuf:"bytes,9,opt,name=changes,proto3" json:"changes,omitempty"`
@@ -890,7 +893,7 @@ type FinishRunRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Workspace id.
 	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
-	// Id of the active run.
+	// Id of the active run (NOT_FOUND when it is not the active one).
 	RunId string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// Snapshot the workspace. Unset = true.
 	Snapshot *bool `protobuf:"varint,3,opt,name=snapshot,proto3,oneof" json:"snapshot,omitempty"`
@@ -1297,9 +1300,13 @@ type ExportSnapshotRequest struct {
 	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	// Snapshot id; "" = the newest.
 	SnapshotId string `protobuf:"bytes,2,opt,name=snapshot_id,json=snapshotId,proto3" json:"snapshot_id,omitempty"`
-	// Export a fresh tarball of the workspace as it is now instead.
+	// Export a fresh tarball of the workspace as it is now instead (staged on
+	// the daemon's disk so the header can carry its size and sha256).
 	Live bool `protobuf:"varint,3,opt,name=live,proto3" json:"live,omitempty"`
-	// Globs: only matching files go in the tarball. Empty = all.
+	// Globs (picomatch, matched against the workspace path without the
+	// leading "/", dot files included): only matching files and symbolic links
+	// go in the tarball, without directory entries. Empty = all. With a stored
+	// snapshot, its tarball is filtered.
 	Include       []string `protobuf:"bytes,4,rep,name=include,proto3" json:"include,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1614,6 +1621,7 @@ type ImportHeader struct {
 	// Workspace id.
 	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	// Workspace path of the directory to unpack into (created). Empty = root.
+	// Entries of the same name are replaced; directories are merged.
 	Path          string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -36,8 +36,9 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// Workspaces, runs and snapshots. The run and snapshot RPCs answer
-// UNIMPLEMENTED until the release that serves them.
+// Workspaces, runs and snapshots. Snapshots live in the store chosen with
+// --store (file://DIR, default DATA_DIR/snapshots, or s3://BUCKET/PREFIX); a
+// store failure is UNAVAILABLE / STORE_UNAVAILABLE.
 type WorkspacesClient interface {
 	// Create a managed workspace under the data directory.
 	CreateWorkspace(ctx context.Context, in *CreateWorkspaceRequest, opts ...grpc.CallOption) (*CreateWorkspaceResponse, error)
@@ -47,19 +48,32 @@ type WorkspacesClient interface {
 	ListWorkspaces(ctx context.Context, in *ListWorkspacesRequest, opts ...grpc.CallOption) (*ListWorkspacesResponse, error)
 	// Delete a managed workspace and its files (snapshots are kept unless asked).
 	DeleteWorkspace(ctx context.Context, in *DeleteWorkspaceRequest, opts ...grpc.CallOption) (*DeleteWorkspaceResponse, error)
-	// Begin a run (creating and restoring the workspace as needed).
+	// Begin a run (creating and restoring the workspace as needed). A second
+	// active run on the workspace: FAILED_PRECONDITION / RUN_ACTIVE. Runs and
+	// their change sets survive a daemon restart.
 	StartRun(ctx context.Context, in *StartRunRequest, opts ...grpc.CallOption) (*StartRunResponse, error)
-	// End a run and snapshot the workspace.
+	// End a run and snapshot the workspace. The manifest is written only once
+	// the tarball and its sha256 are complete. If the snapshot fails the run
+	// stays active (retry FinishRun).
 	FinishRun(ctx context.Context, in *FinishRunRequest, opts ...grpc.CallOption) (*FinishRunResponse, error)
-	// The run's change-set entries.
+	// The run's change-set entries: from this daemon's records, else from the
+	// manifest of the run's snapshot in the store (a run of another daemon).
 	GetChangeSet(ctx context.Context, in *GetChangeSetRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[GetChangeSetResponse], error)
 	// A workspace's snapshots, newest first.
 	ListSnapshots(ctx context.Context, in *ListSnapshotsRequest, opts ...grpc.CallOption) (*ListSnapshotsResponse, error)
-	// A snapshot's tarball: a header, then chunks.
+	// A snapshot's tarball (gzip): a header, then chunks.
 	ExportSnapshot(ctx context.Context, in *ExportSnapshotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportSnapshotResponse], error)
-	// Replace a workspace's contents with a snapshot.
+	// Replace a workspace's contents with a snapshot. The tarball's sha256 is
+	// checked against the manifest first, then it is extracted into a fresh
+	// staging directory and swapped in; an unsafe or corrupt archive is
+	// FAILED_PRECONDITION / UNSAFE_ARCHIVE and changes nothing.
 	RestoreSnapshot(ctx context.Context, in *RestoreSnapshotRequest, opts ...grpc.CallOption) (*RestoreSnapshotResponse, error)
-	// Unpack a tarball into a directory of a workspace.
+	// Unpack a tarball into a directory of a workspace, with the same checks as
+	// RestoreSnapshot: absolute names, "..", members through symbolic links,
+	// hard links to anything but an earlier file of the archive, symbolic links
+	// pointing out, devices and FIFOs are refused (UNSAFE_ARCHIVE, nothing
+	// changes); set-uid/set-gid bits are dropped; bytes, members, depth and
+	// name length are capped. Not recorded in a run's change set.
 	ImportArchive(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportArchiveRequest, ImportArchiveResponse], error)
 }
 
@@ -206,8 +220,9 @@ type Workspaces_ImportArchiveClient = grpc.ClientStreamingClient[ImportArchiveRe
 // All implementations must embed UnimplementedWorkspacesServer
 // for forward compatibility.
 //
-// Workspaces, runs and snapshots. The run and snapshot RPCs answer
-// UNIMPLEMENTED until the release that serves them.
+// Workspaces, runs and snapshots. Snapshots live in the store chosen with
+// --store (file://DIR, default DATA_DIR/snapshots, or s3://BUCKET/PREFIX); a
+// store failure is UNAVAILABLE / STORE_UNAVAILABLE.
 type WorkspacesServer interface {
 	// Create a managed workspace under the data directory.
 	CreateWorkspace(context.Context, *CreateWorkspaceRequest) (*CreateWorkspaceResponse, error)
@@ -217,19 +232,32 @@ type WorkspacesServer interface {
 	ListWorkspaces(context.Context, *ListWorkspacesRequest) (*ListWorkspacesResponse, error)
 	// Delete a managed workspace and its files (snapshots are kept unless asked).
 	DeleteWorkspace(context.Context, *DeleteWorkspaceRequest) (*DeleteWorkspaceResponse, error)
-	// Begin a run (creating and restoring the workspace as needed).
+	// Begin a run (creating and restoring the workspace as needed). A second
+	// active run on the workspace: FAILED_PRECONDITION / RUN_ACTIVE. Runs and
+	// their change sets survive a daemon restart.
 	StartRun(context.Context, *StartRunRequest) (*StartRunResponse, error)
-	// End a run and snapshot the workspace.
+	// End a run and snapshot the workspace. The manifest is written only once
+	// the tarball and its sha256 are complete. If the snapshot fails the run
+	// stays active (retry FinishRun).
 	FinishRun(context.Context, *FinishRunRequest) (*FinishRunResponse, error)
-	// The run's change-set entries.
+	// The run's change-set entries: from this daemon's records, else from the
+	// manifest of the run's snapshot in the store (a run of another daemon).
 	GetChangeSet(*GetChangeSetRequest, grpc.ServerStreamingServer[GetChangeSetResponse]) error
 	// A workspace's snapshots, newest first.
 	ListSnapshots(context.Context, *ListSnapshotsRequest) (*ListSnapshotsResponse, error)
-	// A snapshot's tarball: a header, then chunks.
+	// A snapshot's tarball (gzip): a header, then chunks.
 	ExportSnapshot(*ExportSnapshotRequest, grpc.ServerStreamingServer[ExportSnapshotResponse]) error
-	// Replace a workspace's contents with a snapshot.
+	// Replace a workspace's contents with a snapshot. The tarball's sha256 is
+	// checked against the manifest first, then it is extracted into a fresh
+	// staging directory and swapped in; an unsafe or corrupt archive is
+	// FAILED_PRECONDITION / UNSAFE_ARCHIVE and changes nothing.
 	RestoreSnapshot(context.Context, *RestoreSnapshotRequest) (*RestoreSnapshotResponse, error)
-	// Unpack a tarball into a directory of a workspace.
+	// Unpack a tarball into a directory of a workspace, with the same checks as
+	// RestoreSnapshot: absolute names, "..", members through symbolic links,
+	// hard links to anything but an earlier file of the archive, symbolic links
+	// pointing out, devices and FIFOs are refused (UNSAFE_ARCHIVE, nothing
+	// changes); set-uid/set-gid bits are dropped; bytes, members, depth and
+	// name length are capped. Not recorded in a run's change set.
 	ImportArchive(grpc.ClientStreamingServer[ImportArchiveRequest, ImportArchiveResponse]) error
 	mustEmbedUnimplementedWorkspacesServer()
 }

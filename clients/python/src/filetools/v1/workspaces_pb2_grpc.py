@@ -26,8 +26,9 @@ if _version_not_supported:
 
 
 class WorkspacesStub:
-    """Workspaces, runs and snapshots. The run and snapshot RPCs answer
-    UNIMPLEMENTED until the release that serves them.
+    """Workspaces, runs and snapshots. Snapshots live in the store chosen with
+    --store (file://DIR, default DATA_DIR/snapshots, or s3://BUCKET/PREFIX); a
+    store failure is UNAVAILABLE / STORE_UNAVAILABLE.
     """
 
     def __init__(self, channel):
@@ -94,8 +95,9 @@ class WorkspacesStub:
 
 
 class WorkspacesServicer:
-    """Workspaces, runs and snapshots. The run and snapshot RPCs answer
-    UNIMPLEMENTED until the release that serves them.
+    """Workspaces, runs and snapshots. Snapshots live in the store chosen with
+    --store (file://DIR, default DATA_DIR/snapshots, or s3://BUCKET/PREFIX); a
+    store failure is UNAVAILABLE / STORE_UNAVAILABLE.
     """
 
     def CreateWorkspace(self, request, context):
@@ -127,21 +129,26 @@ class WorkspacesServicer:
         raise NotImplementedError('Method not implemented!')
 
     def StartRun(self, request, context):
-        """Begin a run (creating and restoring the workspace as needed).
+        """Begin a run (creating and restoring the workspace as needed). A second
+        active run on the workspace: FAILED_PRECONDITION / RUN_ACTIVE. Runs and
+        their change sets survive a daemon restart.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def FinishRun(self, request, context):
-        """End a run and snapshot the workspace.
+        """End a run and snapshot the workspace. The manifest is written only once
+        the tarball and its sha256 are complete. If the snapshot fails the run
+        stays active (retry FinishRun).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetChangeSet(self, request, context):
-        """The run's change-set entries.
+        """The run's change-set entries: from this daemon's records, else from the
+        manifest of the run's snapshot in the store (a run of another daemon).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -155,21 +162,29 @@ class WorkspacesServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ExportSnapshot(self, request, context):
-        """A snapshot's tarball: a header, then chunks.
+        """A snapshot's tarball (gzip): a header, then chunks.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def RestoreSnapshot(self, request, context):
-        """Replace a workspace's contents with a snapshot.
+        """Replace a workspace's contents with a snapshot. The tarball's sha256 is
+        checked against the manifest first, then it is extracted into a fresh
+        staging directory and swapped in; an unsafe or corrupt archive is
+        FAILED_PRECONDITION / UNSAFE_ARCHIVE and changes nothing.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ImportArchive(self, request_iterator, context):
-        """Unpack a tarball into a directory of a workspace.
+        """Unpack a tarball into a directory of a workspace, with the same checks as
+        RestoreSnapshot: absolute names, "..", members through symbolic links,
+        hard links to anything but an earlier file of the archive, symbolic links
+        pointing out, devices and FIFOs are refused (UNSAFE_ARCHIVE, nothing
+        changes); set-uid/set-gid bits are dropped; bytes, members, depth and
+        name length are capped. Not recorded in a run's change set.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -242,8 +257,9 @@ def add_WorkspacesServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class Workspaces:
-    """Workspaces, runs and snapshots. The run and snapshot RPCs answer
-    UNIMPLEMENTED until the release that serves them.
+    """Workspaces, runs and snapshots. Snapshots live in the store chosen with
+    --store (file://DIR, default DATA_DIR/snapshots, or s3://BUCKET/PREFIX); a
+    store failure is UNAVAILABLE / STORE_UNAVAILABLE.
     """
 
     @staticmethod

@@ -170,7 +170,8 @@ export type DeleteWorkspaceRequest = Message<"filetools.v1.DeleteWorkspaceReques
   workspace: string;
 
   /**
-   * Also delete its snapshots from the store. Unset = false.
+   * Also delete its snapshots from the store. Unset = false. An active run
+   * of the workspace ends without a snapshot.
    *
    * @generated from field: bool delete_snapshots = 2;
    */
@@ -208,7 +209,7 @@ export const DeleteWorkspaceResponseSchema: GenMessage<DeleteWorkspaceResponse> 
  */
 export type Run = Message<"filetools.v1.Run"> & {
   /**
-   * Run id.
+   * Run id ("run-<UTC time>-<8 hex>").
    *
    * @generated from field: string id = 1;
    */
@@ -348,7 +349,7 @@ export const ChangeSummarySchema: GenMessage<ChangeSummary> = /*@__PURE__*/
  */
 export type Snapshot = Message<"filetools.v1.Snapshot"> & {
   /**
-   * Snapshot id.
+   * Snapshot id ("<UTC time>-<8 hex>"; ids sort by creation time).
    *
    * @generated from field: string id = 1;
    */
@@ -362,7 +363,8 @@ export type Snapshot = Message<"filetools.v1.Snapshot"> & {
   workspace: string;
 
   /**
-   * Id of the run it ended, or "".
+   * Id of the run it ended (or, for a snapshot taken at shutdown, of the run
+   * still active), or "".
    *
    * @generated from field: string run_id = 3;
    */
@@ -397,7 +399,8 @@ export type Snapshot = Message<"filetools.v1.Snapshot"> & {
   fileCount: bigint;
 
   /**
-   * Labels (the run's and the caller's).
+   * Labels (the run's and the caller's; "filetools.shutdown": "true" on a
+   * snapshot taken at daemon shutdown).
    *
    * @generated from field: map<string, string> labels = 8;
    */
@@ -430,7 +433,7 @@ export type FinishRunRequest = Message<"filetools.v1.FinishRunRequest"> & {
   workspace: string;
 
   /**
-   * Id of the active run.
+   * Id of the active run (NOT_FOUND when it is not the active one).
    *
    * @generated from field: string run_id = 2;
    */
@@ -640,14 +643,18 @@ export type ExportSnapshotRequest = Message<"filetools.v1.ExportSnapshotRequest"
   snapshotId: string;
 
   /**
-   * Export a fresh tarball of the workspace as it is now instead.
+   * Export a fresh tarball of the workspace as it is now instead (staged on
+   * the daemon's disk so the header can carry its size and sha256).
    *
    * @generated from field: bool live = 3;
    */
   live: boolean;
 
   /**
-   * Globs: only matching files go in the tarball. Empty = all.
+   * Globs (picomatch, matched against the workspace path without the
+   * leading "/", dot files included): only matching files and symbolic links
+   * go in the tarball, without directory entries. Empty = all. With a stored
+   * snapshot, its tarball is filtered.
    *
    * @generated from field: repeated string include = 4;
    */
@@ -783,6 +790,7 @@ export type ImportHeader = Message<"filetools.v1.ImportHeader"> & {
 
   /**
    * Workspace path of the directory to unpack into (created). Empty = root.
+   * Entries of the same name are replaced; directories are merged.
    *
    * @generated from field: string path = 2;
    */
@@ -902,8 +910,9 @@ export const ChangeKindSchema: GenEnum<ChangeKind> = /*@__PURE__*/
   enumDesc(file_filetools_v1_workspaces, 0);
 
 /**
- * Workspaces, runs and snapshots. The run and snapshot RPCs answer
- * UNIMPLEMENTED until the release that serves them.
+ * Workspaces, runs and snapshots. Snapshots live in the store chosen with
+ * --store (file://DIR, default DATA_DIR/snapshots, or s3://BUCKET/PREFIX); a
+ * store failure is UNAVAILABLE / STORE_UNAVAILABLE.
  *
  * @generated from service filetools.v1.Workspaces
  */
@@ -949,7 +958,9 @@ export const Workspaces: GenService<{
     output: typeof DeleteWorkspaceResponseSchema;
   },
   /**
-   * Begin a run (creating and restoring the workspace as needed).
+   * Begin a run (creating and restoring the workspace as needed). A second
+   * active run on the workspace: FAILED_PRECONDITION / RUN_ACTIVE. Runs and
+   * their change sets survive a daemon restart.
    *
    * @generated from rpc filetools.v1.Workspaces.StartRun
    */
@@ -959,7 +970,9 @@ export const Workspaces: GenService<{
     output: typeof StartRunResponseSchema;
   },
   /**
-   * End a run and snapshot the workspace.
+   * End a run and snapshot the workspace. The manifest is written only once
+   * the tarball and its sha256 are complete. If the snapshot fails the run
+   * stays active (retry FinishRun).
    *
    * @generated from rpc filetools.v1.Workspaces.FinishRun
    */
@@ -969,7 +982,8 @@ export const Workspaces: GenService<{
     output: typeof FinishRunResponseSchema;
   },
   /**
-   * The run's change-set entries.
+   * The run's change-set entries: from this daemon's records, else from the
+   * manifest of the run's snapshot in the store (a run of another daemon).
    *
    * @generated from rpc filetools.v1.Workspaces.GetChangeSet
    */
@@ -989,7 +1003,7 @@ export const Workspaces: GenService<{
     output: typeof ListSnapshotsResponseSchema;
   },
   /**
-   * A snapshot's tarball: a header, then chunks.
+   * A snapshot's tarball (gzip): a header, then chunks.
    *
    * @generated from rpc filetools.v1.Workspaces.ExportSnapshot
    */
@@ -999,7 +1013,10 @@ export const Workspaces: GenService<{
     output: typeof ExportSnapshotResponseSchema;
   },
   /**
-   * Replace a workspace's contents with a snapshot.
+   * Replace a workspace's contents with a snapshot. The tarball's sha256 is
+   * checked against the manifest first, then it is extracted into a fresh
+   * staging directory and swapped in; an unsafe or corrupt archive is
+   * FAILED_PRECONDITION / UNSAFE_ARCHIVE and changes nothing.
    *
    * @generated from rpc filetools.v1.Workspaces.RestoreSnapshot
    */
@@ -1009,7 +1026,12 @@ export const Workspaces: GenService<{
     output: typeof RestoreSnapshotResponseSchema;
   },
   /**
-   * Unpack a tarball into a directory of a workspace.
+   * Unpack a tarball into a directory of a workspace, with the same checks as
+   * RestoreSnapshot: absolute names, "..", members through symbolic links,
+   * hard links to anything but an earlier file of the archive, symbolic links
+   * pointing out, devices and FIFOs are refused (UNSAFE_ARCHIVE, nothing
+   * changes); set-uid/set-gid bits are dropped; bytes, members, depth and
+   * name length are capped. Not recorded in a run's change set.
    *
    * @generated from rpc filetools.v1.Workspaces.ImportArchive
    */
