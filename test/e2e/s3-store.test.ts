@@ -4,15 +4,16 @@
 // message and no fallback to the local disk; a usable one lets it serve, and
 // the runs issue's end-to-end scenario passes on it.
 import { spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from "node:fs";
+import { createHash, randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSeaweedfs, type Seaweedfs } from "../support/seaweedfs.js";
-import { ROOT, ensureBuilt, startDaemon } from "./daemon.js";
-import { runScenario } from "./runs-scenario.js";
+import { ROOT, ensureBuilt, expectError, startDaemon } from "./daemon.js";
+import { exportTarball, runScenario } from "./runs-scenario.js";
 
 const MAIN = path.join(ROOT, "dist/server/main.js");
 let s3: Seaweedfs;
@@ -151,3 +152,91 @@ describe("the end-to-end scenario", () => {
     await runScenario(`s3://${s3.bucket}/scenario-${randomUUID()}`, ["--s3-endpoint", s3.endpoint, "--s3-force-path-style"]);
   }, 90_000);
 });
+
+function useCredentials(server: Seaweedfs): void {
+  Object.assign(process.env, { AWS_ACCESS_KEY_ID: server.accessKey, AWS_SECRET_ACCESS_KEY: server.secretKey });
+}
+
+describe("the S3 store failing at use", () => {
+  it("a server that goes away under a running daemon: UNAVAILABLE / STORE_UNAVAILABLE, the run stays active, the daemon stays up", async () => {
+    const own = await startSeaweedfs();
+    useCredentials(own);
+    const d = await startDaemon({
+      args: ["--store", `s3://${own.bucket}/down`, "--s3-endpoint", own.endpoint, "--s3-force-path-style"],
+    });
+    try {
+      const { run } = await d.client.workspaces.startRun({ workspace: "s" });
+      await d.client.files.write({ workspace: "s", path: "a.txt", body: { case: "content", value: "a\n" } });
+      await own.stop();
+      await expectError(d.client.workspaces.finishRun({ workspace: "s", runId: run!.id }), "UNAVAILABLE", "STORE_UNAVAILABLE");
+      await expectError(d.client.workspaces.listSnapshots({ workspace: "s" }), "UNAVAILABLE", "STORE_UNAVAILABLE");
+      expect((await d.client.files.stat({ workspace: "s", path: "a.txt" })).file?.path).toBe("/a.txt");
+      await expectError(d.client.workspaces.startRun({ workspace: "s" }), "FAILED_PRECONDITION", "RUN_ACTIVE");
+      expect(d.proc.exitCode).toBeNull();
+    } finally {
+      await d.stop();
+      await own.stop();
+    }
+  }, 90_000);
+});
+
+describe("a crash during an upload to S3", () => {
+  it("kill -9 mid-upload: earlier snapshots intact, no partial tarball or manifest visible", async () => {
+    useCredentials(s3);
+    const prefix = `crash-${randomUUID()}`;
+    const args = ["--store", `s3://${s3.bucket}/${prefix}`, "--s3-endpoint", s3.endpoint, "--s3-force-path-style"];
+    const dataDir = tempDir();
+    const host = path.join(tempDir(), "host");
+    mkdirSync(host);
+    const client = new S3Client({ ...s3.storeOptions });
+    const objects = async () =>
+      ((await client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `${prefix}/` }))).Contents ?? []).map((o) => o.Key!).sort();
+    try {
+      const a = await startDaemon({ dataDir, args, binds: { big: host } });
+      const first = await a.client.workspaces.startRun({ workspace: "big" });
+      writeFileSync(path.join(host, "small.txt"), "small\n");
+      const s1 = (await a.client.workspaces.finishRun({ workspace: "big", runId: first.run!.id })).snapshot!;
+      const before = await objects();
+      expect(before.length).toBeGreaterThan(0);
+      // ~60 MB of incompressible data: the next snapshot is a multipart upload of several parts.
+      for (let i = 0; i < 6; i++) writeFileSync(path.join(host, `blob-${i}.bin`), createRandom(10 * 1024 * 1024));
+      const second = await a.client.workspaces.startRun({ workspace: "big" });
+      const pending = a.client.workspaces.finishRun({ workspace: "big", runId: second.run!.id }).catch(() => undefined);
+      // Wait until a multipart upload is under way, then kill -9.
+      const deadline = Date.now() + 30_000;
+      let uploading = false;
+      while (!uploading && Date.now() < deadline) {
+        const uploads = await client.send(new ListMultipartUploadsCommand({ Bucket: s3.bucket, Prefix: `${prefix}/` }));
+        uploading = (uploads.Uploads ?? []).length > 0;
+        if (!uploading) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(uploading).toBe(true);
+      a.proc.kill("SIGKILL");
+      await new Promise((r) => a.proc.once("exit", r));
+      await pending;
+      a.client.close();
+
+      // Nothing new is visible: the interrupted upload never completed.
+      expect(await objects()).toEqual(before);
+      const b = await startDaemon({ dataDir, args, binds: { big: host } });
+      try {
+        const { snapshots } = await b.client.workspaces.listSnapshots({ workspace: "big" });
+        expect(snapshots.map((s) => s.id)).toEqual([s1.id]);
+        const exported = await exportTarball(b.client, { workspace: "big", snapshotId: s1.id });
+        expect(createHash("sha256").update(exported.bytes).digest("hex")).toBe(s1.sha256);
+        await expectError(b.client.workspaces.startRun({ workspace: "big" }), "FAILED_PRECONDITION", "RUN_ACTIVE");
+      } finally {
+        await b.stop(true);
+      }
+    } finally {
+      client.destroy();
+    }
+  }, 120_000);
+});
+
+/** Incompressible bytes, fast. */
+function createRandom(bytes: number): Buffer {
+  const block = Buffer.alloc(bytes);
+  for (let j = 0; j < block.length; j += 4) block.writeUInt32LE((Math.random() * 2 ** 32) >>> 0, j);
+  return block;
+}
