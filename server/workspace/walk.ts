@@ -13,6 +13,8 @@ import { TEMP_FILE_PATTERN } from "./temp-files.js";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 const MAX_GITIGNORE_BYTES = 1 << 20;
+/** Names of one directory examined together (their lstat and open calls run concurrently). */
+const LOOKAHEAD = 64;
 
 export interface WalkOptions {
   /** Descend into subdirectories. */
@@ -63,25 +65,44 @@ async function* walkDirectory(dir: FileHandle, parts: Components, depth: number,
       const rules = await readGitignore(dir);
       if (rules) levels = [...levels, { base: parts, rules }];
     }
-    const names = (await fsp.readdir(self(dir))).sort();
-    for (const name of names) {
-      if (TEMP_FILE_PATTERN.test(name)) continue;
-      if (!options.includeHidden && name.startsWith(".")) continue;
-      const childParts = [...parts, name];
-      const stats = await fsp.lstat(at(dir, name), { bigint: true }).catch(() => null);
-      if (!stats) continue; // removed while we walked
-      if (options.respectGitignore && isIgnored(levels, childParts, stats.isDirectory())) continue;
-      const entry: WalkEntry = entryFromStats(displayPath(childParts), stats);
-      if (options.open && stats.isFile() && stats.nlink === 1n && options.open(entry)) {
-        const handle = await fsp.open(at(dir, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch(() => null);
-        if (handle) entry.opened = { fd: handle.fd, close: () => handle.close() };
+    const names = (await fsp.readdir(self(dir)))
+      .sort()
+      .filter((name) => !TEMP_FILE_PATTERN.test(name) && (options.includeHidden || !name.startsWith(".")));
+    // lstat (and open) a run of names at once: one round trip to the thread pool per run, not per name.
+    for (let i = 0; i < names.length; i += LOOKAHEAD) {
+      const run = names.slice(i, i + LOOKAHEAD);
+      const allStats = await Promise.all(run.map((name) => fsp.lstat(at(dir, name), { bigint: true }).catch(() => null)));
+      const found: ({ name: string; entry: WalkEntry; isDirectory: boolean; openable: boolean } | null)[] = run.map((name, k) => {
+        const stats = allStats[k];
+        if (!stats) return null; // removed while we walked
+        const childParts = [...parts, name];
+        if (options.respectGitignore && isIgnored(levels, childParts, stats.isDirectory())) return null;
+        const entry: WalkEntry = entryFromStats(displayPath(childParts), stats);
+        return { name, entry, isDirectory: stats.isDirectory(), openable: stats.isFile() && stats.nlink === 1n };
+      });
+      await Promise.all(
+        found.map(async (item) => {
+          if (!item?.openable || !options.open?.(item.entry)) return;
+          const handle = await fsp.open(at(dir, item.name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch(() => null);
+          if (handle) item.entry.opened = { fd: handle.fd, close: () => handle.close() };
+        }),
+      );
+      try {
+        for (let k = 0; k < found.length; k++) {
+          const item = found[k];
+          if (!item) continue;
+          found[k] = null; // the consumer owns its opened file from here
+          yield item.entry;
+          const descend =
+            item.isDirectory && options.recursive && (options.maxDepth === 0 || depth < options.maxDepth) && !options.prune?.(item.entry);
+          if (!descend) continue;
+          const child = await fsp.open(at(dir, item.name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW).catch(() => null);
+          if (child) yield* walkDirectory(child, [...parts, item.name], depth + 1, levels, options);
+        }
+      } finally {
+        // Stopped early: close what was opened ahead and never handed out.
+        await Promise.all(found.map((item) => item?.entry.opened?.close()));
       }
-      yield entry;
-      const descend =
-        stats.isDirectory() && options.recursive && (options.maxDepth === 0 || depth < options.maxDepth) && !options.prune?.(entry);
-      if (!descend) continue;
-      const child = await fsp.open(at(dir, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW).catch(() => null);
-      if (child) yield* walkDirectory(child, childParts, depth + 1, levels, options);
     }
   } finally {
     await dir.close();
