@@ -39,7 +39,11 @@ async function main(): Promise<void> {
   log(`  tree/: ${tree.files.toLocaleString("en")} files, ${(tree.bytes / 1e6).toFixed(0)} MB, ${tree.binaries} binaries, ${tree.ignored} gitignored; generated in ${tree.seconds.toFixed(1)} s (${when("tree")})`);
   log("");
 
-  const rows = [...(await readBenchmarks()), ...(await searchBenchmarks(rg !== undefined))];
+  const only = process.env.BENCH_ONLY; // "read" or "search": one half, while working on it
+  const rows = [
+    ...(only === "search" ? [] : await readBenchmarks()),
+    ...(only === "read" ? [] : await searchBenchmarks(rg !== undefined)),
+  ];
   log("");
   log(renderTable(rows));
   log(`\nload average at the end: ${loadAverage()}`);
@@ -232,19 +236,23 @@ async function searchBenchmarks(haveRg: boolean): Promise<Row[]> {
   const daemon = await Daemon.start({ tree: dir });
   log(`search: daemon started, idle RSS ${mib(daemon.rss())}`);
   const rows: Row[] = [];
-  let served: string | undefined; // why the daemon has no time
+  let unserved: string | undefined; // once Search answers UNIMPLEMENTED, no case asks again
   for (const c of searchCases()) {
     log(`${c.name} …`);
-    // Warm-up: one run of each (page cache, JIT), which also gives the result counts.
-    let daemonResults: Awaited<ReturnType<typeof timedSearch>> | undefined;
-    if (!served) {
+    let failure = unserved; // why the daemon has no time
+    const attempt = async <T>(call: () => Promise<T>): Promise<T | undefined> => {
+      if (failure) return undefined;
       try {
-        daemonResults = await timedSearch(daemon, c.request);
+        return await call();
       } catch (error) {
         if (!(error instanceof FileToolsClientError)) throw error;
-        served = error.codeName === "UNIMPLEMENTED" ? "n/a (Search not served)" : `error ${error.codeName}: ${error.message}`;
+        if (error.codeName === "UNIMPLEMENTED") unserved = "n/a (Search not served)";
+        failure = unserved ?? `error ${error.codeName}: ${error.message}`;
+        return undefined;
       }
-    }
+    };
+    // Warm-up: one run of each (page cache, JIT), which also gives the result counts.
+    const daemonResults = await attempt(() => timedSearch(daemon, c.request));
     const rgCount = haveRg ? c.count((await runTool(c.rg, dir)).stdout) : undefined;
     const grepCount = c.count((await runTool(c.grep, dir)).stdout);
 
@@ -253,8 +261,8 @@ async function searchBenchmarks(haveRg: boolean): Promise<Row[]> {
     const grepTimes: number[] = [];
     let peak: number | undefined;
     for (let i = 0; i < SEARCH_RUNS; i++) {
-      if (daemonResults) {
-        const run = await daemon.peakDuring(() => timedSearch(daemon, c.request));
+      const run = await attempt(() => daemon.peakDuring(() => timedSearch(daemon, c.request)));
+      if (run) {
         daemonTimes.push(run.result.ms);
         peak = Math.max(peak ?? 0, run.peak);
       }
@@ -266,10 +274,10 @@ async function searchBenchmarks(haveRg: boolean): Promise<Row[]> {
       { tool: c.labels[1], ms: median(grepTimes) },
     ];
     const counts = `results daemon/rg/grep: ${daemonResults?.results ?? "–"}/${rgCount ?? "–"}/${grepCount}`;
-    const flags = [daemonResults?.summary?.truncated ? "daemon truncated" : "", daemonResults?.summary?.timedOut ? "daemon timed out" : ""].filter(Boolean);
+    const flags = [daemonResults?.summary?.truncated ? "daemon stopped at max_results" : "", daemonResults?.summary?.timedOut ? "daemon timed out" : ""].filter(Boolean);
     rows.push({
       name: c.name,
-      daemon: daemonResults ? median(daemonTimes) : served!,
+      daemon: failure ?? median(daemonTimes),
       tools,
       peakRss: peak,
       note: [counts, ...flags].join("; "),
