@@ -5,6 +5,7 @@ import {
   countLines,
   READ_CHUNK_BYTES,
   readLineWindow,
+  readLineWindowAt,
   tailLines,
   type LineChunk,
   type LineTrailer,
@@ -217,7 +218,7 @@ describe("readLineWindow: windows", () => {
   });
 
   it("numbers lines across many chunks when skipping", async () => {
-    const content = Array.from({ length: 5000 }, (_, i) => `line ${i + 1}\n`).join("");
+    const content = Array.from({ length: 50_000 }, (_, i) => `line ${i + 1}\n`).join("");
     for (const size of [1, 7, 4096]) {
       const { chunks } = await read(content, { startLine: 4321, lineCount: 2 }, size);
       expect(chunks).toEqual([{ firstLine: 4321, text: "line 4321\nline 4322\n" }]);
@@ -519,3 +520,50 @@ describe("windows agree with a simple reference", () => {
     });
   }
 });
+
+describe("readLineWindowAt (a window from a line start a line index remembered)", () => {
+  it("gives the same window as reading from the start of the file", async () => {
+    const text = "\ufeffone\r\ntwo é\nthree 😀\nfour\nfive";
+    const bytes = Buffer.from(text, "utf8");
+    const lines = linesOf(text.slice(1));
+    const offsets = [3];
+    for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) offsets.push(i + 1);
+    for (let from = 2; from <= lines.length; from++) {
+      for (let startLine = from; startLine <= lines.length + 1; startLine++) {
+        const at = await drain(
+          readLineWindowAt(streamOf(bytes.subarray(offsets[from - 1]!), 3).source, from, { encoding: "utf-8", startLine, maxBytes: 1 << 20 }),
+        );
+        const whole = await read(bytes, { startLine });
+        expect(at.text).toBe(whole.text);
+        expect(at.trailer).toEqual(whole.trailer);
+      }
+    }
+  });
+
+  it("refuses a start_line before the source's first line", async () => {
+    expect(() => readLineWindowAt(streamOf(Buffer.from("x\n")).source, 5, { encoding: "utf-8", startLine: 4, maxBytes: 10 })).toThrow(FileToolsError);
+  });
+});
+
+describe("tailLines with a known line count", () => {
+  it("skips the forward count and gives the same tail", async () => {
+    const text = Array.from({ length: 50_000 }, (_, i) => `line ${i + 1}\n`).join("");
+    const buf = Buffer.from(text);
+    let bytesRead = 0;
+    const counting: ReadAt = async (position, length) => {
+      bytesRead += length;
+      return Buffer.from(buf.subarray(position, position + length));
+    };
+    const known = await tailLines(counting, buf.length, 3, "utf-8", 1 << 20, undefined, 50_000);
+    const withKnown = { ...known, ...(await drain(known.chunks)) };
+    expect(bytesRead).toBeLessThan(TAIL_BYTES_BOUND);
+    const plain = await tail(buf, 3);
+    expect(withKnown).toMatchObject({ totalLines: 50_000, firstLine: 49_998, text: "line 49998\nline 49999\nline 50000\n" });
+    expect(withKnown.trailer).toEqual(plain.trailer);
+    const none = await tailLines(counting, buf.length, 0, "utf-8", 1 << 20, undefined, 50_000);
+    expect(none.totalLines).toBe(50_000);
+  });
+});
+
+/** A tail of a few short lines reads one backward block and the tail itself. */
+const TAIL_BYTES_BOUND = 3 * 65536;
