@@ -154,13 +154,13 @@ describe("pool", () => {
         // (a+)+$ with a backreference cannot fall back to the linear engine: only the abort stops it.
         const evil = compilePattern("(a+)+\\1$", { fixedStrings: false, caseInsensitive: false });
         const controller = new AbortController();
-        const stuck = pool.run({ pattern: evil, options: content(), files: [{ fd }] }, controller.signal);
+        const stuck = pool.run({ pattern: evil, options: content(), files: [{ fd }], maxFileSize: 0, openSlot: new SharedArrayBuffer(4) }, controller.signal);
         setTimeout(() => controller.abort(), 300);
         await expect(stuck).rejects.toThrow(/abort/i);
-        const ok = await pool.run({ pattern: compilePattern("fine", { fixedStrings: true, caseInsensitive: false }), options: content(), files: [{ fd }] }, new AbortController().signal);
+        const ok = await pool.run({ pattern: compilePattern("fine", { fixedStrings: true, caseInsensitive: false }), options: content(), files: [{ fd }], maxFileSize: 0, openSlot: new SharedArrayBuffer(4) }, new AbortController().signal);
         expect(ok[0]).toMatchObject({ kind: "text", matches: [{ line: 2 }] });
         // Without the backreference the linear-engine fallback answers at once.
-        const linear = await pool.run({ pattern: compilePattern("(a+)+$", { fixedStrings: false, caseInsensitive: false }), options: content(), files: [{ fd }] }, AbortSignal.timeout(10_000));
+        const linear = await pool.run({ pattern: compilePattern("(a+)+$", { fixedStrings: false, caseInsensitive: false }), options: content(), files: [{ fd }], maxFileSize: 0, openSlot: new SharedArrayBuffer(4) }, AbortSignal.timeout(10_000));
         expect(linear[0]).toMatchObject({ kind: "text", count: 0 });
       } finally {
         closeSync(fd);
@@ -168,6 +168,38 @@ describe("pool", () => {
       }
     } finally {
       await pool.close();
+    }
+  });
+});
+
+describe("binary detection in the worker", () => {
+  it("agrees with looksBinary", async () => {
+    const { looksBinary } = await import("../text/binary.js");
+    const dir = mkdtempSync(path.join(tmpdir(), "search-bin-"));
+    try {
+      const samples = [
+        Buffer.from("plain text\n"),
+        Buffer.from("\x1b[31mred\x1b[0m\n"),
+        Buffer.from("a\x01b\x02c\x03d\x04e\x05\n"),
+        Buffer.from("%PDF-1.4\n"),
+        Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("wide\n", "utf16le")]),
+        Buffer.from([0x7f, 0x45, 0x4c, 0x46, 1, 2]),
+        Buffer.from("x\0y"),
+        Buffer.alloc(0),
+      ];
+      for (const [i, sample] of samples.entries()) {
+        const file = path.join(dir, `s${i}`);
+        writeFileSync(file, sample);
+        const fd = openSync(file, "r");
+        try {
+          const outcome = scanFile(fd, new Matcher(compilePattern("zzz", { fixedStrings: true, caseInsensitive: false })), content());
+          expect(outcome.kind === "binary", `sample ${i}`).toBe(looksBinary(sample, "utf-8"));
+        } finally {
+          closeSync(fd);
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

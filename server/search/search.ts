@@ -1,17 +1,16 @@
 // Search (SPEC 4.1): the walk and the file opening happen here, on the main
 // thread, through the workspace module; batches of open descriptors go to the
 // pool; results come back per batch and are yielded in walk order.
+import { close as closeFd } from "node:fs";
 import picomatch from "picomatch";
 import { fail, FileToolsError } from "../errors.js";
 import { countArgument } from "../tools/arguments.js";
-import type { Entry } from "../workspace/entry.js";
 import { parsePath } from "../workspace/paths.js";
-import type { WalkEntry } from "../workspace/walk.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { compilePattern } from "./pattern.js";
 import type { SearchPool } from "./pool.js";
 import type { LineMatch, OutputMode, ScanOptions } from "./scan.js";
-import type { FileOutcome, SearchTask } from "./worker.js";
+import type { FileOutcome, SearchTask, TaskFile } from "./worker.js";
 
 export const DEFAULT_MAX_RESULTS = 100;
 export const MAX_RESULTS_LIMIT = 10_000;
@@ -19,9 +18,17 @@ export const MAX_CONTEXT_LINES = 1000;
 /** The server's time budget when the client sets no (nearer) deadline. */
 export const DEFAULT_BUDGET_MS = 30_000;
 
-/** Files per batch, and bytes (by size at walk time) per batch: small files travel together. */
-const BATCH_FILES = 64;
-const BATCH_BYTES = 1 << 20;
+/** Files per task: small files travel together, so per-task overhead stays small. */
+const BATCH_FILES = 48;
+/** After an aborted task, how long to wait (for its worker to be gone) before closing what it used. */
+const ABORT_SETTLE_MS = 1000;
+
+interface BatchFile {
+  path: string;
+  file: TaskFile;
+  /** Closes the file, or lets its directory go. */
+  release(): Promise<void>;
+}
 
 export interface SearchOptions {
   path: string;
@@ -100,23 +107,32 @@ export async function* search(
   const window = pool.threads * 2 + 1;
   const queue: Batch[] = [];
   let reported = 0;
-  /** Opened files not yet handed to the pool (closed in `finally` if the search stops first). */
-  let batch: { path: string; fd: number; close(): Promise<void> }[] = [];
+  /** Files not yet handed to the pool (released in `finally` if the search stops first). */
+  let batch: BatchFile[] = [];
   /** Once max_results is reached, any further result only proves truncation. */
   let full = false;
 
-  const dispatch = (files: { path: string; fd: number; close(): Promise<void> }[]) => {
+  const dispatch = (files: BatchFile[]) => {
+    const openSlot = new SharedArrayBuffer(4);
+    const slot = new Int32Array(openSlot);
+    slot[0] = -1;
     const task: SearchTask = {
       pattern,
       options: { mode: options.mode, before, after, limit: full ? 0 : maxResults - reported } satisfies ScanOptions,
-      files: files.map((f) => ({ fd: f.fd })),
+      maxFileSize,
+      files: files.map((f) => f.file),
+      openSlot,
     };
     const result = pool.run(task, taskSignal);
-    // Descriptors are closed once the worker is done with them (or terminated).
-    const settled = result.then(
-      () => {},
-      () => {},
-    ).finally(() => Promise.all(files.map((f) => f.close().catch(() => {}))));
+    const releaseAll = () => Promise.all(files.map((f) => f.release().catch(() => {})));
+    // Descriptors and directories are let go once the worker is done with them;
+    // after an abort, once the terminated worker is surely gone (it may have left a file open).
+    const settled = result.then(releaseAll, async () => {
+      await new Promise((resolve) => setTimeout(resolve, ABORT_SETTLE_MS));
+      const left = Atomics.load(slot, 0);
+      if (left >= 0) closeFd(left, () => {});
+      await releaseAll();
+    });
     inFlight.add(settled);
     void settled.then(() => inFlight.delete(settled));
     queue.push({ paths: files.map((f) => f.path), result });
@@ -138,6 +154,10 @@ export async function* search(
       const path = batch.paths[i]!;
       if (outcome.kind === "binary") {
         summary.binarySkipped++;
+        continue;
+      }
+      if (outcome.kind === "too_large") {
+        summary.tooLargeSkipped++;
         continue;
       }
       if (outcome.kind === "skipped") continue;
@@ -175,11 +195,11 @@ export async function* search(
 
   try {
     const target = await workspace.stat(parts);
-    let single: { path: string; fd: number; close(): Promise<void> } | null = null;
+    let single: BatchFile | null = null;
     if (target.type !== "directory") {
       try {
         const file = await workspace.openFile(parts);
-        single = { path: target.path, fd: file.fd, close: () => file.close() };
+        single = { path: target.path, file: { fd: file.fd }, release: () => file.close() };
         if (maxFileSize > 0 && file.size > maxFileSize) {
           await file.close();
           summary.tooLargeSkipped++;
@@ -193,35 +213,18 @@ export async function* search(
       dispatch([single]);
     } else {
       const prefixLength = parts.length === 0 ? 1 : parts.join("/").length + 2;
-      const relative = (entry: Entry) => entry.path.slice(prefixLength);
-      const wanted = (entry: Entry) => included(relative(entry), true) && !excluded(relative(entry), false);
-      const tooLarge = (entry: Entry) => maxFileSize > 0 && entry.size > BigInt(maxFileSize);
-      const walk = workspace.walk(parts, {
-        recursive: true,
-        maxDepth: 0,
+      const files = workspace.heldFiles(parts, {
         includeHidden: true,
         respectGitignore: options.respectGitignore ?? true,
-        prune: (dir) => excluded(relative(dir), false),
-        open: (file) => wanted(file) && !tooLarge(file),
+        prune: (path) => excluded(path.slice(prefixLength), false),
+        want: (path) => included(path.slice(prefixLength), true) && !excluded(path.slice(prefixLength), false),
       });
-      let batchBytes = 0;
-      walking: for await (const entry of walk as AsyncIterable<WalkEntry>) {
-        if (stop.signal.aborted || signal.aborted) {
-          await entry.opened?.close();
-          break;
-        }
-        if (entry.type !== "file" || !wanted(entry)) continue;
-        if (tooLarge(entry)) {
-          summary.tooLargeSkipped++;
-          continue;
-        }
-        if (!entry.opened) continue; // vanished, or several hard links (never read: see Read)
-        batch.push({ path: entry.path, fd: entry.opened.fd, close: entry.opened.close });
-        batchBytes += Number(entry.size);
-        if (batch.length >= BATCH_FILES || batchBytes >= BATCH_BYTES) {
+      walking: for await (const held of files) {
+        batch.push({ path: held.path, file: { dirFd: held.dirFd, name: held.name }, release: held.release });
+        if (stop.signal.aborted || signal.aborted) break;
+        if (batch.length >= BATCH_FILES) {
           dispatch(batch);
           batch = [];
-          batchBytes = 0;
           while (queue.length >= window) {
             if (!(yield* drain())) break walking;
           }
@@ -241,7 +244,7 @@ export async function* search(
     // Batches left behind (max_results reached, timed out, cancelled) are not
     // waited for; the budget still bounds them, then the timer goes.
     for (const left of queue) left.result.catch(() => {});
-    await Promise.all(batch.map((f) => f.close().catch(() => {})));
+    await Promise.all(batch.map((f) => f.release().catch(() => {})));
     if (signal.aborted) stop.abort(signal.reason);
     void Promise.allSettled([...inFlight]).then(() => clearTimeout(timer));
   }

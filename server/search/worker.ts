@@ -1,21 +1,34 @@
-// A search pool worker: scans a batch of files that the main thread opened
-// through the workspace module (it passes descriptors of this process; the
-// worker only reads them, by position, and never opens or closes anything).
-import { fstatSync, readSync } from "node:fs";
-import { looksBinary, BINARY_HEAD_BYTES } from "../text/binary.js";
+// A search pool worker: scans a batch of files. A file comes either as a
+// descriptor the main thread opened through the workspace module (read by
+// position, never closed here), or as a name in a directory the walk holds
+// open, which the worker opens through the workspace module's
+// openInHeldDirectory and closes when done.
+import { closeSync, fstatSync, readSync } from "node:fs";
+import { openInHeldDirectory } from "../workspace/held-open.js";
+import { hasBinarySignature, looksBinary, BINARY_HEAD_BYTES } from "../text/binary.js";
 import { bomLength } from "../text/encoding.js";
 import type { PatternSpec } from "./pattern.js";
 import { FileScan, Matcher, type ScanOptions, type ScanResult } from "./scan.js";
 
+export type TaskFile = { fd: number } | { dirFd: number; name: string };
+
 export interface SearchTask {
   pattern: PatternSpec;
   options: ScanOptions;
-  files: { fd: number }[];
+  /** Files larger than this are skipped (0 = no limit). */
+  maxFileSize: number;
+  files: TaskFile[];
+  /**
+   * One Int32 the worker sets to the descriptor it has open (-1 when none), so
+   * that the main thread can close it if the worker is terminated mid-file.
+   */
+  openSlot: SharedArrayBuffer;
 }
 
 export type FileOutcome =
   | ({ kind: "text"; bytes: number } & ScanResult)
   | { kind: "binary"; bytes: number }
+  | { kind: "too_large"; bytes: 0 }
   | { kind: "skipped"; bytes: number; reason: string };
 
 export type WorkerTask = SearchTask | { ping: true };
@@ -37,12 +50,35 @@ export default function run(task: WorkerTask): FileOutcome[] | "pong" {
   const matcher = cached.matcher;
   const outcomes: FileOutcome[] = [];
   let limit = task.options.limit;
+  const slot = new Int32Array(task.openSlot);
   for (const file of task.files) {
     let outcome: FileOutcome;
+    let own = -1;
     try {
-      outcome = scanFile(file.fd, matcher, { ...task.options, limit });
+      let fd: number;
+      if ("fd" in file) fd = file.fd;
+      else {
+        const opened = openInHeldDirectory(file.dirFd, file.name);
+        if ("skipped" in opened) {
+          outcomes.push({ kind: "skipped", bytes: 0, reason: opened.skipped });
+          continue;
+        }
+        fd = own = opened.fd;
+        Atomics.store(slot, 0, own);
+        if (task.maxFileSize > 0 && opened.size > task.maxFileSize) {
+          outcomes.push({ kind: "too_large", bytes: 0 });
+          continue;
+        }
+      }
+      outcome = scanFile(fd, matcher, { ...task.options, limit });
     } catch (error) {
       outcome = { kind: "skipped", bytes: 0, reason: (error as NodeJS.ErrnoException).code ?? String(error) };
+    } finally {
+      if (own >= 0) {
+        // Forget it before closing: a terminated worker may leak one descriptor, never close another's.
+        Atomics.store(slot, 0, -1);
+        closeSync(own);
+      }
     }
     if (outcome.kind === "text") limit = Math.max(0, limit - outcome.matches.length);
     outcomes.push(outcome);
@@ -53,9 +89,10 @@ export default function run(task: WorkerTask): FileOutcome[] | "pong" {
 function readFully(fd: number, into: Buffer, offset: number, position: number): number {
   let filled = 0;
   while (offset + filled < into.length) {
-    const n = readSync(fd, into, offset + filled, into.length - offset - filled, position + filled);
-    if (n === 0) break;
+    const want = into.length - offset - filled;
+    const n = readSync(fd, into, offset + filled, want, position + filled);
     filled += n;
+    if (n < want) break; // a regular file reads short only at its end
   }
   return filled;
 }
@@ -85,7 +122,7 @@ export function scanFile(fd: number, matcher: Matcher, options: ScanOptions): Fi
     if (first) {
       first = false;
       const head = buffer.subarray(0, Math.min(filled, BINARY_HEAD_BYTES));
-      if (looksBinary(head, "utf-8")) return { kind: "binary", bytes: position };
+      if (isBinary(head)) return { kind: "binary", bytes: position };
       if (bomLength(head, "utf-16le") > 0) return scanUtf16(fd, stats.size, matcher, scan);
     }
     const atEnd = read === 0 || filled < buffer.length;
@@ -112,4 +149,22 @@ function scanUtf16(fd: number, size: number, matcher: Matcher, scan: FileScan): 
   const text = bytes.subarray(2, read - (read % 2)).toString("utf16le");
   scan.feed(matcher.textSegment(text));
   return { kind: "text", bytes: read, ...scan.result };
+}
+
+/** C0 controls other than \t \n \v \f \r and ESC (as looksBinary counts them). */
+const CONTROL = new Uint8Array(256);
+for (let c = 0; c < 0x20; c++) CONTROL[c] = (c >= 0x09 && c <= 0x0d) || c === 0x1b ? 0 : 1;
+
+/**
+ * looksBinary(head, "utf-8"), faster for the common case (a tight table loop
+ * instead of per-byte branches): it runs once per file of a tree.
+ */
+function isBinary(head: Buffer): boolean {
+  if (head.length === 0) return false;
+  if (head[0] === 0xff && head[1] === 0xfe) return looksBinary(head, "utf-8"); // UTF-16LE: its NULs are text
+  if (head.indexOf(0) >= 0) return true;
+  let controls = 0;
+  for (let i = 0; i < head.length; i++) controls += CONTROL[head[i]!]!;
+  if (controls / head.length > 0.1) return true;
+  return hasBinarySignature(head);
 }

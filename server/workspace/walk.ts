@@ -155,3 +155,91 @@ async function readGitignore(dir: FileHandle): Promise<Ignore | null> {
     await handle.close();
   }
 }
+
+/**
+ * A file found by walkFiles: a name inside a directory the walk holds open.
+ * The search workers open it with openInHeldDirectory(dirFd, name).
+ */
+export interface HeldFile {
+  /** Workspace path. */
+  path: string;
+  dirFd: number;
+  name: string;
+  /** Lets the directory go; call once the file is no longer needed (the directory closes after its last file). */
+  release(): Promise<void>;
+}
+
+/** A directory descriptor shared by the walk and the files it yielded. */
+class HeldDirectory {
+  private refs = 1;
+  constructor(readonly handle: FileHandle) {}
+  acquire(): () => Promise<void> {
+    this.refs++;
+    let released = false;
+    return async () => {
+      if (released) return;
+      released = true;
+      await this.release();
+    };
+  }
+  async release(): Promise<void> {
+    if (--this.refs === 0) await this.handle.close();
+  }
+}
+
+export interface FileWalkOptions {
+  includeHidden: boolean;
+  respectGitignore: boolean;
+  /** Directories for which this returns true are skipped with all they contain. */
+  prune?: (path: string) => boolean;
+  /** Files for which this returns false are not reported. */
+  want?: (path: string) => boolean;
+}
+
+/**
+ * Like walk, but for reading many files fast: one readdir (with types) per
+ * directory and no per-file system call on this thread. Yields the candidate
+ * files (regular files, by the directory's record) in walk order; symbolic
+ * links are never followed. Each yielded file holds its directory open until
+ * released.
+ */
+export async function* walkFiles(start: FileHandle, startParts: Components, options: FileWalkOptions, resolver: Resolver): AsyncGenerator<HeldFile> {
+  const levels = options.respectGitignore ? await ancestorIgnoreLevels(startParts, resolver) : [];
+  yield* walkFilesIn(start, startParts, levels, options);
+}
+
+async function* walkFilesIn(dir: FileHandle, parts: Components, levels: IgnoreLevel[], options: FileWalkOptions): AsyncGenerator<HeldFile> {
+  const held = new HeldDirectory(dir);
+  try {
+    if (options.respectGitignore) {
+      const rules = await readGitignore(dir);
+      if (rules) levels = [...levels, { base: parts, rules }];
+    }
+    const entries = (await fsp.readdir(self(dir), { withFileTypes: true }))
+      .filter((e) => !TEMP_FILE_PATTERN.test(e.name) && (options.includeHidden || !e.name.startsWith(".")))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const dirent of entries) {
+      const isDirectory = dirent.isDirectory();
+      if (!isDirectory && !dirent.isFile()) continue; // symlinks, FIFOs, sockets, devices
+      const childParts = [...parts, dirent.name];
+      if (options.respectGitignore && isIgnored(levels, childParts, isDirectory)) continue;
+      const path = displayPath(childParts);
+      if (isDirectory) {
+        if (options.prune?.(path)) continue;
+        const child = await fsp.open(at(dir, dirent.name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW).catch(() => null);
+        if (child) yield* walkFilesIn(child, childParts, levels, options);
+        continue;
+      }
+      if (options.want && !options.want(path)) continue;
+      const release = held.acquire();
+      try {
+        yield { path, dirFd: dir.fd, name: dirent.name, release };
+      } catch (error) {
+        await release();
+        throw error;
+      }
+    }
+  } finally {
+    await held.release();
+  }
+}

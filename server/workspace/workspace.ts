@@ -10,7 +10,7 @@ import { type Entry, entryFromStats, versionOf } from "./entry.js";
 import { errnoOf, translateErrno } from "./errno.js";
 import { Resolver, at, lstatOrNull, self, type Location } from "./resolver.js";
 import { OpenFile } from "./open-file.js";
-import { walk, type WalkEntry, type WalkOptions } from "./walk.js";
+import { walk, walkFiles, type FileWalkOptions, type HeldFile, type WalkEntry, type WalkOptions } from "./walk.js";
 import { TEMP_FILE_PATTERN, tempFileName } from "./temp-files.js";
 import { Staging, removeContents as removeAll } from "./staging.js";
 
@@ -247,6 +247,12 @@ export class Workspace {
     const shown = displayPath(parts);
     const start = await this.openDirectory(parts, shown);
     yield* walk(start, parts, options, this.resolver);
+  }
+
+  /** Candidate files under a directory for the search workers, in walk order (see walkFiles). */
+  async *heldFiles(parts: Components, options: FileWalkOptions): AsyncGenerator<HeldFile> {
+    const start = await this.openDirectory(parts, displayPath(parts));
+    yield* walkFiles(start, parts, options, this.resolver);
   }
 
   /** Deletes everything inside the workspace (its root stays). */
