@@ -22,6 +22,9 @@ export interface ExtractLimits {
   maxNameBytes: number;
 }
 
+/** Files up to this size are collected in memory and written with synchronous calls. */
+const SMALL_FILE_BYTES = 1 << 20;
+
 export const DEFAULT_LIMITS: ExtractLimits = {
   maxBytes: 16 * 1024 ** 3,
   maxMembers: 1_000_000,
@@ -137,7 +140,13 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
           if (sizeBytes > limits.maxBytes) unsafe(`archive holds more than ${limits.maxBytes} bytes`);
           // Owner bits kept, group/other write and set-uid/set-gid/sticky dropped.
           const mode = ((header.mode ?? 0o644) & 0o755) | 0o600;
-          await staging.writeFile(parts, entry as AsyncIterable<Uint8Array>, mode);
+          if ((header.size ?? 0) <= SMALL_FILE_BYTES) {
+            const chunks: Buffer[] = [];
+            for await (const chunk of entry as AsyncIterable<Buffer>) chunks.push(chunk);
+            await staging.writeSmallFile(parts, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), mode);
+          } else {
+            await staging.writeFile(parts, entry as AsyncIterable<Uint8Array>, mode);
+          }
           files.add(name);
           fileCount++;
           break;
