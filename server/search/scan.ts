@@ -217,7 +217,8 @@ export class FileScan {
 
   constructor(private readonly options: ScanOptions) {}
 
-  feed(seg: Segment): void {
+  /** `last`: no segment follows (saves counting the lines of a file's end). */
+  feed(seg: Segment, last = false): void {
     let pos = 0;
     let lineAtPos = this.firstLine;
     while (!this.done) {
@@ -234,8 +235,9 @@ export class FileScan {
     if (this.done) return;
     const to = seg.length;
     if (pos < to) this.fillPending(seg, pos, to, lineAtPos);
-    if (this.options.before > 0 && this.options.mode === "content") this.keepTail(seg, lineAtPos + (pos < to ? seg.countNewlines(pos, to) : 0));
+    if (last) return;
     this.firstLine = lineAtPos + (pos < to ? seg.countNewlines(pos, to) : 0);
+    if (this.options.before > 0 && this.options.mode === "content") this.keepTail(seg, this.firstLine);
   }
 
   private onMatch(seg: Segment, n: number, start: number, end: number, hit: number): void {

@@ -19,7 +19,7 @@ export const MAX_CONTEXT_LINES = 1000;
 export const DEFAULT_BUDGET_MS = 30_000;
 
 /** Files per task: small files travel together, so per-task overhead stays small. */
-const BATCH_FILES = 48;
+const BATCH_FILES = 128;
 /** After an aborted task, how long to wait (for its worker to be gone) before closing what it used. */
 const ABORT_SETTLE_MS = 1000;
 

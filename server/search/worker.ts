@@ -127,7 +127,7 @@ export function scanFile(fd: number, matcher: Matcher, options: ScanOptions): Fi
     }
     const atEnd = read === 0 || filled < buffer.length;
     if (atEnd) {
-      if (filled > 0) scan.feed(matcher.segment(buffer.subarray(0, filled)));
+      if (filled > 0) scan.feed(matcher.segment(buffer.subarray(0, filled)), true);
       return { kind: "text", bytes: position, ...scan.result };
     }
     const lastLf = buffer.lastIndexOf(0x0a, filled - 1);
@@ -147,7 +147,7 @@ function scanUtf16(fd: number, size: number, matcher: Matcher, scan: FileScan): 
   const bytes = Buffer.allocUnsafe(size);
   const read = readFully(fd, bytes, 0, 0);
   const text = bytes.subarray(2, read - (read % 2)).toString("utf16le");
-  scan.feed(matcher.textSegment(text));
+  scan.feed(matcher.textSegment(text), true);
   return { kind: "text", bytes: read, ...scan.result };
 }
 
