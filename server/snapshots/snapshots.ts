@@ -49,6 +49,9 @@ export interface ExportStream {
 }
 
 export class Snapshots {
+  /** Per workspace: snapshots, restores and imports run one at a time. */
+  private readonly tails = new Map<string, Promise<unknown>>();
+
   constructor(
     readonly store: SnapshotStore,
     private readonly keep: number,
@@ -66,6 +69,11 @@ export class Snapshots {
 
   /** Packs the workspace into the store, then writes the manifest, then prunes. */
   async create(workspace: Workspace, meta: { runId: string; labels: Record<string, string>; changeSet: Change[] }, signal?: AbortSignal): Promise<Manifest> {
+    // The registry's current Workspace: a restore queued before may have swapped the directory.
+    return this.exclusive(workspace.id, async () => this.createNow(await this.registry.get(workspace.id), meta, signal));
+  }
+
+  private async createNow(workspace: Workspace, meta: { runId: string; labels: Record<string, string>; changeSet: Change[] }, signal?: AbortSignal): Promise<Manifest> {
     const id = newSnapshotId();
     const tarball = `${workspace.id}/${id}.tar.gz`;
     const packed = packWorkspace(workspace, { signal });
@@ -168,6 +176,10 @@ export class Snapshots {
 
   /** Replaces the workspace's contents with the snapshot (sha256 verified first; extracted into staging; swapped in). */
   async restore(workspaceId: string, manifest: Manifest, signal?: AbortSignal): Promise<void> {
+    return this.exclusive(workspaceId, () => this.restoreNow(workspaceId, manifest, signal));
+  }
+
+  private async restoreNow(workspaceId: string, manifest: Manifest, signal?: AbortSignal): Promise<void> {
     const verified = await this.download(manifest, signal);
     try {
       const workspace = await this.registry.get(workspaceId);
@@ -186,6 +198,10 @@ export class Snapshots {
 
   /** Unpacks an untrusted tarball into directory `parts` of the workspace; a refusal changes nothing. */
   async importArchive(workspace: Workspace, parts: Components, chunks: AsyncIterable<Uint8Array>): Promise<ExtractResult> {
+    return this.exclusive(workspace.id, async () => this.importNow(await this.registry.get(workspace.id), parts, chunks));
+  }
+
+  private async importNow(workspace: Workspace, parts: Components, chunks: AsyncIterable<Uint8Array>): Promise<ExtractResult> {
     const staging = await workspace.createStaging();
     let result: ExtractResult;
     try {
@@ -205,6 +221,17 @@ export class Snapshots {
       if (key.endsWith(".json")) await this.store.delete(key, signal);
     }
     for (const key of await this.store.list(`${workspaceId}/`, signal)) await this.store.delete(key, signal);
+  }
+
+  private exclusive<T>(workspaceId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(workspaceId) ?? Promise.resolve();
+    const mine = previous.catch(() => undefined).then(work);
+    const tail = mine.catch(() => undefined);
+    this.tails.set(workspaceId, tail);
+    void tail.then(() => {
+      if (this.tails.get(workspaceId) === tail) this.tails.delete(workspaceId);
+    });
+    return mine;
   }
 
   /** Keeps the newest `keep` snapshots; also drops tarballs older than `newestId` that never got a manifest. */

@@ -484,7 +484,9 @@ async function mergeInto(src: FileHandle, dst: FileHandle): Promise<void> {
       }
       continue;
     }
+    // A directory cannot be renamed over a file or link, nor a file over a directory: remove what is there first.
     if (present?.isDirectory()) await removeTree(dst, child.name);
+    else if (present && child.isDirectory()) await fsp.unlink(at(dst, child.name));
     await fsp.rename(at(src, child.name), at(dst, child.name));
   }
 }

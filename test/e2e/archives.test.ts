@@ -3,7 +3,7 @@
 // FAILED_PRECONDITION / UNSAFE_ARCHIVE, the workspace is left exactly as it
 // was, and nothing outside it is touched.
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
@@ -153,6 +153,14 @@ describe("ImportArchive accepts honest archives", () => {
     expect(readFileSync(path.join(base, "link"), "utf8")).toBe("data\n");
     // no staging directory is left behind
     expect(readdirSync(d.root).filter((n) => n.startsWith(".filetools-tmp-"))).toEqual([]);
+  });
+
+  it("a staged directory replaces a symbolic link of the same name instead of writing through it", async () => {
+    symlinkSync("sub", path.join(d.root, "lnk"));
+    await importTar(await makeTar([{ name: "lnk/", type: "directory" }, { name: "lnk/f.txt", content: "f\n" }]));
+    expect(lstatSync(path.join(d.root, "lnk")).isDirectory()).toBe(true);
+    expect(readFileSync(path.join(d.root, "lnk", "f.txt"), "utf8")).toBe("f\n");
+    expect(existsSync(path.join(d.root, "sub", "f.txt"))).toBe(false);
   });
 
   it("gzip into the root merges with what is there", async () => {
