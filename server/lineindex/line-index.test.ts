@@ -9,7 +9,7 @@ import { readFile, type ReadHeader } from "../tools/read.js";
 import { statPath } from "../tools/stat.js";
 import { parsePath } from "../workspace/paths.js";
 import { Workspace } from "../workspace/workspace.js";
-import { LineIndex, type LineIndexOptions } from "./line-index.js";
+import { LineIndex, WINDOW_READ_BYTES, type LineIndexOptions } from "./line-index.js";
 import { indexedLineWindow } from "./window.js";
 
 /** An in-memory file that counts the bytes read through it. */
@@ -161,48 +161,49 @@ describe("windows at random offsets equal a split reference", () => {
 });
 
 describe("a file seen once", () => {
-  const text = sampleText(20_000, 4, "\n");
+  const text = sampleText(200_000, 4, "\n");
   const data = Buffer.from(text, "utf8");
   const reference = referenceLines(text);
 
   it("serves a second deep window without rescanning from the start", async () => {
     const index = new LineIndex({ lineStride: 256, byteStride: 64 * 1024 });
     const file = new MemFile(data);
-    const first = await windowText(index, file, "utf-8", 18_000, 50);
-    expect(first.text).toBe(reference.slice(17_999, 18_049).join(""));
-    const scanned = file.bytesRead;
-    expect(scanned).toBeGreaterThan(Buffer.byteLength(reference.slice(0, 17_999).join("")));
+    const first = await windowText(index, file, "utf-8", 180_000, 50);
+    expect(first.text).toBe(reference.slice(179_999, 180_049).join(""));
+    const deep = Buffer.byteLength(reference.slice(0, 179_999).join(""));
+    expect(file.bytesRead).toBeGreaterThan(deep);
 
     file.bytesRead = 0;
-    const second = await windowText(index, file, "utf-8", 9_001, 50);
-    expect(second.text).toBe(reference.slice(9_000, 9_050).join(""));
-    // At most a stride of lines before the window plus the window, in 4 KiB reads.
-    expect(file.bytesRead).toBeLessThan(64 * 1024);
+    const second = await windowText(index, file, "utf-8", 90_001, 50);
+    expect(second.text).toBe(reference.slice(90_000, 90_050).join(""));
+    // At most a stride before the window plus the window: one read of WINDOW_READ_BYTES, not the ~7 MB before it.
+    expect(file.bytesRead).toBeLessThanOrEqual(WINDOW_READ_BYTES);
+    expect(deep).toBeGreaterThan(20 * WINDOW_READ_BYTES);
 
     file.bytesRead = 0;
-    await windowText(index, file, "utf-8", 17_990, 50);
-    expect(file.bytesRead).toBeLessThan(64 * 1024);
+    await windowText(index, file, "utf-8", 179_990, 50);
+    expect(file.bytesRead).toBeLessThanOrEqual(WINDOW_READ_BYTES);
   });
 
   it("extends from the furthest known line rather than from line 1", async () => {
     const index = new LineIndex({ lineStride: 256 });
     const file = new MemFile(data);
-    await index.seek(file, "utf-8", 10_000);
-    const half = file.bytesRead;
+    const at = await index.seek(file, "utf-8", 100_000);
+    expect(at).toEqual({ line: 100_000, offset: Buffer.byteLength(reference.slice(0, 99_999).join("")) });
     file.bytesRead = 0;
-    await index.seek(file, "utf-8", 20_000);
-    expect(file.bytesRead).toBeLessThan(half * 1.5);
-    expect(file.bytesRead).toBeLessThan(data.length - half + 1024 * 1024);
+    await index.seek(file, "utf-8", 200_000);
+    // The rest of the file (the chunk in hand was indexed to its end), not all of it.
+    expect(file.bytesRead).toBeLessThanOrEqual(data.length - at.offset);
   });
 
   it("shares one scan between concurrent first readers", async () => {
     const index = new LineIndex();
     const files = Array.from({ length: 8 }, () => new MemFile(data, "same-version"));
-    const windows = await Promise.all(files.map((file, i) => windowText(index, file, "utf-8", 19_000 + i * 10, 5)));
-    windows.forEach((w, i) => expect(w.text).toBe(reference.slice(18_999 + i * 10, 19_004 + i * 10).join("")));
+    const windows = await Promise.all(files.map((file, i) => windowText(index, file, "utf-8", 190_000 + i * 10, 5)));
+    windows.forEach((w, i) => expect(w.text).toBe(reference.slice(189_999 + i * 10, 190_004 + i * 10).join("")));
     const total = files.reduce((sum, f) => sum + f.bytesRead, 0);
     // One scan (1 MiB reads, so up to the end of the file) plus eight small windows.
-    expect(total).toBeLessThan(data.length + 8 * 64 * 1024);
+    expect(total).toBeLessThanOrEqual(data.length + 8 * WINDOW_READ_BYTES);
   });
 
   it("knows total_lines once a scan or a window reaches the end", async () => {
@@ -218,7 +219,7 @@ describe("a file seen once", () => {
 
     const other = new LineIndex();
     const tailFile = new MemFile(data);
-    const end = await windowText(other, tailFile, "utf-8", 19_990);
+    const end = await windowText(other, tailFile, "utf-8", 199_990);
     expect(end.trailer.totalLines).toBe(reference.length);
     expect(other.knownTotalLines(tailFile, "utf-8")).toBe(reference.length);
   });
@@ -323,7 +324,7 @@ describe("a file that changes while it is indexed", () => {
     expect(await aborted).toBe("cancelled");
     expect((await window).text).toBe("line\nline\n");
     // It went on from where the aborted scan stopped (about 28 KB in), not from line 1.
-    expect(second.bytesRead).toBeLessThan(45_000 - 20_000 + 8192);
+    expect(second.bytesRead).toBeLessThan(40_000);
   });
 });
 
@@ -391,14 +392,14 @@ describe("through the workspace and the Read and Stat tools", () => {
 
   it("reports total_lines in Read's header once known, and Stat's line_count fills the index", async () => {
     const index = new LineIndex();
-    await write(numbered(1, 3000, "t"));
+    await write(numbered(1, 300_000, "t")); // 2.7 MB: a first scan to line 10 reads 1 MiB of it
     expect((await read(index, { startLine: 10, lineCount: 1 })).header.totalLines).toBeUndefined();
     const stat = await statPath(workspace, "big.txt", { detectBinary: false, countLines: true }, index);
-    expect(stat.lineCount).toBe(3000n);
-    const later = await read(index, { startLine: 2999, lineCount: 5 });
-    expect(later.header.totalLines).toBe(3000);
-    expect(later.text).toBe("t 2999\nt 3000\n");
+    expect(stat.lineCount).toBe(300_000n);
+    const later = await read(index, { startLine: 299_999, lineCount: 5 });
+    expect(later.header.totalLines).toBe(300_000);
+    expect(later.text).toBe("t 299999\nt 300000\n");
     const tail = await read(index, { tailLines: 3 });
-    expect(tail.text).toBe("t 2998\nt 2999\nt 3000\n");
+    expect(tail.text).toBe("t 299998\nt 299999\nt 300000\n");
   });
 });

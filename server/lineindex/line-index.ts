@@ -59,6 +59,13 @@ export const DEFAULT_BUDGET_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MAX_CHECKPOINTS_PER_FILE = 64 * 1024;
 export const SCAN_CHUNK_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_CONCURRENT_SCANS = 4;
+/**
+ * Read size of a window that starts at a checkpoint: what lies before its
+ * first line is at most about a byte stride, so smaller reads than a scan's.
+ */
+export const WINDOW_READ_BYTES = 256 * 1024;
+/** Window read buffers kept for reuse, so that windows leave no garbage behind. */
+const SPARE_WINDOW_BUFFERS = 8;
 /** Scanners (two read buffers each) kept for reuse: fresh 1 MiB buffers cost page faults, and a scan reading into reused ones runs about twice as fast. */
 const SPARE_SCANNERS = 2;
 
@@ -177,6 +184,7 @@ export class LineIndex {
   private readonly maxCheckpoints: number;
   private readonly scanChunkBytes: number;
   private readonly spare: NewlineScanner[] = [];
+  private readonly spareWindowBuffers: Buffer[] = [];
   private readonly maxScans: number;
   private activeScans = 0;
   private readonly waitingScans: (() => void)[] = [];
@@ -211,12 +219,13 @@ export class LineIndex {
    * BOM to skip.
    */
   async seek(file: IndexedFile, encoding: TextEncoding, line: number, signal?: AbortSignal): Promise<Checkpoint> {
-    return (await this.reach(file, encoding, line, signal)).find(line);
+    const { index, exact } = await this.reach(file, encoding, line, signal);
+    return exact?.line === line ? exact : index.find(line);
   }
 
   /** The file's line count: scans what is not yet indexed, to the end. */
   async totalLines(file: IndexedFile, encoding: TextEncoding, signal?: AbortSignal): Promise<number> {
-    return (await this.reach(file, encoding, Number.POSITIVE_INFINITY, signal)).totalLines!;
+    return (await this.reach(file, encoding, Number.POSITIVE_INFINITY, signal)).index.totalLines!;
   }
 
   /** The file's line count if a scan or a window has reached its end, without reading. */
@@ -236,11 +245,11 @@ export class LineIndex {
   }
 
   /** Scans (or waits for the scan in flight) until `line` is known or the end is reached. */
-  private async reach(file: IndexedFile, encoding: TextEncoding, line: number, signal?: AbortSignal): Promise<FileIndex> {
+  private async reach(file: IndexedFile, encoding: TextEncoding, line: number, signal?: AbortSignal): Promise<{ index: FileIndex; exact?: Checkpoint }> {
     for (;;) {
       signal?.throwIfAborted();
       const index = this.entryFor(file, encoding);
-      if (line <= index.frontierLine || index.totalLines !== undefined) return index;
+      if (line <= index.frontierLine || index.totalLines !== undefined) return { index };
       if (index.scanning) {
         // Someone else is scanning this file: share it, then look again. Its
         // failure is its own (an abort, a changed file): we then try ourselves.
@@ -248,14 +257,13 @@ export class LineIndex {
         continue;
       }
       const scan = this.extend(index, file, line, signal);
-      index.scanning = scan;
+      index.scanning = scan.then(() => undefined);
       try {
-        await scan;
+        // Even if the entry was evicted meanwhile, what this scan found is right.
+        return { index, exact: await scan };
       } finally {
         index.scanning = undefined;
       }
-      // Even if it was evicted meanwhile, what this scan found is right.
-      return index;
     }
   }
 
@@ -276,10 +284,12 @@ export class LineIndex {
 
   /**
    * Scans from the frontier to the start of line `target` or the end of the
-   * file as it was opened, recording checkpoints. On success (or abort) the
-   * frontier moves once the file is seen unchanged.
+   * file as it was opened, recording checkpoints, and on to the end of the
+   * chunk in hand (already read, and the next window is likely near). On
+   * success (or abort) the frontier moves once the file is seen unchanged.
+   * Returns where `target` starts, when the scan got there.
    */
-  private async extend(index: FileIndex, file: IndexedFile, target: number, signal?: AbortSignal): Promise<void> {
+  private async extend(index: FileIndex, file: IndexedFile, target: number, signal?: AbortSignal): Promise<Checkpoint | undefined> {
     const { unit, size } = index;
     const max = this.maxCheckpoints;
     let line = index.frontierLine;
@@ -305,8 +315,11 @@ export class LineIndex {
     let pending = readChunk(pos, current);
     // No read ahead on a scan's first chunk: a window near the frontier needs only that one.
     let first = true;
+    // `goal`: the line to stop at; once there, `reached`, and the rest of the chunk is indexed too.
+    let goal = target;
+    let reached: Checkpoint | undefined;
     try {
-      scan: while (line < target && pos < size) {
+      while (!reached && line < target && pos < size) {
         if (signal?.aborted) break;
         const length = Math.min(chunk, size - pos);
         const got = await pending;
@@ -318,7 +331,7 @@ export class LineIndex {
           // From checkpoint to checkpoint: one SIMD search for the k-th line
           // feed, not a call per line. `p`: where the search goes on in buf.
           for (let p = 0; ; ) {
-            const nextLine = Math.min(target, index.lastLine + index.lineStride);
+            const nextLine = Math.min(goal, index.lastLine + index.lineStride);
             const k = nextLine - line;
             const r = scanner.nth(current, p, length, k);
             // The byte stride: the first line start at or after nextOffset, when it comes first.
@@ -344,26 +357,33 @@ export class LineIndex {
             line = nextLine;
             start = pos + r + 1;
             p = r + 1;
-            if (line === target) break scan;
+            if (line === goal) {
+              reached = { line, offset: start };
+              goal = Number.POSITIVE_INFINITY;
+              if (line - index.lastLine < index.lineStride) continue;
+            }
             index.push(line, start, max);
           }
         } else {
-          let nextLine = Math.min(target, index.lastLine + index.lineStride);
+          let nextLine = index.lastLine + index.lineStride;
           let nextOffset = index.lastOffset + index.byteStride;
           for (let i = indexOfNewline(buf, 0, unit); i !== -1; i = indexOfNewline(buf, i + unit, unit)) {
             line++;
             start = pos + i + unit;
+            if (line === goal) {
+              reached = { line, offset: start };
+              goal = Number.POSITIVE_INFINITY;
+            }
             if (line >= nextLine || start >= nextOffset) {
-              if (line === target) break scan;
               index.push(line, start, max);
-              nextLine = Math.min(target, line + index.lineStride);
+              nextLine = line + index.lineStride;
               nextOffset = start + index.byteStride;
             }
           }
         }
         pos += length;
         current = (current ^ 1) as 0 | 1;
-        if (first) pending = line < target ? readChunk(pos, current) : undefined;
+        if (first) pending = !reached && line < target ? readChunk(pos, current) : undefined;
         first = false;
       }
       // A read ahead still in flight must land before its buffer is reused or the file is closed.
@@ -383,7 +403,7 @@ export class LineIndex {
     }
     index.frontierLine = line;
     index.frontierOffset = start;
-    if (pos >= size && line < target) {
+    if (pos >= size) {
       // The end: the last line start is the frontier; it is a line only if
       // some byte follows it (line 1 starts after a BOM).
       const lineStart = line === 1 ? index.contentStart : start;
@@ -391,6 +411,7 @@ export class LineIndex {
     }
     this.account(index);
     signal?.throwIfAborted();
+    return reached;
   }
 
   private async acquireScan(): Promise<void> {
@@ -406,6 +427,15 @@ export class LineIndex {
     const next = this.waitingScans.shift();
     if (next) next();
     else this.activeScans--;
+  }
+
+  /** A WINDOW_READ_BYTES buffer for reading a window; give it back when the window is done. */
+  takeWindowBuffer(): Buffer {
+    return this.spareWindowBuffers.pop() ?? Buffer.allocUnsafeSlow(WINDOW_READ_BYTES);
+  }
+
+  giveWindowBuffer(buffer: Buffer): void {
+    if (this.spareWindowBuffers.length < SPARE_WINDOW_BUFFERS) this.spareWindowBuffers.push(buffer);
   }
 
   /** Scans running now (for tests). */

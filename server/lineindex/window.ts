@@ -11,12 +11,6 @@ export interface StreamableFile extends IndexedFile {
 }
 
 /**
- * Read size of a window that starts at a checkpoint: what lies before its
- * first line is at most about a byte stride, so smaller reads than a scan's.
- */
-const WINDOW_READ_BYTES = 256 * 1024;
-
-/**
  * The window `options` asks for, read from the index's nearest line start at
  * or before start_line (scanning and indexing up to it first when the index
  * does not reach that far). Chunks and trailer are those of readLineWindow.
@@ -31,7 +25,7 @@ export async function indexedLineWindow(
   if (options.lineCount === 0) return readLineWindow(file.chunks(0), options);
   const from = await index.seek(file, options.encoding, options.startLine ?? 1, signal);
   const window =
-    from.offset === 0 ? readLineWindow(file.chunks(0), options) : readLineWindowAt(file.chunks(from.offset, WINDOW_READ_BYTES), from.line, options);
+    from.offset === 0 ? readLineWindow(file.chunks(0), options) : readLineWindowAt(reusedChunks(index, file, from.offset), from.line, options);
   return recordingTotal(index, file, options.encoding, window);
 }
 
@@ -40,4 +34,23 @@ async function* recordingTotal(index: LineIndex, file: IndexedFile, encoding: Te
   const trailer: LineTrailer = yield* window;
   if (trailer.eof && trailer.totalLines !== undefined) await index.recordTotalLines(file, encoding, trailer.totalLines);
   return trailer;
+}
+
+/**
+ * The bytes from `position` to the end, read again and again into one pooled
+ * buffer: each chunk is valid until the next is asked for, which is all the
+ * line reader needs (it copies what it keeps across chunks).
+ */
+async function* reusedChunks(index: LineIndex, file: IndexedFile, position: number): AsyncGenerator<Buffer> {
+  const buffer = index.takeWindowBuffer();
+  try {
+    for (;;) {
+      const length = await file.readInto(buffer, position);
+      if (length === 0) return;
+      position += length;
+      yield buffer.subarray(0, length);
+    }
+  } finally {
+    index.giveWindowBuffer(buffer);
+  }
 }
