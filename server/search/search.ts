@@ -104,7 +104,7 @@ export async function* search(
   }, Math.max(1, budgetMs));
   const taskSignal = AbortSignal.any([signal, stop.signal]);
   const inFlight = new Set<Promise<unknown>>();
-  const window = pool.threads * 2 + 1;
+  const window = pool.threads * 4;
   const queue: Batch[] = [];
   let reported = 0;
   /** Files not yet handed to the pool (released in `finally` if the search stops first). */

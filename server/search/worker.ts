@@ -70,7 +70,7 @@ export default function run(task: WorkerTask): FileOutcome[] | "pong" {
           continue;
         }
       }
-      outcome = scanFile(fd, matcher, { ...task.options, limit });
+      outcome = scanFile(fd, matcher, { ...task.options, limit }, own >= 0);
     } catch (error) {
       outcome = { kind: "skipped", bytes: 0, reason: (error as NodeJS.ErrnoException).code ?? String(error) };
     } finally {
@@ -97,9 +97,9 @@ function readFully(fd: number, into: Buffer, offset: number, position: number): 
   return filled;
 }
 
-export function scanFile(fd: number, matcher: Matcher, options: ScanOptions): FileOutcome {
-  const stats = fstatSync(fd);
-  if (!stats.isFile()) return { kind: "skipped", bytes: 0, reason: "not a regular file" };
+/** `checked`: the descriptor is known to be a regular file (openInHeldDirectory checked it). */
+export function scanFile(fd: number, matcher: Matcher, options: ScanOptions, checked = false): FileOutcome {
+  if (!checked && !fstatSync(fd).isFile()) return { kind: "skipped", bytes: 0, reason: "not a regular file" };
   let position = 0;
   let carry = 0; // bytes of an unfinished line at the start of the buffer
   const scan = new FileScan(options);
@@ -123,7 +123,7 @@ export function scanFile(fd: number, matcher: Matcher, options: ScanOptions): Fi
       first = false;
       const head = buffer.subarray(0, Math.min(filled, BINARY_HEAD_BYTES));
       if (isBinary(head)) return { kind: "binary", bytes: position };
-      if (bomLength(head, "utf-16le") > 0) return scanUtf16(fd, stats.size, matcher, scan);
+      if (bomLength(head, "utf-16le") > 0) return scanUtf16(fd, fstatSync(fd).size, matcher, scan);
     }
     const atEnd = read === 0 || filled < buffer.length;
     if (atEnd) {

@@ -211,11 +211,13 @@ export async function* walkFiles(start: FileHandle, startParts: Components, opti
 async function* walkFilesIn(dir: FileHandle, parts: Components, levels: IgnoreLevel[], options: FileWalkOptions): AsyncGenerator<HeldFile> {
   const held = new HeldDirectory(dir);
   try {
-    if (options.respectGitignore) {
+    const all = await fsp.readdir(self(dir), { withFileTypes: true });
+    // Only a directory that lists a .gitignore costs an open for it.
+    if (options.respectGitignore && all.some((e) => e.name === ".gitignore")) {
       const rules = await readGitignore(dir);
       if (rules) levels = [...levels, { base: parts, rules }];
     }
-    const entries = (await fsp.readdir(self(dir), { withFileTypes: true }))
+    const entries = all
       .filter((e) => !TEMP_FILE_PATTERN.test(e.name) && (options.includeHidden || !e.name.startsWith(".")))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const dirent of entries) {
