@@ -203,3 +203,25 @@ describe("binary detection in the worker", () => {
     }
   });
 });
+
+describe("a line longer than the worker's buffer", () => {
+  it("is searched in pieces, with the right line numbers", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "search-long-"));
+    try {
+      const file = path.join(dir, "long");
+      writeFileSync(file, "first\n" + "x".repeat(20 << 20) + "needle\nlast needle\n");
+      const fd = openSync(file, "r");
+      try {
+        const r = scanFile(fd, new Matcher(compilePattern("needle", { fixedStrings: true, caseInsensitive: false })), content());
+        expect(r.kind === "text" && r.matches.map((m) => [m.line, m.cut])).toEqual([
+          [2, true],
+          [3, false],
+        ]);
+      } finally {
+        closeSync(fd);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -35,8 +35,12 @@ export type WorkerTask = SearchTask | { ping: true };
 
 /** Bytes per read; a segment is the whole lines within it. */
 const READ_BYTES = 4 << 20;
-/** A line longer than this is split (searched in pieces) rather than buffered whole. */
-const MAX_BUFFER_BYTES = 64 << 20;
+/**
+ * A line longer than this is searched in pieces of this size (a match across
+ * a piece boundary is missed) rather than buffered whole: it bounds a
+ * worker's memory.
+ */
+const MAX_BUFFER_BYTES = 16 << 20;
 /** UTF-16 files are decoded whole; larger ones are skipped. */
 const MAX_UTF16_BYTES = 64 << 20;
 
@@ -71,6 +75,7 @@ export default function run(task: WorkerTask): FileOutcome[] | "pong" {
         }
       }
       outcome = scanFile(fd, matcher, { ...task.options, limit }, own >= 0);
+      if (buffer.length > READ_BYTES) buffer = Buffer.allocUnsafe(READ_BYTES); // give a long line's memory back
     } catch (error) {
       outcome = { kind: "skipped", bytes: 0, reason: (error as NodeJS.ErrnoException).code ?? String(error) };
     } finally {
