@@ -237,6 +237,18 @@ describe("Search safety", () => {
     expect(r.matches).toEqual([]);
   });
 
+  it("case-insensitive (A+)+$ also finishes at once (ASCII folding keeps the fallback)", async () => {
+    const r = await run({ pattern: "(A+)+$", caseInsensitive: true }, "evil", { deadline: 20_000 });
+    expect(r.summary.timedOut).toBe(false);
+  });
+
+  it("a FIFO never blocks: skipped in a walk, refused when named", async () => {
+    execFileSync("mkfifo", [path.join(d.hostDir("evil"), "pipe")]);
+    const r = await run({ pattern: "hello" }, "evil", { deadline: 20_000 });
+    expect(r.matches.map((m) => m.path)).toEqual(["/small.txt"]);
+    await expectError(run({ path: "pipe", pattern: "x" }, "evil", { deadline: 20_000 }), "__any__", "NOT_A_REGULAR_FILE");
+  });
+
   it("a pattern the linear engine cannot run stops at the deadline with timed_out, while a Stat and a Read are answered", async () => {
     const started = Date.now();
     let searchDone = 0;
