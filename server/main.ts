@@ -8,7 +8,7 @@ import { Workspaces } from "../clients/ts/src/gen/filetools/v1/workspaces_pb.js"
 import { file_google_rpc_error_details } from "../clients/ts/src/gen/google/rpc/error_details_pb.js";
 import { Health } from "../clients/ts/src/gen/grpc/health/v1/health_pb.js";
 import { ConfigError, parseConfig, type DaemonConfig } from "./config.js";
-import { addReflection, createServer, listen, registerService, shutDown } from "./grpc/index.js";
+import { InFlightCalls, addReflection, createServer, listen, registerService, shutDown } from "./grpc/index.js";
 import { createLogger } from "./log.js";
 import { createHandlers } from "./rpc/index.js";
 
@@ -22,7 +22,8 @@ async function main(): Promise<void> {
 
   const server = createServer(config);
   const shutdown = new AbortController();
-  const adapterOptions = { logger, shutdownSignal: shutdown.signal };
+  const inFlight = new InFlightCalls();
+  const adapterOptions = { logger, shutdownSignal: shutdown.signal, inFlight };
   registerService(server, Files, handlers.files, adapterOptions);
   registerService(server, Workspaces, handlers.workspaces, adapterOptions);
   new HealthImplementation({ "": "SERVING", [Files.typeName]: "SERVING", [Workspaces.typeName]: "SERVING" }).addToServer(
@@ -43,7 +44,7 @@ async function main(): Promise<void> {
     await shutDown(server, SHUTDOWN_GRACE_MS, () => {
       logger.warn("grace period over: cancelling the calls still running");
       shutdown.abort();
-    });
+    }, inFlight);
     // Every active run is snapshotted (and stays active: the next daemon resumes it).
     for (const failure of await handlers.snapshotActiveRuns()) {
       logger.error({ workspace: failure.workspace, err: failure.error }, "snapshot of an active run at shutdown failed");

@@ -78,7 +78,9 @@ func startDaemon(t *testing.T) (*grpc.ClientConn, string) {
 		case <-time.After(10 * time.Second):
 			_ = cmd.Process.Kill()
 			<-exited
-			t.Errorf("filetoolsd did not exit within 10 s of SIGTERM")
+			stderrMu.Lock()
+			defer stderrMu.Unlock()
+			t.Errorf("filetoolsd did not exit within 10 s of SIGTERM; stderr:\n%s", stderr.String())
 		}
 	})
 

@@ -15,6 +15,26 @@ export interface AdapterOptions {
   logger: Logger;
   /** Aborting it aborts every call in flight (the daemon's shutdown grace period is over). */
   shutdownSignal?: AbortSignal;
+  /** Counts the calls in flight, so that shutdown knows when none is left. */
+  inFlight?: InFlightCalls;
+}
+
+/** The number of calls in flight, and a promise for the moment there is none. */
+export class InFlightCalls {
+  private count = 0;
+  private waiters: Array<() => void> = [];
+
+  started(): void {
+    this.count++;
+  }
+
+  ended(): void {
+    if (--this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  none(): Promise<void> {
+    return this.count === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
+  }
 }
 
 /** What every kind of grpc-js server call offers (grpc-js does not export its ServerSurfaceCall type). */
@@ -55,9 +75,11 @@ export class CallScope {
       );
     const onShutdown = () => this.abort(new FileToolsError("CANCELLED", "the daemon is shutting down"));
     call.once("cancelled", onCancelled);
+    options.inFlight?.started();
     options.shutdownSignal?.addEventListener("abort", onShutdown, { once: true });
     if (options.shutdownSignal?.aborted) onShutdown();
     this.detach = () => {
+      options.inFlight?.ended();
       call.off("cancelled", onCancelled);
       options.shutdownSignal?.removeEventListener("abort", onShutdown);
     };

@@ -10,6 +10,6 @@ export type {
   UnaryHandler,
 } from "./handlers.js";
 export { registerService } from "./adapter.js";
-export type { AdapterOptions } from "./call.js";
+export { InFlightCalls, type AdapterOptions } from "./call.js";
 export { addReflection } from "./reflection.js";
 export { createServer, listen, shutDown } from "./server.js";

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { connect, FileToolsClientError } from "../../clients/ts/src/client.js";
 import { Files } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
 import { createLogger } from "../log.js";
-import { createServer, listen, registerService, shutDown } from "./index.js";
+import { InFlightCalls, createServer, listen, registerService, shutDown } from "./index.js";
 
 const logger = createLogger("silent");
 const cleanups: Array<() => void> = [];
@@ -63,6 +63,7 @@ describe("shutDown", () => {
   it("lets calls finish within the grace period, then aborts their signals", async () => {
     const server = createServer({ maxMessageBytes: 8 << 20 });
     const shutdown = new AbortController();
+    const inFlight = new InFlightCalls();
     let reason: unknown;
     registerService(
       server,
@@ -75,7 +76,7 @@ describe("shutDown", () => {
           throw reason;
         },
       },
-      { logger, shutdownSignal: shutdown.signal },
+      { logger, shutdownSignal: shutdown.signal, inFlight },
     );
     const client = connect(await listen(server, "127.0.0.1:0"));
     cleanups.push(() => client.close());
@@ -84,9 +85,22 @@ describe("shutDown", () => {
     const stuck = client.files.stat({ workspace: "w", path: "/stuck" }).catch((e: unknown) => e);
     await new Promise((resolve) => setTimeout(resolve, 50));
     const started = Date.now();
-    await shutDown(server, 300, () => shutdown.abort());
+    await shutDown(server, 300, () => shutdown.abort(), inFlight);
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
     expect(reason).toMatchObject({ reason: "CANCELLED", message: "the daemon is shutting down" });
     expect(await stuck).toBeInstanceOf(FileToolsClientError);
+  });
+
+  it("does not wait for idle client connections once no call is in flight", async () => {
+    const server = createServer({ maxMessageBytes: 8 << 20 });
+    const inFlight = new InFlightCalls();
+    registerService(server, Files, { stat: async (request) => ({ file: { path: request.path } }) }, { logger, inFlight });
+    const client = connect(await listen(server, "127.0.0.1:0"));
+    cleanups.push(() => client.close());
+    await client.files.stat({ workspace: "w", path: "/quick" }); // the connection stays open
+    const graceMs = 20_000;
+    const started = Date.now();
+    await shutDown(server, graceMs, () => undefined, inFlight);
+    expect(Date.now() - started).toBeLessThan(graceMs / 2);
   });
 });

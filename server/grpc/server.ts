@@ -1,4 +1,5 @@
 // The grpc-js server: hardening options, binding, and graceful shutdown.
+import type { InFlightCalls } from "./call.js";
 import { lstat, unlink } from "node:fs/promises";
 import { connect } from "node:net";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
@@ -57,19 +58,25 @@ async function removeStaleSocket(socketPath: string): Promise<void> {
   if (!answers) await unlink(socketPath);
 }
 
+/** Time for the last statuses to reach their clients once no call is in flight. */
+const FLUSH_MS = 100;
+
 /**
  * Stops accepting calls and waits up to `graceMs` for those in flight; past
  * that, `abortCalls()` aborts their signals and the connections are closed.
+ * Once no call is in flight, idle client connections are closed too: a
+ * client that keeps its connection open must not hold the daemon for the
+ * whole grace period.
  */
-export async function shutDown(server: Server, graceMs: number, abortCalls: () => void): Promise<void> {
+export async function shutDown(server: Server, graceMs: number, abortCalls: () => void, inFlight: InFlightCalls): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const drained = new Promise<"drained">((resolve) => server.tryShutdown(() => resolve("drained")));
+  const idle = inFlight.none().then(() => new Promise<"idle">((resolve) => setTimeout(resolve, FLUSH_MS, "idle")));
   const graceOver = new Promise<"grace over">((resolve) => {
     timer = setTimeout(resolve, graceMs, "grace over");
   });
-  if ((await Promise.race([drained, graceOver])) === "grace over") {
-    abortCalls();
-    server.forceShutdown();
-  }
+  const outcome = await Promise.race([drained, idle, graceOver]);
+  if (outcome === "grace over") abortCalls();
+  if (outcome !== "drained") server.forceShutdown();
   clearTimeout(timer);
 }
