@@ -18,6 +18,9 @@ const SHUTDOWN_GRACE_MS = 10_000;
 async function main(): Promise<void> {
   const config = configOrExit();
   const logger = createLogger(config.logLevel);
+  // A promise nobody awaited failed: a bug to fix, but one call's bug must not
+  // take down every other call, so log it loudly and keep serving.
+  process.on("unhandledRejection", (reason) => logger.error({ err: reason }, "unhandled rejection"));
   const handlers = await createHandlers(config);
 
   const server = createServer(config);

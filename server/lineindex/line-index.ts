@@ -253,11 +253,16 @@ export class LineIndex {
       if (index.scanning) {
         // Someone else is scanning this file: share it, then look again. Its
         // failure is its own (an abort, a changed file): we then try ourselves.
-        await index.scanning.catch(() => undefined);
+        await index.scanning;
         continue;
       }
       const scan = this.extend(index, file, line, signal);
-      index.scanning = scan.then(() => undefined);
+      // Settles either way: a failed scan must not be an unhandled rejection
+      // (that would end the daemon) when nobody else waits for it.
+      index.scanning = scan.then(
+        () => undefined,
+        () => undefined,
+      );
       try {
         // Even if the entry was evicted meanwhile, what this scan found is right.
         return { index, exact: await scan };
