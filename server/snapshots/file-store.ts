@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { fail, FileToolsError } from "../errors.js";
 import type { SnapshotStore } from "./store.js";
+import { syncDirectory } from "../workspace/sync-directory.js";
 
 const TEMP_SUFFIX = /\.tmp-[0-9a-f]{16}$/;
 
@@ -44,7 +45,7 @@ export class FileStore implements SnapshotStore {
       await handle.close();
       handle = undefined;
       await fsp.rename(temp, target);
-      await syncDir(path.dirname(target));
+      await syncDirectory(path.dirname(target));
     } catch (error) {
       await handle?.close().catch(() => undefined);
       await fsp.unlink(temp).catch(() => undefined);
@@ -114,15 +115,6 @@ export class FileStore implements SnapshotStore {
       if (entry.isDirectory()) await this.sweep(p);
       else if (TEMP_SUFFIX.test(entry.name)) await fsp.unlink(p).catch(() => undefined);
     }
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const handle = await fsp.open(dir, "r");
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
 

@@ -28,19 +28,24 @@ export interface ChangeRecorder {
   record(workspaceId: string, change: Omit<Change, "time">): Promise<void>;
 }
 
+/** SHA-256 (hex) of a file's whole content, read through the workspace. */
+export async function sha256OfFile(workspace: Workspace, parts: Components): Promise<string> {
+  const file = await workspace.openFile(parts);
+  try {
+    const hash = createHash("sha256");
+    for await (const chunk of file.chunks()) hash.update(chunk);
+    return hash.digest("hex");
+  } finally {
+    await file.close();
+  }
+}
+
 /** SHA-256 of a regular file, or "" when it is absent, not a regular file, or unreadable. */
 export async function sha256OrEmpty(workspace: Workspace, parts: Components): Promise<string> {
   try {
     const entry = await workspace.stat(parts);
     if (entry.type !== "file" && entry.type !== "symlink") return "";
-    const file = await workspace.openFile(parts);
-    try {
-      const hash = createHash("sha256");
-      for await (const chunk of file.chunks()) hash.update(chunk);
-      return hash.digest("hex");
-    } finally {
-      await file.close();
-    }
+    return await sha256OfFile(workspace, parts);
   } catch {
     return "";
   }

@@ -1,5 +1,4 @@
 // Write: text (encoded, newlines normalised) or bytes, atomically (SPEC 4.1).
-import { createHash } from "node:crypto";
 import { FileToolsError } from "../errors.js";
 import type { Workspace, WriteMode, WriteResult } from "../workspace/workspace.js";
 import type { Components } from "../workspace/paths.js";
@@ -8,7 +7,7 @@ import { bomBytes, bomLength, encodeText, resolveEncoding } from "../text/encodi
 import { applyNewlineMode, usesCrlf, type NewlineMode } from "../text/newline.js";
 import { sha256Hex } from "../text/hash.js";
 import { pathKey, withPathLocks } from "./locks.js";
-import { sha256OrEmpty, type ChangeRecorder } from "./changes.js";
+import { sha256OfFile, sha256OrEmpty, type ChangeRecorder } from "./changes.js";
 
 /** Enough of an existing file to tell its BOM and line-ending style. */
 const STYLE_HEAD_BYTES = 64 * 1024;
@@ -77,16 +76,5 @@ async function existingHead(workspace: Workspace, parts: Components): Promise<Bu
   } catch (error) {
     if (error instanceof FileToolsError && error.reason === "NOT_FOUND") return null;
     throw error;
-  }
-}
-
-async function sha256OfFile(workspace: Workspace, parts: Components): Promise<string> {
-  const file = await workspace.openFile(parts);
-  try {
-    const hash = createHash("sha256");
-    for await (const chunk of file.chunks()) hash.update(chunk);
-    return hash.digest("hex");
-  } finally {
-    await file.close();
   }
 }

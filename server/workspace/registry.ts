@@ -7,6 +7,7 @@ import { errnoOf } from "./errno.js";
 import { Workspace } from "./workspace.js";
 import type { Staging } from "./staging.js";
 import { randomBytes } from "node:crypto";
+import { syncDirectory } from "./sync-directory.js";
 
 export const WORKSPACE_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
@@ -105,7 +106,7 @@ export class WorkspaceRegistry {
     await fsp.chmod(swap, 0o755);
     await fsp.rename(live, old);
     await fsp.rename(swap, live);
-    await syncDir(this.managedDir);
+    await syncDirectory(this.managedDir);
     const opening = Workspace.open(id, live, false);
     this.open.set(id, opening);
     await opening;
@@ -146,15 +147,6 @@ async function assertProcFdWorks(dir: string): Promise<void> {
     if (seen !== (await fsp.realpath(dir))) {
       throw new Error("path containment needs /proc/self/fd (Linux with /proc mounted); refusing to start");
     }
-  } finally {
-    await handle.close();
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const handle = await fsp.open(dir, "r");
-  try {
-    await handle.sync();
   } finally {
     await handle.close();
   }
