@@ -25,6 +25,10 @@ export interface ExtractLimits {
 /** Files up to this size are collected in memory and written with synchronous calls. */
 const SMALL_FILE_BYTES = 1 << 20;
 
+/** Output per inflate call on the thread pool (the default 16 KiB costs a main-thread round trip each). */
+const INFLATE_CHUNK_BYTES = 1 << 20;
+const INFLATE_AHEAD_BYTES = 8 << 20;
+
 export const DEFAULT_LIMITS: ExtractLimits = {
   maxBytes: 16 * 1024 ** 3,
   maxMembers: 1_000_000,
@@ -95,6 +99,8 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
   const maxRaw = limits.maxBytes + (limits.maxMembers + 2) * 1536 + 10240;
   let raw = 0;
   const counter = new Transform({
+    // Room for the inflater to run ahead while the main thread creates files.
+    highWaterMark: INFLATE_AHEAD_BYTES,
     transform(chunk: Buffer, _encoding, callback) {
       raw += chunk.length;
       if (raw > maxRaw) callback(new FileToolsError("UNSAFE_ARCHIVE", `archive expands to more than ${limits.maxBytes} bytes`));
@@ -104,7 +110,7 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
   const extract = tar.extract();
   let streamError: unknown = null;
   const input = Readable.from(rest);
-  const streams = gzipped ? [input, createGunzip(), counter, extract] : [input, counter, extract];
+  const streams = gzipped ? [input, createGunzip({ chunkSize: INFLATE_CHUNK_BYTES }), counter, extract] : [input, counter, extract];
   const done = new Promise<void>((resolve) => {
     (pipeline as (...args: unknown[]) => void)(...streams, (error: unknown) => {
       if (error) streamError = error;

@@ -57,7 +57,8 @@ export class FileStore implements SnapshotStore {
     const file = this.pathOf(key);
     try {
       const handle = await fsp.open(file, "r");
-      return createReadStream("", { fd: handle.fd, autoClose: true, highWaterMark: 1 << 20 }).on("close", () => void handle.close().catch(() => undefined));
+      // 256 KiB reads: an export streams these straight to the client, and smaller buffers keep the daemon's peak memory down.
+      return createReadStream("", { fd: handle.fd, autoClose: true, highWaterMark: 1 << 18 }).on("close", () => void handle.close().catch(() => undefined));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") fail("NOT_FOUND", `snapshot object ${key} does not exist`);
       throw storeError(error, `reading ${key}`);

@@ -22,6 +22,8 @@ import { packWorkspace } from "./pack.js";
 import type { SnapshotStore } from "./store.js";
 
 export const EXPORT_CHUNK_BYTES = 1 << 20;
+/** Reads of a verified tarball during a restore: fewer thread-pool round trips than the 64 KiB default. */
+const RESTORE_READ_BYTES = 1 << 20;
 const SNAPSHOT_ID = /^[0-9]{8}T[0-9]{9}Z-[0-9a-f]{8}$/;
 
 export interface Manifest {
@@ -185,7 +187,7 @@ export class Snapshots {
       const workspace = await this.registry.get(workspaceId);
       const staging = await workspace.createStaging();
       try {
-        await extractArchive(createReadStream(verified), staging, this.limits);
+        await extractArchive(createReadStream(verified, { highWaterMark: RESTORE_READ_BYTES }), staging, this.limits);
       } catch (error) {
         await staging.discard();
         throw error;
