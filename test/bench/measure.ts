@@ -73,7 +73,10 @@ export class Daemon {
         const m = /filetoolsd listening on (\S+)/.exec(out);
         if (m) resolve(m[1]!);
       });
-      proc.on("exit", (code) => reject(new Error(`filetoolsd exited ${code}: ${stderr}`)));
+      proc.on("exit", (code) => {
+        rmSync(dataDir, { recursive: true, force: true });
+        reject(new Error(`filetoolsd exited ${code}: ${stderr}`));
+      });
     });
     return new Daemon(proc, connect(address), dataDir);
   }
