@@ -18,6 +18,18 @@ export const MAX_CONTEXT_LINES = 1000;
 /** The server's time budget when the client sets no (nearer) deadline. */
 export const DEFAULT_BUDGET_MS = 30_000;
 
+/**
+ * The search budget: the server's default, or less when the client's deadline
+ * is nearer, keeping back a margin (a tenth of the time left, 50 ms to 1 s) so
+ * that the summary with timed_out still reaches the client.
+ */
+export function searchBudgetMs(deadline: Date | undefined, now = Date.now()): number {
+  if (!deadline) return DEFAULT_BUDGET_MS;
+  const left = deadline.getTime() - now;
+  const margin = Math.min(1000, Math.max(50, left / 10));
+  return Math.max(1, Math.min(DEFAULT_BUDGET_MS, left - margin));
+}
+
 /** Files per task: small files travel together, so per-task overhead stays small. */
 const BATCH_FILES = 128;
 /** After an aborted task, how long to wait (for its worker to be gone) before closing what it used. */

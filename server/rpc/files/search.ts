@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { OutputMode, type SearchResponseSchema } from "../../../clients/ts/src/gen/filetools/v1/files_pb.js";
 import type { SearchPool } from "../../search/pool.js";
-import { DEFAULT_BUDGET_MS, search } from "../../search/search.js";
+import { search, searchBudgetMs } from "../../search/search.js";
 import type { OutputMode as ScanMode } from "../../search/scan.js";
 import type { Deps, FilesHandler } from "../types.js";
 
@@ -11,18 +11,6 @@ const MODES: Record<OutputMode, ScanMode> = {
   [OutputMode.FILES_WITH_MATCHES]: "files",
   [OutputMode.COUNT]: "count",
 };
-
-/**
- * The search budget: the server's default, or less when the client's deadline
- * is nearer, keeping back a margin (a tenth of the time left, 50 ms to 1 s) so
- * that the summary with timed_out still reaches the client.
- */
-export function searchBudgetMs(deadline: Date | undefined, now = Date.now()): number {
-  if (!deadline) return DEFAULT_BUDGET_MS;
-  const left = deadline.getTime() - now;
-  const margin = Math.min(1000, Math.max(50, left / 10));
-  return Math.max(1, Math.min(DEFAULT_BUDGET_MS, left - margin));
-}
 
 export function searchHandler(deps: Deps, pool: SearchPool): FilesHandler<"search"> {
   return async function* (request, ctx) {
@@ -54,42 +42,42 @@ export function searchHandler(deps: Deps, pool: SearchPool): FilesHandler<"searc
       await results.return(undefined as never);
     }
     async function* respond(): AsyncGenerator<MessageInitShape<typeof SearchResponseSchema>> {
-    for (;;) {
-      const next = await results.next();
-      if (next.done) {
-        const s = next.value;
-        yield {
-          event: {
-            case: "summary",
-            value: {
-              filesSearched: BigInt(s.filesSearched),
-              filesMatched: BigInt(s.filesMatched),
-              matches: BigInt(s.matches),
-              binarySkipped: BigInt(s.binarySkipped),
-              tooLargeSkipped: BigInt(s.tooLargeSkipped),
-              bytesSearched: BigInt(s.bytesSearched),
-              truncated: s.truncated,
-              timedOut: s.timedOut,
+      for (;;) {
+        const next = await results.next();
+        if (next.done) {
+          const s = next.value;
+          yield {
+            event: {
+              case: "summary",
+              value: {
+                filesSearched: BigInt(s.filesSearched),
+                filesMatched: BigInt(s.filesMatched),
+                matches: BigInt(s.matches),
+                binarySkipped: BigInt(s.binarySkipped),
+                tooLargeSkipped: BigInt(s.tooLargeSkipped),
+                bytesSearched: BigInt(s.bytesSearched),
+                truncated: s.truncated,
+                timedOut: s.timedOut,
+              },
             },
-          },
-        };
-        return;
+          };
+          return;
+        }
+        const r = next.value;
+        if (r.kind === "match") {
+          const m = r.match;
+          yield {
+            event: {
+              case: "match",
+              value: { path: r.path, lineNumber: BigInt(m.line), column: m.column, line: m.text, before: m.before, after: m.after, lineCut: m.cut },
+            },
+          };
+        } else if (r.kind === "file") {
+          yield { event: { case: "file", value: { path: r.path } } };
+        } else {
+          yield { event: { case: "count", value: { path: r.path, count: BigInt(r.count) } } };
+        }
       }
-      const r = next.value;
-      if (r.kind === "match") {
-        const m = r.match;
-        yield {
-          event: {
-            case: "match",
-            value: { path: r.path, lineNumber: BigInt(m.line), column: m.column, line: m.text, before: m.before, after: m.after, lineCut: m.cut },
-          },
-        };
-      } else if (r.kind === "file") {
-        yield { event: { case: "file", value: { path: r.path } } };
-      } else {
-        yield { event: { case: "count", value: { path: r.path, count: BigInt(r.count) } } };
-      }
-    }
     }
   };
 }
