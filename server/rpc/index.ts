@@ -6,6 +6,7 @@ import type { DaemonConfig } from "../config.js";
 import type { ServiceHandlers } from "../grpc/handlers.js";
 import { WorkspaceRegistry } from "../workspace/registry.js";
 import type { Deps } from "./types.js";
+import { snapshotActiveRuns } from "../runs/lifecycle.js";
 import { LineIndex } from "../lineindex/line-index.js";
 import { RunManager } from "../runs/runs.js";
 import { openStore } from "../snapshots/open-store.js";
@@ -80,19 +81,7 @@ export async function createHandlers(config: DaemonConfig): Promise<Handlers> {
       restoreSnapshot: restoreSnapshotHandler(deps),
       importArchive: importArchiveHandler(deps),
     },
-    async snapshotActiveRuns() {
-      const failures: Array<{ workspace: string; error: unknown }> = [];
-      for (const run of runs.activeRuns()) {
-        try {
-          const workspace = await workspaces.get(run.workspace);
-          const changeSet = await runs.changes(run.id);
-          await snapshots.create(workspace, { runId: run.id, labels: { ...run.labels, "filetools.shutdown": "true" }, changeSet });
-        } catch (error) {
-          failures.push({ workspace: run.workspace, error });
-        }
-      }
-      return failures;
-    },
+    snapshotActiveRuns: () => snapshotActiveRuns(deps),
     close: async () => {
       await searchPool.close();
       await workspaces.close();
