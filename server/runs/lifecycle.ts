@@ -1,11 +1,13 @@
-// Starting a run (creating and restoring its workspace as asked) and the
-// snapshot of every active run at shutdown: the run rules that span the run
-// manager, the workspaces and the snapshots.
-import { FileToolsError } from "../errors.js";
-import type { Snapshots } from "../snapshots/snapshots.js";
+// The run rules that span the run manager, the workspaces and the snapshots:
+// starting a run (creating and restoring its workspace as asked), finishing it
+// with a snapshot, reading a change set, deleting a workspace, and the
+// snapshot of every active run at shutdown.
+import { FileToolsError, fail } from "../errors.js";
+import type { Manifest, Snapshots } from "../snapshots/snapshots.js";
+import type { Change } from "../tools/changes.js";
 import type { WorkspaceRegistry } from "../workspace/registry.js";
 import type { Workspace } from "../workspace/workspace.js";
-import type { RunInfo, RunManager } from "./runs.js";
+import { summarize, type ChangeSummary, type RunInfo, type RunManager } from "./runs.js";
 
 export interface RunServices {
   workspaces: WorkspaceRegistry;
@@ -34,6 +36,44 @@ export function startRun(services: RunServices, workspaceId: string, restore: st
     await snapshots.restore(workspaceId, manifest, signal);
     return { restoredFrom: manifest.id };
   });
+}
+
+/**
+ * Ends the active run `runId`, snapshotting the workspace unless `snapshot` is
+ * false. A failed snapshot (store down) leaves the run active: the caller can retry.
+ */
+export async function finishRun(
+  services: RunServices,
+  workspaceId: string,
+  runId: string,
+  options: { snapshot: boolean; labels: Record<string, string> },
+  signal: AbortSignal,
+): Promise<{ manifest?: Manifest; changes: ChangeSummary }> {
+  const workspace = await services.workspaces.get(workspaceId);
+  const run = services.runs.requireActive(workspaceId, runId);
+  const changeSet = await services.runs.changes(run.id);
+  const manifest = options.snapshot
+    ? await services.snapshots.create(workspace, { runId: run.id, labels: { ...run.labels, ...options.labels }, changeSet }, signal)
+    : undefined;
+  await services.runs.finish(run, manifest?.id ?? "");
+  return { manifest, changes: summarize(changeSet) };
+}
+
+/** A run's change set: from this daemon's records, or else from the run's snapshot manifest in the store. */
+export async function changeSetOf(services: RunServices, workspaceId: string, runId: string, signal: AbortSignal): Promise<Change[]> {
+  const local = await services.runs.find(runId);
+  if (local && local.workspace === workspaceId) return services.runs.changes(local.id);
+  const manifest = runId ? await services.snapshots.findByRun(workspaceId, runId, signal) : undefined;
+  if (!manifest) fail("NOT_FOUND", `run ${runId || "(none)"} of workspace ${workspaceId} is not known here or in the store`);
+  return manifest.changeSet;
+}
+
+/** Deletes a workspace; its active run ends without a snapshot, its snapshots stay unless asked. */
+export async function deleteWorkspace(services: RunServices, workspaceId: string, deleteSnapshots: boolean, signal: AbortSignal): Promise<void> {
+  await services.workspaces.delete(workspaceId);
+  const run = services.runs.activeRun(workspaceId);
+  if (run) await services.runs.finish(run, "");
+  if (deleteSnapshots) await services.snapshots.deleteAll(workspaceId, signal);
 }
 
 /** Snapshots every active run (they stay active: the next daemon resumes them). Returns the failures. */
