@@ -58,10 +58,13 @@ export class Daemon {
     private readonly dataDir: string,
   ) {}
 
-  /** A fresh filetoolsd on 127.0.0.1:0 with the given binds (NAME → absolute dir), errors-only logging. */
-  static async start(binds: Record<string, string>): Promise<Daemon> {
+  /**
+   * A fresh filetoolsd on 127.0.0.1:0 with its own data dir (removed by stop()),
+   * the given binds (NAME → absolute dir) and extra flags, errors-only logging.
+   */
+  static async start(binds: Record<string, string>, extraArgs: string[] = []): Promise<Daemon> {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), "ftd-bench-"));
-    const args = [MAIN, "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "error"];
+    const args = [MAIN, "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "error", ...extraArgs];
     for (const [name, dir] of Object.entries(binds)) args.push("--bind", `${name}=${dir}`);
     const proc = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";

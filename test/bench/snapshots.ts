@@ -6,60 +6,22 @@
 //   export    = ExportSnapshot through the client     (time and memory only)
 //   restore   = StartRun on a fresh daemon (LATEST)   vs  tar -xzf
 // plus the daemon's peak resident memory during each (target: < 200 MiB).
-import { spawn, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { connect, type FileToolsClient } from "../../clients/ts/src/client.js";
-import { ensureBuilt, ms, ROOT } from "./measure.js";
+import { Daemon, ensureBuilt, ms } from "./measure.js";
 import { ensureData } from "./data.js";
 
 const DATA = process.env.BENCH_DATA ?? path.join(os.homedir(), ".cache", "filetools-bench");
 const TREE = path.join(DATA, "tree");
-const MAIN = path.join(ROOT, "dist/server/main.js");
 const MiB = 1024 * 1024;
 
-async function daemon(dataDir: string, args: string[]) {
-  const proc = spawn(process.execPath, [MAIN, "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "error", ...args], { stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  proc.stderr!.on("data", (d) => (stderr += d));
-  const address = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    proc.stdout!.on("data", (d) => {
-      out += d;
-      const m = /filetoolsd listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    proc.on("exit", (code) => reject(new Error(`filetoolsd exited ${code}: ${stderr}`)));
-  });
-  const client: FileToolsClient = connect(address);
-  const status = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${proc.pid}/status`, "utf8"))?.[1] ?? NaN) * 1024;
-  return {
-    client,
-    async peak<T>(work: () => Promise<T>): Promise<{ result: T; ms: number; peak: number }> {
-      let polled = status("VmRSS");
-      let reset = true;
-      try {
-        writeFileSync(`/proc/${proc.pid}/clear_refs`, "5");
-      } catch {
-        reset = false;
-      }
-      const timer = setInterval(() => (polled = Math.max(polled, status("VmRSS"))), 5);
-      const started = process.hrtime.bigint();
-      try {
-        const result = await work();
-        return { result, ms: ms(started), peak: Math.max(polled, reset ? status("VmHWM") : 0) };
-      } finally {
-        clearInterval(timer);
-      }
-    },
-    async stop() {
-      client.close();
-      const exited = new Promise((r) => proc.once("exit", r));
-      proc.kill("SIGTERM");
-      await exited;
-    },
-  };
+/** Time and peak resident memory of one call to the daemon. */
+async function measured<T>(daemon: Daemon, work: () => Promise<T>): Promise<{ result: T; ms: number; peak: number }> {
+  const started = process.hrtime.bigint();
+  const { result, peak } = await daemon.peakDuring(work);
+  return { result, ms: ms(started), peak };
 }
 
 function timed(cmd: string, args: string[]): number {
@@ -82,18 +44,18 @@ async function main(): Promise<void> {
     rmSync(out, { recursive: true, force: true });
 
     const store = `file://${path.join(work, "store")}`;
-    const a = await daemon(path.join(work, "a"), ["--store", store, "--bind", `bench=${TREE}`]);
+    const a = await Daemon.start({ bench: TREE }, ["--store", store]);
     const { run } = await a.client.workspaces.startRun({ workspace: "bench", restore: "NONE" });
-    const snap = await a.peak(() => a.client.workspaces.finishRun({ workspace: "bench", runId: run!.id }));
-    const exp = await a.peak(async () => {
+    const snap = await measured(a, () => a.client.workspaces.finishRun({ workspace: "bench", runId: run!.id }));
+    const exp = await measured(a, async () => {
       let bytes = 0;
       for await (const m of a.client.workspaces.exportSnapshot({ workspace: "bench" })) if (m.event.case === "chunk") bytes += m.event.value.data.length;
       return bytes;
     });
     await a.stop();
     // daemon B: a fresh data dir, the same store; the managed workspace "bench" is restored from it
-    const b = await daemon(path.join(work, "b"), ["--store", store]);
-    const restore = await b.peak(() => b.client.workspaces.startRun({ workspace: "bench" }));
+    const b = await Daemon.start({}, ["--store", store]);
+    const restore = await measured(b, () => b.client.workspaces.startRun({ workspace: "bench" }));
     await b.stop();
 
     const s = snap.result.snapshot!;
