@@ -1,13 +1,13 @@
 // Measuring: wall-clock timing of shell tools and of daemon calls, the daemon
 // process and its peak resident memory, the build, ripgrep, and the machine.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { connect, type FileToolsClient } from "../../clients/ts/src/client.js";
+import { MAIN, ROOT, isDistStale, markDistFresh } from "../support/dist.js";
 
-export const ROOT = path.resolve(import.meta.dirname, "../..");
-const MAIN = path.join(ROOT, "dist/server/main.js");
+export { ROOT };
 
 /** Tools run in one fixed locale (UTF-8 aware, as the daemon is). */
 const TOOL_ENV = { ...process.env, LC_ALL: "C.UTF-8" };
@@ -128,24 +128,12 @@ export class Daemon {
 
 // ---- preparation ------------------------------------------------------------
 
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestSource(p));
-    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) newest = Math.max(newest, statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
 /** `npm run build` when dist is missing or older than a source file. */
 export function ensureBuilt(log: (line: string) => void): void {
-  const built = existsSync(MAIN) ? statSync(MAIN).mtimeMs : 0;
-  if (built >= Math.max(newestSource(path.join(ROOT, "server")), newestSource(path.join(ROOT, "clients/ts/src")))) return;
+  if (!isDistStale()) return;
   log("building (npm run build) …");
   execFileSync("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit" });
-  const now = new Date();
-  execFileSync("touch", ["-d", now.toISOString(), MAIN]); // tsc leaves unchanged outputs' mtimes alone
+  markDistFresh();
 }
 
 function version(cmd: string, args = ["--version"]): string | undefined {

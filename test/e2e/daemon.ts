@@ -1,56 +1,24 @@
 // Shared e2e helper: build dist once (when missing or older than the sources),
 // start a real filetoolsd on port 0 with a fresh data dir, and give tests a client.
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, realpathSync } from "node:fs";
+import { mkdtempSync, rmSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { connect, FileToolsClientError, type FileToolsClient } from "../../clients/ts/src/client.js";
+import { MAIN, ROOT, isDistStale, markDistFresh } from "../support/dist.js";
+import { withDirectoryLock } from "../support/lock.js";
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const MAIN = path.join(ROOT, "dist/server/main.js");
+export { ROOT };
 
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestSource(p));
-    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) newest = Math.max(newest, statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
-function isStale(): boolean {
-  if (!existsSync(MAIN)) return true;
-  const built = statSync(MAIN).mtimeMs;
-  return newestSource(path.join(ROOT, "server")) > built || newestSource(path.join(ROOT, "clients/ts/src")) > built;
-}
-
-/** Builds dist when stale; a directory lock keeps parallel test files from building at once. */
+/** Builds dist when stale; a lock keeps parallel test files from building at once. */
 export function ensureBuilt(): void {
-  if (!isStale()) return;
-  const lock = path.join(tmpdir(), "filetoolsd-e2e-build.lock");
-  const started = Date.now();
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      if (Date.now() - started > 120_000) rmSync(lock, { recursive: true, force: true });
-      execFileSync("sleep", ["0.2"]);
-    }
-  }
-  try {
-    if (isStale()) {
-      execFileSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: ROOT, stdio: "inherit" });
-      // tsc leaves untouched outputs' mtimes alone; mark the build as fresh.
-      const now = new Date();
-      execFileSync("touch", ["-d", now.toISOString(), MAIN]);
-    }
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
+  if (!isDistStale()) return;
+  withDirectoryLock("filetoolsd-e2e-build.lock", 120_000, () => {
+    if (!isDistStale()) return;
+    execFileSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: ROOT, stdio: "inherit" });
+    markDistFresh();
+  });
 }
 
 export interface Daemon {

@@ -14,6 +14,7 @@ import path from "node:path";
 import { HeadBucketCommand, S3Client } from "@aws-sdk/client-s3";
 // @ts-expect-error: a plain ES module without type declarations
 import { ensureSeaweedfs } from "../../scripts/toolchain.mjs";
+import { withDirectoryLock } from "./lock.js";
 
 export const TEST_ACCESS_KEY = "filetools-test";
 export const TEST_SECRET_KEY = "filetools-test-secret-key";
@@ -41,24 +42,9 @@ export interface Seaweedfs {
   stop(): Promise<void>;
 }
 
-/** Installs weed when missing; a lock directory keeps parallel test files from installing at once. */
+/** Installs weed when missing; a lock keeps parallel test files from installing at once. */
 function installWeed(): string {
-  const lock = path.join(tmpdir(), "filetools-seaweedfs-install.lock");
-  const started = Date.now();
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      if (Date.now() - started > 300_000) rmSync(lock, { recursive: true, force: true });
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
-    }
-  }
-  try {
-    return ensureSeaweedfs() as string;
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
+  return withDirectoryLock("filetools-seaweedfs-install.lock", 300_000, () => ensureSeaweedfs() as string);
 }
 
 /** A port that is free now, and whose gRPC twin (port + 10000, SeaweedFS's convention) is too. */
