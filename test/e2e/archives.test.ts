@@ -189,7 +189,7 @@ describe("RestoreSnapshot refuses what it cannot trust and leaves the workspace 
     await r.client.files.write({ workspace: "t1", path: "a.txt", body: { case: "content", value: "two\n" } });
     const tarball = path.join(store, "t1", `${snapshot!.id}.tar.gz`);
     const bytes = readFileSync(tarball);
-    bytes[bytes.length - 5] ^= 0xff;
+    bytes[bytes.length - 5] = bytes[bytes.length - 5]! ^ 0xff;
     writeFileSync(tarball, bytes);
     const before = snapshotTree(r.hostDir("t1"));
     await expectError(r.client.workspaces.restoreSnapshot({ workspace: "t1", snapshotId: snapshot!.id }), "FAILED_PRECONDITION", "UNSAFE_ARCHIVE");

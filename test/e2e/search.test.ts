@@ -12,7 +12,7 @@ let d: D;
 
 type SearchReq = Parameters<D["client"]["files"]["search"]>[0];
 
-async function run(req: Omit<SearchReq, "workspace">, ws = "w", options: Parameters<D["client"]["files"]["search"]>[1] = {}) {
+async function run(req: Omit<SearchReq, "workspace" | "$typeName">, ws = "w", options: Parameters<D["client"]["files"]["search"]>[1] = {}) {
   const msgs = await collect(d.client.files.search({ workspace: ws, ...req }, options));
   const out = { matches: [] as any[], files: [] as string[], counts: [] as [string, number][], summary: undefined as any };
   for (const m of msgs) {

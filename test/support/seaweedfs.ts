@@ -156,7 +156,7 @@ export async function startSeaweedfs(): Promise<Seaweedfs> {
     }
     return {
       endpoint,
-      port: s3,
+      port: s3!,
       bucket: TEST_BUCKET,
       accessKey: TEST_ACCESS_KEY,
       secretKey: TEST_SECRET_KEY,
