@@ -14,6 +14,7 @@ import { promisify } from "node:util";
 import { fail } from "../errors.js";
 import { errnoOf } from "./errno.js";
 import { at, self } from "./resolver.js";
+import { removeContents } from "./remove.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY } = constants;
 const DIRECTORY_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
@@ -204,19 +205,3 @@ function inside(dirFd: number, name: string): string {
   return `/proc/self/fd/${dirFd}/${name}`;
 }
 
-/** Deletes everything inside an open directory, through held descriptors, never through symlinks. */
-export async function removeContents(dir: FileHandle): Promise<void> {
-  for (const child of await fsp.readdir(self(dir), { withFileTypes: true })) {
-    if (child.isDirectory()) {
-      const sub = await fsp.open(at(dir, child.name), DIRECTORY_FLAGS);
-      try {
-        await removeContents(sub);
-      } finally {
-        await sub.close();
-      }
-      await fsp.rmdir(at(dir, child.name));
-    } else {
-      await fsp.unlink(at(dir, child.name));
-    }
-  }
-}

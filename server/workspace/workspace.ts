@@ -12,7 +12,8 @@ import { Resolver, at, lstatOrNull, self, type Location } from "./resolver.js";
 import { OpenFile } from "./open-file.js";
 import { walk, walkFiles, type FileWalkOptions, type HeldFile, type WalkEntry, type WalkOptions } from "./walk.js";
 import { TEMP_FILE_PATTERN, tempFileName } from "./temp-files.js";
-import { Staging, removeContents as removeAll } from "./staging.js";
+import { Staging } from "./staging.js";
+import { removeContents, removeTree } from "./remove.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK } = constants;
 
@@ -337,7 +338,7 @@ export class Workspace {
         }
         for (const name of await fsp.readdir(self(staging.dir))) await fsp.rename(at(staging.dir, name), at(root, name));
         await root.sync();
-        await removeAll(trash);
+        await removeContents(trash);
       } finally {
         await trash.close();
       }
@@ -432,20 +433,6 @@ async function writeAll(handle: FileHandle, bytes: Uint8Array): Promise<void> {
   while (offset < bytes.length) {
     const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
     offset += bytesWritten;
-  }
-}
-
-/** Deletes the directory `name` and everything in it, through held descriptors, never through symlinks. */
-async function removeTree(parent: FileHandle, name: string): Promise<void> {
-  const dir = await fsp.open(at(parent, name), O_RDONLY | constants.O_DIRECTORY | O_NOFOLLOW);
-  await withClosed(dir, () => removeContents(dir));
-  await fsp.rmdir(at(parent, name));
-}
-
-async function removeContents(dir: FileHandle): Promise<void> {
-  for (const child of await fsp.readdir(self(dir), { withFileTypes: true })) {
-    if (child.isDirectory()) await removeTree(dir, child.name);
-    else await fsp.unlink(at(dir, child.name));
   }
 }
 
