@@ -66,9 +66,15 @@ export class Resolver {
     let current = parts;
     for (;;) {
       const loc = await this.walk(current, createDirs, budget);
-      const stats = await lstatOrNull(at(loc.dir, loc.name), displayPath(current));
-      if (!stats?.isSymbolicLink()) return { ...loc, stats };
-      const target = await fsp.readlink(at(loc.dir, loc.name));
+      let target: string;
+      try {
+        const stats = await lstatOrNull(at(loc.dir, loc.name), displayPath(current));
+        if (!stats?.isSymbolicLink()) return { ...loc, stats };
+        target = await fsp.readlink(at(loc.dir, loc.name));
+      } catch (error) {
+        await loc.dir.close();
+        throw error;
+      }
       await loc.dir.close();
       current = this.splice(loc.dirParts, loc.name, target, [], budget);
     }
