@@ -2,8 +2,8 @@
 // thread, through the workspace module; batches of open descriptors go to the
 // pool; results come back per batch and are yielded in walk order.
 import { close as closeFd } from "node:fs";
-import picomatch from "picomatch";
-import { fail, FileToolsError } from "../errors.js";
+import { globMatcher } from "../tools/glob.js";
+import { FileToolsError } from "../errors.js";
 import { countArgument } from "../tools/arguments.js";
 import { parsePath } from "../workspace/paths.js";
 import type { Workspace } from "../workspace/workspace.js";
@@ -270,14 +270,9 @@ function globs(name: string, patterns: readonly string[]): (path: string, emptyM
   const list = patterns.filter((p) => p !== "");
   if (list.length === 0) return (_path, emptyMeans) => emptyMeans;
   const never = () => false;
-  try {
-    const options = { dot: true, strictBrackets: true };
-    const withSlash = list.filter((p) => p.includes("/")).map((p) => p.replace(/^\/+/, "").replace(/\/+$/, ""));
-    const names = list.filter((p) => !p.includes("/"));
-    const full = withSlash.length > 0 ? picomatch(withSlash, options) : never;
-    const base = names.length > 0 ? picomatch(names, options) : never;
-    return (path) => full(path) || base(path.slice(path.lastIndexOf("/") + 1));
-  } catch (error) {
-    fail("INVALID_ARGUMENT", `invalid ${name} glob: ${(error as Error).message}`);
-  }
+  const withSlash = list.filter((p) => p.includes("/")).map((p) => p.replace(/^\/+/, "").replace(/\/+$/, ""));
+  const names = list.filter((p) => !p.includes("/"));
+  const full = withSlash.length > 0 ? globMatcher(withSlash, name) : never;
+  const base = names.length > 0 ? globMatcher(names, name) : never;
+  return (path) => full(path) || base(path.slice(path.lastIndexOf("/") + 1));
 }

@@ -6,7 +6,7 @@
 import { fstatSync, read, readSync } from "node:fs";
 import { createGzip } from "node:zlib";
 import { pipeline, Transform } from "node:stream";
-import picomatch from "picomatch";
+import { globMatcher } from "../tools/glob.js";
 import tar from "tar-stream";
 import { fail, FileToolsError } from "../errors.js";
 import type { Workspace } from "../workspace/workspace.js";
@@ -32,14 +32,7 @@ export interface PackedTarball {
 
 export function packWorkspace(workspace: Workspace, options: PackOptions = {}): PackedTarball {
   const include = options.include?.filter((g) => g !== "") ?? [];
-  let matches: ((path: string) => boolean) | null = null;
-  if (include.length > 0) {
-    try {
-      matches = picomatch([...include], { dot: true });
-    } catch (error) {
-      fail("INVALID_ARGUMENT", `invalid include glob: ${(error as Error).message}`);
-    }
-  }
+  const matches = include.length > 0 ? globMatcher(include, "include") : null;
   const pack = tar.pack();
   const gzip = createGzip({ level: 6 });
   const result = { fileCount: 0, bytes: gzip as AsyncIterable<Uint8Array> };

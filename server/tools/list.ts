@@ -1,9 +1,8 @@
 // List: a walk of the workspace module, filtered by a glob and capped.
-import picomatch from "picomatch";
-import { fail } from "../errors.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Entry } from "../workspace/entry.js";
 import { parsePath } from "../workspace/paths.js";
+import { globMatcher } from "./glob.js";
 import { countArgument } from "./arguments.js";
 
 export const DEFAULT_MAX_ENTRIES = 10_000;
@@ -28,7 +27,7 @@ export async function* listEntries(workspace: Workspace, rawPath: string, option
   const parts = parsePath(rawPath);
   const maxEntries = countArgument("max_entries", options.maxEntries, DEFAULT_MAX_ENTRIES, MAX_ENTRIES_LIMIT) || DEFAULT_MAX_ENTRIES;
   const maxDepth = countArgument("max_depth", options.maxDepth, 0);
-  const matches = globMatcher(options.pattern);
+  const matches = options.pattern === "" ? () => true : globMatcher(options.pattern, "pattern");
   const prefixLength = parts.length === 0 ? 1 : parts.join("/").length + 2;
   const walk = workspace.walk(parts, {
     recursive: options.recursive,
@@ -44,13 +43,4 @@ export async function* listEntries(workspace: Workspace, rawPath: string, option
     yield entry;
   }
   return { total, truncated: false };
-}
-
-function globMatcher(pattern: string): (relativePath: string) => boolean {
-  if (pattern === "") return () => true;
-  try {
-    return picomatch(pattern, { dot: true, strictBrackets: true });
-  } catch (error) {
-    fail("INVALID_ARGUMENT", `invalid glob ${JSON.stringify(pattern)}: ${(error as Error).message}`);
-  }
 }
