@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { connect, FileToolsClientError } from "../../clients/ts/src/client.js";
+import { connect, FileToolsError } from "../../clients/ts/src/client.js";
 import { Files } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
 import { createLogger } from "../log.js";
 import { InFlightCalls, createServer, listen, registerService, shutDown } from "./index.js";
@@ -88,7 +88,7 @@ describe("shutDown", () => {
     await shutDown(server, 300, () => shutdown.abort(), inFlight);
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
     expect(reason).toMatchObject({ reason: "CANCELLED", message: "the daemon is shutting down" });
-    expect(await stuck).toBeInstanceOf(FileToolsClientError);
+    expect(await stuck).toBeInstanceOf(FileToolsError);
   });
 
   it("does not wait for idle client connections once no call is in flight", async () => {

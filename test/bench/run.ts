@@ -6,7 +6,7 @@
 // search runs once per tool before it is timed).
 import os from "node:os";
 import path from "node:path";
-import { FileToolsClientError } from "../../clients/ts/src/client.js";
+import { FileToolsError } from "../../clients/ts/src/client.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { OutputMode, type SearchRequestSchema } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
 import { ALTERNATION, BIG_FILE, BIG_LINES, COMMON_WORD, RARE_LITERAL, ensureData, prng } from "./data.js";
@@ -245,7 +245,7 @@ async function searchBenchmarks(haveRg: boolean): Promise<Row[]> {
       try {
         return await call();
       } catch (error) {
-        if (!(error instanceof FileToolsClientError)) throw error;
+        if (!(error instanceof FileToolsError)) throw error;
         if (error.codeName === "UNIMPLEMENTED") unserved = "n/a (Search not served)";
         failure = unserved ?? `error ${error.codeName}: ${error.message}`;
         return undefined;

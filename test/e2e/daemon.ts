@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "vitest";
-import { connect, FileToolsClientError, type FileToolsClient } from "../../clients/ts/src/client.js";
+import { connect, FileToolsError, type FileToolsClient } from "../../clients/ts/src/client.js";
 import { MAIN, ROOT, isDistStale, markDistFresh } from "../support/dist.js";
 import { withDirectoryLock } from "../support/lock.js";
 
@@ -88,21 +88,21 @@ export async function expectError(
   promise: Promise<unknown> | (() => Promise<unknown>),
   codeName: string,
   reason?: string,
-): Promise<FileToolsClientError> {
+): Promise<FileToolsError> {
   let error: unknown;
   try {
     await (typeof promise === "function" ? promise() : promise);
   } catch (e) {
     error = e;
   }
-  expect(error, "expected the call to fail").toBeInstanceOf(FileToolsClientError);
-  const err = error as FileToolsClientError;
+  expect(error, "expected the call to fail").toBeInstanceOf(FileToolsError);
+  const err = error as FileToolsError;
   if (codeName !== "__any__") expect({ code: err.codeName, reason: err.reason }).toEqual({ code: codeName, reason: reason ?? err.reason });
   assertNoHostPath(err);
   return err;
 }
 
-export function assertNoHostPath(err: FileToolsClientError): void {
+export function assertNoHostPath(err: FileToolsError): void {
   if (!dataDirForErrors) return;
   expect(err.message).not.toContain(dataDirForErrors);
   for (const value of Object.values(err.metadata)) expect(value).not.toContain(dataDirForErrors);

@@ -4,7 +4,7 @@ import { status as Code } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, listen, registerService } from "../../../server/grpc/index.js";
 import { createLogger } from "../../../server/log.js";
-import { connect, FileToolsClientError, type FileToolsClient } from "./client.js";
+import { connect, FileToolsError, type FileToolsClient } from "./client.js";
 import { Files } from "./gen/filetools/v1/files_pb.js";
 
 let client: FileToolsClient;
@@ -67,7 +67,7 @@ describe("connect", () => {
     const nowhere = connect("127.0.0.1:1");
     const error = await failure(nowhere.files.stat({ workspace: "w", path: "/a" }, { deadline: 5000 }));
     nowhere.close();
-    expect(error).toBeInstanceOf(FileToolsClientError);
+    expect(error).toBeInstanceOf(FileToolsError);
     expect(error).toMatchObject({ code: Code.UNAVAILABLE, reason: "", metadata: {} });
   });
 

@@ -40,8 +40,8 @@ export interface ConnectOptions {
 export type ErrorReasonName = Exclude<keyof typeof ErrorReason, "UNSPECIFIED">;
 
 /** A failed call: the gRPC status plus the daemon's ErrorInfo. */
-export class FileToolsClientError extends Error {
-  override readonly name = "FileToolsClientError";
+export class FileToolsError extends Error {
+  override readonly name = "FileToolsError";
   /** The status code's name, e.g. "NOT_FOUND". */
   readonly codeName: string;
 
@@ -63,12 +63,12 @@ export class FileToolsClientError extends Error {
   }
 
   /** The error for a grpc-js status (a ServiceError is one). */
-  static fromStatus(status: Pick<grpc.StatusObject, "code" | "details" | "metadata">): FileToolsClientError {
+  static fromStatus(status: Pick<grpc.StatusObject, "code" | "details" | "metadata">): FileToolsError {
     const info = errorInfoOf(status.metadata);
     const reason =
       info?.reason ??
       (status.code === grpc.status.CANCELLED || status.code === grpc.status.DEADLINE_EXCEEDED ? grpc.status[status.code] : "");
-    return new FileToolsClientError(status.code, status.details, reason, info?.metadata ?? {});
+    return new FileToolsError(status.code, status.details, reason, info?.metadata ?? {});
   }
 }
 
@@ -132,7 +132,7 @@ function clientMethod(channel: grpc.Client, method: DescMethod) {
             request,
             metadataOf(options),
             grpcOptionsOf(options),
-            (error, response) => (error ? reject(FileToolsClientError.fromStatus(error)) : resolve(response)),
+            (error, response) => (error ? reject(FileToolsError.fromStatus(error)) : resolve(response)),
           );
           cancelOnAbort(call, options.signal);
         });
@@ -154,7 +154,7 @@ function clientMethod(channel: grpc.Client, method: DescMethod) {
             grpcOptionsOf(options),
             (error, response) => {
               finished = true;
-              if (error) reject(FileToolsClientError.fromStatus(error));
+              if (error) reject(FileToolsError.fromStatus(error));
               else resolve(response);
             },
           );
@@ -177,7 +177,7 @@ async function* readStream<T>(start: () => grpc.ClientReadableStream<T>, signal:
   try {
     for await (const message of call as AsyncIterable<T>) yield message;
   } catch (error) {
-    throw isStatus(error) ? FileToolsClientError.fromStatus(error) : error;
+    throw isStatus(error) ? FileToolsError.fromStatus(error) : error;
   } finally {
     call.cancel(); // a no-op once the call has ended
   }

@@ -2,7 +2,7 @@
 // generated messages and enums of filetools.v1.
 export {
   connect,
-  FileToolsClientError,
+  FileToolsError,
   type CallOptions,
   type ConnectOptions,
   type ErrorReasonName,
