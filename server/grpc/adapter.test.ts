@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { status as Code } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, FileToolsError, type FileToolsClient } from "../../clients/ts/src/client.js";
+import { connect, FileToolsError as ClientError, type FileToolsClient } from "../../clients/ts/src/client.js";
 import { Files, type ReadResponse } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
 import { Workspaces } from "../../clients/ts/src/gen/filetools/v1/workspaces_pb.js";
 import { FileToolsError } from "../errors.js";
@@ -89,13 +89,13 @@ afterAll(() => {
   server.forceShutdown();
 });
 
-async function failure(promise: Promise<unknown>): Promise<FileToolsError> {
+async function failure(promise: Promise<unknown>): Promise<ClientError> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(FileToolsError);
-  return error as FileToolsError;
+  expect(error).toBeInstanceOf(ClientError);
+  return error as ClientError;
 }
 
 async function waitFor(condition: () => boolean): Promise<void> {
