@@ -28,7 +28,9 @@ export type ErrorReason =
   | "DIRECTORY_NOT_EMPTY"
   | "INTERNAL"
   | "CANCELLED"
-  | "DEADLINE_EXCEEDED";
+  | "DEADLINE_EXCEEDED"
+  | "UNAUTHENTICATED"
+  | "WORKSPACE_NOT_ALLOWED";
 
 export class FileToolsError extends Error {
   override readonly name = "FileToolsError";

@@ -40,6 +40,8 @@ export const STATUS_CODE_OF: Record<ErrorReason, Code> = {
   NOT_IMPLEMENTED: Code.UNIMPLEMENTED,
   CANCELLED: Code.CANCELLED,
   INTERNAL: Code.INTERNAL,
+  UNAUTHENTICATED: Code.UNAUTHENTICATED,
+  WORKSPACE_NOT_ALLOWED: Code.PERMISSION_DENIED,
 };
 
 /** What the client sees of an error: the FileToolsError itself, or a generic INTERNAL. */

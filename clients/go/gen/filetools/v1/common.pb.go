@@ -150,6 +150,12 @@ const (
 	ErrorReason_ERROR_REASON_CANCELLED ErrorReason = 24
 	// DEADLINE_EXCEEDED: the call's deadline passed before the work finished.
 	ErrorReason_ERROR_REASON_DEADLINE_EXCEEDED ErrorReason = 25
+	// UNAUTHENTICATED: the daemon has a tokens file (--tokens) and the call
+	// carries no `authorization: Bearer TOKEN` metadata, or an unknown token.
+	ErrorReason_ERROR_REASON_UNAUTHENTICATED ErrorReason = 26
+	// PERMISSION_DENIED: the call's token is not allowed this workspace (its
+	// workspace globs in the tokens file do not match the id).
+	ErrorReason_ERROR_REASON_WORKSPACE_NOT_ALLOWED ErrorReason = 27
 )
 
 // Enum value maps for ErrorReason.
@@ -181,6 +187,8 @@ var (
 		23: "ERROR_REASON_INTERNAL",
 		24: "ERROR_REASON_CANCELLED",
 		25: "ERROR_REASON_DEADLINE_EXCEEDED",
+		26: "ERROR_REASON_UNAUTHENTICATED",
+		27: "ERROR_REASON_WORKSPACE_NOT_ALLOWED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":            0,
@@ -209,6 +217,8 @@ var (
 		"ERROR_REASON_INTERNAL":               23,
 		"ERROR_REASON_CANCELLED":              24,
 		"ERROR_REASON_DEADLINE_EXCEEDED":      25,
+		"ERROR_REASON_UNAUTHENTICATED":        26,
+		"ERROR_REASON_WORKSPACE_NOT_ALLOWED":  27,
 	}
 )
 
@@ -434,7 +444,7 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\x0eFILE_TYPE_FILE\x10\x01\x12\x17\n" +
 	"\x13FILE_TYPE_DIRECTORY\x10\x02\x12\x15\n" +
 	"\x11FILE_TYPE_SYMLINK\x10\x03\x12\x13\n" +
-	"\x0fFILE_TYPE_OTHER\x10\x04*\xf6\x06\n" +
+	"\x0fFILE_TYPE_OTHER\x10\x04*\xc0\a\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12'\n" +
 	"#ERROR_REASON_PATH_ESCAPES_WORKSPACE\x10\x01\x12\x1d\n" +
@@ -462,7 +472,9 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	" ERROR_REASON_DIRECTORY_NOT_EMPTY\x10\x16\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\x17\x12\x1a\n" +
 	"\x16ERROR_REASON_CANCELLED\x10\x18\x12\"\n" +
-	"\x1eERROR_REASON_DEADLINE_EXCEEDED\x10\x19BHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
+	"\x1eERROR_REASON_DEADLINE_EXCEEDED\x10\x19\x12 \n" +
+	"\x1cERROR_REASON_UNAUTHENTICATED\x10\x1a\x12&\n" +
+	"\"ERROR_REASON_WORKSPACE_NOT_ALLOWED\x10\x1bBHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
 
 var (
 	file_filetools_v1_common_proto_rawDescOnce sync.Once

@@ -45,6 +45,8 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_INTERNAL: _ClassVar[ErrorReason]
     ERROR_REASON_CANCELLED: _ClassVar[ErrorReason]
     ERROR_REASON_DEADLINE_EXCEEDED: _ClassVar[ErrorReason]
+    ERROR_REASON_UNAUTHENTICATED: _ClassVar[ErrorReason]
+    ERROR_REASON_WORKSPACE_NOT_ALLOWED: _ClassVar[ErrorReason]
 FILE_TYPE_UNSPECIFIED: FileType
 FILE_TYPE_FILE: FileType
 FILE_TYPE_DIRECTORY: FileType
@@ -76,6 +78,8 @@ ERROR_REASON_DIRECTORY_NOT_EMPTY: ErrorReason
 ERROR_REASON_INTERNAL: ErrorReason
 ERROR_REASON_CANCELLED: ErrorReason
 ERROR_REASON_DEADLINE_EXCEEDED: ErrorReason
+ERROR_REASON_UNAUTHENTICATED: ErrorReason
+ERROR_REASON_WORKSPACE_NOT_ALLOWED: ErrorReason
 
 class FileInfo(_message.Message):
     __slots__ = ("path", "name", "type", "size", "mode", "mtime", "version", "is_binary", "line_count")
