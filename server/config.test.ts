@@ -1,6 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "./config.js";
 
 function configError(argv: string[], env: NodeJS.ProcessEnv = {}): ConfigError {
@@ -83,6 +84,41 @@ describe("parseConfig", () => {
     expect(parseConfig(["--listen", "0.0.0.0:7447"], { FILETOOLS_INSECURE: "true" }).insecure).toBe(true);
     expect(configError(["--listen", "0.0.0.0:7447"], { FILETOOLS_INSECURE: "0" }).message).toMatch(/--insecure/);
     expect(parseConfig(["--listen", "[::1]:0"], {}).listen).toBe("[::1]:0");
+  });
+
+  describe("--tokens and TLS", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "ftd-config-"));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const write = (name: string, text: string) => {
+      writeFileSync(path.join(dir, name), text);
+      return path.join(dir, name);
+    };
+    const tokens = write("tokens.json", JSON.stringify({ tokens: [{ name: "crew-a", token: "s3cret", workspaces: ["team-*"] }] }));
+
+    it("reads a tokens file from --tokens or FILETOOLS_TOKENS", () => {
+      expect(parseConfig(["--tokens", tokens], {}).tokens?.find("s3cret")?.name).toBe("crew-a");
+      expect(parseConfig([], { FILETOOLS_TOKENS: tokens }).tokens?.find("s3cret")?.allows("team-x")).toBe(true);
+    });
+
+    it("refuses a tokens file it cannot read or use, naming the file and never the token", () => {
+      expect(configError(["--tokens", path.join(dir, "missing.json")]).message).toMatch(/--tokens .*missing\.json: cannot read it \(ENOENT\)/);
+      const duplicate = write("dup.json", JSON.stringify({ tokens: [{ name: "a", token: "tok-1", workspaces: ["*"] }, { name: "b", token: "tok-1", workspaces: ["*"] }] }));
+      const error = configError(["--tokens", duplicate]);
+      expect(error.message).toMatch(/dup\.json: tokens\[1\] \(b\): the same token is listed twice/);
+      expect(error.message).not.toContain("tok-1");
+    });
+
+    it("allows a non-loopback address with tokens", () => {
+      expect(parseConfig(["--listen", "0.0.0.0:7447", "--tokens", tokens], {}).insecure).toBe(false);
+    });
+
+    it("refuses incomplete or unreadable TLS settings", () => {
+      const pem = write("not-a-cert.pem", "not a certificate\n");
+      expect(configError(["--tls-cert", pem]).message).toMatch(/go together/);
+      expect(configError(["--tls-client-ca", pem]).message).toMatch(/needs --tls-cert and --tls-key/);
+      expect(configError(["--tls-cert", path.join(dir, "none.pem"), "--tls-key", pem]).message).toMatch(/--tls-cert .*none\.pem: cannot read it/);
+      expect(configError(["--tls-cert", pem, "--tls-key", pem]).message).toMatch(/unusable/);
+    });
   });
 
   it.each([

@@ -1,9 +1,12 @@
 // Daemon configuration: command-line flags, each also read from a FILETOOLS_*
 // environment variable (a flag given on the command line wins). Every value is
 // validated here, so the rest of the daemon can trust DaemonConfig.
+import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { createSecureContext } from "node:tls";
 import { Command, CommanderError } from "commander";
+import { TokenTable } from "./auth/tokens.js";
 import { LOG_LEVELS, type LogLevel } from "./log.js";
 import { WORKSPACE_ID_PATTERN } from "./workspace/registry.js";
 
@@ -25,8 +28,12 @@ export interface DaemonConfig {
   maxReadBytes: number;
   /** gRPC maximum message size, received and sent. */
   maxMessageBytes: number;
-  /** Allow a non-loopback listen address without authentication. */
+  /** Allow a non-loopback listen address without tokens or TLS. */
   insecure: boolean;
+  /** The tokens file's table (--tokens); when set, every call needs a bearer token. */
+  tokens?: TokenTable;
+  /** TLS certificate and key (--tls-cert, --tls-key), and the CA that client certificates must chain to (--tls-client-ca). */
+  tls?: TlsFiles;
   /** Search worker threads (default: the core count). */
   workers: number;
   /** Snapshot store URL: file://DIR or s3://BUCKET/PREFIX (default file://DATA_DIR/snapshots). */
@@ -35,6 +42,15 @@ export interface DaemonConfig {
   keepSnapshots: number;
   /** Settings of an s3:// store (credentials come from the AWS SDK's default chain, never from here). */
   s3: S3Settings;
+}
+
+export interface TlsFiles {
+  /** PEM certificate chain. */
+  cert: Buffer;
+  /** PEM private key of the certificate. */
+  key: Buffer;
+  /** PEM CA certificates; when set, clients must present a certificate signed by one (mutual TLS). */
+  clientCa?: Buffer;
 }
 
 export interface S3Settings {
@@ -80,6 +96,10 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     .option("--max-read-bytes <bytes>", "server maximum for Read max_bytes (env FILETOOLS_MAX_READ_BYTES)", "64MiB")
     .option("--max-message-bytes <bytes>", "gRPC maximum message size (env FILETOOLS_MAX_MESSAGE_BYTES)", "8MiB")
     .option("--insecure", "allow a non-loopback listen address without tokens or TLS (env FILETOOLS_INSECURE)")
+    .option("--tokens <file>", "JSON tokens file; every call then needs authorization: Bearer TOKEN (env FILETOOLS_TOKENS)")
+    .option("--tls-cert <file>", "PEM certificate chain: serve TLS (with --tls-key; env FILETOOLS_TLS_CERT)")
+    .option("--tls-key <file>", "PEM private key of --tls-cert (env FILETOOLS_TLS_KEY)")
+    .option("--tls-client-ca <file>", "PEM CA certificates: require client certificates signed by them (mutual TLS; env FILETOOLS_TLS_CLIENT_CA)")
     .option("--workers <n>", "search worker threads (env FILETOOLS_WORKERS; default: the core count)")
     .option("--store <url>", "snapshot store: file://DIR or s3://BUCKET/PREFIX (env FILETOOLS_STORE; default file://DATA_DIR/snapshots)")
     .option("--keep-snapshots <n>", "snapshots kept per workspace (env FILETOOLS_KEEP_SNAPSHOTS)", "20")
@@ -107,10 +127,13 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
 
   const listen = parseListen(String(setting("listen")));
   const insecure = parseBoolean("insecure", setting("insecure"));
-  if (!insecure && !isLocalAddress(listen)) {
+  const tokens = readTokens(setting("tokens"));
+  const tls = readTls(setting("tlsCert"), setting("tlsKey"), setting("tlsClientCa"));
+  if (!insecure && !tokens && !tls && !isLocalAddress(listen)) {
     throw new ConfigError(
-      `refusing to listen on ${listen}: it is not a loopback address and no authentication is configured; ` +
-        "listen on 127.0.0.1 or a unix socket, or pass --insecure to accept that anyone who can reach it has full access",
+      `refusing to listen on ${listen}: it is not a loopback address and neither --tokens nor TLS is configured; ` +
+        "listen on 127.0.0.1 or a unix socket, set --tokens and/or --tls-cert/--tls-key, " +
+        "or pass --insecure to accept that anyone who can reach it has full access",
     );
   }
   const bindValue = setting("bind");
@@ -132,8 +155,50 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
       MAX_MESSAGE_BYTES,
     ),
     insecure,
+    tokens,
+    tls,
     s3: parseS3Settings(setting("s3Endpoint"), setting("s3Region"), setting("s3ForcePathStyle")),
   };
+}
+
+/** Given is a flag or variable set to a non-empty value. */
+function given(value: unknown): value is string {
+  return value !== undefined && String(value) !== "";
+}
+
+function readFlagFile(flag: string, file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new ConfigError(`${flag} ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+}
+
+function readTokens(file: unknown): TokenTable | undefined {
+  if (!given(file)) return undefined;
+  try {
+    return TokenTable.parse(readFlagFile("--tokens", file).toString("utf8"));
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(`--tokens ${file}: ${(error as Error).message}`);
+  }
+}
+
+/** Reads the TLS files and checks that they parse and that the key belongs to the certificate. */
+function readTls(certFile: unknown, keyFile: unknown, clientCaFile: unknown): TlsFiles | undefined {
+  if (!given(certFile) && !given(keyFile)) {
+    if (given(clientCaFile)) throw new ConfigError("--tls-client-ca needs --tls-cert and --tls-key (the daemon's own certificate)");
+    return undefined;
+  }
+  if (!given(certFile) || !given(keyFile)) throw new ConfigError("--tls-cert and --tls-key go together");
+  const tls: TlsFiles = { cert: readFlagFile("--tls-cert", certFile), key: readFlagFile("--tls-key", keyFile) };
+  if (given(clientCaFile)) tls.clientCa = readFlagFile("--tls-client-ca", clientCaFile);
+  try {
+    createSecureContext({ cert: tls.cert, key: tls.key, ca: tls.clientCa });
+  } catch (error) {
+    throw new ConfigError(`--tls-cert ${certFile}, --tls-key ${keyFile}${tls.clientCa ? `, --tls-client-ca ${clientCaFile}` : ""}: unusable (${(error as Error).message})`);
+  }
+  return tls;
 }
 
 function parseS3Settings(endpoint: unknown, region: unknown, forcePathStyle: unknown): S3Settings {

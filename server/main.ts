@@ -8,7 +8,7 @@ import { Workspaces } from "../clients/ts/src/gen/filetools/v1/workspaces_pb.js"
 import { file_google_rpc_error_details } from "../clients/ts/src/gen/google/rpc/error_details_pb.js";
 import { Health } from "../clients/ts/src/gen/grpc/health/v1/health_pb.js";
 import { ConfigError, parseConfig, type DaemonConfig } from "./config.js";
-import { InFlightCalls, addReflection, createServer, listen, registerService, shutDown } from "./grpc/index.js";
+import { InFlightCalls, addReflection, createServer, credentialsOf, listen, registerService, shutDown } from "./grpc/index.js";
 import { createLogger } from "./log.js";
 import { createHandlers } from "./rpc/index.js";
 
@@ -26,7 +26,8 @@ async function main(): Promise<void> {
   const server = createServer(config);
   const shutdown = new AbortController();
   const inFlight = new InFlightCalls();
-  const adapterOptions = { logger, shutdownSignal: shutdown.signal, inFlight };
+  // Health and reflection are served outside the adapter, so they need no token (probes and tooling).
+  const adapterOptions = { logger, shutdownSignal: shutdown.signal, inFlight, tokens: config.tokens };
   registerService(server, Files, handlers.files, adapterOptions);
   registerService(server, Workspaces, handlers.workspaces, adapterOptions);
   new HealthImplementation({ "": "SERVING", [Files.typeName]: "SERVING", [Workspaces.typeName]: "SERVING" }).addToServer(
@@ -35,9 +36,18 @@ async function main(): Promise<void> {
   // google.rpc.ErrorInfo too, so that reflection clients such as grpcurl can decode error details.
   addReflection(server, [Files.file, Workspaces.file, Health.file, file_google_rpc_error_details]);
 
-  const address = await listen(server, config.listen);
+  const address = await listen(server, config.listen, credentialsOf(config.tls));
   process.stdout.write(`filetoolsd listening on ${address}\n`);
-  logger.info({ address, data_dir: config.dataDir, binds: config.binds.map((b) => b.name) }, "listening");
+  logger.info(
+    {
+      address,
+      data_dir: config.dataDir,
+      binds: config.binds.map((b) => b.name),
+      tls: config.tls ? (config.tls.clientCa ? "mutual" : "server") : "off",
+      tokens: config.tokens !== undefined,
+    },
+    "listening",
+  );
 
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {

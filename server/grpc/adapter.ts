@@ -75,9 +75,10 @@ type ClientStreamFn = (requests: AsyncIterable<Message>, ctx: CallContext) => Pr
 function serveUnary(method: DescMethod, handler: UnaryFn, options: AdapterOptions): grpc.handleUnaryCall<Message, Buffer> {
   return (call, callback) => {
     const scope = new CallScope(call, method, options);
-    scope.noteWorkspace(call.request);
     void (async () => {
       try {
+        scope.authenticate();
+        scope.admitWorkspace(call.request);
         const response = encode(method.output, await handler(call.request, scope.context));
         const status = scope.succeed();
         if (status) callback(status);
@@ -96,10 +97,11 @@ function serveServerStream(
 ): grpc.handleServerStreamingCall<Message, Buffer> {
   return (call) => {
     const scope = new CallScope(call, method, options);
-    scope.noteWorkspace(call.request);
     const { signal } = scope.context;
     void (async () => {
       try {
+        scope.authenticate();
+        scope.admitWorkspace(call.request);
         for await (const response of handler(call.request, scope.context)) {
           // Leaving the loop calls the generator's return(): its finally blocks run.
           if (signal.aborted) break;
@@ -124,6 +126,7 @@ function serveClientStream(
     const scope = new CallScope(call, method, options);
     void (async () => {
       try {
+        scope.authenticate();
         const response = encode(method.output, await handler(requestsOf(call, scope), scope.context));
         const status = scope.succeed();
         if (status) callback(status);
@@ -136,15 +139,16 @@ function serveClientStream(
 }
 
 /**
- * The client's messages. If the client cancels, iterating throws the abort
- * reason rather than ending: a cut-off upload must not look complete.
+ * The client's messages, the first one admitted (its header names the
+ * workspace). If the client cancels, iterating throws the abort reason rather
+ * than ending: a cut-off upload must not look complete.
  */
 async function* requestsOf(call: grpc.ServerReadableStream<Message, Buffer>, scope: CallScope): AsyncGenerator<Message> {
   const { signal } = scope.context;
   let first = true;
   try {
     for await (const request of call as AsyncIterable<Message>) {
-      if (first) scope.noteWorkspace(request);
+      if (first) scope.admitWorkspace(request);
       first = false;
       yield request;
     }

@@ -1,10 +1,12 @@
 // The life of one call on the server side: its CallContext (an AbortSignal fed
-// by client cancellation, the deadline and daemon shutdown), the workspace it
-// concerns, and the one log line written when it ends.
+// by client cancellation, the deadline and daemon shutdown), who calls (the
+// token's grant) and on which workspace, and the one log line written when it ends.
 import type { DescMethod } from "@bufbuild/protobuf";
 import { status as Code, type Metadata, type StatusObject } from "@grpc/grpc-js";
-import { FileToolsError } from "../errors.js";
+import type { Grant, TokenTable } from "../auth/tokens.js";
+import { fail, FileToolsError } from "../errors.js";
 import type { Logger } from "../log.js";
+import { authenticate } from "./auth.js";
 import type { CallContext } from "./handlers.js";
 import { publicError, statusOf } from "./status.js";
 
@@ -17,6 +19,8 @@ export interface AdapterOptions {
   shutdownSignal?: AbortSignal;
   /** Counts the calls in flight, so that shutdown knows when none is left. */
   inFlight?: InFlightCalls;
+  /** With a tokens table, every call needs a bearer token, and its grant decides which workspaces it may touch. */
+  tokens?: TokenTable;
 }
 
 /** The number of calls in flight, and a promise for the moment there is none. */
@@ -51,10 +55,12 @@ export class CallScope {
   private readonly started = performance.now();
   private readonly method: string;
   private workspace: string | undefined;
+  /** The caller's grant once authenticated; undefined when the daemon has no tokens file. */
+  private grant: Grant | undefined;
   private readonly detach: () => void;
 
   constructor(
-    call: ServerCall,
+    private readonly call: ServerCall,
     method: DescMethod,
     private readonly options: AdapterOptions,
   ) {
@@ -91,18 +97,25 @@ export class CallScope {
       setWorkspace: (id) => {
         this.workspace = id;
       },
+      mayAccess: (id) => this.grant?.allows(id) ?? true,
     };
   }
 
-  /** Takes the workspace for the log line from a request's `workspace` field, or from a client stream's header. */
-  noteWorkspace(request: object): void {
-    if (this.workspace !== undefined) return;
-    if ("workspace" in request && typeof request.workspace === "string" && request.workspace !== "") {
-      this.workspace = request.workspace;
-    } else if ("event" in request) {
-      const event = request.event as { case?: string; value?: object };
-      if (event.case === "header" && event.value) this.noteWorkspace(event.value);
-    }
+  /** With a tokens table: the call's bearer token must be known (else UNAUTHENTICATED). Run before the handler. */
+  authenticate(): void {
+    if (this.options.tokens) this.grant = authenticate(this.call.metadata, this.options.tokens);
+  }
+
+  /**
+   * Takes the workspace from a request's `workspace` field, or from a client
+   * stream's header: it names the call in the log line, and a token not
+   * allowed it fails the call (PERMISSION_DENIED / WORKSPACE_NOT_ALLOWED).
+   */
+  admitWorkspace(request: object): void {
+    const id = workspaceOf(request);
+    if (id === undefined) return;
+    this.workspace = id;
+    if (this.grant && !this.grant.allows(id)) fail("WORKSPACE_NOT_ALLOWED", `the token ${this.grant.name} is not allowed workspace ${id}`);
   }
 
   /** The handler completed: returns undefined when the call may end OK, else the status to send. */
@@ -134,6 +147,7 @@ export class CallScope {
     return {
       method: this.method,
       workspace: this.workspace,
+      token_name: this.grant?.name,
       duration_ms: Math.round((performance.now() - this.started) * 100) / 100,
     };
   }
@@ -141,4 +155,14 @@ export class CallScope {
   private abort(reason: FileToolsError): void {
     if (!this.controller.signal.aborted) this.controller.abort(reason);
   }
+}
+
+/** A request's `workspace` field, or its header's (Upload, ImportArchive); undefined when empty or absent. */
+function workspaceOf(request: object): string | undefined {
+  if ("workspace" in request) return typeof request.workspace === "string" && request.workspace !== "" ? request.workspace : undefined;
+  if ("event" in request) {
+    const event = request.event as { case?: string; value?: object };
+    if (event.case === "header" && event.value) return workspaceOf(event.value);
+  }
+  return undefined;
 }

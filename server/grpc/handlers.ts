@@ -18,6 +18,12 @@ export interface CallContext {
   metadata: Metadata;
   /** Names the workspace in the call's log line when the request has no `workspace` field. */
   setWorkspace(id: string): void;
+  /**
+   * Whether the caller's token may touch workspace `id` (always true without
+   * a tokens file). The adapter already refuses a request's own workspace;
+   * this is for calls that return other workspaces (ListWorkspaces).
+   */
+  mayAccess(id: string): boolean;
 }
 
 export type UnaryHandler<I extends DescMessage, O extends DescMessage> = (

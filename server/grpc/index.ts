@@ -12,4 +12,4 @@ export type {
 export { registerService } from "./adapter.js";
 export { InFlightCalls, type AdapterOptions } from "./call.js";
 export { addReflection } from "./reflection.js";
-export { createServer, listen, shutDown } from "./server.js";
+export { createServer, credentialsOf, listen, shutDown } from "./server.js";

@@ -1,8 +1,10 @@
-// The grpc-js server: hardening options, binding, and graceful shutdown.
+// The grpc-js server: hardening options, binding (plain text, TLS or mutual
+// TLS), and graceful shutdown.
 import type { InFlightCalls } from "./call.js";
 import { lstat, unlink } from "node:fs/promises";
 import { connect } from "node:net";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
+import type { TlsFiles } from "../config.js";
 
 const MiB = 1024 * 1024;
 
@@ -22,18 +24,24 @@ export function createServer(limits: { maxMessageBytes: number }): Server {
   });
 }
 
+/** TLS with the daemon's certificate; with a client CA, clients must present a certificate it signed. */
+export function credentialsOf(tls: TlsFiles | undefined): ServerCredentials {
+  if (!tls) return ServerCredentials.createInsecure();
+  return ServerCredentials.createSsl(tls.clientCa ?? null, [{ private_key: tls.key, cert_chain: tls.cert }], tls.clientCa !== undefined);
+}
+
 /**
  * Binds `address` ("host:port" or "unix:///path") and returns where the server
  * actually listens: the real port when 0 was asked for.
  */
-export async function listen(server: Server, address: string): Promise<string> {
+export async function listen(server: Server, address: string, credentials = ServerCredentials.createInsecure()): Promise<string> {
   const isUnix = address.startsWith("unix:");
   if (isUnix) await removeStaleSocket(address.slice("unix://".length));
   // A socket created under umask 077 is usable by its owner only (no chmod race after bind).
   const previousUmask = isUnix ? process.umask(0o077) : undefined;
   try {
     const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(address, ServerCredentials.createInsecure(), (error, boundPort) =>
+      server.bindAsync(address, credentials, (error, boundPort) =>
         error ? reject(error) : resolve(boundPort),
       ),
     );
