@@ -1,137 +1,26 @@
 package filetools_test
 
-// Smoke tests of the generated Go code against a real filetoolsd process.
-//
-// The daemon is started as `node <repo>/dist/server/main.js --listen
-// 127.0.0.1:0 --data-dir <temp dir>` (build it first with `npm run build`).
-// Set FILETOOLSD to another command (split on spaces) to run something else in
-// place of `node <repo>/dist/server/main.js`; the flags are appended to it.
+// Smoke tests of the generated Go code against a real filetoolsd process
+// (see daemon_test.go).
 
 import (
-	"bufio"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	filetoolsv1 "github.com/filetools/filetools/clients/go/gen/filetools/v1"
 )
 
-var listeningRE = regexp.MustCompile(`listening on (\S+):(\d+)`)
-
-// startDaemon starts filetoolsd on a free loopback port with a fresh data
-// directory, and stops it with SIGTERM when the test ends. It returns a
-// connection to it and the daemon's data directory.
-func startDaemon(t *testing.T) (*grpc.ClientConn, string) {
-	t.Helper()
-	command := strings.Fields(os.Getenv("FILETOOLSD"))
-	if len(command) == 0 {
-		root, err := filepath.Abs(filepath.Join("..", ".."))
-		if err != nil {
-			t.Fatal(err)
-		}
-		mainJS := filepath.Join(root, "dist", "server", "main.js")
-		if _, err := os.Stat(mainJS); err != nil {
-			t.Fatalf("%s is missing: run `npm run build` first (or set FILETOOLSD)", mainJS)
-		}
-		command = []string{"node", mainJS}
-	}
-	dataDir := t.TempDir()
-	args := append(command[1:], "--listen", "127.0.0.1:0", "--data-dir", dataDir)
-	cmd := exec.Command(command[0], args...)
-	var stderr strings.Builder
-	var stderrMu sync.Mutex
-	cmd.Stderr = writerFunc(func(p []byte) (int, error) {
-		stderrMu.Lock()
-		defer stderrMu.Unlock()
-		return stderr.Write(p)
-	})
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %v: %v", command, err)
-	}
-	exited := make(chan error, 1)
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-			stderrMu.Lock()
-			defer stderrMu.Unlock()
-			t.Errorf("filetoolsd did not exit within 10 s of SIGTERM; stderr:\n%s", stderr.String())
-		}
-	})
-
-	address := make(chan string, 1)
-	go func() {
-		scanner := bufio.NewScanner(stdout)
-		found := false
-		for scanner.Scan() {
-			if m := listeningRE.FindStringSubmatch(scanner.Text()); m != nil && !found {
-				found = true
-				address <- m[1] + ":" + m[2]
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-		exited <- cmd.Wait()
-	}()
-
-	var target string
-	select {
-	case target = <-address:
-	case err := <-exited:
-		exited <- err
-		stderrMu.Lock()
-		defer stderrMu.Unlock()
-		t.Fatalf("filetoolsd exited before listening (%v); stderr:\n%s", err, stderr.String())
-	case <-time.After(30 * time.Second):
-		stderrMu.Lock()
-		defer stderrMu.Unlock()
-		t.Fatalf("filetoolsd printed no `listening on HOST:PORT` line within 30 s; stderr:\n%s", stderr.String())
-	}
-
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn, dataDir
-}
-
-type writerFunc func(p []byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func TestSmokeWriteStatReadWindow(t *testing.T) {
-	conn, _ := startDaemon(t)
+	conn := startDaemon(t).conn(t)
 	ctx := testContext(t)
 	workspaces := filetoolsv1.NewWorkspacesClient(conn)
 	files := filetoolsv1.NewFilesClient(conn)
@@ -238,7 +127,8 @@ func TestSmokeWriteStatReadWindow(t *testing.T) {
 }
 
 func TestSmokePathEscapeIsPermissionDenied(t *testing.T) {
-	conn, dataDir := startDaemon(t)
+	daemon := startDaemon(t)
+	conn, dataDir := daemon.conn(t), daemon.dataDir
 	ctx := testContext(t)
 	workspaces := filetoolsv1.NewWorkspacesClient(conn)
 	files := filetoolsv1.NewFilesClient(conn)

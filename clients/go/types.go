@@ -1,0 +1,43 @@
+package filetools
+
+import filetoolsv1 "github.com/filetools/filetools/clients/go/gen/filetools/v1"
+
+// The client returns the generated messages as they are; these aliases give
+// them short names (their fields and getters are documented in the proto
+// files and in gen/filetools/v1).
+type (
+	FileInfo        = filetoolsv1.FileInfo
+	Match           = filetoolsv1.SearchMatch
+	FileMatchCount  = filetoolsv1.SearchCount
+	WriteResult     = filetoolsv1.WriteResponse
+	EditResult      = filetoolsv1.EditResponse
+	UploadResult    = filetoolsv1.UploadResponse
+	DownloadInfo    = filetoolsv1.DownloadHeader
+	Workspace       = filetoolsv1.Workspace
+	Run             = filetoolsv1.Run
+	Snapshot        = filetoolsv1.Snapshot
+	Change          = filetoolsv1.Change
+	ChangeSummary   = filetoolsv1.ChangeSummary
+	FinishRunResult = filetoolsv1.FinishRunResponse
+	ExportInfo      = filetoolsv1.ExportHeader
+	ImportResult    = filetoolsv1.ImportArchiveResponse
+	WriteMode       = filetoolsv1.WriteMode
+	Newline         = filetoolsv1.Newline
+)
+
+// Write modes (WriteOptions.Mode, UploadOptions.Mode); the zero value is
+// WriteCreateOrReplace.
+const (
+	WriteCreateOrReplace = filetoolsv1.WriteMode_WRITE_MODE_CREATE_OR_REPLACE
+	WriteCreateOnly      = filetoolsv1.WriteMode_WRITE_MODE_CREATE_ONLY
+	WriteReplaceOnly     = filetoolsv1.WriteMode_WRITE_MODE_REPLACE_ONLY
+	WriteAppend          = filetoolsv1.WriteMode_WRITE_MODE_APPEND
+)
+
+// Line endings of written text (WriteOptions.Newline); the zero value is
+// NewlinePreserve.
+const (
+	NewlinePreserve = filetoolsv1.Newline_NEWLINE_PRESERVE
+	NewlineLF       = filetoolsv1.Newline_NEWLINE_LF
+	NewlineCRLF     = filetoolsv1.Newline_NEWLINE_CRLF
+)

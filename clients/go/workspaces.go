@@ -1,0 +1,142 @@
+package filetools
+
+import (
+	"context"
+	"io"
+	"iter"
+
+	"google.golang.org/grpc"
+
+	filetoolsv1 "github.com/filetools/filetools/clients/go/gen/filetools/v1"
+)
+
+// CreateWorkspace creates a managed workspace (ErrAlreadyExists if it exists).
+func (c *Client) CreateWorkspace(ctx context.Context, workspace string) (*Workspace, error) {
+	resp, err := unary(ctx, c.workspaces.CreateWorkspace, &filetoolsv1.CreateWorkspaceRequest{Workspace: workspace})
+	return resp.GetWorkspace(), err
+}
+
+// GetWorkspace describes one workspace (ErrWorkspaceNotFound if there is none).
+func (c *Client) GetWorkspace(ctx context.Context, workspace string) (*Workspace, error) {
+	resp, err := unary(ctx, c.workspaces.GetWorkspace, &filetoolsv1.GetWorkspaceRequest{Workspace: workspace})
+	return resp.GetWorkspace(), err
+}
+
+// ListWorkspaces returns every workspace, managed and bound, sorted by id.
+func (c *Client) ListWorkspaces(ctx context.Context) ([]*Workspace, error) {
+	resp, err := unary(ctx, c.workspaces.ListWorkspaces, &filetoolsv1.ListWorkspacesRequest{})
+	return resp.GetWorkspaces(), err
+}
+
+// DeleteWorkspace deletes a managed workspace and its files; its snapshots
+// stay in the store unless deleteSnapshots.
+func (c *Client) DeleteWorkspace(ctx context.Context, workspace string, deleteSnapshots bool) error {
+	_, err := unary(ctx, c.workspaces.DeleteWorkspace, &filetoolsv1.DeleteWorkspaceRequest{Workspace: workspace, DeleteSnapshots: deleteSnapshots})
+	return err
+}
+
+// StartRunOptions for StartRun.
+type StartRunOptions struct {
+	// "" or "LATEST": restore the newest snapshot into an absent or empty
+	// workspace; "NONE": never restore; or a snapshot id.
+	Restore string
+	Labels  map[string]string // copied to the run's snapshot
+}
+
+// StartRun begins a run on a workspace, creating (and restoring) it as
+// needed. A run already active there fails with ErrRunActive.
+func (c *Client) StartRun(ctx context.Context, workspace string, opts StartRunOptions) (*Run, error) {
+	resp, err := unary(ctx, c.workspaces.StartRun, &filetoolsv1.StartRunRequest{Workspace: workspace, Restore: opts.Restore, Labels: opts.Labels})
+	return resp.GetRun(), err
+}
+
+// FinishRunOptions for FinishRun.
+type FinishRunOptions struct {
+	NoSnapshot bool              // end the run without snapshotting the workspace
+	Labels     map[string]string // extra labels for the snapshot
+}
+
+// FinishRun ends a run and snapshots the workspace to the store.
+func (c *Client) FinishRun(ctx context.Context, workspace, runID string, opts FinishRunOptions) (*FinishRunResult, error) {
+	return unary(ctx, c.workspaces.FinishRun, &filetoolsv1.FinishRunRequest{
+		Workspace: workspace, RunId: runID, Snapshot: optionalTrue(opts.NoSnapshot), Labels: opts.Labels,
+	})
+}
+
+// Changes yields a run's change set in order. Breaking out of the loop
+// cancels the call.
+func (c *Client) Changes(ctx context.Context, workspace, runID string) iter.Seq2[*Change, error] {
+	open := func(ctx context.Context) (grpc.ServerStreamingClient[filetoolsv1.GetChangeSetResponse], error) {
+		return c.workspaces.GetChangeSet(ctx, &filetoolsv1.GetChangeSetRequest{Workspace: workspace, RunId: runID})
+	}
+	return streamItems(ctx, open, func(msg *filetoolsv1.GetChangeSetResponse, yield func(*Change) bool) bool {
+		for _, change := range msg.GetChanges() {
+			if !yield(change) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// ListSnapshots returns a workspace's snapshots, newest first.
+func (c *Client) ListSnapshots(ctx context.Context, workspace string) ([]*Snapshot, error) {
+	resp, err := unary(ctx, c.workspaces.ListSnapshots, &filetoolsv1.ListSnapshotsRequest{Workspace: workspace})
+	return resp.GetSnapshots(), err
+}
+
+// RestoreSnapshot replaces a workspace's contents with a snapshot ("" = the
+// newest) and returns it.
+func (c *Client) RestoreSnapshot(ctx context.Context, workspace, snapshotID string) (*Snapshot, error) {
+	resp, err := unary(ctx, c.workspaces.RestoreSnapshot, &filetoolsv1.RestoreSnapshotRequest{Workspace: workspace, SnapshotId: snapshotID})
+	return resp.GetSnapshot(), err
+}
+
+// ExportOptions choose what ExportSnapshot sends: by default the newest
+// snapshot's whole tarball (gzip).
+type ExportOptions struct {
+	SnapshotID string   // "" = the newest
+	Live       bool     // a fresh tarball of the workspace as it is now instead
+	Include    []string // globs of the files to keep (e.g. "out/**"); none = all
+	Progress   Progress // told the bytes received so far
+}
+
+// ExportSnapshot copies a snapshot's tarball to w and checks it against the
+// size and sha256 the daemon announced first (a mismatch is an *Error with
+// codes.DataLoss, after w has had the bytes: use ExportSnapshotToFile to
+// keep a bad tarball from ever appearing).
+func (c *Client) ExportSnapshot(ctx context.Context, workspace string, w io.Writer, opts ExportOptions) (*ExportInfo, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := c.workspaces.ExportSnapshot(ctx, &filetoolsv1.ExportSnapshotRequest{
+		Workspace: workspace, SnapshotId: opts.SnapshotID, Live: opts.Live, Include: opts.Include,
+	})
+	if err != nil {
+		return nil, fromRPC(err)
+	}
+	return receiveBytes[*ExportInfo](stream.Recv, w, opts.Progress)
+}
+
+// ExportSnapshotToFile writes a snapshot's tarball to path atomically: the
+// file appears, complete and checked, only when the export succeeded.
+func (c *Client) ExportSnapshotToFile(ctx context.Context, workspace, path string, opts ExportOptions) (*ExportInfo, error) {
+	var info *ExportInfo
+	err := writeFileAtomically(path, func(w io.Writer) (err error) {
+		info, err = c.ExportSnapshot(ctx, workspace, w, opts)
+		return err
+	})
+	return info, err
+}
+
+// ImportArchive unpacks a tarball (plain or gzip) read from r into a
+// directory of the workspace ("" = the root). An unsafe archive fails with
+// ErrUnsafeArchive and changes nothing; so does an error of r, which is
+// returned wrapped, as it is.
+func (c *Client) ImportArchive(ctx context.Context, workspace, dir string, r io.Reader) (*ImportResult, error) {
+	header := &filetoolsv1.ImportHeader{Workspace: workspace, Path: dir}
+	return sendStream(ctx, c.workspaces.ImportArchive, r,
+		&filetoolsv1.ImportArchiveRequest{Event: &filetoolsv1.ImportArchiveRequest_Header{Header: header}},
+		func(data []byte) *filetoolsv1.ImportArchiveRequest {
+			return &filetoolsv1.ImportArchiveRequest{Event: &filetoolsv1.ImportArchiveRequest_Chunk{Chunk: &filetoolsv1.DataChunk{Data: data}}}
+		})
+}
