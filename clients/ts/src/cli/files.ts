@@ -1,0 +1,318 @@
+// File commands: read, write, edit, rm, mv, mkdir, stat, ls (one RPC each).
+import { Option, type Command } from "commander";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { FileInfoSchema, FileType, type FileInfo } from "../gen/filetools/v1/common_pb.js";
+import {
+  DeleteResponseSchema,
+  EditResponseSchema,
+  ListSummarySchema,
+  MakeDirResponseSchema,
+  MoveResponseSchema,
+  Newline,
+  ReadHeaderSchema,
+  ReadTrailerSchema,
+  WriteMode,
+  WriteResponseSchema,
+  type ListSummary,
+  type ReadHeader,
+  type ReadTrailer,
+} from "../gen/filetools/v1/files_pb.js";
+import { numberLines } from "../format.js";
+import { collect, int64, integerAtLeast } from "./args.js";
+import { UsageError } from "./errors.js";
+import { jsonOf, localTime, modeString, note, printJson, table, typeName, writeOut } from "./output.js";
+import { sessionOf } from "./session.js";
+import { readSource } from "./streams.js";
+
+/** --mode values of write and upload. */
+export const WRITE_MODES: Record<string, WriteMode> = {
+  "create-or-replace": WriteMode.CREATE_OR_REPLACE,
+  "create-only": WriteMode.CREATE_ONLY,
+  "replace-only": WriteMode.REPLACE_ONLY,
+  append: WriteMode.APPEND,
+};
+
+const NEWLINES: Record<string, Newline> = { preserve: Newline.PRESERVE, lf: Newline.LF, crlf: Newline.CRLF };
+
+const ENCODING_HELP = 'text encoding: "utf-8" (default), "utf-16le", "latin1" or "ascii"';
+const EXPECT_VERSION_HELP = "change nothing unless the file's version (from stat, read --json or a write) is still this";
+
+export function addFileCommands(program: Command): void {
+  program
+    .command("read")
+    .summary("print a file's lines, numbered as cat -n")
+    .description(
+      "Print a file's text with line numbers (cat -n style), or a window of its lines. The text streams, so a " +
+        "multi-gigabyte file prints without being held in memory. When lines remain after the window, a note on " +
+        "stderr says which --start continues.",
+    )
+    .argument("<workspace>", "workspace id")
+    .argument("<path>", "workspace path of the file")
+    .option("--start <line>", "first line to print, 1-based (default 1)", integerAtLeast(1))
+    .option("--count <lines>", "how many lines to print (default: to the end)", integerAtLeast(0))
+    .addOption(new Option("--tail <lines>", "print the last N lines instead").argParser(integerAtLeast(0)).conflicts("start"))
+    .option("--raw", "print the text as it is, without line numbers")
+    .option("--encoding <name>", ENCODING_HELP)
+    .option("--max-bytes <bytes>", "stop before the text exceeds this many bytes (daemon default 10 MiB)", integerAtLeast(1))
+    .addHelpText("after", "\nExamples:\n  filetools read reports big.log --start 100 --count 50\n  filetools read reports big.log --tail 20 --raw")
+    .action(async (workspace: string, path: string, options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const request = {
+        workspace,
+        path,
+        startLine: int64(options.start),
+        lineCount: int64(options.count),
+        tailLines: int64(options.tail),
+        encoding: options.encoding,
+        maxBytes: int64(options.maxBytes),
+      };
+      let header: ReadHeader | undefined;
+      let trailer: ReadTrailer | undefined;
+      let firstLine: bigint | undefined;
+      let text = "";
+      for await (const { event } of client.files.read(request, call)) {
+        if (event.case === "header") header = event.value;
+        else if (event.case === "trailer") trailer = event.value;
+        else if (event.case === "chunk") {
+          firstLine ??= event.value.firstLine;
+          if (json) text += event.value.text;
+          else await writeOut(options.raw ? event.value.text : numberLines(event.value.text, { firstLine: event.value.firstLine }));
+        }
+      }
+      if (!header || !trailer) throw new Error("the daemon ended the read without a header or trailer");
+      if (json) {
+        await printJson({
+          ...(jsonOf(ReadHeaderSchema, header) as JsonObject),
+          firstLine: String(firstLine ?? 0),
+          text,
+          ...(jsonOf(ReadTrailerSchema, trailer) as JsonObject),
+        });
+        return;
+      }
+      if (trailer.lineCut) note(`line ${firstLine} was cut at --max-bytes`);
+      if (!trailer.eof && trailer.nextLine > 0n) {
+        const total = trailer.totalLines ?? header.totalLines;
+        const last = (firstLine ?? 1n) + trailer.linesReturned - 1n;
+        const shown = trailer.linesReturned === 0n ? "no lines" : `lines ${firstLine}-${last}${total === undefined ? "" : ` of ${total}`}`;
+        note(`${shown}${trailer.truncated ? " (--max-bytes reached)" : ""}; continue with --start ${trailer.nextLine}`);
+      }
+    });
+
+  program
+    .command("write")
+    .summary("write a file from a local file or stdin")
+    .description(
+      "Write a file atomically from a local file or standard input (-). The bytes must be UTF-8 text, which the " +
+        "daemon encodes with --encoding and --newline; --binary writes them as they are. A message holds at most " +
+        "8 MiB (the daemon's --max-message-bytes): use upload for bigger files.",
+    )
+    .argument("<workspace>", "workspace id")
+    .argument("<path>", "workspace path of the file to write")
+    .argument("<source>", "local file to send, or - for standard input")
+    .addOption(
+      new Option("--mode <mode>", "create-or-replace, create-only (ALREADY_EXISTS if present), replace-only (NOT_FOUND if absent) or append")
+        .choices(Object.keys(WRITE_MODES))
+        .default("create-or-replace"),
+    )
+    .option("--binary", "write the bytes as they are (no decoding; --encoding and --newline do not apply)")
+    .option("--encoding <name>", `${ENCODING_HELP} on disk`)
+    .addOption(
+      new Option("--newline <style>", "preserve (a CRLF file stays CRLF), lf or crlf").choices(Object.keys(NEWLINES)).default("preserve"),
+    )
+    .option("--no-create-dirs", "fail instead of creating missing parent directories")
+    .option("--expect-version <version>", EXPECT_VERSION_HELP)
+    .addHelpText("after", "\nExamples:\n  echo 'hello' | filetools write demo notes/a.txt -\n  filetools write demo src/app.ts ./app.ts --expect-version 5f0c3a…")
+    .action(async (workspace: string, path: string, source: string, options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const bytes = await readSource(source);
+      const body = options.binary
+        ? { case: "data" as const, value: bytes }
+        : { case: "content" as const, value: decodeUtf8(bytes, source) };
+      const response = await client.files.write(
+        {
+          workspace,
+          path,
+          body,
+          encoding: options.encoding,
+          createDirs: options.createDirs,
+          mode: WRITE_MODES[options.mode],
+          newline: NEWLINES[options.newline],
+          ifVersion: options.expectVersion,
+        },
+        call,
+      );
+      if (json) return printJson(jsonOf(WriteResponseSchema, response));
+      await writeOut(`${response.created ? "created" : "wrote"} ${response.path}: ${response.size} bytes, version ${response.version}\n`);
+    });
+
+  program
+    .command("edit")
+    .summary("replace exact text in a file and print the diff")
+    .description(
+      "Replace exact text in a file: every --old/--new pair is one edit, applied in order, all or nothing. " +
+        "Without --all an --old text must occur exactly once (OLD_TEXT_NOT_UNIQUE otherwise); when it does not " +
+        "occur, the error names the closest line. Prints the unified diff.",
+    )
+    .argument("<workspace>", "workspace id")
+    .argument("<path>", "workspace path of a text file")
+    .option("--old <text>", "exact text to find (repeatable, paired in order with --new)", collect)
+    .option("--new <text>", "its replacement (repeatable)", collect)
+    .option("--all", "replace every occurrence of each --old text")
+    .option("--dry-run", "print the diff, change nothing")
+    .option("--expect-version <version>", EXPECT_VERSION_HELP)
+    .option("--encoding <name>", ENCODING_HELP)
+    .addHelpText("after", "\nExample:\n  filetools edit demo src/app.ts --old 'retries = 3' --new 'retries = 5'")
+    .action(async (workspace: string, path: string, options, command: Command) => {
+      const olds: string[] = options.old ?? [];
+      const news: string[] = options.new ?? [];
+      if (olds.length === 0 || olds.length !== news.length) throw new UsageError("give --old and --new in pairs (at least one)");
+      const { client, json, call } = sessionOf(command);
+      const response = await client.files.edit(
+        {
+          workspace,
+          path,
+          edits: olds.map((oldText, i) => ({ oldText, newText: news[i], replaceAll: options.all ?? false })),
+          dryRun: options.dryRun ?? false,
+          ifVersion: options.expectVersion,
+          encoding: options.encoding,
+        },
+        call,
+      );
+      if (json) return printJson(jsonOf(EditResponseSchema, response));
+      const count = `${response.replacements} replacement${response.replacements === 1n ? "" : "s"}`;
+      await writeOut(response.diff);
+      await writeOut(
+        options.dryRun ? `dry run: ${count} in ${response.path}, nothing written\n` : `edited ${response.path}: ${count}, version ${response.version}\n`,
+      );
+    });
+
+  program
+    .command("rm")
+    .summary("remove a file, symlink or directory")
+    .description("Remove a file, symbolic link (never its target) or, with -r, a directory and everything under it. Nothing there is not an error.")
+    .argument("<workspace>", "workspace id")
+    .argument("<path>", "workspace path to remove")
+    .option("-r, --recursive", "remove a directory and its contents")
+    .option("--expect-version <version>", EXPECT_VERSION_HELP)
+    .action(async (workspace: string, path: string, options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const response = await client.files.delete({ workspace, path, recursive: options.recursive ?? false, ifVersion: options.expectVersion }, call);
+      if (json) return printJson(jsonOf(DeleteResponseSchema, response));
+      await writeOut(response.existed ? `removed ${response.path}\n` : `nothing to remove at ${response.path}\n`);
+    });
+
+  program
+    .command("mv")
+    .summary("move or rename a file or directory")
+    .description("Move or rename a file or directory inside the workspace. An existing destination is ALREADY_EXISTS unless --overwrite.")
+    .argument("<workspace>", "workspace id")
+    .argument("<source>", "workspace path to move")
+    .argument("<destination>", "workspace path it will have")
+    .option("--overwrite", "replace an existing destination file (or empty directory)")
+    .option("--no-create-dirs", "fail instead of creating missing parents of the destination")
+    .option("--expect-version <version>", "move only if the source's version is still this")
+    .action(async (workspace: string, source: string, destination: string, options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const response = await client.files.move(
+        { workspace, source, destination, overwrite: options.overwrite ?? false, createDirs: options.createDirs, ifVersion: options.expectVersion },
+        call,
+      );
+      if (json) return printJson(jsonOf(MoveResponseSchema, response));
+      await writeOut(`moved ${response.source} -> ${response.destination}\n`);
+    });
+
+  program
+    .command("mkdir")
+    .summary("create a directory")
+    .description("Create a directory. An existing directory is not an error.")
+    .argument("<workspace>", "workspace id")
+    .argument("<path>", "workspace path of the directory")
+    .option("-p, --parents", "create missing parent directories too")
+    .action(async (workspace: string, path: string, options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const response = await client.files.makeDir({ workspace, path, parents: options.parents ?? false }, call);
+      if (json) return printJson(jsonOf(MakeDirResponseSchema, response));
+      await writeOut(response.created ? `created ${response.path}\n` : `${response.path} already exists\n`);
+    });
+
+  program
+    .command("stat")
+    .summary("describe a file or directory")
+    .description("Describe one entry (a symbolic link is described itself, not its target), with its version for --expect-version.")
+    .argument("<workspace>", "workspace id")
+    .argument("[path]", "workspace path (default: the root)", "/")
+    .option("--lines", "count the lines of a text file (reads it all)")
+    .option("--binary", "tell whether the file is binary (reads its first 8 KiB)")
+    .action(async (workspace: string, path: string, options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const { file } = await client.files.stat({ workspace, path, countLines: options.lines ?? false, detectBinary: options.binary ?? false }, call);
+      if (!file) throw new Error("the daemon sent no file");
+      if (json) return printJson(jsonOf(FileInfoSchema, file));
+      const rows = [
+        ["path:", file.path],
+        ["type:", typeName(file.type)],
+        ["size:", String(file.size)],
+        ["mode:", `${file.mode.toString(8).padStart(4, "0")} (${modeString(file)})`],
+        ["modified:", localTime(file.mtime)],
+        ["version:", file.version],
+      ];
+      if (file.lineCount !== undefined) rows.push(["lines:", String(file.lineCount)]);
+      if (file.isBinary !== undefined) rows.push(["binary:", file.isBinary ? "yes" : "no"]);
+      await writeOut(table(rows));
+    });
+
+  program
+    .command("ls")
+    .summary("list a directory")
+    .description(
+      "List a directory as ls -l does: type and permissions, size, modification time, path. Hidden entries are " +
+        "listed; what .gitignore files exclude is not. --json prints one document: {entries, total, truncated}.",
+    )
+    .argument("<workspace>", "workspace id")
+    .argument("[path]", "workspace path of the directory (default: the root)", "/")
+    .option("-r, --recursive", "descend into subdirectories (never through symlinks)")
+    .option("--depth <levels>", "with -r: how deep to go (1 = the directory's own entries)", integerAtLeast(1))
+    .option("-g, --glob <pattern>", 'only entries whose path relative to <path> matches, e.g. "**/*.ts"')
+    .option("--no-hidden", "leave out names starting with a dot")
+    .option("--no-gitignore", "list what .gitignore files exclude, and .git")
+    .option("--max-entries <n>", "stop after n entries (daemon default 10,000)", integerAtLeast(1))
+    .action(async (workspace: string, path: string, options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const request = {
+        workspace,
+        path,
+        pattern: options.glob,
+        recursive: options.recursive ?? false,
+        maxDepth: options.depth,
+        includeHidden: options.hidden,
+        respectGitignore: options.gitignore,
+        maxEntries: options.maxEntries,
+      };
+      const entries: FileInfo[] = [];
+      let summary: ListSummary | undefined;
+      for await (const { event } of client.files.list(request, call)) {
+        if (event.case === "entries") entries.push(...event.value.entries);
+        else if (event.case === "summary") summary = event.value;
+      }
+      if (!summary) throw new Error("the daemon ended the listing without a summary");
+      if (json) {
+        return printJson({ entries: entries.map((entry) => jsonOf(FileInfoSchema, entry)), ...(jsonOf(ListSummarySchema, summary) as JsonObject) });
+      }
+      await writeOut(
+        table(
+          entries.map((e) => [modeString(e), String(e.size), localTime(e.mtime), e.type === FileType.DIRECTORY ? `${e.path}/` : e.path]),
+          [1],
+        ),
+      );
+      if (summary.truncated) note(`listing stopped at ${summary.total} entries (raise --max-entries)`);
+    });
+}
+
+/** The bytes as text; refuses bytes that are not UTF-8 rather than writing U+FFFD in their place. */
+function decodeUtf8(bytes: Uint8Array, source: string): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw new UsageError(`${source === "-" ? "standard input" : source} is not UTF-8 text; use --binary to write its bytes as they are`);
+  }
+}

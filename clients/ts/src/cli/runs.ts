@@ -1,0 +1,83 @@
+// runs start|finish|changes.
+import type { Command } from "commander";
+import {
+  ChangeKind,
+  ChangeSchema,
+  FinishRunResponseSchema,
+  StartRunResponseSchema,
+  type ChangeSummary,
+  type Snapshot,
+} from "../gen/filetools/v1/workspaces_pb.js";
+import { label } from "./args.js";
+import { humanBytes, jsonOf, localTime, printJson, printJsonLine, table, writeOut } from "./output.js";
+import { sessionOf } from "./session.js";
+
+export function addRunCommands(program: Command): void {
+  const runs = program
+    .command("runs")
+    .summary("start and finish runs, and list what they changed")
+    .description(
+      "A run is one agent execution on a workspace: while it is active, every write, edit, upload, rm and mv is " +
+        "recorded in its change set; finishing it snapshots the workspace to the store.",
+    );
+
+  runs
+    .command("start")
+    .description("Start a run, creating the workspace if needed and restoring its newest snapshot when it is empty")
+    .argument("<workspace>", "workspace id")
+    .option("--restore <what>", 'LATEST (default: the newest snapshot, if the workspace is empty), NONE, or a snapshot id')
+    .option("--label <key=value>", "label copied to the run's snapshot (repeatable)", label)
+    .action(async (workspace: string, options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const response = await client.workspaces.startRun({ workspace, restore: options.restore, labels: options.label }, call);
+      if (json) return printJson(jsonOf(StartRunResponseSchema, response));
+      const run = response.run!;
+      await writeOut(`started ${run.id} on ${run.workspace}${run.restoredFrom ? `, restored from snapshot ${run.restoredFrom}` : ""}\n`);
+    });
+
+  runs
+    .command("finish")
+    .description("Finish the active run and snapshot the workspace (the run stays active if the snapshot fails)")
+    .argument("<workspace>", "workspace id")
+    .argument("<run-id>", "id of the active run, as start printed it")
+    .option("--no-snapshot", "finish without a snapshot")
+    .option("--label <key=value>", "extra label for the snapshot (repeatable)", label)
+    .action(async (workspace: string, runId: string, options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const response = await client.workspaces.finishRun({ workspace, runId, snapshot: options.snapshot, labels: options.label }, call);
+      if (json) return printJson(jsonOf(FinishRunResponseSchema, response));
+      let text = `finished ${runId}: ${changesText(response.changes)}\n`;
+      if (response.snapshot) text += `snapshot ${snapshotText(response.snapshot)}\n`;
+      await writeOut(text);
+    });
+
+  runs
+    .command("changes")
+    .description("List a run's change set, in order. --json prints JSON Lines: one change object per line.")
+    .argument("<workspace>", "workspace id")
+    .argument("<run-id>", "run id")
+    .action(async (workspace: string, runId: string, _options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const rows: string[][] = [];
+      for await (const { changes } of client.workspaces.getChangeSet({ workspace, runId }, call)) {
+        for (const change of changes) {
+          if (json) await printJsonLine(jsonOf(ChangeSchema, change));
+          else {
+            const what = change.kind === ChangeKind.MOVE ? `${change.sourcePath} -> ${change.path}` : change.path;
+            rows.push([localTime(change.time), ChangeKind[change.kind].toLowerCase(), what]);
+          }
+        }
+      }
+      if (!json) await writeOut(table(rows));
+    });
+}
+
+/** "1 created, 2 modified, 0 deleted, 0 moved". */
+export function changesText(changes: ChangeSummary | undefined): string {
+  const { created = 0n, modified = 0n, deleted = 0n, moved = 0n } = changes ?? {};
+  return `${created} created, ${modified} modified, ${deleted} deleted, ${moved} moved`;
+}
+
+function snapshotText(snapshot: Snapshot): string {
+  return `${snapshot.id}: ${snapshot.fileCount} files, ${humanBytes(snapshot.sizeBytes)}, sha256 ${snapshot.sha256}`;
+}

@@ -1,0 +1,61 @@
+// snapshots ls|export|restore.
+import type { Command } from "commander";
+import { ExportHeaderSchema, RestoreSnapshotResponseSchema, SnapshotSchema } from "../gen/filetools/v1/workspaces_pb.js";
+import { collect } from "./args.js";
+import { humanBytes, jsonOf, localTime, printJson, table, writeOut } from "./output.js";
+import { changesText } from "./runs.js";
+import { sessionOf } from "./session.js";
+import { progressBar, saveVerified, splitHeader } from "./streams.js";
+
+export function addSnapshotCommands(program: Command): void {
+  const snapshots = program
+    .command("snapshots")
+    .summary("list, export and restore a workspace's snapshots")
+    .description("Snapshots are gzipped tarballs of a workspace in the daemon's store, one per finished run, each with its sha256.");
+
+  snapshots
+    .command("ls")
+    .description("List a workspace's snapshots, newest first")
+    .argument("<workspace>", "workspace id")
+    .action(async (workspace: string, _options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const response = await client.workspaces.listSnapshots({ workspace }, call);
+      if (json) return printJson({ snapshots: response.snapshots.map((snapshot) => jsonOf(SnapshotSchema, snapshot)) });
+      const rows = response.snapshots.map((s) => [s.id, localTime(s.createdAt), humanBytes(s.sizeBytes), String(s.fileCount), s.runId, changesText(s.changes)]);
+      await writeOut(table([["ID", "CREATED", "SIZE", "FILES", "RUN", "CHANGES"], ...rows], [2, 3]));
+    });
+
+  snapshots
+    .command("export")
+    .description(
+      "Save a snapshot's tarball (.tar.gz) to a local file or standard output (-), checked against its sha256. " +
+        "A local file appears only once complete. Shows a progress bar on a terminal.",
+    )
+    .argument("<workspace>", "workspace id")
+    .argument("<file>", "local file to write, or - for standard output")
+    .option("--snapshot <id>", "snapshot id (default: the newest)")
+    .option("--live", "a fresh tarball of the workspace as it is now, instead of a stored snapshot")
+    .option("--include <glob>", 'only files matching (repeatable), e.g. "reports/**/*.md"', collect)
+    .addHelpText("after", '\nExamples:\n  filetools snapshots export reports reports.tar.gz\n  filetools snapshots export reports - --live --include "**/*.md" | tar -tzf -')
+    .action(async (workspace: string, file: string, options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const request = { workspace, snapshotId: options.snapshot, live: options.live ?? false, include: options.include };
+      const { header, data } = await splitHeader(client.workspaces.exportSnapshot(request, call));
+      await saveVerified(data, file, header, progressBar("export", header.size));
+      if (file === "-") return;
+      if (json) return printJson(jsonOf(ExportHeaderSchema, header));
+      await writeOut(`saved ${file}: ${header.fileCount} files, ${humanBytes(header.size)}, sha256 ${header.sha256}\n`);
+    });
+
+  snapshots
+    .command("restore")
+    .description("Replace the workspace's contents with a snapshot (its sha256 is checked first; a bad archive changes nothing)")
+    .argument("<workspace>", "workspace id")
+    .argument("[snapshot-id]", "snapshot id (default: the newest)")
+    .action(async (workspace: string, snapshotId: string | undefined, _options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const response = await client.workspaces.restoreSnapshot({ workspace, snapshotId }, call);
+      if (json) return printJson(jsonOf(RestoreSnapshotResponseSchema, response));
+      await writeOut(`restored ${workspace} from snapshot ${response.snapshot?.id}\n`);
+    });
+}

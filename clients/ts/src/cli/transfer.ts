@@ -1,0 +1,85 @@
+// Byte transfers: upload, download, and import of a tarball.
+import path from "node:path";
+import { Option, type Command } from "commander";
+import { DownloadHeaderSchema, UploadResponseSchema } from "../gen/filetools/v1/files_pb.js";
+import { ImportArchiveResponseSchema } from "../gen/filetools/v1/workspaces_pb.js";
+import { WRITE_MODES } from "./files.js";
+import { humanBytes, jsonOf, printJson, writeOut } from "./output.js";
+import { sessionOf } from "./session.js";
+import { chunksOf, progressBar, saveVerified, sourceSize, splitHeader } from "./streams.js";
+
+export function addTransferCommands(program: Command): void {
+  program
+    .command("upload")
+    .summary("store a local file's bytes (any size, binary too)")
+    .description(
+      "Store the bytes of a local file or of standard input (-) as they are, streamed in 1 MiB chunks and " +
+        "written atomically when complete. Shows a progress bar on a terminal.",
+    )
+    .argument("<workspace>", "workspace id")
+    .argument("<source>", "local file, or - for standard input")
+    .argument("<path>", "workspace path of the file to write")
+    .addOption(
+      new Option("--mode <mode>", "create-or-replace, create-only or replace-only")
+        .choices(Object.keys(WRITE_MODES).filter((mode) => mode !== "append"))
+        .default("create-or-replace"),
+    )
+    .option("--no-create-dirs", "fail instead of creating missing parent directories")
+    .option("--expect-version <version>", "replace only if the file's version is still this")
+    .action(async (workspace: string, source: string, filePath: string, options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const progress = progressBar("upload", await sourceSize(source));
+      const header = { workspace, path: filePath, mode: WRITE_MODES[options.mode], createDirs: options.createDirs, ifVersion: options.expectVersion };
+      async function* requests() {
+        yield { event: { case: "header" as const, value: header } };
+        for await (const data of chunksOf(source, progress)) yield { event: { case: "chunk" as const, value: { data } } };
+      }
+      const response = await client.files.upload(requests(), call).finally(() => progress.stop());
+      if (json) return printJson(jsonOf(UploadResponseSchema, response));
+      await writeOut(`${response.created ? "created" : "wrote"} ${response.path}: ${response.size} bytes, sha256 ${response.sha256}\n`);
+    });
+
+  program
+    .command("download")
+    .summary("fetch a file's bytes")
+    .description(
+      "Fetch a file's bytes into a local file (default: its name, in the current directory) or standard output (-). " +
+        "The bytes are checked against the sha256 the daemon announces; a local file appears only once complete.",
+    )
+    .argument("<workspace>", "workspace id")
+    .argument("<path>", "workspace path of the file")
+    .argument("[destination]", "local file, or - for standard output")
+    .action(async (workspace: string, filePath: string, destination: string | undefined, _options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const target = destination ?? path.basename(filePath);
+      const { header, data } = await splitHeader(client.files.download({ workspace, path: filePath }, call));
+      await saveVerified(data, target, header, progressBar("download", header.size));
+      if (target === "-") return;
+      if (json) return printJson(jsonOf(DownloadHeaderSchema, header));
+      await writeOut(`saved ${header.file?.path} to ${target}: ${header.size} bytes, sha256 ${header.sha256}\n`);
+    });
+
+  program
+    .command("import")
+    .summary("unpack a tarball into a workspace")
+    .description(
+      "Unpack a tar archive (plain or gzip) from a local file or standard input (-) into a directory of the " +
+        "workspace. The daemon treats it as hostile: absolute names, .., links pointing out, devices and the like " +
+        "are refused (UNSAFE_ARCHIVE) and nothing changes. Entries of the same name are replaced, directories merged. " +
+        "Shows a progress bar on a terminal.",
+    )
+    .argument("<workspace>", "workspace id")
+    .argument("<archive>", "local .tar or .tar.gz file, or - for standard input")
+    .option("--path <dir>", "workspace directory to unpack into (created; default: the root)")
+    .action(async (workspace: string, archive: string, options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const progress = progressBar("import", await sourceSize(archive));
+      async function* requests() {
+        yield { event: { case: "header" as const, value: { workspace, path: options.path } } };
+        for await (const data of chunksOf(archive, progress)) yield { event: { case: "chunk" as const, value: { data } } };
+      }
+      const response = await client.workspaces.importArchive(requests(), call).finally(() => progress.stop());
+      if (json) return printJson(jsonOf(ImportArchiveResponseSchema, response));
+      await writeOut(`imported ${response.fileCount} files (${humanBytes(response.sizeBytes)}) into ${options.path ?? "/"}\n`);
+    });
+}

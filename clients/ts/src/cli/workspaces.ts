@@ -1,0 +1,62 @@
+// workspaces ls|show|create|delete.
+import type { Command } from "commander";
+import { DeleteWorkspaceResponseSchema, WorkspaceSchema, type Workspace } from "../gen/filetools/v1/workspaces_pb.js";
+import { jsonOf, localTime, printJson, table, writeOut } from "./output.js";
+import { sessionOf } from "./session.js";
+
+export function addWorkspaceCommands(program: Command): void {
+  const workspaces = program
+    .command("workspaces")
+    .summary("list, show, create and delete workspaces")
+    .description("Workspaces: managed ones live in the daemon's data directory; bound ones are host directories given with --bind.");
+
+  workspaces
+    .command("ls")
+    .description("List every workspace, sorted by id")
+    .action(async (_options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const response = await client.workspaces.listWorkspaces({}, call);
+      if (json) return printJson({ workspaces: response.workspaces.map((workspace) => jsonOf(WorkspaceSchema, workspace)) });
+      await writeOut(table([["ID", "KIND", "CREATED"], ...response.workspaces.map(row)]));
+    });
+
+  workspaces
+    .command("show")
+    .description("Describe one workspace")
+    .argument("<workspace>", "workspace id")
+    .action(async (id: string, _options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const { workspace } = await client.workspaces.getWorkspace({ workspace: id }, call);
+      if (!workspace) throw new Error("the daemon sent no workspace");
+      if (json) return printJson(jsonOf(WorkspaceSchema, workspace));
+      await writeOut(table([["ID", "KIND", "CREATED"], row(workspace)]));
+    });
+
+  workspaces
+    .command("create")
+    .description("Create a managed workspace (ALREADY_EXISTS if it exists)")
+    .argument("<workspace>", "id: lower-case letters, digits, '.', '_' and '-', starting with a letter or digit, at most 63")
+    .action(async (id: string, _options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const { workspace } = await client.workspaces.createWorkspace({ workspace: id }, call);
+      if (!workspace) throw new Error("the daemon sent no workspace");
+      if (json) return printJson(jsonOf(WorkspaceSchema, workspace));
+      await writeOut(`created workspace ${workspace.id}\n`);
+    });
+
+  workspaces
+    .command("delete")
+    .description("Delete a managed workspace and its files; its snapshots are kept unless --snapshots")
+    .argument("<workspace>", "workspace id")
+    .option("--snapshots", "delete its snapshots from the store too")
+    .action(async (id: string, options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const response = await client.workspaces.deleteWorkspace({ workspace: id, deleteSnapshots: options.snapshots ?? false }, call);
+      if (json) return printJson(jsonOf(DeleteWorkspaceResponseSchema, response));
+      await writeOut(`deleted workspace ${response.workspace}${options.snapshots ? " and its snapshots" : ""}\n`);
+    });
+}
+
+function row(workspace: Workspace): string[] {
+  return [workspace.id, workspace.bound ? "bound" : "managed", localTime(workspace.createdAt)];
+}
