@@ -4,6 +4,7 @@ import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { ChannelCredentials } from "@grpc/grpc-js";
 import { expect } from "vitest";
 import { connect, FileToolsError, type FileToolsClient } from "../../clients/ts/src/client.js";
 import { MAIN, ROOT, isDistStale, markDistFresh } from "../support/dist.js";
@@ -28,11 +29,21 @@ export interface Daemon {
   proc: ChildProcess;
   /** Host dir of a managed workspace. */
   hostDir(workspace: string): string;
+  /** What the daemon wrote to stderr so far (its JSON log lines). */
+  logs(): string;
   /** SIGTERM and wait; removes the data dir this helper created unless keepData. */
   stop(keepData?: boolean): Promise<void>;
 }
 
-export async function startDaemon(opts: { dataDir?: string; binds?: Record<string, string>; args?: string[] } = {}): Promise<Daemon> {
+export async function startDaemon(
+  opts: {
+    dataDir?: string;
+    binds?: Record<string, string>;
+    args?: string[];
+    /** The client's channel credentials (e.g. TLS); default plain text. */
+    credentials?: ChannelCredentials;
+  } = {},
+): Promise<Daemon> {
   ensureBuilt();
   const ownsDataDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-e2e-")));
@@ -58,13 +69,14 @@ export async function startDaemon(opts: { dataDir?: string; binds?: Record<strin
       reject(new Error(`daemon exited ${code}: ${stderr}`));
     });
   });
-  const client = connect(address);
+  const client = connect(address, { credentials: opts.credentials });
   return {
     client,
     address,
     dataDir,
     proc,
     hostDir: (ws) => path.join(dataDir, "workspaces", ws),
+    logs: () => stderr,
     async stop(keepData = false) {
       client.close();
       if (proc.exitCode === null) {
