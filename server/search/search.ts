@@ -35,11 +35,12 @@ const BATCH_FILES = 128;
 /** After an aborted task, how long to wait (for its worker to be gone) before closing what it used. */
 const ABORT_SETTLE_MS = 1000;
 
-interface BatchFile {
-  path: string;
-  file: TaskFile;
-  /** Closes the file, or lets its directory go. */
-  release(): Promise<void>;
+/** Files handed to the pool as one task. */
+interface FileBatch {
+  paths: string[];
+  files: TaskFile[];
+  /** Closes the files, or lets their directories go. */
+  release(): unknown;
 }
 
 export interface SearchOptions {
@@ -119,12 +120,10 @@ export async function* search(
   const window = pool.threads * 4;
   const queue: Batch[] = [];
   let reported = 0;
-  /** Files not yet handed to the pool (released in `finally` if the search stops first). */
-  let batch: BatchFile[] = [];
   /** Once max_results is reached, any further result only proves truncation. */
   let full = false;
 
-  const dispatch = (files: BatchFile[]) => {
+  const dispatch = (batch: FileBatch) => {
     const openSlot = new SharedArrayBuffer(4);
     const slot = new Int32Array(openSlot);
     slot[0] = -1;
@@ -132,11 +131,17 @@ export async function* search(
       pattern,
       options: { mode: options.mode, before, after, limit: full ? 0 : maxResults - reported } satisfies ScanOptions,
       maxFileSize,
-      files: files.map((f) => f.file),
+      files: batch.files,
       openSlot,
     };
     const result = pool.run(task, taskSignal);
-    const releaseAll = () => Promise.all(files.map((f) => f.release().catch(() => {})));
+    const releaseAll = async () => {
+      try {
+        await batch.release();
+      } catch {
+        // nothing more to do about a directory that fails to close
+      }
+    };
     // Descriptors and directories are let go once the worker is done with them;
     // after an abort, once the terminated worker is surely gone (it may have left a file open).
     const settled = result.then(releaseAll, async () => {
@@ -147,7 +152,7 @@ export async function* search(
     });
     inFlight.add(settled);
     void settled.then(() => inFlight.delete(settled));
-    queue.push({ paths: files.map((f) => f.path), result });
+    queue.push({ paths: batch.paths, result });
   };
 
   /** Consumes the oldest batch; returns false when the search must stop. */
@@ -207,11 +212,11 @@ export async function* search(
 
   try {
     const target = await workspace.stat(parts);
-    let single: BatchFile | null = null;
+    let single: FileBatch | null = null;
     if (target.type !== "directory") {
       try {
         const file = await workspace.openFile(parts);
-        single = { path: target.path, file: { fd: file.fd }, release: () => file.close() };
+        single = { paths: [target.path], files: [{ fd: file.fd }], release: () => file.close() };
         if (maxFileSize > 0 && file.size > maxFileSize) {
           await file.close();
           summary.tooLargeSkipped++;
@@ -222,29 +227,25 @@ export async function* search(
       }
     }
     if (single) {
-      dispatch([single]);
+      dispatch(single);
     } else {
       const prefixLength = parts.length === 0 ? 1 : parts.join("/").length + 2;
-      const files = workspace.heldFiles(parts, {
+      const batches = workspace.heldFiles(parts, {
         includeHidden: true,
         respectGitignore: options.respectGitignore ?? true,
         prune: (path) => excluded(path.slice(prefixLength), false),
         want: (path) => included(path.slice(prefixLength), true) && !excluded(path.slice(prefixLength), false),
+        batchFiles: BATCH_FILES,
       });
-      walking: for await (const held of files) {
-        batch.push({ path: held.path, file: { dirFd: held.dirFd, name: held.name }, release: held.release });
-        if (stop.signal.aborted || signal.aborted) break;
-        if (batch.length >= BATCH_FILES) {
-          dispatch(batch);
-          batch = [];
-          while (queue.length >= window) {
-            if (!(yield* drain())) break walking;
-          }
+      walking: for await (const held of batches) {
+        if (stop.signal.aborted || signal.aborted) {
+          held.release();
+          break;
         }
-      }
-      if (batch.length > 0 && !stop.signal.aborted && !signal.aborted) {
-        dispatch(batch);
-        batch = [];
+        dispatch({ paths: held.paths, files: held.dirFds.map((dirFd, i) => ({ dirFd, name: held.names[i]! })), release: held.release });
+        while (queue.length >= window) {
+          if (!(yield* drain())) break walking;
+        }
       }
     }
     while (queue.length > 0) {
@@ -256,7 +257,6 @@ export async function* search(
     // Batches left behind (max_results reached, timed out, cancelled) are not
     // waited for; the budget still bounds them, then the timer goes.
     for (const left of queue) left.result.catch(() => {});
-    await Promise.all(batch.map((f) => f.release().catch(() => {})));
     if (signal.aborted) stop.abort(signal.reason);
     void Promise.allSettled([...inFlight]).then(() => clearTimeout(timer));
   }

@@ -10,7 +10,7 @@ import { type Entry, entryFromStats, versionOf } from "./entry.js";
 import { errnoOf, translateErrno } from "./errno.js";
 import { Resolver, at, lstatOrNull, self, type Location } from "./resolver.js";
 import { OpenFile } from "./open-file.js";
-import { walk, walkFiles, type FileWalkOptions, type HeldFile, type WalkEntry, type WalkOptions } from "./walk.js";
+import { walk, walkFiles, type FileWalkOptions, type HeldBatch, type WalkEntry, type WalkOptions } from "./walk.js";
 import { TEMP_FILE_PATTERN, tempFileName } from "./temp-files.js";
 import { Staging } from "./staging.js";
 import { removeContents, removeTree } from "./remove.js";
@@ -250,8 +250,8 @@ export class Workspace {
     yield* walk(start, parts, options, this.resolver);
   }
 
-  /** Candidate files under a directory for the search workers, in walk order (see walkFiles). */
-  async *heldFiles(parts: Components, options: FileWalkOptions): AsyncGenerator<HeldFile> {
+  /** Candidate files under a directory for the search workers, in batches in walk order (see walkFiles). */
+  async *heldFiles(parts: Components, options: FileWalkOptions): AsyncGenerator<HeldBatch> {
     const start = await this.openDirectory(parts, displayPath(parts));
     yield* walkFiles(start, parts, options, this.resolver);
   }
