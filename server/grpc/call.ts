@@ -115,7 +115,7 @@ export class CallScope {
     const id = workspaceOf(request);
     if (id === undefined) return;
     this.workspace = id;
-    if (this.grant && !this.grant.allows(id)) fail("WORKSPACE_NOT_ALLOWED", `the token ${this.grant.name} is not allowed workspace ${id}`);
+    if (this.grant && !this.grant.allows(id)) fail("WORKSPACE_NOT_ALLOWED", `token ${this.grant.name} may not use workspace ${id}`);
   }
 
   /** The handler completed: returns undefined when the call may end OK, else the status to send. */
