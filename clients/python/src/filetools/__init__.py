@@ -1,9 +1,28 @@
-"""Python client for filetoolsd.
+"""Python client for filetoolsd: safe file tools for AI agents over gRPC.
 
-The generated messages and gRPC stubs live in ``filetools.v1`` (``*_pb2``,
-``*_pb2_grpc``; regenerate with ``npm run generate`` at the repository root,
-never edit them by hand). The idiomatic ``Client`` / ``AsyncClient`` layer is
-built on top of them.
+``Client`` (blocking) and ``AsyncClient`` (asyncio) have the same methods;
+failures raise ``FileToolsError`` subclasses from ``filetools.errors``. The
+messages the methods take and return are the generated ones in
+``filetools.v1`` (regenerate with ``npm run generate`` at the repository
+root; never edit them by hand).
 """
 
+from filetools.aio import AsyncClient, AsyncStream
+from filetools.client import Client, Stream
+from filetools import errors
+from filetools.errors import *  # noqa: F403 (every exception class is part of the API)
+from filetools.models import SavedFile, TextWindow
+from filetools.v1.files_pb2 import TextEdit
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "AsyncClient",
+    "AsyncStream",
+    "Client",
+    "SavedFile",
+    "Stream",
+    "TextEdit",
+    "TextWindow",
+]
+__all__ += errors.__all__

@@ -1,0 +1,487 @@
+"""What each client method asks and how its answer is read, shared by Client and AsyncClient.
+
+Every method of the two clients builds one operation here (the RPC, the
+request, how the responses become the method's result) and hands it to its
+transport, so the two clients cannot drift apart in what they send or return.
+The kinds: ``Unary`` (one request, one response), ``ServerStream`` (responses
+read as items plus a closing summary), ``Fold`` (a response stream folded into
+one result, e.g. a text window or a file written to disk) and ``Send`` (a
+header, then the bytes of a local file, one response).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Generic, Protocol, TypeVar, Union
+
+from google.protobuf.message import Message
+
+from filetools import _rpc as R
+from filetools.errors import ChecksumMismatch, Internal
+from filetools.models import (
+    Newline,
+    OutputMode,
+    Progress,
+    SavedFile,
+    SearchHit,
+    TextWindow,
+    WriteMode,
+)
+from filetools.v1 import common_pb2 as c
+from filetools.v1 import files_pb2 as f
+from filetools.v1 import workspaces_pb2 as w
+
+Req = TypeVar("Req", bound=Message)
+Resp = TypeVar("Resp", bound=Message)
+Resp_contra = TypeVar("Resp_contra", bound=Message, contravariant=True)
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+S = TypeVar("S")
+
+#: DataChunk carries at most 1 MiB.
+CHUNK_BYTES = 1 << 20
+
+StrPath = Union[str, "os.PathLike[str]"]
+
+
+@dataclass(frozen=True)
+class Unary(Generic[Req, Resp, T]):
+    rpc: R.Rpc[Req, Resp]
+    request: Req
+    result: Callable[[Resp], T]
+
+
+@dataclass(frozen=True)
+class ServerStream(Generic[Req, Resp, T, S]):
+    rpc: R.Rpc[Req, Resp]
+    request: Req
+    #: One response -> the items it carries and, on the last one, the summary.
+    split: Callable[[Resp], tuple[Sequence[T], S | None]]
+
+
+class Folder(Protocol[Resp_contra, T_co]):
+    def add(self, response: Resp_contra) -> None: ...
+    def finish(self) -> T_co: ...
+    def abort(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Fold(Generic[Req, Resp, T]):
+    rpc: R.Rpc[Req, Resp]
+    request: Req
+    #: Called when the call starts; the transport feeds it every response.
+    start: Callable[[], Folder[Resp, T]]
+
+
+@dataclass(frozen=True)
+class Send(Generic[Req, Resp]):
+    rpc: R.Rpc[Req, Resp]
+    header: Req
+    chunk: Callable[[bytes], Req]
+    source: Path
+
+
+def _identity(response: Resp) -> Resp:
+    return response
+
+
+# --- Files -----------------------------------------------------------------
+
+
+def read(
+    workspace: str, path: str, start_line: int, line_count: int | None, tail: int | None, encoding: str, max_bytes: int | None
+) -> f.ReadRequest:
+    # The proto refuses start_line with tail_lines; the default start (1) is left out for a tail.
+    start = start_line if tail is None or start_line != 1 else None
+    return f.ReadRequest(
+        workspace=workspace,
+        path=path,
+        start_line=start,
+        line_count=line_count,
+        tail_lines=tail,
+        encoding=encoding,
+        max_bytes=max_bytes,
+    )
+
+
+ReadEvent = Union[f.ReadHeader, f.ReadChunk]
+
+
+def read_stream(request: f.ReadRequest) -> ServerStream[f.ReadRequest, f.ReadResponse, ReadEvent, f.ReadTrailer]:
+    def split(r: f.ReadResponse) -> tuple[Sequence[ReadEvent], f.ReadTrailer | None]:
+        kind = r.WhichOneof("event")
+        if kind == "header":
+            return [r.header], None
+        if kind == "chunk":
+            return [r.chunk], None
+        return [], r.trailer
+
+    return ServerStream(R.READ, request, split)
+
+
+class _TextWindowFolder:
+    def __init__(self, request: f.ReadRequest) -> None:
+        self._request = request
+        self._header: f.ReadHeader | None = None
+        self._trailer: f.ReadTrailer | None = None
+        self._first_line: int | None = None
+        self._parts: list[str] = []
+
+    def add(self, response: f.ReadResponse) -> None:
+        kind = response.WhichOneof("event")
+        if kind == "header":
+            self._header = response.header
+        elif kind == "chunk":
+            if self._first_line is None:
+                self._first_line = response.chunk.first_line
+            self._parts.append(response.chunk.text)
+        elif kind == "trailer":
+            self._trailer = response.trailer
+
+    def finish(self) -> TextWindow:
+        header, trailer = self._header, self._trailer
+        if header is None or trailer is None:
+            raise Internal.unexpected("Read ended without a header and a trailer")
+        total: int | None = None
+        if trailer.HasField("total_lines"):
+            total = trailer.total_lines
+        elif header.HasField("total_lines"):
+            total = header.total_lines
+        first_line = self._first_line
+        if first_line is None:  # an empty window starts where it was asked for
+            asked = self._request
+            first_line = asked.start_line if asked.HasField("start_line") else 1
+            if asked.HasField("tail_lines"):
+                first_line = (total or 0) + 1
+        return TextWindow(
+            path=header.file.path,
+            text="".join(self._parts),
+            first_line=first_line,
+            last_line=first_line + trailer.lines_returned - 1,
+            total_lines=total,
+            truncated=trailer.truncated,
+            next_start_line=trailer.next_line or None,
+            version=header.file.version,
+        )
+
+    def abort(self) -> None:
+        pass
+
+
+def read_text(request: f.ReadRequest) -> Fold[f.ReadRequest, f.ReadResponse, TextWindow]:
+    return Fold(R.READ, request, lambda: _TextWindowFolder(request))
+
+
+def write(
+    workspace: str,
+    path: str,
+    body: str | bytes,
+    encoding: str,
+    create_dirs: bool,
+    mode: WriteMode,
+    newline: Newline,
+    if_version: str | None,
+) -> Unary[f.WriteRequest, f.WriteResponse, f.WriteResponse]:
+    request = f.WriteRequest(
+        workspace=workspace,
+        path=path,
+        encoding=encoding,
+        create_dirs=create_dirs,
+        mode=f"WRITE_MODE_{mode.upper()}",
+        newline=f"NEWLINE_{newline.upper()}",
+        if_version=if_version,
+    )
+    if isinstance(body, str):
+        request.content = body
+    else:
+        request.data = body
+    return Unary(R.WRITE, request, _identity)
+
+
+def edit(
+    workspace: str, path: str, edits: Iterable[f.TextEdit], dry_run: bool, if_version: str | None, encoding: str
+) -> Unary[f.EditRequest, f.EditResponse, f.EditResponse]:
+    request = f.EditRequest(
+        workspace=workspace, path=path, edits=edits, dry_run=dry_run, if_version=if_version, encoding=encoding
+    )
+    return Unary(R.EDIT, request, _identity)
+
+
+def delete(
+    workspace: str, path: str, recursive: bool, if_version: str | None
+) -> Unary[f.DeleteRequest, f.DeleteResponse, f.DeleteResponse]:
+    request = f.DeleteRequest(workspace=workspace, path=path, recursive=recursive, if_version=if_version)
+    return Unary(R.DELETE, request, _identity)
+
+
+def move(
+    workspace: str, source: str, destination: str, overwrite: bool, create_dirs: bool, if_version: str | None
+) -> Unary[f.MoveRequest, f.MoveResponse, f.MoveResponse]:
+    request = f.MoveRequest(
+        workspace=workspace,
+        source=source,
+        destination=destination,
+        overwrite=overwrite,
+        create_dirs=create_dirs,
+        if_version=if_version,
+    )
+    return Unary(R.MOVE, request, _identity)
+
+
+def make_dir(workspace: str, path: str, parents: bool) -> Unary[f.MakeDirRequest, f.MakeDirResponse, f.MakeDirResponse]:
+    return Unary(R.MAKE_DIR, f.MakeDirRequest(workspace=workspace, path=path, parents=parents), _identity)
+
+
+def stat(
+    workspace: str, path: str, detect_binary: bool, count_lines: bool
+) -> Unary[f.StatRequest, f.StatResponse, c.FileInfo]:
+    request = f.StatRequest(workspace=workspace, path=path, detect_binary=detect_binary, count_lines=count_lines)
+    return Unary(R.STAT, request, lambda r: r.file)
+
+
+def list_dir(
+    workspace: str,
+    path: str,
+    pattern: str,
+    recursive: bool,
+    max_depth: int | None,
+    include_hidden: bool,
+    respect_gitignore: bool,
+    max_entries: int | None,
+) -> ServerStream[f.ListRequest, f.ListResponse, c.FileInfo, f.ListSummary]:
+    request = f.ListRequest(
+        workspace=workspace,
+        path=path,
+        pattern=pattern,
+        recursive=recursive,
+        max_depth=max_depth,
+        include_hidden=include_hidden,
+        respect_gitignore=respect_gitignore,
+        max_entries=max_entries,
+    )
+
+    def split(r: f.ListResponse) -> tuple[Sequence[c.FileInfo], f.ListSummary | None]:
+        if r.WhichOneof("event") == "entries":
+            return r.entries.entries, None
+        return [], r.summary
+
+    return ServerStream(R.LIST, request, split)
+
+
+def search(
+    workspace: str,
+    pattern: str,
+    path: str,
+    fixed_strings: bool,
+    case_insensitive: bool,
+    include: Iterable[str],
+    exclude: Iterable[str],
+    context_before: int,
+    context_after: int,
+    max_results: int | None,
+    max_file_size: int | None,
+    respect_gitignore: bool,
+    output_mode: OutputMode,
+) -> ServerStream[f.SearchRequest, f.SearchResponse, SearchHit, f.SearchSummary]:
+    request = f.SearchRequest(
+        workspace=workspace,
+        pattern=pattern,
+        path=path,
+        fixed_strings=fixed_strings,
+        case_insensitive=case_insensitive,
+        include=include,
+        exclude=exclude,
+        context_before=context_before,
+        context_after=context_after,
+        max_results=max_results,
+        max_file_size=max_file_size,
+        respect_gitignore=respect_gitignore,
+        output_mode=f"OUTPUT_MODE_{output_mode.upper()}",
+    )
+
+    def split(r: f.SearchResponse) -> tuple[Sequence[SearchHit], f.SearchSummary | None]:
+        kind = r.WhichOneof("event")
+        if kind == "match":
+            return [r.match], None
+        if kind == "file":
+            return [r.file], None
+        if kind == "count":
+            return [r.count], None
+        return [], r.summary
+
+    return ServerStream(R.SEARCH, request, split)
+
+
+def upload(
+    workspace: str,
+    path: str,
+    source: StrPath,
+    mode: WriteMode,
+    create_dirs: bool,
+    if_version: str | None,
+    sha256: str | None,
+) -> Send[f.UploadRequest, f.UploadResponse]:
+    header = f.UploadHeader(
+        workspace=workspace,
+        path=path,
+        mode=f"WRITE_MODE_{mode.upper()}",
+        create_dirs=create_dirs,
+        if_version=if_version,
+        sha256=sha256,
+    )
+    return Send(
+        R.UPLOAD,
+        f.UploadRequest(header=header),
+        lambda data: f.UploadRequest(chunk=c.DataChunk(data=data)),
+        Path(source),
+    )
+
+
+@dataclass(frozen=True)
+class _Announced:
+    """What a download's or an export's header promises about the bytes that follow."""
+
+    size: int
+    sha256: str
+    file_count: int | None
+
+
+class _SavedFileFolder(Generic[Resp]):
+    """Writes the streamed bytes to a temporary file beside `to`, renamed into place once they check out."""
+
+    def __init__(self, to: StrPath, on_progress: Progress | None, split: Callable[[Resp], _Announced | bytes]) -> None:
+        self._to = Path(to)
+        self._on_progress = on_progress
+        self._split = split
+        self._announced: _Announced | None = None
+        self._received = 0
+        self._hash = hashlib.sha256()
+        fd, temp = tempfile.mkstemp(prefix=f".{self._to.name}.", suffix=".part", dir=self._to.parent)
+        self._temp = Path(temp)
+        self._file = os.fdopen(fd, "wb")
+
+    def add(self, response: Resp) -> None:
+        part = self._split(response)
+        if isinstance(part, _Announced):
+            self._announced = part
+        else:
+            self._file.write(part)
+            self._hash.update(part)
+            self._received += len(part)
+        if self._on_progress and self._announced:
+            self._on_progress(self._received, self._announced.size)
+
+    def finish(self) -> SavedFile:
+        announced = self._announced
+        if announced is None:
+            self.abort()
+            raise Internal.unexpected("the stream ended without a header")
+        digest = self._hash.hexdigest()
+        if (self._received, digest) != (announced.size, announced.sha256):
+            self.abort()
+            raise ChecksumMismatch.of(self._to, announced.size, announced.sha256, self._received, digest)
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        os.replace(self._temp, self._to)
+        return SavedFile(self._to, announced.size, announced.sha256, announced.file_count)
+
+    def abort(self) -> None:
+        self._file.close()
+        self._temp.unlink(missing_ok=True)
+
+
+def download(
+    workspace: str, path: str, to: StrPath, on_progress: Progress | None
+) -> Fold[f.DownloadRequest, f.DownloadResponse, SavedFile]:
+    def split(r: f.DownloadResponse) -> _Announced | bytes:
+        if r.WhichOneof("event") == "header":
+            return _Announced(r.header.size, r.header.sha256, None)
+        return r.chunk.data
+
+    return Fold(
+        R.DOWNLOAD,
+        f.DownloadRequest(workspace=workspace, path=path),
+        lambda: _SavedFileFolder(to, on_progress, split),
+    )
+
+
+# --- Workspaces ------------------------------------------------------------
+
+
+def create_workspace(workspace: str) -> Unary[w.CreateWorkspaceRequest, w.CreateWorkspaceResponse, w.Workspace]:
+    return Unary(R.CREATE_WORKSPACE, w.CreateWorkspaceRequest(workspace=workspace), lambda r: r.workspace)
+
+
+def get_workspace(workspace: str) -> Unary[w.GetWorkspaceRequest, w.GetWorkspaceResponse, w.Workspace]:
+    return Unary(R.GET_WORKSPACE, w.GetWorkspaceRequest(workspace=workspace), lambda r: r.workspace)
+
+
+def list_workspaces() -> Unary[w.ListWorkspacesRequest, w.ListWorkspacesResponse, list[w.Workspace]]:
+    return Unary(R.LIST_WORKSPACES, w.ListWorkspacesRequest(), lambda r: list(r.workspaces))
+
+
+def delete_workspace(
+    workspace: str, delete_snapshots: bool
+) -> Unary[w.DeleteWorkspaceRequest, w.DeleteWorkspaceResponse, None]:
+    request = w.DeleteWorkspaceRequest(workspace=workspace, delete_snapshots=delete_snapshots)
+    return Unary(R.DELETE_WORKSPACE, request, lambda r: None)
+
+
+def start_run(
+    workspace: str, restore: str, labels: Mapping[str, str] | None
+) -> Unary[w.StartRunRequest, w.StartRunResponse, w.Run]:
+    request = w.StartRunRequest(workspace=workspace, restore=restore, labels=labels)
+    return Unary(R.START_RUN, request, lambda r: r.run)
+
+
+def finish_run(
+    workspace: str, run_id: str, snapshot: bool, labels: Mapping[str, str] | None
+) -> Unary[w.FinishRunRequest, w.FinishRunResponse, w.FinishRunResponse]:
+    request = w.FinishRunRequest(workspace=workspace, run_id=run_id, snapshot=snapshot, labels=labels)
+    return Unary(R.FINISH_RUN, request, _identity)
+
+
+def change_set(workspace: str, run_id: str) -> ServerStream[w.GetChangeSetRequest, w.GetChangeSetResponse, w.Change, None]:
+    return ServerStream(
+        R.GET_CHANGE_SET,
+        w.GetChangeSetRequest(workspace=workspace, run_id=run_id),
+        lambda r: (r.changes, None),
+    )
+
+
+def list_snapshots(workspace: str) -> Unary[w.ListSnapshotsRequest, w.ListSnapshotsResponse, list[w.Snapshot]]:
+    return Unary(R.LIST_SNAPSHOTS, w.ListSnapshotsRequest(workspace=workspace), lambda r: list(r.snapshots))
+
+
+def export_snapshot(
+    workspace: str, snapshot_id: str, live: bool, include: Iterable[str], to: StrPath, on_progress: Progress | None
+) -> Fold[w.ExportSnapshotRequest, w.ExportSnapshotResponse, SavedFile]:
+    def split(r: w.ExportSnapshotResponse) -> _Announced | bytes:
+        if r.WhichOneof("event") == "header":
+            return _Announced(r.header.size, r.header.sha256, r.header.file_count)
+        return r.chunk.data
+
+    request = w.ExportSnapshotRequest(workspace=workspace, snapshot_id=snapshot_id, live=live, include=include)
+    return Fold(R.EXPORT_SNAPSHOT, request, lambda: _SavedFileFolder(to, on_progress, split))
+
+
+def restore_snapshot(
+    workspace: str, snapshot_id: str
+) -> Unary[w.RestoreSnapshotRequest, w.RestoreSnapshotResponse, w.Snapshot]:
+    request = w.RestoreSnapshotRequest(workspace=workspace, snapshot_id=snapshot_id)
+    return Unary(R.RESTORE_SNAPSHOT, request, lambda r: r.snapshot)
+
+
+def import_archive(workspace: str, source: StrPath, path: str) -> Send[w.ImportArchiveRequest, w.ImportArchiveResponse]:
+    return Send(
+        R.IMPORT_ARCHIVE,
+        w.ImportArchiveRequest(header=w.ImportHeader(workspace=workspace, path=path)),
+        lambda data: w.ImportArchiveRequest(chunk=c.DataChunk(data=data)),
+        Path(source),
+    )

@@ -1,0 +1,447 @@
+"""The asyncio client (grpc.aio): ``filetools.Client`` method for method, each one awaited."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, BinaryIO, Generic, TypeVar
+
+import grpc
+import grpc.aio
+
+from filetools import _ops
+from filetools._channel import connection
+from filetools._ops import Fold, ReadEvent, Send, ServerStream, StrPath, Unary
+from filetools._rpc import Req, Resp
+from filetools.errors import error_from_rpc
+from filetools.models import Newline, OutputMode, Progress, SavedFile, SearchHit, TextWindow, WriteMode
+from filetools.v1 import common_pb2 as c
+from filetools.v1 import files_pb2 as f
+from filetools.v1 import workspaces_pb2 as w
+
+T = TypeVar("T")
+S = TypeVar("S")
+
+
+class AsyncStream(Generic[T, S]):
+    """The items of a server stream for ``async for``; ``summary`` holds its closing message once the loop has ended.
+
+    Breaking out of the loop (or ``close()``, or leaving an ``async with``
+    block) cancels the call, so the daemon stops working on it.
+    """
+
+    def __init__(self, parts: AsyncIterator[tuple[Sequence[T], S | None]], cancel: Callable[[], object]) -> None:
+        self._parts = parts
+        self._cancel = cancel
+        self.summary: S | None = None
+
+    async def __aiter__(self) -> AsyncIterator[T]:
+        try:
+            async for items, summary in self._parts:
+                if summary is not None:
+                    self.summary = summary
+                for item in items:
+                    yield item
+        except grpc.aio.AioRpcError as error:
+            raise error_from_rpc(error) from None
+        finally:  # a no-op once the call has ended; when the loop broke off, it stops the daemon's work
+            self._cancel()
+
+    def close(self) -> None:
+        self._cancel()
+
+    async def __aenter__(self) -> AsyncStream[T, S]:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+
+async def _split_each(
+    responses: AsyncIterator[Resp], split: Callable[[Resp], tuple[Sequence[T], S | None]]
+) -> AsyncIterator[tuple[Sequence[T], S | None]]:
+    async for response in responses:
+        yield split(response)
+
+
+async def _requests(op: Send[Req, Resp], source: BinaryIO) -> AsyncIterator[Req]:
+    """The header, then the source file in chunks, each read in a thread: a slow source must not block the loop."""
+    yield op.header
+    while data := await asyncio.to_thread(source.read, _ops.CHUNK_BYTES):
+        yield op.chunk(data)
+
+
+class AsyncClient:
+    """A connection to filetoolsd for asyncio code; see ``filetools.Client`` for the options.
+
+    Use it as ``async with AsyncClient(address) as client:``. Every method
+    takes ``timeout=`` (seconds) and raises ``FileToolsError`` subclasses;
+    cancelling the task that awaits a call cancels the call.
+    """
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        token: str | None = None,
+        tls: bool = False,
+        root_certificates: bytes | None = None,
+        private_key: bytes | None = None,
+        certificate_chain: bytes | None = None,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        conn = connection(address, token, tls, root_certificates, private_key, certificate_chain, options)
+        self.address = conn.address
+        self._metadata = conn.metadata
+        self._channel = (
+            grpc.aio.secure_channel(conn.address, conn.credentials, conn.options)
+            if conn.credentials
+            else grpc.aio.insecure_channel(conn.address, conn.options)
+        )
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    # --- transports: the only code that differs from Client -------------
+
+    async def _unary(self, op: Unary[Req, Resp, T], timeout: float | None) -> T:
+        rpc = op.rpc
+        call = self._channel.unary_unary(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
+        try:
+            response = await call(op.request, timeout=timeout, metadata=self._metadata)
+        except grpc.aio.AioRpcError as error:
+            raise error_from_rpc(error) from None
+        return op.result(response)
+
+    def _stream(self, op: ServerStream[Req, Resp, T, S], timeout: float | None) -> AsyncStream[T, S]:
+        rpc = op.rpc
+        call = self._channel.unary_stream(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
+        responses = call(op.request, timeout=timeout, metadata=self._metadata)
+        return AsyncStream(_split_each(responses.__aiter__(), op.split), responses.cancel)
+
+    async def _fold(self, op: Fold[Req, Resp, T], timeout: float | None) -> T:
+        rpc = op.rpc
+        call = self._channel.unary_stream(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
+        folder = op.start()
+        responses = call(op.request, timeout=timeout, metadata=self._metadata)
+        try:
+            async for response in responses:
+                folder.add(response)
+        except BaseException as error:
+            folder.abort()
+            responses.cancel()
+            if isinstance(error, grpc.aio.AioRpcError):
+                raise error_from_rpc(error) from None
+            raise
+        return folder.finish()
+
+    async def _send(self, op: Send[Req, Resp], timeout: float | None) -> Resp:
+        rpc = op.rpc
+        call = self._channel.stream_unary(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
+        with open(op.source, "rb") as source:
+            # Typed apart: the serializer, Message.SerializeToString, would widen Req to Message here.
+            requests: AsyncIterator[Req] = _requests(op, source)
+            try:
+                response: Resp = await call(requests, timeout=timeout, metadata=self._metadata)
+            except grpc.aio.AioRpcError as error:
+                raise error_from_rpc(error) from None
+        return response
+
+    # --- Files ------------------------------------------------------------
+
+    async def read_text(
+        self,
+        workspace: str,
+        path: str,
+        start_line: int = 1,
+        line_count: int | None = None,
+        *,
+        tail: int | None = None,
+        encoding: str = "",
+        max_bytes: int | None = None,
+        timeout: float | None = None,
+    ) -> TextWindow:
+        """See ``Client.read_text``."""
+        request = _ops.read(workspace, path, start_line, line_count, tail, encoding, max_bytes)
+        return await self._fold(_ops.read_text(request), timeout)
+
+    def read(
+        self,
+        workspace: str,
+        path: str,
+        start_line: int = 1,
+        line_count: int | None = None,
+        *,
+        tail: int | None = None,
+        encoding: str = "",
+        max_bytes: int | None = None,
+        timeout: float | None = None,
+    ) -> AsyncStream[ReadEvent, f.ReadTrailer]:
+        """See ``Client.read``."""
+        request = _ops.read(workspace, path, start_line, line_count, tail, encoding, max_bytes)
+        return self._stream(_ops.read_stream(request), timeout)
+
+    async def write_text(
+        self,
+        workspace: str,
+        path: str,
+        text: str,
+        *,
+        encoding: str = "",
+        create_dirs: bool = True,
+        mode: WriteMode = "create_or_replace",
+        newline: Newline = "preserve",
+        if_version: str | None = None,
+        timeout: float | None = None,
+    ) -> f.WriteResponse:
+        op = _ops.write(workspace, path, text, encoding, create_dirs, mode, newline, if_version)
+        return await self._unary(op, timeout)
+
+    async def write_bytes(
+        self,
+        workspace: str,
+        path: str,
+        data: bytes,
+        *,
+        create_dirs: bool = True,
+        mode: WriteMode = "create_or_replace",
+        if_version: str | None = None,
+        timeout: float | None = None,
+    ) -> f.WriteResponse:
+        op = _ops.write(workspace, path, data, "", create_dirs, mode, "preserve", if_version)
+        return await self._unary(op, timeout)
+
+    async def edit(
+        self,
+        workspace: str,
+        path: str,
+        old_text: str,
+        new_text: str,
+        *,
+        replace_all: bool = False,
+        dry_run: bool = False,
+        if_version: str | None = None,
+        encoding: str = "",
+        timeout: float | None = None,
+    ) -> f.EditResponse:
+        """See ``Client.edit``."""
+        edits = [f.TextEdit(old_text=old_text, new_text=new_text, replace_all=replace_all)]
+        return await self._unary(_ops.edit(workspace, path, edits, dry_run, if_version, encoding), timeout)
+
+    async def edit_many(
+        self,
+        workspace: str,
+        path: str,
+        edits: Iterable[f.TextEdit],
+        *,
+        dry_run: bool = False,
+        if_version: str | None = None,
+        encoding: str = "",
+        timeout: float | None = None,
+    ) -> f.EditResponse:
+        """See ``Client.edit_many``."""
+        return await self._unary(_ops.edit(workspace, path, edits, dry_run, if_version, encoding), timeout)
+
+    async def delete(
+        self,
+        workspace: str,
+        path: str,
+        *,
+        recursive: bool = False,
+        if_version: str | None = None,
+        timeout: float | None = None,
+    ) -> f.DeleteResponse:
+        return await self._unary(_ops.delete(workspace, path, recursive, if_version), timeout)
+
+    async def move(
+        self,
+        workspace: str,
+        source: str,
+        destination: str,
+        *,
+        overwrite: bool = False,
+        create_dirs: bool = True,
+        if_version: str | None = None,
+        timeout: float | None = None,
+    ) -> f.MoveResponse:
+        op = _ops.move(workspace, source, destination, overwrite, create_dirs, if_version)
+        return await self._unary(op, timeout)
+
+    async def make_dir(
+        self, workspace: str, path: str, *, parents: bool = True, timeout: float | None = None
+    ) -> f.MakeDirResponse:
+        return await self._unary(_ops.make_dir(workspace, path, parents), timeout)
+
+    async def stat(
+        self,
+        workspace: str,
+        path: str = "",
+        *,
+        detect_binary: bool = False,
+        count_lines: bool = False,
+        timeout: float | None = None,
+    ) -> c.FileInfo:
+        return await self._unary(_ops.stat(workspace, path, detect_binary, count_lines), timeout)
+
+    def list_dir(
+        self,
+        workspace: str,
+        path: str = "",
+        *,
+        pattern: str = "",
+        recursive: bool = False,
+        max_depth: int | None = None,
+        include_hidden: bool = True,
+        respect_gitignore: bool = True,
+        max_entries: int | None = None,
+        timeout: float | None = None,
+    ) -> AsyncStream[c.FileInfo, f.ListSummary]:
+        """See ``Client.list_dir``."""
+        op = _ops.list_dir(
+            workspace, path, pattern, recursive, max_depth, include_hidden, respect_gitignore, max_entries
+        )
+        return self._stream(op, timeout)
+
+    def search(
+        self,
+        workspace: str,
+        pattern: str,
+        path: str = "",
+        *,
+        fixed_strings: bool = False,
+        case_insensitive: bool = False,
+        include: Iterable[str] = (),
+        exclude: Iterable[str] = (),
+        context_before: int = 0,
+        context_after: int = 0,
+        max_results: int | None = None,
+        max_file_size: int | None = None,
+        respect_gitignore: bool = True,
+        output_mode: OutputMode = "content",
+        timeout: float | None = None,
+    ) -> AsyncStream[SearchHit, f.SearchSummary]:
+        """See ``Client.search``."""
+        op = _ops.search(
+            workspace,
+            pattern,
+            path,
+            fixed_strings,
+            case_insensitive,
+            include,
+            exclude,
+            context_before,
+            context_after,
+            max_results,
+            max_file_size,
+            respect_gitignore,
+            output_mode,
+        )
+        return self._stream(op, timeout)
+
+    async def upload(
+        self,
+        workspace: str,
+        path: str,
+        *,
+        from_: StrPath,
+        mode: WriteMode = "create_or_replace",
+        create_dirs: bool = True,
+        if_version: str | None = None,
+        sha256: str | None = None,
+        timeout: float | None = None,
+    ) -> f.UploadResponse:
+        """See ``Client.upload``."""
+        return await self._send(_ops.upload(workspace, path, from_, mode, create_dirs, if_version, sha256), timeout)
+
+    async def download(
+        self,
+        workspace: str,
+        path: str,
+        *,
+        to: StrPath,
+        on_progress: Progress | None = None,
+        timeout: float | None = None,
+    ) -> SavedFile:
+        """See ``Client.download``."""
+        return await self._fold(_ops.download(workspace, path, to, on_progress), timeout)
+
+    # --- Workspaces -------------------------------------------------------
+
+    async def create_workspace(self, workspace: str, *, timeout: float | None = None) -> w.Workspace:
+        return await self._unary(_ops.create_workspace(workspace), timeout)
+
+    async def get_workspace(self, workspace: str, *, timeout: float | None = None) -> w.Workspace:
+        return await self._unary(_ops.get_workspace(workspace), timeout)
+
+    async def list_workspaces(self, *, timeout: float | None = None) -> list[w.Workspace]:
+        return await self._unary(_ops.list_workspaces(), timeout)
+
+    async def delete_workspace(
+        self, workspace: str, *, delete_snapshots: bool = False, timeout: float | None = None
+    ) -> None:
+        return await self._unary(_ops.delete_workspace(workspace, delete_snapshots), timeout)
+
+    async def start_run(
+        self,
+        workspace: str,
+        *,
+        restore: str = "LATEST",
+        labels: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> w.Run:
+        """See ``Client.start_run``."""
+        return await self._unary(_ops.start_run(workspace, restore, labels), timeout)
+
+    async def finish_run(
+        self,
+        workspace: str,
+        run_id: str,
+        *,
+        snapshot: bool = True,
+        labels: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> w.FinishRunResponse:
+        return await self._unary(_ops.finish_run(workspace, run_id, snapshot, labels), timeout)
+
+    def change_set(
+        self, workspace: str, run_id: str, *, timeout: float | None = None
+    ) -> AsyncStream[w.Change, None]:
+        return self._stream(_ops.change_set(workspace, run_id), timeout)
+
+    async def list_snapshots(self, workspace: str, *, timeout: float | None = None) -> list[w.Snapshot]:
+        return await self._unary(_ops.list_snapshots(workspace), timeout)
+
+    async def export_snapshot(
+        self,
+        workspace: str,
+        snapshot_id: str = "",
+        *,
+        live: bool = False,
+        include: Iterable[str] = (),
+        to: StrPath,
+        on_progress: Progress | None = None,
+        timeout: float | None = None,
+    ) -> SavedFile:
+        """See ``Client.export_snapshot``."""
+        op = _ops.export_snapshot(workspace, snapshot_id, live, include, to, on_progress)
+        return await self._fold(op, timeout)
+
+    async def restore_snapshot(
+        self, workspace: str, snapshot_id: str = "", *, timeout: float | None = None
+    ) -> w.Snapshot:
+        return await self._unary(_ops.restore_snapshot(workspace, snapshot_id), timeout)
+
+    async def import_archive(
+        self, workspace: str, *, from_: StrPath, path: str = "", timeout: float | None = None
+    ) -> w.ImportArchiveResponse:
+        """See ``Client.import_archive``."""
+        return await self._send(_ops.import_archive(workspace, from_, path), timeout)

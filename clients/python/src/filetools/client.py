@@ -1,0 +1,436 @@
+"""The synchronous client. ``filetools.aio.AsyncClient`` mirrors it method for method."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, BinaryIO, Generic, TypeVar
+
+import grpc
+
+from filetools import _ops
+from filetools._channel import connection
+from filetools._rpc import Req, Resp
+from filetools._ops import Fold, ReadEvent, Send, ServerStream, StrPath, Unary
+from filetools.errors import error_from_rpc
+from filetools.models import Newline, OutputMode, Progress, SavedFile, SearchHit, TextWindow, WriteMode
+from filetools.v1 import common_pb2 as c
+from filetools.v1 import files_pb2 as f
+from filetools.v1 import workspaces_pb2 as w
+
+T = TypeVar("T")
+S = TypeVar("S")
+
+
+class Stream(Generic[T, S]):
+    """The items of a server stream; ``summary`` holds its closing message once the loop has ended.
+
+    Breaking out of the ``for`` loop (or ``close()``, or leaving a ``with``
+    block) cancels the call, so the daemon stops working on it.
+    """
+
+    def __init__(self, parts: Iterator[tuple[Sequence[T], S | None]], cancel: Callable[[], object]) -> None:
+        self._parts = parts
+        self._cancel = cancel
+        self.summary: S | None = None
+
+    def __iter__(self) -> Iterator[T]:
+        try:
+            for items, summary in self._parts:
+                if summary is not None:
+                    self.summary = summary
+                yield from items
+        except grpc.RpcError as error:
+            raise error_from_rpc(error) from None
+        finally:  # a no-op once the call has ended; when the loop broke off, it stops the daemon's work
+            self._cancel()
+
+    def close(self) -> None:
+        self._cancel()
+
+    def __enter__(self) -> Stream[T, S]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _requests(op: Send[Req, Resp], source: BinaryIO) -> Iterator[Req]:
+    """The header, then the source file in chunks."""
+    yield op.header
+    while data := source.read(_ops.CHUNK_BYTES):
+        yield op.chunk(data)
+
+
+class Client:
+    """A connection to filetoolsd. Every method takes ``timeout=`` (seconds) and raises ``FileToolsError`` subclasses.
+
+    ``address`` defaults to $FILETOOLS_ADDRESS, else 127.0.0.1:7447. ``token``
+    is sent as ``authorization: Bearer TOKEN``; ``tls=True`` (or any PEM) makes
+    it a TLS channel, with ``certificate_chain`` and ``private_key`` for mutual TLS.
+    """
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        token: str | None = None,
+        tls: bool = False,
+        root_certificates: bytes | None = None,
+        private_key: bytes | None = None,
+        certificate_chain: bytes | None = None,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        conn = connection(address, token, tls, root_certificates, private_key, certificate_chain, options)
+        self.address = conn.address
+        self._metadata = conn.metadata
+        self._channel = (
+            grpc.secure_channel(conn.address, conn.credentials, conn.options)
+            if conn.credentials
+            else grpc.insecure_channel(conn.address, conn.options)
+        )
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # --- transports: the only code that differs from AsyncClient --------
+
+    def _unary(self, op: Unary[Req, Resp, T], timeout: float | None) -> T:
+        rpc = op.rpc
+        call = self._channel.unary_unary(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
+        try:
+            response = call(op.request, timeout=timeout, metadata=self._metadata)
+        except grpc.RpcError as error:
+            raise error_from_rpc(error) from None
+        return op.result(response)
+
+    def _stream(self, op: ServerStream[Req, Resp, T, S], timeout: float | None) -> Stream[T, S]:
+        rpc = op.rpc
+        call = self._channel.unary_stream(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
+        responses = call(op.request, timeout=timeout, metadata=self._metadata)
+        return Stream(map(op.split, responses), responses.cancel)
+
+    def _fold(self, op: Fold[Req, Resp, T], timeout: float | None) -> T:
+        rpc = op.rpc
+        call = self._channel.unary_stream(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
+        folder = op.start()
+        responses = call(op.request, timeout=timeout, metadata=self._metadata)
+        try:
+            for response in responses:
+                folder.add(response)
+        except BaseException as error:
+            folder.abort()
+            responses.cancel()
+            if isinstance(error, grpc.RpcError):
+                raise error_from_rpc(error) from None
+            raise
+        return folder.finish()
+
+    def _send(self, op: Send[Req, Resp], timeout: float | None) -> Resp:
+        rpc = op.rpc
+        call = self._channel.stream_unary(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
+        with open(op.source, "rb") as source:
+            # Typed apart: the serializer, Message.SerializeToString, would widen Req to Message here.
+            requests: Iterator[Req] = _requests(op, source)
+            try:
+                response: Resp = call(requests, timeout=timeout, metadata=self._metadata)
+            except grpc.RpcError as error:
+                raise error_from_rpc(error) from None
+        return response
+
+    # --- Files ------------------------------------------------------------
+
+    def read_text(
+        self,
+        workspace: str,
+        path: str,
+        start_line: int = 1,
+        line_count: int | None = None,
+        *,
+        tail: int | None = None,
+        encoding: str = "",
+        max_bytes: int | None = None,
+        timeout: float | None = None,
+    ) -> TextWindow:
+        """A window of lines: from ``start_line`` (1-based), ``line_count`` of them (None = to the end, within
+        ``max_bytes``, 10 MiB by default), or the last ``tail`` lines. Page on with ``next_start_line``."""
+        request = _ops.read(workspace, path, start_line, line_count, tail, encoding, max_bytes)
+        return self._fold(_ops.read_text(request), timeout)
+
+    def read(
+        self,
+        workspace: str,
+        path: str,
+        start_line: int = 1,
+        line_count: int | None = None,
+        *,
+        tail: int | None = None,
+        encoding: str = "",
+        max_bytes: int | None = None,
+        timeout: float | None = None,
+    ) -> Stream[ReadEvent, f.ReadTrailer]:
+        """The Read stream as it comes: the header, then the chunks; ``summary`` is the trailer."""
+        request = _ops.read(workspace, path, start_line, line_count, tail, encoding, max_bytes)
+        return self._stream(_ops.read_stream(request), timeout)
+
+    def write_text(
+        self,
+        workspace: str,
+        path: str,
+        text: str,
+        *,
+        encoding: str = "",
+        create_dirs: bool = True,
+        mode: WriteMode = "create_or_replace",
+        newline: Newline = "preserve",
+        if_version: str | None = None,
+        timeout: float | None = None,
+    ) -> f.WriteResponse:
+        op = _ops.write(workspace, path, text, encoding, create_dirs, mode, newline, if_version)
+        return self._unary(op, timeout)
+
+    def write_bytes(
+        self,
+        workspace: str,
+        path: str,
+        data: bytes,
+        *,
+        create_dirs: bool = True,
+        mode: WriteMode = "create_or_replace",
+        if_version: str | None = None,
+        timeout: float | None = None,
+    ) -> f.WriteResponse:
+        op = _ops.write(workspace, path, data, "", create_dirs, mode, "preserve", if_version)
+        return self._unary(op, timeout)
+
+    def edit(
+        self,
+        workspace: str,
+        path: str,
+        old_text: str,
+        new_text: str,
+        *,
+        replace_all: bool = False,
+        dry_run: bool = False,
+        if_version: str | None = None,
+        encoding: str = "",
+        timeout: float | None = None,
+    ) -> f.EditResponse:
+        """Replaces ``old_text``, which must occur exactly once (or every occurrence, with ``replace_all``)."""
+        edits = [f.TextEdit(old_text=old_text, new_text=new_text, replace_all=replace_all)]
+        return self._unary(_ops.edit(workspace, path, edits, dry_run, if_version, encoding), timeout)
+
+    def edit_many(
+        self,
+        workspace: str,
+        path: str,
+        edits: Iterable[f.TextEdit],
+        *,
+        dry_run: bool = False,
+        if_version: str | None = None,
+        encoding: str = "",
+        timeout: float | None = None,
+    ) -> f.EditResponse:
+        """Applies the edits in order, all or nothing."""
+        return self._unary(_ops.edit(workspace, path, edits, dry_run, if_version, encoding), timeout)
+
+    def delete(
+        self,
+        workspace: str,
+        path: str,
+        *,
+        recursive: bool = False,
+        if_version: str | None = None,
+        timeout: float | None = None,
+    ) -> f.DeleteResponse:
+        return self._unary(_ops.delete(workspace, path, recursive, if_version), timeout)
+
+    def move(
+        self,
+        workspace: str,
+        source: str,
+        destination: str,
+        *,
+        overwrite: bool = False,
+        create_dirs: bool = True,
+        if_version: str | None = None,
+        timeout: float | None = None,
+    ) -> f.MoveResponse:
+        op = _ops.move(workspace, source, destination, overwrite, create_dirs, if_version)
+        return self._unary(op, timeout)
+
+    def make_dir(
+        self, workspace: str, path: str, *, parents: bool = True, timeout: float | None = None
+    ) -> f.MakeDirResponse:
+        return self._unary(_ops.make_dir(workspace, path, parents), timeout)
+
+    def stat(
+        self,
+        workspace: str,
+        path: str = "",
+        *,
+        detect_binary: bool = False,
+        count_lines: bool = False,
+        timeout: float | None = None,
+    ) -> c.FileInfo:
+        return self._unary(_ops.stat(workspace, path, detect_binary, count_lines), timeout)
+
+    def list_dir(
+        self,
+        workspace: str,
+        path: str = "",
+        *,
+        pattern: str = "",
+        recursive: bool = False,
+        max_depth: int | None = None,
+        include_hidden: bool = True,
+        respect_gitignore: bool = True,
+        max_entries: int | None = None,
+        timeout: float | None = None,
+    ) -> Stream[c.FileInfo, f.ListSummary]:
+        """The entries under a directory (``max_entries`` None = 10,000); ``summary`` tells whether it was cut."""
+        op = _ops.list_dir(
+            workspace, path, pattern, recursive, max_depth, include_hidden, respect_gitignore, max_entries
+        )
+        return self._stream(op, timeout)
+
+    def search(
+        self,
+        workspace: str,
+        pattern: str,
+        path: str = "",
+        *,
+        fixed_strings: bool = False,
+        case_insensitive: bool = False,
+        include: Iterable[str] = (),
+        exclude: Iterable[str] = (),
+        context_before: int = 0,
+        context_after: int = 0,
+        max_results: int | None = None,
+        max_file_size: int | None = None,
+        respect_gitignore: bool = True,
+        output_mode: OutputMode = "content",
+        timeout: float | None = None,
+    ) -> Stream[SearchHit, f.SearchSummary]:
+        """Matches as the daemon finds them (``max_results`` None = 100); ``summary`` closes the stream."""
+        op = _ops.search(
+            workspace,
+            pattern,
+            path,
+            fixed_strings,
+            case_insensitive,
+            include,
+            exclude,
+            context_before,
+            context_after,
+            max_results,
+            max_file_size,
+            respect_gitignore,
+            output_mode,
+        )
+        return self._stream(op, timeout)
+
+    def upload(
+        self,
+        workspace: str,
+        path: str,
+        *,
+        from_: StrPath,
+        mode: WriteMode = "create_or_replace",
+        create_dirs: bool = True,
+        if_version: str | None = None,
+        sha256: str | None = None,
+        timeout: float | None = None,
+    ) -> f.UploadResponse:
+        """Stores the bytes of the local file ``from_`` (atomically, once all have arrived)."""
+        return self._send(_ops.upload(workspace, path, from_, mode, create_dirs, if_version, sha256), timeout)
+
+    def download(
+        self,
+        workspace: str,
+        path: str,
+        *,
+        to: StrPath,
+        on_progress: Progress | None = None,
+        timeout: float | None = None,
+    ) -> SavedFile:
+        """Writes the file to the local path ``to`` atomically, after checking its size and sha256."""
+        return self._fold(_ops.download(workspace, path, to, on_progress), timeout)
+
+    # --- Workspaces -------------------------------------------------------
+
+    def create_workspace(self, workspace: str, *, timeout: float | None = None) -> w.Workspace:
+        return self._unary(_ops.create_workspace(workspace), timeout)
+
+    def get_workspace(self, workspace: str, *, timeout: float | None = None) -> w.Workspace:
+        return self._unary(_ops.get_workspace(workspace), timeout)
+
+    def list_workspaces(self, *, timeout: float | None = None) -> list[w.Workspace]:
+        return self._unary(_ops.list_workspaces(), timeout)
+
+    def delete_workspace(
+        self, workspace: str, *, delete_snapshots: bool = False, timeout: float | None = None
+    ) -> None:
+        return self._unary(_ops.delete_workspace(workspace, delete_snapshots), timeout)
+
+    def start_run(
+        self,
+        workspace: str,
+        *,
+        restore: str = "LATEST",
+        labels: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> w.Run:
+        """Starts a run (``restore``: "LATEST", "NONE" or a snapshot id)."""
+        return self._unary(_ops.start_run(workspace, restore, labels), timeout)
+
+    def finish_run(
+        self,
+        workspace: str,
+        run_id: str,
+        *,
+        snapshot: bool = True,
+        labels: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> w.FinishRunResponse:
+        return self._unary(_ops.finish_run(workspace, run_id, snapshot, labels), timeout)
+
+    def change_set(self, workspace: str, run_id: str, *, timeout: float | None = None) -> Stream[w.Change, None]:
+        return self._stream(_ops.change_set(workspace, run_id), timeout)
+
+    def list_snapshots(self, workspace: str, *, timeout: float | None = None) -> list[w.Snapshot]:
+        return self._unary(_ops.list_snapshots(workspace), timeout)
+
+    def export_snapshot(
+        self,
+        workspace: str,
+        snapshot_id: str = "",
+        *,
+        live: bool = False,
+        include: Iterable[str] = (),
+        to: StrPath,
+        on_progress: Progress | None = None,
+        timeout: float | None = None,
+    ) -> SavedFile:
+        """Writes a snapshot's tarball (the newest when no id; the workspace as it is now with ``live``)
+        to the local path ``to`` atomically, after checking its size and sha256."""
+        return self._fold(_ops.export_snapshot(workspace, snapshot_id, live, include, to, on_progress), timeout)
+
+    def restore_snapshot(
+        self, workspace: str, snapshot_id: str = "", *, timeout: float | None = None
+    ) -> w.Snapshot:
+        return self._unary(_ops.restore_snapshot(workspace, snapshot_id), timeout)
+
+    def import_archive(
+        self, workspace: str, *, from_: StrPath, path: str = "", timeout: float | None = None
+    ) -> w.ImportArchiveResponse:
+        """Unpacks the local tarball ``from_`` (plain or gzip) into the directory ``path`` of the workspace."""
+        return self._send(_ops.import_archive(workspace, from_, path), timeout)
