@@ -118,6 +118,7 @@ describe("parseConfig", () => {
       expect(configError(["--tls-client-ca", pem]).message).toMatch(/needs --tls-cert and --tls-key/);
       expect(configError(["--tls-cert", path.join(dir, "none.pem"), "--tls-key", pem]).message).toMatch(/--tls-cert .*none\.pem: cannot read it/);
       expect(configError(["--tls-cert", pem, "--tls-key", pem]).message).toMatch(/unusable/);
+      expect(configError(["--tls-cert", pem, "--tls-key", pem, "--tls-client-ca", pem]).message).toMatch(/--tls-client-ca .*not-a-cert\.pem: unusable \(no PEM certificate in it\)/);
     });
   });
 

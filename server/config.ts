@@ -1,6 +1,7 @@
 // Daemon configuration: command-line flags, each also read from a FILETOOLS_*
 // environment variable (a flag given on the command line wins). Every value is
 // validated here, so the rest of the daemon can trust DaemonConfig.
+import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -192,13 +193,28 @@ function readTls(certFile: unknown, keyFile: unknown, clientCaFile: unknown): Tl
   }
   if (!given(certFile) || !given(keyFile)) throw new ConfigError("--tls-cert and --tls-key go together");
   const tls: TlsFiles = { cert: readFlagFile("--tls-cert", certFile), key: readFlagFile("--tls-key", keyFile) };
-  if (given(clientCaFile)) tls.clientCa = readFlagFile("--tls-client-ca", clientCaFile);
+  if (given(clientCaFile)) tls.clientCa = readCaCertificates(clientCaFile);
   try {
     createSecureContext({ cert: tls.cert, key: tls.key, ca: tls.clientCa });
   } catch (error) {
     throw new ConfigError(`--tls-cert ${certFile}, --tls-key ${keyFile}${tls.clientCa ? `, --tls-client-ca ${clientCaFile}` : ""}: unusable (${(error as Error).message})`);
   }
   return tls;
+}
+
+// Node's TLS ignores CA text that is not a certificate, which would refuse every client: check it here.
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
+
+function readCaCertificates(file: string): Buffer {
+  const pem = readFlagFile("--tls-client-ca", file);
+  const certificates = pem.toString("latin1").match(PEM_CERTIFICATE) ?? [];
+  try {
+    if (certificates.length === 0) throw new Error("no PEM certificate in it");
+    for (const certificate of certificates) new X509Certificate(certificate);
+  } catch (error) {
+    throw new ConfigError(`--tls-client-ca ${file}: unusable (${(error as Error).message})`);
+  }
+  return pem;
 }
 
 function parseS3Settings(endpoint: unknown, region: unknown, forcePathStyle: unknown): S3Settings {

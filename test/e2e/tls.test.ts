@@ -91,6 +91,7 @@ describe("TLS files the daemon cannot use", () => {
     ["a missing key file", ["--tls-cert", file("server.crt"), "--tls-key", file("missing.key")], /--tls-key .*missing\.key: cannot read it \(ENOENT\)/],
     ["a key that is not the certificate's", ["--tls-cert", file("server.crt"), "--tls-key", file("client.key")], /unusable/],
     ["a client CA without a certificate", ["--tls-client-ca", file("ca.crt")], /--tls-client-ca needs --tls-cert and --tls-key/],
+    ["a client CA file that holds no certificate", [...serverArgs, "--tls-client-ca", file("ca.key")], /--tls-client-ca .*ca\.key: unusable/],
   ])("refuses to start with %s, saying why", async (_what, args, message) => {
     const failure = startDaemon({ args });
     await expect(failure).rejects.toThrow(/daemon exited 2/);
