@@ -9,6 +9,9 @@ import { MAIN, ROOT, isDistStale, markDistFresh } from "../support/dist.js";
 
 export { ROOT };
 
+/** USER_HZ, the unit of /proc/PID/stat's times: 100 on Linux everywhere (getconf CLK_TCK). */
+const CLOCK_TICKS = 100;
+
 /** Tools run in one fixed locale (UTF-8 aware, as the daemon is). */
 const TOOL_ENV = { ...process.env, LC_ALL: "C.UTF-8" };
 
@@ -56,6 +59,8 @@ export class Daemon {
     readonly proc: ChildProcess,
     readonly client: FileToolsClient,
     private readonly dataDir: string,
+    /** "127.0.0.1:PORT", for clients in other processes. */
+    readonly address: string,
   ) {}
 
   /**
@@ -81,7 +86,7 @@ export class Daemon {
         reject(new Error(`filetoolsd exited ${code}: ${stderr}`));
       });
     });
-    return new Daemon(proc, connect(address), dataDir);
+    return new Daemon(proc, connect(address), dataDir, address);
   }
 
   private status(field: "VmRSS" | "VmHWM"): number {
@@ -91,6 +96,13 @@ export class Daemon {
 
   rss(): number {
     return this.status("VmRSS");
+  }
+
+  /** CPU time the process has used so far (user + system), in ms; 10 ms resolution (clock ticks). */
+  cpuMs(): number {
+    // /proc/PID/stat: the fields after the ")" that ends the command name; utime and stime are the 12th and 13th of them.
+    const fields = readFileSync(`/proc/${this.proc.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
   }
 
   /**
@@ -136,7 +148,7 @@ export function ensureBuilt(log: (line: string) => void): void {
   markDistFresh();
 }
 
-function version(cmd: string, args = ["--version"]): string | undefined {
+export function version(cmd: string, args = ["--version"]): string | undefined {
   const r = spawnSync(cmd, args, { encoding: "utf8" });
   return r.status === 0 ? r.stdout.split("\n")[0]!.trim() : undefined;
 }
@@ -159,6 +171,11 @@ export const loadAverage = () => os.loadavg().map((l) => l.toFixed(2)).join(" ")
 
 /** Lines describing the machine and the tools' versions. */
 export function machine(dataRoot: string, rg: string | undefined): string[] {
+  return [...describeMachine(dataRoot), `tools: ${version("sed")}; ${version("tail")}; ${version("grep")}; ${rg ?? "ripgrep: not available"}; LC_ALL=C.UTF-8`];
+}
+
+/** Lines describing the machine (CPU, memory, disk, kernel, load) and the daemon's commit. */
+export function describeMachine(dataRoot: string): string[] {
   const cpu = /model name\s*:\s*(.*)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? os.cpus()[0]?.model ?? "?";
   const fs = statfsSync(dataRoot);
   const gib = (n: number) => `${(n / 2 ** 30).toFixed(1)} GiB`;
@@ -167,6 +184,5 @@ export function machine(dataRoot: string, rg: string | undefined): string[] {
   return [
     `machine: ${cpu}, ${os.cpus().length} cores, ${gib(os.totalmem())} RAM, ${gib(fs.bavail * fs.bsize)} free on the data disk; ${os.type()} ${os.release()}; load average ${loadAverage()}`,
     `filetoolsd: ${git(["log", "-1", "--format=%h %s"])}${dirty}; node ${process.version}`,
-    `tools: ${version("sed")}; ${version("tail")}; ${version("grep")}; ${rg ?? "ripgrep: not available"}; LC_ALL=C.UTF-8`,
   ];
 }
