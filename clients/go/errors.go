@@ -45,6 +45,8 @@ const (
 	ReasonInternal             Reason = "INTERNAL"
 	ReasonCancelled            Reason = "CANCELLED"
 	ReasonDeadlineExceeded     Reason = "DEADLINE_EXCEEDED"
+	ReasonUnauthenticated      Reason = "UNAUTHENTICATED"
+	ReasonWorkspaceNotAllowed  Reason = "WORKSPACE_NOT_ALLOWED"
 )
 
 // Error is every failure of a call to the daemon: its gRPC code, the reason
@@ -81,6 +83,8 @@ var (
 	ErrStoreUnavailable     = &Error{Reason: ReasonStoreUnavailable}
 	ErrUnsafeArchive        = &Error{Reason: ReasonUnsafeArchive}
 	ErrInvalidArgument      = &Error{Reason: ReasonInvalidArgument}
+	ErrUnauthenticated      = &Error{Reason: ReasonUnauthenticated}
+	ErrWorkspaceNotAllowed  = &Error{Reason: ReasonWorkspaceNotAllowed}
 )
 
 func (e *Error) Error() string {
