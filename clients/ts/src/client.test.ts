@@ -10,7 +10,8 @@ import { Files } from "./gen/filetools/v1/files_pb.js";
 let client: FileToolsClient;
 const server = createServer({ maxMessageBytes: 8 << 20 });
 let uploadedChunks = 0;
-let uploadError: unknown;
+let uploadReceived: () => void = () => {};
+let uploadFailed: (error: unknown) => void = () => {};
 
 beforeAll(async () => {
   registerService(
@@ -24,9 +25,12 @@ beforeAll(async () => {
       },
       async upload(requests) {
         try {
-          for await (const _ of requests) uploadedChunks++;
+          for await (const _ of requests) {
+            uploadedChunks++;
+            uploadReceived();
+          }
         } catch (error) {
-          uploadError = error;
+          uploadFailed(error);
           throw error;
         }
         return {};
@@ -72,15 +76,16 @@ describe("connect", () => {
   });
 
   it("fails a client stream whose source throws, and cancels the call", async () => {
-    uploadError = undefined;
+    const receivedOnServer = new Promise<void>((resolve) => (uploadReceived = resolve));
+    const failedOnServer = new Promise((resolve) => (uploadFailed = resolve));
     async function* requests() {
       yield { event: { case: "header" as const, value: { workspace: "w", path: "/a" } } };
+      await receivedOnServer; // the daemon's handler is running: the failure must reach it
       throw new Error("source broke");
     }
     const error = await failure(client.files.upload(requests()));
     expect(error).toMatchObject({ message: "source broke" });
-    for (let i = 0; i < 100 && !uploadError; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(uploadError).toMatchObject({ reason: "CANCELLED" });
+    expect(await failedOnServer).toMatchObject({ reason: "CANCELLED" });
   });
 
   it("accepts a plain array of requests", async () => {

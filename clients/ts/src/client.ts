@@ -1,6 +1,6 @@
-// A small typed client over the generated code: one method per RPC, promises
-// for single responses, async iterables for streams, and errors carrying the
-// gRPC code and the daemon's reason (ErrorInfo from grpc-status-details-bin).
+// The connection and the raw layer over the generated code: one method per
+// RPC, promises for single responses, async iterables for streams, failures as
+// FileToolsError. The conveniences per workspace are in workspace.ts.
 import {
   create,
   fromBinary,
@@ -12,13 +12,13 @@ import {
   type MessageShape,
 } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
-import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import * as grpc from "@grpc/grpc-js";
-import type { ErrorReason } from "./gen/filetools/v1/common_pb.js";
+import { FileToolsError, present } from "./errors.js";
 import { Files } from "./gen/filetools/v1/files_pb.js";
-import { Workspaces } from "./gen/filetools/v1/workspaces_pb.js";
-import { ErrorInfoSchema } from "./gen/google/rpc/error_details_pb.js";
-import { StatusSchema } from "./gen/google/rpc/status_pb.js";
+import { Workspaces, type Workspace } from "./gen/filetools/v1/workspaces_pb.js";
+import { WorkspaceClient } from "./workspace.js";
+
+export { FileToolsError, type ErrorReasonName } from "./errors.js";
 
 export interface CallOptions {
   /** Aborting it cancels the call (the daemon stops the work). */
@@ -30,46 +30,28 @@ export interface CallOptions {
 }
 
 export interface ConnectOptions {
-  /** Default: plain text (the daemon listens on loopback or a unix socket). */
+  /** Sent as `authorization: Bearer TOKEN` on every call (a daemon started with --tokens wants one). */
+  token?: string;
+  /**
+   * TLS to the daemon: true trusts the system's roots; `ca` trusts the given
+   * certificate(s) instead; `cert` and `key` add a client certificate for
+   * mutual TLS. PEM text or bytes. Default: plain text (a loopback address or
+   * a unix socket).
+   */
+  tls?: boolean | TlsOptions;
+  /** grpc-js channel credentials, for anything `tls` does not cover; they win over `tls`. */
   credentials?: grpc.ChannelCredentials;
   /** grpc-js channel options; they override the defaults set here. */
   channelOptions?: grpc.ChannelOptions;
 }
 
-/** A reason the daemon sends (ErrorReason without its prefix), e.g. "PATH_ESCAPES_WORKSPACE". */
-export type ErrorReasonName = Exclude<keyof typeof ErrorReason, "UNSPECIFIED">;
-
-/** A failed call: the gRPC status plus the daemon's ErrorInfo. */
-export class FileToolsError extends Error {
-  override readonly name = "FileToolsError";
-  /** The status code's name, e.g. "NOT_FOUND". */
-  readonly codeName: string;
-
-  constructor(
-    /** gRPC status code, e.g. 5 (grpc.status.NOT_FOUND). */
-    readonly code: grpc.status,
-    message: string,
-    /**
-     * ErrorInfo.reason. When the daemon sent none (the call failed before
-     * reaching it), CANCELLED and DEADLINE_EXCEEDED have the reason of that
-     * name, any other code "".
-     */
-    readonly reason: ErrorReasonName | (string & {}),
-    /** ErrorInfo.metadata, e.g. {current_version: "…"} for CONTENT_CHANGED. */
-    readonly metadata: Record<string, string> = {},
-  ) {
-    super(message);
-    this.codeName = grpc.status[code] ?? String(code);
-  }
-
-  /** The error for a grpc-js status (a ServiceError is one). */
-  static fromStatus(status: Pick<grpc.StatusObject, "code" | "details" | "metadata">): FileToolsError {
-    const info = errorInfoOf(status.metadata);
-    const reason =
-      info?.reason ??
-      (status.code === grpc.status.CANCELLED || status.code === grpc.status.DEADLINE_EXCEEDED ? grpc.status[status.code] : "");
-    return new FileToolsError(status.code, status.details, reason, info?.metadata ?? {});
-  }
+export interface TlsOptions {
+  /** PEM of the certificate authority that signed the daemon's certificate. Default: the system's roots. */
+  ca?: string | Buffer;
+  /** PEM of this client's certificate (mutual TLS; needs `key`). */
+  cert?: string | Buffer;
+  /** PEM of this client's private key (mutual TLS; needs `cert`). */
+  key?: string | Buffer;
 }
 
 type MethodsOf<S> = S extends GenService<infer M extends GenServiceMethods> ? M : never;
@@ -88,39 +70,69 @@ type ClientMethod<M> = M extends { methodKind: "unary"; input: infer I extends D
 /** One method per RPC of a generated service, by localName (`files.read`, `workspaces.startRun`, …). */
 export type ServiceClient<S> = { [K in keyof MethodsOf<S>]: ClientMethod<MethodsOf<S>[K]> };
 
-export interface FileToolsClient {
+/** The raw services: one method per RPC, taking and returning the generated messages. */
+export interface RawClient {
   files: ServiceClient<typeof Files>;
   workspaces: ServiceClient<typeof Workspaces>;
+}
+
+export interface FileToolsClient extends RawClient {
+  /** The calls on one workspace: readText, writeText, edit, search, runs, snapshots, … */
+  workspace(id: string): WorkspaceClient;
+  /** Every workspace, managed and bound, sorted by id. */
+  listWorkspaces(options?: CallOptions): Promise<Workspace[]>;
+  /** Creates a managed workspace (ALREADY_EXISTS if it exists; StartRun creates one too). */
+  createWorkspace(id: string, options?: CallOptions): Promise<Workspace>;
   /** Closes the connection; calls in flight fail with CANCELLED or UNAVAILABLE. */
   close(): void;
 }
 
 /** Connects to a daemon at "host:port" or "unix:///path" (the connection is made on the first call). */
 export function connect(address: string, options: ConnectOptions = {}): FileToolsClient {
-  const channel = new grpc.Client(address, options.credentials ?? grpc.credentials.createInsecure(), {
+  const channel = new grpc.Client(address, options.credentials ?? channelCredentials(options.tls), {
     // Responses are chunked well below this; the grpc-js default of 4 MiB is the daemon's business, not ours.
     "grpc.max_receive_message_length": 64 * 1024 * 1024,
     ...options.channelOptions,
   });
+  // A header on every call rather than call credentials, which grpc-js refuses on a plain-text channel.
+  const sentOnEveryCall: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
+  const raw: RawClient = {
+    files: serviceClient(channel, Files, sentOnEveryCall),
+    workspaces: serviceClient(channel, Workspaces, sentOnEveryCall),
+  };
   return {
-    files: serviceClient(channel, Files),
-    workspaces: serviceClient(channel, Workspaces),
+    ...raw,
+    workspace: (id) => new WorkspaceClient(raw, id),
+    listWorkspaces: async (callOptions) => (await raw.workspaces.listWorkspaces({}, callOptions)).workspaces,
+    createWorkspace: async (id, callOptions) =>
+      present((await raw.workspaces.createWorkspace({ workspace: id }, callOptions)).workspace, "CreateWorkspace: workspace"),
     close: () => channel.close(),
   };
 }
 
-function serviceClient<S extends DescService>(channel: grpc.Client, service: S): ServiceClient<S> {
+function channelCredentials(tls: ConnectOptions["tls"]): grpc.ChannelCredentials {
+  if (!tls) return grpc.credentials.createInsecure();
+  const { ca, cert, key } = tls === true ? {} : tls;
+  return grpc.credentials.createSsl(bufferOf(ca), bufferOf(key), bufferOf(cert));
+}
+
+function bufferOf(pem: string | Buffer | undefined): Buffer | null {
+  return pem === undefined ? null : Buffer.from(pem);
+}
+
+function serviceClient<S extends DescService>(channel: grpc.Client, service: S, sentOnEveryCall: Record<string, string>): ServiceClient<S> {
   const client: Record<string, unknown> = {};
   for (const method of service.methods) {
-    client[method.localName] = clientMethod(channel, method);
+    client[method.localName] = clientMethod(channel, method, sentOnEveryCall);
   }
   return client as ServiceClient<S>;
 }
 
-function clientMethod(channel: grpc.Client, method: DescMethod) {
+function clientMethod(channel: grpc.Client, method: DescMethod, sentOnEveryCall: Record<string, string>) {
   const path = `/${method.parent.typeName}/${method.name}`;
   const serialize = (value: unknown) => encode(method.input, value);
   const deserialize = (bytes: Buffer) => fromBinary(method.output, bytes);
+  const metadataOf = (options: CallOptions) => callMetadata(sentOnEveryCall, options.metadata);
   switch (method.methodKind) {
     case "unary":
       return (request: unknown, options: CallOptions = {}) =>
@@ -218,10 +230,18 @@ function cancelOnAbort(call: grpc.Call, signal: AbortSignal | undefined): void {
   call.on("status", () => signal.removeEventListener("abort", cancel));
 }
 
-function metadataOf(options: CallOptions): grpc.Metadata {
-  if (options.metadata instanceof grpc.Metadata) return options.metadata;
-  const metadata = new grpc.Metadata();
-  for (const [key, value] of Object.entries(options.metadata ?? {})) metadata.set(key, value);
+/** The call's own headers, plus the connection's where the call does not set them. */
+function callMetadata(sentOnEveryCall: Record<string, string>, own: CallOptions["metadata"]): grpc.Metadata {
+  let metadata: grpc.Metadata;
+  if (own instanceof grpc.Metadata) {
+    metadata = own.clone();
+  } else {
+    metadata = new grpc.Metadata();
+    for (const [key, value] of Object.entries(own ?? {})) metadata.set(key, value);
+  }
+  for (const [key, value] of Object.entries(sentOnEveryCall)) {
+    if (metadata.get(key).length === 0) metadata.set(key, value);
+  }
   return metadata;
 }
 
@@ -229,20 +249,6 @@ function grpcOptionsOf(options: CallOptions): grpc.CallOptions {
   const { deadline } = options;
   if (deadline === undefined) return {};
   return { deadline: typeof deadline === "number" ? new Date(Date.now() + deadline) : deadline };
-}
-
-function errorInfoOf(metadata: grpc.Metadata | undefined) {
-  const [details] = metadata?.get("grpc-status-details-bin") ?? [];
-  if (!(details instanceof Buffer)) return undefined;
-  try {
-    for (const detail of fromBinary(StatusSchema, details).details) {
-      const info = anyUnpack(detail, ErrorInfoSchema);
-      if (info) return info;
-    }
-  } catch {
-    // Undecodable details: the code and message still stand.
-  }
-  return undefined;
 }
 
 function isStatus(error: unknown): error is grpc.StatusObject {

@@ -1,14 +1,31 @@
-// The TypeScript client for filetoolsd: connect(), its typed errors, and the
-// generated messages and enums of filetools.v1.
+// The TypeScript client for filetoolsd: connect(), the calls per workspace,
+// typed errors, and the generated messages and enums of filetools.v1.
 export {
   connect,
-  FileToolsError,
   type CallOptions,
   type ConnectOptions,
-  type ErrorReasonName,
   type FileToolsClient,
+  type RawClient,
   type ServiceClient,
+  type TlsOptions,
 } from "./client.js";
+export { FileToolsError, type ErrorReasonName } from "./errors.js";
+export { headerThenData, receiveVerified, saveVerified, type HeaderThenData, type OnProgress, type Progress } from "./byte-streams.js";
+export { numberLines, type NumberLinesOptions } from "./format.js";
+export {
+  SearchResults,
+  WorkspaceClient,
+  type EditOptions,
+  type ExportOptions,
+  type Listing,
+  type ListOptions,
+  type ReadTextOptions,
+  type SearchOptions,
+  type TextEditInit,
+  type TextWindow,
+  type TransferOptions,
+  type WriteTextOptions,
+} from "./workspace.js";
 export * from "./gen/filetools/v1/common_pb.js";
 export * from "./gen/filetools/v1/files_pb.js";
 export * from "./gen/filetools/v1/workspaces_pb.js";

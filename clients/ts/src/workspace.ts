@@ -1,0 +1,395 @@
+// The calls an agent runtime makes on one workspace, over the raw per-RPC
+// layer: plain numbers for lines, the stream's pieces put together, snapshots
+// to and from files. Options left out take the daemon's defaults (proto/).
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { CallOptions, RawClient } from "./client.js";
+import { present } from "./errors.js";
+import type { FileInfo } from "./gen/filetools/v1/common_pb.js";
+import {
+  OutputMode,
+  type DeleteResponse,
+  type DownloadHeader,
+  type EditResponse,
+  type MakeDirResponse,
+  type MoveResponse,
+  type Newline,
+  type SearchCount,
+  type SearchMatch,
+  type SearchResponse,
+  type SearchSummary,
+  type TextEditSchema,
+  type UploadResponse,
+  type WriteMode,
+  type WriteResponse,
+} from "./gen/filetools/v1/files_pb.js";
+import type { Change, ExportHeader, FinishRunResponse, ImportArchiveResponse, Run, Snapshot } from "./gen/filetools/v1/workspaces_pb.js";
+import { headerThenData, saveVerified, type OnProgress } from "./byte-streams.js";
+
+export interface ReadTextOptions extends CallOptions {
+  /** First line, 1-based. Default 1. */
+  startLine?: number;
+  /** Lines to return. Default: to the end of the file; 0 = only the metadata. */
+  lineCount?: number;
+  /** Instead of startLine: the last N lines. */
+  tail?: number;
+  /** "utf-8" (default), "utf-16le", "latin1" or "ascii". */
+  encoding?: string;
+  /** Cap on the UTF-8 bytes of text. Default 10 MiB (the daemon may lower it). */
+  maxBytes?: number;
+}
+
+/** A window of a text file's lines, and where to go on from it. */
+export interface TextWindow {
+  /** Whole lines with their line endings. */
+  text: string;
+  /** Number (1-based) of the first line in `text`. */
+  firstLine: number;
+  /** Number of the last line in `text` (firstLine - 1 when there is none). */
+  lastLine: number;
+  /** Lines in the file, when known (the window reached the end, or was a tail). */
+  totalLines?: number;
+  /** True when maxBytes stopped the window before lineCount lines or the end. */
+  truncated: boolean;
+  /** True when the window reached the end of the file. */
+  eof: boolean;
+  /** True when a single line longer than maxBytes was cut. */
+  lineCut: boolean;
+  /** The startLine that continues from here; undefined at the end of the file. */
+  nextStartLine?: number;
+  /** The file's version when it was read: pass it as `ifVersion` to edit only what you read. */
+  version: string;
+  /** The file as it was opened. */
+  file: FileInfo;
+}
+
+interface ConditionalOptions extends CallOptions {
+  /** Do it only if the file's version is still this one (else FAILED_PRECONDITION / CONTENT_CHANGED). */
+  ifVersion?: string;
+}
+
+export interface WriteTextOptions extends ConditionalOptions {
+  /** Default WriteMode.CREATE_OR_REPLACE. */
+  mode?: WriteMode;
+  /** Create missing parent directories. Default true. */
+  createDirs?: boolean;
+  /** Default Newline.PRESERVE (a CRLF file stays CRLF). */
+  newline?: Newline;
+  /** "utf-8" (default), "utf-16le", "latin1" or "ascii". */
+  encoding?: string;
+}
+
+/** One replacement: `oldText` must occur exactly once, unless `replaceAll`. */
+export type TextEditInit = Omit<MessageInitShape<typeof TextEditSchema>, "$typeName">;
+
+export interface EditOptions extends ConditionalOptions {
+  /** Compute the diff, write nothing. Default false. */
+  dryRun?: boolean;
+  /** "utf-8" (default), "utf-16le", "latin1" or "ascii". */
+  encoding?: string;
+}
+
+export interface SearchOptions extends CallOptions {
+  /** File or directory to search. Default: the root. */
+  path?: string;
+  /** Treat the pattern as a literal. Default false. */
+  fixedStrings?: boolean;
+  caseInsensitive?: boolean;
+  /** Globs a file must match (`*.ts`, `src/**`). Default: every file. */
+  include?: string[];
+  /** Globs that exclude files and directories. */
+  exclude?: string[];
+  /** Context lines before and after each match (at most 1000). Default 0. */
+  contextBefore?: number;
+  contextAfter?: number;
+  /** Stop after this many results. Default 100, at most 10,000. */
+  maxResults?: number;
+  /** Skip files larger than this many bytes. Default: no limit. */
+  maxFileSize?: number;
+  /** Skip what .gitignore excludes, and .git. Default true. */
+  respectGitignore?: boolean;
+}
+
+export interface ListOptions extends CallOptions {
+  /** Glob matched against the path relative to the directory, e.g. "**\/*.ts". */
+  pattern?: string;
+  /** Descend into subdirectories. Default false. */
+  recursive?: boolean;
+  /** With recursive: how deep; 1 = the directory's own entries. Default: no limit. */
+  maxDepth?: number;
+  /** Default true. */
+  includeHidden?: boolean;
+  /** Default true. */
+  respectGitignore?: boolean;
+  /** Default 10,000, at most 100,000. */
+  maxEntries?: number;
+}
+
+export interface Listing {
+  entries: FileInfo[];
+  /** True when maxEntries stopped the listing. */
+  truncated: boolean;
+}
+
+export interface TransferOptions extends CallOptions {
+  /** Called after each chunk. */
+  onProgress?: OnProgress;
+}
+
+export interface ExportOptions extends TransferOptions {
+  /** Default: the newest snapshot. */
+  snapshotId?: string;
+  /** A fresh tarball of the workspace as it is now instead of a stored snapshot. */
+  live?: boolean;
+  /** Only files matching these globs (e.g. "reports/**"). Default: all. */
+  include?: string[];
+}
+
+/** Streams search results and, once the loop has run to its end, holds the summary. */
+export class SearchResults<T> implements AsyncIterable<T> {
+  /** Set when a loop over the results has reached the end of the stream. */
+  summary: SearchSummary | undefined;
+
+  constructor(
+    private readonly start: () => AsyncIterable<SearchResponse>,
+    private readonly resultOf: (event: SearchResponse["event"]) => T | undefined,
+  ) {}
+
+  /** Each loop is one call; leaving the loop early cancels it, and the daemon stops searching. */
+  async *[Symbol.asyncIterator](): AsyncGenerator<T> {
+    for await (const { event } of this.start()) {
+      if (event.case === "summary") this.summary = event.value;
+      const result = this.resultOf(event);
+      if (result !== undefined) yield result;
+    }
+  }
+}
+
+/** A workspace of the daemon: `client.workspace("reports")`. Nothing is called until a method is. */
+export class WorkspaceClient {
+  constructor(
+    private readonly raw: RawClient,
+    readonly id: string,
+  ) {}
+
+  // Options objects go to the raw calls whole: they read only signal, deadline and metadata.
+
+  /** A window of a text file's lines (the whole file by default), with paging info. */
+  async readText(path: string, options: ReadTextOptions = {}): Promise<TextWindow> {
+    const request = {
+      workspace: this.id,
+      path,
+      startLine: int64(options.startLine),
+      lineCount: int64(options.lineCount),
+      tailLines: int64(options.tail),
+      encoding: options.encoding,
+      maxBytes: int64(options.maxBytes),
+    };
+    let file: FileInfo | undefined;
+    let firstLine: number | undefined;
+    const texts: string[] = [];
+    for await (const { event } of this.raw.files.read(request, options)) {
+      switch (event.case) {
+        case "header":
+          file = event.value.file;
+          break;
+        case "chunk":
+          firstLine ??= Number(event.value.firstLine);
+          texts.push(event.value.text);
+          break;
+        case "trailer": {
+          const trailer = event.value;
+          const totalLines = trailer.totalLines;
+          // With no line returned, the window sits where it was asked for (a tail: after the last line).
+          firstLine ??= options.tail !== undefined ? Number(totalLines ?? 0n) + 1 : (options.startLine ?? 1);
+          const info = present(file, "Read: header.file");
+          return {
+            text: texts.join(""),
+            firstLine,
+            lastLine: firstLine + Number(trailer.linesReturned) - 1,
+            totalLines: totalLines === undefined ? undefined : Number(totalLines),
+            truncated: trailer.truncated,
+            eof: trailer.eof,
+            lineCut: trailer.lineCut,
+            nextStartLine: trailer.nextLine === 0n ? undefined : Number(trailer.nextLine),
+            version: info.version,
+            file: info,
+          };
+        }
+      }
+    }
+    throw new Error("the daemon's Read stream ended without a trailer");
+  }
+
+  /** Creates or replaces a text file atomically. */
+  writeText(path: string, content: string, options: WriteTextOptions = {}): Promise<WriteResponse> {
+    const { mode, createDirs, newline, encoding, ifVersion } = options;
+    return this.raw.files.write(
+      { workspace: this.id, path, body: { case: "content", value: content }, mode, createDirs, newline, encoding, ifVersion },
+      options,
+    );
+  }
+
+  /** Writes bytes as they are (no encoding, no newline handling); for large files see upload. */
+  writeBytes(path: string, data: Uint8Array, options: Omit<WriteTextOptions, "newline" | "encoding"> = {}): Promise<WriteResponse> {
+    const { mode, createDirs, ifVersion } = options;
+    return this.raw.files.write({ workspace: this.id, path, body: { case: "data", value: data }, mode, createDirs, ifVersion }, options);
+  }
+
+  /** Exact text replacements, applied in order, all or nothing. */
+  edit(path: string, edits: TextEditInit | TextEditInit[], options: EditOptions = {}): Promise<EditResponse> {
+    const { dryRun, encoding, ifVersion } = options;
+    const list = Array.isArray(edits) ? edits : [edits];
+    return this.raw.files.edit({ workspace: this.id, path, edits: list, dryRun, encoding, ifVersion }, options);
+  }
+
+  /** Matching lines, as found. `for await (const m of ws.search("TODO")) …`; then `.summary`. */
+  search(pattern: string, options: SearchOptions = {}): SearchResults<SearchMatch> {
+    return this.searchResults(pattern, options, OutputMode.CONTENT, (event) =>
+      event.case === "match" ? event.value : undefined,
+    );
+  }
+
+  /** Paths of the files that match, as found. */
+  searchFiles(pattern: string, options: SearchOptions = {}): SearchResults<string> {
+    return this.searchResults(pattern, options, OutputMode.FILES_WITH_MATCHES, (event) =>
+      event.case === "file" ? event.value.path : undefined,
+    );
+  }
+
+  /** Matching-line counts per file, as found. */
+  searchCounts(pattern: string, options: SearchOptions = {}): SearchResults<SearchCount> {
+    return this.searchResults(pattern, options, OutputMode.COUNT, (event) =>
+      event.case === "count" ? event.value : undefined,
+    );
+  }
+
+  private searchResults<T>(
+    pattern: string,
+    options: SearchOptions,
+    outputMode: OutputMode,
+    resultOf: (event: SearchResponse["event"]) => T | undefined,
+  ): SearchResults<T> {
+    const request = {
+      workspace: this.id,
+      pattern,
+      outputMode,
+      path: options.path,
+      fixedStrings: options.fixedStrings,
+      caseInsensitive: options.caseInsensitive,
+      include: options.include,
+      exclude: options.exclude,
+      contextBefore: options.contextBefore,
+      contextAfter: options.contextAfter,
+      maxResults: options.maxResults,
+      maxFileSize: int64(options.maxFileSize),
+      respectGitignore: options.respectGitignore,
+    };
+    return new SearchResults(() => this.raw.files.search(request, options), resultOf);
+  }
+
+  /** Describes one entry (a symlink as SYMLINK); `countLines` and `detectBinary` read the file. */
+  async stat(path: string, options: CallOptions & { countLines?: boolean; detectBinary?: boolean } = {}): Promise<FileInfo> {
+    const { countLines, detectBinary } = options;
+    const response = await this.raw.files.stat({ workspace: this.id, path, countLines, detectBinary }, options);
+    return present(response.file, "Stat: file");
+  }
+
+  /** Entries under a directory (default: the root), a directory before its contents. */
+  async list(path = "", options: ListOptions = {}): Promise<Listing> {
+    const { pattern, recursive, maxDepth, includeHidden, respectGitignore, maxEntries } = options;
+    const request = { workspace: this.id, path, pattern, recursive, maxDepth, includeHidden, respectGitignore, maxEntries };
+    const listing: Listing = { entries: [], truncated: false };
+    for await (const { event } of this.raw.files.list(request, options)) {
+      if (event.case === "entries") listing.entries.push(...event.value.entries);
+      else if (event.case === "summary") listing.truncated = event.value.truncated;
+    }
+    return listing;
+  }
+
+  /** Removes a file, symlink or (with recursive) directory; `existed: false` when there was nothing. */
+  delete(path: string, options: ConditionalOptions & { recursive?: boolean } = {}): Promise<DeleteResponse> {
+    const { recursive, ifVersion } = options;
+    return this.raw.files.delete({ workspace: this.id, path, recursive, ifVersion }, options);
+  }
+
+  /** Renames or moves a file or directory; an existing destination is ALREADY_EXISTS unless `overwrite`. */
+  move(
+    source: string,
+    destination: string,
+    options: ConditionalOptions & { overwrite?: boolean; createDirs?: boolean } = {},
+  ): Promise<MoveResponse> {
+    const { overwrite, createDirs, ifVersion } = options;
+    return this.raw.files.move({ workspace: this.id, source, destination, overwrite, createDirs, ifVersion }, options);
+  }
+
+  /** Creates a directory (and its parents unless `parents: false`); `created: false` when it existed. */
+  mkdir(path: string, options: CallOptions & { parents?: boolean } = {}): Promise<MakeDirResponse> {
+    return this.raw.files.makeDir({ workspace: this.id, path, parents: options.parents }, options);
+  }
+
+  /** Stores the bytes of a local file (or of a byte stream such as process.stdin) at `path`, in chunks. */
+  upload(
+    source: string | AsyncIterable<Uint8Array>,
+    path: string,
+    options: TransferOptions & Pick<WriteTextOptions, "mode" | "createDirs" | "ifVersion"> = {},
+  ): Promise<UploadResponse> {
+    const { mode, createDirs, ifVersion } = options;
+    const header = { workspace: this.id, path, mode, createDirs, ifVersion };
+    return this.raw.files.upload(headerThenData(header, source, options.onProgress), options);
+  }
+
+  /** Fetches a file into `toFilePath`, atomically, after checking its sha256. */
+  download(path: string, toFilePath: string, options: TransferOptions = {}): Promise<DownloadHeader> {
+    return saveVerified(this.raw.files.download({ workspace: this.id, path }, options), toFilePath, options.onProgress);
+  }
+
+  /** Begins a run (creating the workspace, and restoring its newest snapshot when it is empty, by default). */
+  async startRun(options: CallOptions & { restore?: "LATEST" | "NONE" | (string & {}); labels?: Record<string, string> } = {}): Promise<Run> {
+    const { restore, labels } = options;
+    const response = await this.raw.workspaces.startRun({ workspace: this.id, restore, labels }, options);
+    return present(response.run, "StartRun: run");
+  }
+
+  /** Ends the run and (unless `snapshot: false`) snapshots the workspace. */
+  finishRun(runId: string, options: CallOptions & { snapshot?: boolean; labels?: Record<string, string> } = {}): Promise<FinishRunResponse> {
+    const { snapshot, labels } = options;
+    return this.raw.workspaces.finishRun({ workspace: this.id, runId, snapshot, labels }, options);
+  }
+
+  /** The run's changes, in order. */
+  async changeSet(runId: string, options: CallOptions = {}): Promise<Change[]> {
+    const changes: Change[] = [];
+    for await (const batch of this.raw.workspaces.getChangeSet({ workspace: this.id, runId }, options)) {
+      changes.push(...batch.changes);
+    }
+    return changes;
+  }
+
+  /** The workspace's snapshots, newest first. */
+  async listSnapshots(options: CallOptions = {}): Promise<Snapshot[]> {
+    return (await this.raw.workspaces.listSnapshots({ workspace: this.id }, options)).snapshots;
+  }
+
+  /** Downloads a snapshot's tarball (gzip) into `toFilePath`, atomically, after checking its sha256 against the header. */
+  exportSnapshot(toFilePath: string, options: ExportOptions = {}): Promise<ExportHeader> {
+    const { snapshotId, live, include } = options;
+    const stream = this.raw.workspaces.exportSnapshot({ workspace: this.id, snapshotId, live, include }, options);
+    return saveVerified(stream, toFilePath, options.onProgress);
+  }
+
+  /** Replaces the workspace's contents with a snapshot (default: the newest). */
+  async restoreSnapshot(snapshotId = "", options: CallOptions = {}): Promise<Snapshot> {
+    const response = await this.raw.workspaces.restoreSnapshot({ workspace: this.id, snapshotId }, options);
+    return present(response.snapshot, "RestoreSnapshot: snapshot");
+  }
+
+  /** Unpacks a tarball (plain or gzip; a local file's path or a byte stream) into a directory of the workspace (default: the root). */
+  importArchive(source: string | AsyncIterable<Uint8Array>, options: TransferOptions & { path?: string } = {}): Promise<ImportArchiveResponse> {
+    const header = { workspace: this.id, path: options.path };
+    return this.raw.workspaces.importArchive(headerThenData(header, source, options.onProgress), options);
+  }
+}
+
+function int64(value: number | undefined): bigint | undefined {
+  return value === undefined ? undefined : BigInt(value);
+}

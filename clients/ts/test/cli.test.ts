@@ -1,0 +1,418 @@
+// The built `filetools` command line against a real daemon: every command at
+// least once, text and --json output, stdin, export and import, progress on a
+// terminal, --help, and each exit code. One daemon; the steps run in order.
+import { execFileSync, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startDaemon, type Daemon } from "../../../test/e2e/daemon.js";
+import { withDirectoryLock } from "../../../test/support/lock.js";
+import { numberLines } from "../src/format.js";
+
+const PACKAGE = path.resolve(import.meta.dirname, "..");
+const CLI = path.join(PACKAGE, "dist/cli/main.js");
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  bytes: Buffer;
+}
+
+let daemon: Daemon;
+let dir: string; // local files of the test
+
+/** Runs the CLI with FILETOOLS_ADDRESS pointing at the daemon. */
+function cli(args: string[], options: { input?: string | Buffer; env?: Record<string, string>; cwd?: string } = {}): Promise<Result> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: options.cwd ?? dir,
+    env: { ...process.env, FILETOOLS_ADDRESS: daemon.address, FILETOOLS_TOKEN: "", ...options.env },
+  });
+  child.stdin.end(options.input ?? "");
+  return finished(child);
+}
+
+function finished(child: ReturnType<typeof spawn>): Promise<Result> {
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout!.on("data", (d: Buffer) => out.push(d));
+  child.stderr!.on("data", (d: Buffer) => err.push(d));
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const bytes = Buffer.concat(out);
+      resolve({ code, stdout: bytes.toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), bytes });
+    });
+  });
+}
+
+/** Runs and expects exit 0, returning stdout. */
+async function ok(args: string[], options?: Parameters<typeof cli>[1]): Promise<string> {
+  const result = await cli(args, options);
+  expect(result.stderr + (result.code === 0 ? "" : `\n(exit ${result.code})`)).not.toContain("(exit");
+  return result.stdout;
+}
+
+async function json(args: string[], options?: Parameters<typeof cli>[1]): Promise<any> {
+  return JSON.parse(await ok(["--json", ...args], options));
+}
+
+const sha256 = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");
+
+/** Builds clients/ts/dist when it is missing or older than a source of clients/ts/src. */
+function ensureCliBuilt(): void {
+  const newest = (d: string): number =>
+    Math.max(
+      0,
+      ...readdirSync(d, { withFileTypes: true }).map((e) =>
+        e.isDirectory() ? newest(path.join(d, e.name)) : e.name.endsWith(".ts") ? statSync(path.join(d, e.name)).mtimeMs : 0,
+      ),
+    );
+  const stale = () => !existsSync(CLI) || newest(path.join(PACKAGE, "src")) > statSync(CLI).mtimeMs;
+  if (!stale()) return;
+  withDirectoryLock("filetools-cli-build.lock", 120_000, () => {
+    if (!stale()) return;
+    execFileSync("npx", ["tsc", "-p", path.join(PACKAGE, "tsconfig.json")], { cwd: PACKAGE, stdio: "inherit" });
+    execFileSync("touch", [CLI]); // tsc leaves unchanged outputs' mtimes alone
+  });
+}
+
+beforeAll(async () => {
+  ensureCliBuilt();
+  daemon = await startDaemon();
+  dir = mkdtempSync(path.join(tmpdir(), "filetools-cli-"));
+});
+
+afterAll(async () => {
+  await daemon?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("filetools", () => {
+  it("--help: the program's lists commands, exit codes and environment; every command has its own", async () => {
+    const help = await cli(["--help"]);
+    expect(help.code).toBe(0);
+    for (const text of ["read", "grep", "snapshots", "import", "FILETOOLS_ADDRESS", "Exit codes:", "130"]) expect(help.stdout).toContain(text);
+    const commands = [
+      "read", "write", "edit", "rm", "mv", "mkdir", "stat", "ls", "grep", "upload", "download", "import",
+      "workspaces", "workspaces ls", "workspaces show", "workspaces create", "workspaces delete",
+      "runs", "runs start", "runs finish", "runs changes", "snapshots", "snapshots ls", "snapshots export", "snapshots restore",
+    ];
+    const helps = await Promise.all(commands.map((command) => cli([...command.split(" "), "--help"])));
+    helps.forEach((result, i) => {
+      expect({ command: commands[i], code: result.code }).toEqual({ command: commands[i], code: 0 });
+      expect(result.stdout).toContain(`Usage: filetools ${commands[i]}`);
+    });
+    expect(helps[0]!.stdout).toContain("--tail <lines>");
+  });
+
+  it("workspaces create, show, ls (text and --json)", async () => {
+    expect(await ok(["workspaces", "create", "demo"])).toBe("created workspace demo\n");
+    expect((await json(["workspaces", "show", "demo"])).id).toBe("demo");
+    const listing = await ok(["workspaces", "ls"]);
+    expect(listing.split("\n")[0]).toMatch(/^ID\s+KIND\s+CREATED$/);
+    expect(listing).toMatch(/^demo\s+managed\s+\d{4}-\d\d-\d\d \d\d:\d\d$/m);
+    const { workspaces } = await json(["workspaces", "ls"]);
+    expect(workspaces.map((w: { id: string }) => w.id)).toEqual(["demo"]);
+  });
+
+  const lines = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
+
+  it("write from stdin, then read: numbered like cat -n, windows, tail, raw, --json", async () => {
+    const written = await json(["write", "demo", "notes/a.txt", "-"], { input: lines });
+    expect(written).toMatchObject({ path: "/notes/a.txt", created: true, size: String(lines.length), sha256: sha256(lines) });
+
+    const whole = await cli(["read", "demo", "notes/a.txt"]);
+    expect(whole).toMatchObject({ code: 0, stdout: numberLines(lines), stderr: "" });
+    expect(whole.stdout.split("\n")[9]).toBe("    10\tline 10");
+
+    const window = await cli(["read", "demo", "notes/a.txt", "--start", "5", "--count", "3"]);
+    expect(window.stdout).toBe("     5\tline 5\n     6\tline 6\n     7\tline 7\n");
+    expect(window.stderr).toBe("filetools: lines 5-7 of 30; continue with --start 8\n");
+
+    expect(await ok(["read", "demo", "notes/a.txt", "--tail", "2", "--raw"])).toBe("line 29\nline 30\n");
+
+    const doc = await json(["read", "demo", "/notes/a.txt", "--start", "29"]);
+    expect(doc).toMatchObject({ text: "line 29\nline 30\n", firstLine: "29", linesReturned: "2", eof: true, nextLine: "0", totalLines: "30" });
+    expect(doc.file).toMatchObject({ path: "/notes/a.txt", type: "FILE_TYPE_FILE", version: written.version });
+  });
+
+  it("write: from a file, modes, newline, refuses non-UTF-8 unless --binary", async () => {
+    writeFileSync(path.join(dir, "crlf.txt"), "a\nb\n");
+    const crlf = await json(["write", "demo", "crlf.txt", "crlf.txt", "--newline", "crlf"]);
+    expect(crlf.sha256).toBe(sha256("a\r\nb\r\n"));
+    await ok(["write", "demo", "crlf.txt", "-", "--mode", "append"], { input: "c\n" });
+    expect(await ok(["read", "demo", "crlf.txt", "--raw"])).toBe("a\r\nb\r\nc\r\n"); // the file's CRLF style is preserved
+
+    const exists = await cli(["write", "demo", "crlf.txt", "-", "--mode", "create-only"], { input: "x" });
+    expect(exists.code).toBe(1);
+    expect(exists.stderr).toMatch(/^filetools: .* \(ALREADY_EXISTS\)\n$/);
+
+    const binary = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x41]);
+    writeFileSync(path.join(dir, "blob.bin"), binary);
+    const refused = await cli(["write", "demo", "blob.bin", "blob.bin"]);
+    expect(refused).toMatchObject({ code: 2, stderr: "filetools: blob.bin is not UTF-8 text; use --binary to write its bytes as they are (USAGE)\n" });
+    expect((await json(["write", "demo", "blob.bin", "blob.bin", "--binary"])).sha256).toBe(sha256(binary));
+    expect((await cli(["download", "demo", "blob.bin", "-"])).bytes).toEqual(binary);
+  });
+
+  it("edit: the diff, --json, --all, --dry-run, and the failures with their details", async () => {
+    const edited = await ok(["edit", "demo", "notes/a.txt", "--old", "line 10\n", "--new", "line ten\n"]);
+    expect(edited).toContain("-line 10\n+line ten\n");
+    expect(edited).toMatch(/^edited \/notes\/a\.txt: 1 replacement, version [0-9a-f]{16}$/m);
+
+    const dry = await json(["edit", "demo", "notes/a.txt", "--old", "line 2", "--new", "LINE 2", "--all", "--dry-run"]);
+    expect(dry.replacements).toBe("11"); // line 2, line 20 … line 29
+    expect(await ok(["read", "demo", "notes/a.txt", "--start", "2", "--count", "1", "--raw"])).toBe("line 2\n");
+
+    const twoEdits = await json(["edit", "demo", "notes/a.txt", "--old", "line 1\n", "--new", "one\n", "--old", "line 3\n", "--new", "three\n"]);
+    expect(twoEdits.replacements).toBe("2");
+
+    const missing = await cli(["edit", "demo", "notes/a.txt", "--old", "line 1O", "--new", "x"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/\(OLD_TEXT_NOT_FOUND\)\n  edit_index: 0\n/);
+    expect(missing.stderr).toContain("closest_line: ");
+
+    const stale = await cli(["edit", "demo", "notes/a.txt", "--old", "one", "--new", "1", "--expect-version", "0000000000000000"]);
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toMatch(/\(CONTENT_CHANGED\)\n  current_version: [0-9a-f]{16}\n$/);
+
+    const unpaired = await cli(["edit", "demo", "notes/a.txt", "--old", "x"]);
+    expect(unpaired).toMatchObject({ code: 2, stderr: "filetools: give --old and --new in pairs (at least one) (USAGE)\n" });
+  });
+
+  it("mkdir, mv, stat, ls (table, -r, -g, --json)", async () => {
+    expect(await ok(["mkdir", "demo", "src/lib", "-p"])).toBe("created /src/lib\n");
+    expect(await ok(["mkdir", "demo", "src/lib", "-p"])).toBe("/src/lib already exists\n");
+    expect((await cli(["mkdir", "demo", "x/y"])).code).toBe(3); // no -p: the parent must exist
+    await ok(["write", "demo", "src/lib/util.ts", "-"], { input: "export const answer = 42;\n// TODO: more\n" });
+    await ok(["write", "demo", "src/main.ts", "-"], { input: "import { answer } from './lib/util';\nconsole.log(answer);\n// TODO later\n" });
+    expect(await ok(["mv", "demo", "crlf.txt", "src/crlf.txt"])).toBe("moved /crlf.txt -> /src/crlf.txt\n");
+    const clash = await cli(["mv", "demo", "src/crlf.txt", "src/main.ts"]);
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toContain("(ALREADY_EXISTS)");
+
+    const stat = await ok(["stat", "demo", "src/main.ts", "--lines", "--binary"]);
+    expect(stat).toMatch(/^path: +\/src\/main\.ts\ntype: +file\nsize: +\d+\nmode: +0644 \(-rw-r--r--\)\n/);
+    expect(stat).toMatch(/^lines: +3\nbinary: +no\n$/m);
+    expect(await json(["stat", "demo", "src"])).toMatchObject({ path: "/src", type: "FILE_TYPE_DIRECTORY" });
+
+    const listing = await ok(["ls", "demo", "src", "-r"]);
+    expect(listing.trimEnd().split("\n").map((l) => l.split(/\s+/).at(-1))).toEqual(["/src/crlf.txt", "/src/lib/", "/src/lib/util.ts", "/src/main.ts"]);
+    expect(listing).toMatch(/^drwxr-xr-x +\d+ +\d{4}-\d\d-\d\d \d\d:\d\d +\/src\/lib\/$/m);
+    const ts = await json(["ls", "demo", "src", "-r", "-g", "**/*.ts"]);
+    expect(ts.entries.map((e: { path: string }) => e.path)).toEqual(["/src/lib/util.ts", "/src/main.ts"]);
+    expect(ts).toMatchObject({ total: "2", truncated: false });
+    const capped = await cli(["ls", "demo", "-r", "--max-entries", "1"]);
+    expect(capped.stderr).toBe("filetools: listing stopped at 1 entries (raise --max-entries)\n");
+  });
+
+  it("grep: grep -rn style with context, -l, -c, -i, globs, JSON Lines", async () => {
+    const found = await ok(["grep", "demo", "TODO", "src"]);
+    expect(found).toBe("/src/lib/util.ts:2:// TODO: more\n/src/main.ts:3:// TODO later\n");
+    const context = await ok(["grep", "demo", "answer", "src", "-B", "1", "-g", "main.ts"]);
+    expect(context).toBe("/src/main.ts:1:import { answer } from './lib/util';\n/src/main.ts:2:console.log(answer);\n");
+    const separated = await ok(["grep", "demo", "-F", "TODO", "-A", "1"]);
+    expect(separated).toBe("/src/lib/util.ts:2:// TODO: more\n--\n/src/main.ts:3:// TODO later\n");
+    expect(await ok(["grep", "demo", "todo", "-i", "-l"])).toBe("/src/lib/util.ts\n/src/main.ts\n");
+    expect(await ok(["grep", "demo", "line [0-9]+", "-c", "--exclude", "src"])).toBe("/notes/a.txt:27\n");
+
+    const jsonLines = (await ok(["--json", "grep", "demo", "TODO", "-m", "1"])).trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect(jsonLines).toHaveLength(2);
+    expect(jsonLines[0].match).toMatchObject({ path: "/src/lib/util.ts", lineNumber: "2", column: 4, line: "// TODO: more" });
+    expect(jsonLines[1].summary).toMatchObject({ truncated: true, matches: "1" });
+    const truncated = await cli(["grep", "demo", "TODO", "-m", "1"]);
+    expect(truncated.stderr).toBe("filetools: stopped after 1 results (raise --max-results)\n");
+
+    const badRegex = await cli(["grep", "demo", "("]);
+    expect(badRegex.code).toBe(2);
+    expect(badRegex.stderr).toMatch(/^filetools: .*\(INVALID_ARGUMENT\)\n$/);
+  });
+
+  it("upload and download: bytes and sha256 round trip, stdin and stdout, a file only once complete", async () => {
+    const bytes = Buffer.alloc(3 * 1024 * 1024 + 5);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919) % 251;
+    writeFileSync(path.join(dir, "big.bin"), bytes);
+    const uploaded = await json(["upload", "demo", "big.bin", "data/big.bin"]);
+    expect(uploaded).toMatchObject({ path: "/data/big.bin", size: String(bytes.length), sha256: sha256(bytes), created: true });
+    expect(await ok(["upload", "demo", "-", "data/small.txt"], { input: "small\n" })).toMatch(/^created \/data\/small\.txt: 6 bytes, sha256 /);
+
+    expect(await ok(["download", "demo", "data/big.bin"])).toBe(`saved /data/big.bin to big.bin: ${bytes.length} bytes, sha256 ${sha256(bytes)}\n`);
+    expect(readFileSync(path.join(dir, "big.bin"))).toEqual(bytes);
+    const header = await json(["download", "demo", "data/big.bin", "copy.bin"]);
+    expect(header).toMatchObject({ size: String(bytes.length), sha256: sha256(bytes) });
+    expect(sha256(readFileSync(path.join(dir, "copy.bin")))).toBe(sha256(bytes));
+    expect((await cli(["download", "demo", "data/small.txt", "-"])).stdout).toBe("small\n");
+
+    const missing = await cli(["download", "demo", "data/none.bin", "none.bin"]);
+    expect(missing.code).toBe(3);
+    expect(existsSync(path.join(dir, "none.bin"))).toBe(false);
+    expect(readdirSync(dir).filter((name) => name.includes("partial"))).toEqual([]);
+  });
+
+  it("rm: a directory needs -r; nothing there is not an error", async () => {
+    const dirRefused = await cli(["rm", "demo", "data"]);
+    expect(dirRefused.code).toBe(1);
+    expect(dirRefused.stderr).toContain("(IS_A_DIRECTORY)");
+    expect(await ok(["rm", "demo", "data", "-r"])).toBe("removed /data\n");
+    expect(await json(["rm", "demo", "data"])).toEqual({ path: "/data", existed: false });
+  });
+
+  let runId = "";
+  let snapshotSha = "";
+
+  it("runs start, changes (text and JSON Lines), finish", async () => {
+    const started = await json(["runs", "start", "demo", "--label", "crew=alpha"]);
+    runId = started.run.id;
+    expect(started.run).toMatchObject({ workspace: "demo", labels: { crew: "alpha" } });
+    const again = await cli(["runs", "start", "demo"]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("(RUN_ACTIVE)");
+
+    await ok(["write", "demo", "report.md", "-"], { input: "# Report\n" });
+    await ok(["mv", "demo", "report.md", "reports/q3.md"]);
+    const changes = await ok(["runs", "changes", "demo", runId]);
+    expect(changes).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d  create  \/report\.md\n.*  move    \/report\.md -> \/reports\/q3\.md\n$/);
+    const changeLines = (await ok(["--json", "runs", "changes", "demo", runId])).trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect(changeLines.map((c) => [c.kind, c.path])).toEqual([
+      ["CHANGE_KIND_CREATE", "/report.md"],
+      ["CHANGE_KIND_MOVE", "/reports/q3.md"],
+    ]);
+
+    const finished = await ok(["runs", "finish", "demo", runId, "--label", "note=cli"]);
+    expect(finished).toMatch(new RegExp(`^finished ${runId}: 1 created, 0 modified, 0 deleted, 1 moved\\nsnapshot \\S+: \\d+ files, `));
+    expect((await cli(["runs", "finish", "demo", runId])).code).toBe(3); // no longer the active run
+  });
+
+  it("snapshots ls, export to a file (tar lists it, sha256 as listed), export --live to stdout, restore", async () => {
+    const { snapshots } = await json(["snapshots", "ls", "demo"]);
+    expect(snapshots).toHaveLength(1);
+    expect(snapshots[0]).toMatchObject({ runId, labels: { crew: "alpha", note: "cli" }, changes: { created: "1", moved: "1" } });
+    snapshotSha = snapshots[0].sha256;
+    const table = await ok(["snapshots", "ls", "demo"]);
+    expect(table.split("\n")[0]).toMatch(/^ID\s+CREATED\s+SIZE\s+FILES\s+RUN\s+CHANGES$/);
+    expect(table).toContain(snapshots[0].id);
+
+    const saved = await cli(["snapshots", "export", "demo", "demo.tar.gz"]);
+    expect(saved).toMatchObject({ code: 0, stderr: "" }); // not a terminal: no progress bar
+    expect(saved.stdout).toContain(`sha256 ${snapshotSha}`);
+    const tarball = readFileSync(path.join(dir, "demo.tar.gz"));
+    expect(sha256(tarball)).toBe(snapshotSha);
+    const members = execFileSync("tar", ["-tzf", "demo.tar.gz"], { cwd: dir, encoding: "utf8" }).split("\n");
+    expect(members).toEqual(expect.arrayContaining(["notes/a.txt", "src/main.ts", "reports/q3.md"]));
+
+    const live = await cli(["snapshots", "export", "demo", "-", "--live", "--include", "src/**"]);
+    expect(live.code).toBe(0);
+    const liveMembers = execFileSync("tar", ["-tzf", "-"], { input: live.bytes, encoding: "utf8" }).trimEnd().split("\n");
+    expect(liveMembers.sort()).toEqual(["src/crlf.txt", "src/lib/util.ts", "src/main.ts"]);
+
+    await ok(["rm", "demo", "reports", "-r"]);
+    expect(await ok(["snapshots", "restore", "demo", snapshots[0].id])).toBe(`restored demo from snapshot ${snapshots[0].id}\n`);
+    expect(await ok(["read", "demo", "reports/q3.md", "--raw"])).toBe("# Report\n");
+  });
+
+  it("shows a progress bar on stderr only when it is a terminal, leaving the data intact", async () => {
+    // script(1) gives the command a pseudo-terminal; the tarball still goes to a file.
+    const command = `${process.execPath} ${CLI} snapshots export demo tty.tar.gz`;
+    const child = spawn("script", ["-qec", command, "/dev/null"], {
+      cwd: dir,
+      env: { ...process.env, FILETOOLS_ADDRESS: daemon.address },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const result = await finished(child);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/export \[.*\] 100% \| .* of /);
+    expect(sha256(readFileSync(path.join(dir, "tty.tar.gz")))).toBe(snapshotSha);
+  });
+
+  it("import: a tarball from a file and from stdin; an unsafe one changes nothing", async () => {
+    const tree = path.join(dir, "tree");
+    mkdirSync(path.join(tree, "docs"), { recursive: true });
+    writeFileSync(path.join(tree, "docs/readme.md"), "# Imported\n");
+    writeFileSync(path.join(tree, "top.txt"), "top\n");
+    execFileSync("tar", ["-czf", "tree.tar.gz", "-C", tree, "."], { cwd: dir });
+    expect(await ok(["import", "demo", "tree.tar.gz", "--path", "imported"])).toBe("imported 2 files (15 B) into imported\n");
+    expect(await ok(["read", "demo", "imported/docs/readme.md", "--raw"])).toBe("# Imported\n");
+    const fromStdin = await json(["import", "demo", "-"], { input: readFileSync(path.join(dir, "tree.tar.gz")) });
+    expect(fromStdin).toEqual({ fileCount: "2", sizeBytes: "15" });
+    expect(await ok(["read", "demo", "top.txt", "--raw"])).toBe("top\n");
+
+    // A member named ../escape.
+    writeFileSync(path.join(dir, "escape"), "out\n");
+    execFileSync("tar", ["-cf", "evil.tar", "-P", "--transform", "s,^,../,", "escape"], { cwd: dir });
+    const unsafe = await cli(["import", "demo", "evil.tar"]);
+    expect(unsafe.code).toBe(1);
+    expect(unsafe.stderr).toContain("(UNSAFE_ARCHIVE)");
+  });
+
+  it("exit codes: 2 usage, 3 not found, 4 denied, 5 unavailable, 130 interrupted", async () => {
+    const unknownOption = await cli(["ls", "demo", "--bogus"]);
+    expect(unknownOption.code).toBe(2);
+    expect(unknownOption.stderr).toMatch(/^filetools: unknown option '--bogus' \(USAGE\)\n/);
+    expect((await cli(["read", "demo", "notes/a.txt", "--count", "-3"])).code).toBe(2);
+    expect((await cli(["read", "demo", "notes/a.txt", "--tail", "1", "--start", "2"])).code).toBe(2);
+    expect((await cli(["read", "demo", "bad\u0001name"])).code).toBe(2); // INVALID_PATH from the daemon
+    expect((await cli([])).code).toBe(2);
+
+    const noFile = await cli(["read", "demo", "nope.txt"]);
+    expect(noFile).toMatchObject({ code: 3, stderr: "filetools: /nope.txt does not exist (NOT_FOUND)\n" });
+    const noWorkspace = await cli(["stat", "nowhere"]);
+    expect(noWorkspace.code).toBe(3);
+    expect(noWorkspace.stderr).toContain("(WORKSPACE_NOT_FOUND)");
+    const noLocal = await cli(["upload", "demo", "no-such-local-file", "x"]);
+    expect(noLocal.code).toBe(3);
+    expect(noLocal.stderr).toMatch(/^filetools: .*no-such-local-file.* \(ENOENT\)\n$/);
+
+    const escape = await cli(["read", "demo", "../etc/passwd"]);
+    expect(escape.code).toBe(4);
+    expect(escape.stderr).toMatch(/^filetools: .* \(PATH_ESCAPES_WORKSPACE\)\n$/);
+
+    const closedPort = await freePort();
+    const down = await cli(["--address", `127.0.0.1:${closedPort}`, "ls", "demo"]);
+    expect(down.code).toBe(5);
+    expect(down.stderr).toMatch(new RegExp(`^filetools: cannot reach filetoolsd at 127\\.0\\.0\\.1:${closedPort}: .*\\(UNAVAILABLE\\)\\n$`));
+    // --address wins over FILETOOLS_ADDRESS.
+    expect(await ok(["--address", daemon.address, "stat", "demo"], { env: { FILETOOLS_ADDRESS: `127.0.0.1:${closedPort}` } })).toContain("type:      directory");
+
+    // Ctrl-C while an upload waits for more of stdin: the call is cancelled and nothing is written.
+    const child = spawn(process.execPath, [CLI, "upload", "demo", "-", "interrupted.bin"], {
+      env: { ...process.env, FILETOOLS_ADDRESS: daemon.address },
+    });
+    const result = finished(child);
+    // Once the CLI has read most of a 1 MiB write, it is running (its SIGINT handler is set before anything is read).
+    await new Promise<void>((resolve) => child.stdin!.write(Buffer.alloc(1024 * 1024), () => resolve()));
+    child.kill("SIGINT");
+    const interrupted = await result;
+    expect(interrupted).toMatchObject({ code: 130, stderr: "filetools: interrupted; the call was cancelled (CANCELLED)\n" });
+    expect((await cli(["stat", "demo", "interrupted.bin"])).code).toBe(3);
+  });
+
+  it("workspaces delete", async () => {
+    expect(await ok(["workspaces", "delete", "demo", "--snapshots"])).toBe("deleted workspace demo and its snapshots\n");
+    expect((await cli(["workspaces", "show", "demo"])).code).toBe(3);
+  });
+});
+
+describe("numberLines", () => {
+  it("numbers lines as cat -n, from any first line, keeping endings", () => {
+    expect(numberLines("")).toBe("");
+    expect(numberLines("a\r\nb")).toBe("     1\ta\r\n     2\tb");
+    expect(numberLines("x\n", { firstLine: 1_234_567n, width: 3 })).toBe("1234567\tx\n");
+    expect(numberLines("x\ny\n", { firstLine: 9, width: 2 })).toBe(" 9\tx\n10\ty\n");
+  });
+});
+
+/** A port nothing listens on (taken from the OS, then released). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
