@@ -1,36 +1,21 @@
 // TLS and mutual TLS (--tls-cert, --tls-key, --tls-client-ca) against a real
 // daemon, with certificates made by openssl for this run only (nothing committed).
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../clients/ts/src/client.js";
+import { makeCa, makeLeaf } from "../support/certs.js";
 import { expectError, startDaemon, type Daemon } from "./daemon.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "ftd-e2e-tls-"));
 const file = (name: string) => path.join(dir, name);
-const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
-const EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-
-/** A self-signed CA: NAME.crt and NAME.key. */
-function makeCa(name: string): void {
-  openssl("req", "-x509", ...EC_KEY, "-keyout", `${name}.key`, "-out", `${name}.crt`, "-subj", `/CN=${name}`, "-days", "1");
-}
-
-/** A certificate for 127.0.0.1 / localhost signed by `ca`: NAME.crt and NAME.key. */
-function makeLeaf(name: string, ca: string, usage: "serverAuth" | "clientAuth"): void {
-  writeFileSync(file(`${name}.ext`), `subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=${usage}\n`);
-  openssl("req", ...EC_KEY, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`);
-  openssl("x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.crt`, "-CAkey", `${ca}.key`, "-CAcreateserial", "-out", `${name}.crt`, "-days", "1", "-extfile", `${name}.ext`);
-}
-
-makeCa("ca");
-makeCa("other-ca");
-makeLeaf("server", "ca", "serverAuth");
-makeLeaf("client", "ca", "clientAuth");
-makeLeaf("stranger", "other-ca", "clientAuth");
+makeCa(dir, "ca");
+makeCa(dir, "other-ca");
+makeLeaf(dir, "server", "ca", "serverAuth");
+makeLeaf(dir, "client", "ca", "clientAuth");
+makeLeaf(dir, "stranger", "other-ca", "clientAuth");
 const pem = (name: string) => readFileSync(file(name));
 const serverArgs = ["--tls-cert", file("server.crt"), "--tls-key", file("server.key")];
 
