@@ -1,0 +1,58 @@
+// The npm package as a user gets it: `npm pack` the workspace package, install
+// the tarball into a fresh project, import it there and call a real daemon.
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { ROOT, startDaemon, type Daemon } from "../../../test/e2e/daemon.js";
+
+const run = promisify(execFile);
+const dir = mkdtempSync(path.join(tmpdir(), "ftc-ts-package-"));
+let daemon: Daemon;
+
+beforeAll(async () => {
+  daemon = await startDaemon();
+});
+
+afterAll(async () => {
+  await daemon?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const USER_CODE = `
+import { connect, FileToolsError, numberLines } from "@filetools/client";
+const client = connect(process.argv[2]);
+const ws = client.workspace("pkg");
+await client.createWorkspace("pkg");
+await ws.writeText("hello.txt", "one\\ntwo\\nthree\\n");
+const page = await ws.readText("hello.txt", { startLine: 2, lineCount: 1 });
+const missing = await ws.readText("nope.txt").catch((e) => e);
+console.log(JSON.stringify({
+  numbered: numberLines(page.text, { firstLine: page.firstLine }),
+  nextStartLine: page.nextStartLine,
+  missing: missing instanceof FileToolsError ? missing.reason : String(missing),
+}));
+client.close();
+`;
+
+it("installs from its npm pack tarball into a fresh project and talks to the daemon", { timeout: 120_000 }, async () => {
+  const packed = await run("npm", ["pack", "-w", "@filetools/client", "--pack-destination", dir, "--json"], { cwd: ROOT });
+  const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
+  const tarball = path.join(dir, filename);
+
+  const app = path.join(dir, "app");
+  mkdirSync(app);
+  writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
+  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball], { cwd: app });
+  expect(existsSync(path.join(app, "node_modules/@filetools/client/dist/index.d.ts"))).toBe(true);
+
+  writeFileSync(path.join(app, "main.js"), USER_CODE);
+  const { stdout } = await run(process.execPath, ["main.js", daemon.address], { cwd: app });
+  expect(JSON.parse(stdout)).toEqual({ numbered: "     2\ttwo\n", nextStartLine: 3, missing: "NOT_FOUND" });
+
+  // The package's command line is installed too.
+  const help = await run(path.join(app, "node_modules/.bin/filetools"), ["--help"], { cwd: app });
+  expect(help.stdout).toContain("filetools");
+});
