@@ -11,9 +11,9 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	filetoolsv1 "github.com/filetools/filetools/clients/go/gen/filetools/v1"
 )
@@ -92,9 +92,8 @@ func (s *dialSettings) fail(err error) {
 }
 
 // Dial connects to the daemon at address ("host:port" or "unix:///path") and
-// waits, at most until ctx is done, until the connection is up: an address
-// where no daemon listens, or a failed TLS handshake, is an error here rather
-// than at the first call.
+// checks, within ctx, that it serves: an address where no daemon listens, or
+// a failed TLS handshake, is an error here rather than at the first call.
 func Dial(ctx context.Context, address string, options ...Option) (*Client, error) {
 	var s dialSettings
 	for _, option := range options {
@@ -118,7 +117,7 @@ func Dial(ctx context.Context, address string, options ...Option) (*Client, erro
 	if err != nil {
 		return nil, fmt.Errorf("filetools: %w", err)
 	}
-	if err := waitUntilReady(ctx, conn); err != nil {
+	if err := checkHealth(ctx, conn); err != nil {
 		_ = conn.Close()
 		return nil, err
 	}
@@ -136,20 +135,18 @@ func (c *Client) Close() error { return c.conn.Close() }
 // gen/filetools/v1 or the standard health service.
 func (c *Client) Conn() *grpc.ClientConn { return c.conn }
 
-func waitUntilReady(ctx context.Context, conn *grpc.ClientConn) error {
-	conn.Connect()
-	for {
-		state := conn.GetState()
-		switch state {
-		case connectivity.Ready:
-			return nil
-		case connectivity.TransientFailure, connectivity.Shutdown:
-			return newClientError(codes.Unavailable, "cannot connect to %s (%s)", conn.Target(), state)
-		}
-		if !conn.WaitForStateChange(ctx, state) {
-			return fromRPC(ctx.Err())
-		}
+// checkHealth asks the daemon's standard health service (open even when
+// the daemon wants tokens) whether it serves; a connection that cannot be
+// made fails here with the transport's reason.
+func checkHealth(ctx context.Context, conn *grpc.ClientConn) error {
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		return fromRPC(err)
 	}
+	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		return newClientError(codes.Unavailable, "the daemon at %s is %s", conn.Target(), resp.GetStatus())
+	}
+	return nil
 }
 
 // isLocal reports whether address never leaves this machine: a unix socket

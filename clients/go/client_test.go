@@ -196,7 +196,7 @@ func TestFileOperations(t *testing.T) {
 	if _, err := client.CreateWorkspace(ctx, "ops"); err != nil {
 		t.Fatal(err)
 	}
-	created, err := client.MakeDir(ctx, "ops", "a/b", false)
+	created, err := client.MakeDir(ctx, "ops", "a/b", filetools.MakeDirOptions{})
 	if err != nil || !created {
 		t.Fatalf("MakeDir a/b: created %v, %v", created, err)
 	}
@@ -633,7 +633,7 @@ func TestWorkspaces(t *testing.T) {
 	if err != nil || len(workspaces) != 2 || workspaces[0].GetId() != "alpha" || workspaces[1].GetId() != "beta" {
 		t.Errorf("ListWorkspaces: %v, %v", workspaces, err)
 	}
-	if err := client.DeleteWorkspace(ctx, "beta", false); err != nil {
+	if err := client.DeleteWorkspace(ctx, "beta", filetools.DeleteWorkspaceOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = client.GetWorkspace(ctx, "beta")
@@ -644,8 +644,8 @@ func TestDialFailures(t *testing.T) {
 	ctx := testContext(t)
 	// A port nobody listens on: the first connection attempt fails at once.
 	_, err := filetools.Dial(ctx, "127.0.0.1:1")
-	if fe := asError(t, err); fe.Code != codes.Unavailable {
-		t.Errorf("Dial of a closed port: %v, want Unavailable", err)
+	if fe := asError(t, err); fe.Code != codes.Unavailable || !strings.Contains(fe.Message, "connection refused") {
+		t.Errorf("Dial of a closed port: %v, want Unavailable saying the connection was refused", err)
 	}
 	// A token is never sent in clear to another machine.
 	if _, err := filetools.Dial(ctx, "192.0.2.1:7447", filetools.WithToken("s3cret")); err == nil || !strings.Contains(err.Error(), "TLS") {

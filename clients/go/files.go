@@ -3,6 +3,7 @@ package filetools
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"strings"
@@ -112,7 +113,7 @@ func (c *Client) ReadTo(ctx context.Context, workspace, path string, w io.Writer
 				window.FirstLine = event.Chunk.GetFirstLine()
 			}
 			if _, err := io.WriteString(w, event.Chunk.GetText()); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("filetools: writing the text read: %w", err)
 			}
 		case *filetoolsv1.ReadResponse_Trailer:
 			if window == nil {
@@ -224,10 +225,15 @@ func (c *Client) Move(ctx context.Context, workspace, source, destination string
 	return resp.GetFile(), err
 }
 
-// MakeDir creates a directory and its missing parents (with noParents, a
-// missing parent is an error); created is false when it existed already.
-func (c *Client) MakeDir(ctx context.Context, workspace, path string, noParents bool) (created bool, err error) {
-	resp, err := unary(ctx, c.files.MakeDir, &filetoolsv1.MakeDirRequest{Workspace: workspace, Path: path, Parents: optionalTrue(noParents)})
+// MakeDirOptions for MakeDir.
+type MakeDirOptions struct {
+	NoParents bool // fail instead of creating missing parents
+}
+
+// MakeDir creates a directory and its missing parents; created is false
+// when it existed already.
+func (c *Client) MakeDir(ctx context.Context, workspace, path string, opts MakeDirOptions) (created bool, err error) {
+	resp, err := unary(ctx, c.files.MakeDir, &filetoolsv1.MakeDirRequest{Workspace: workspace, Path: path, Parents: optionalTrue(opts.NoParents)})
 	return resp.GetCreated(), err
 }
 

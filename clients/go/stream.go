@@ -164,6 +164,19 @@ func writeFileAtomically(path string, fill func(io.Writer) error) (err error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("filetools: %w", err)
 	}
+	return syncDirectory(filepath.Dir(path))
+}
+
+// syncDirectory makes a rename in dir durable.
+func syncDirectory(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("filetools: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("filetools: %w", err)
+	}
 	return nil
 }
 

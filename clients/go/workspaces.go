@@ -28,10 +28,15 @@ func (c *Client) ListWorkspaces(ctx context.Context) ([]*Workspace, error) {
 	return resp.GetWorkspaces(), err
 }
 
-// DeleteWorkspace deletes a managed workspace and its files; its snapshots
-// stay in the store unless deleteSnapshots.
-func (c *Client) DeleteWorkspace(ctx context.Context, workspace string, deleteSnapshots bool) error {
-	_, err := unary(ctx, c.workspaces.DeleteWorkspace, &filetoolsv1.DeleteWorkspaceRequest{Workspace: workspace, DeleteSnapshots: deleteSnapshots})
+// DeleteWorkspaceOptions for DeleteWorkspace.
+type DeleteWorkspaceOptions struct {
+	DeleteSnapshots bool // also delete its snapshots from the store
+}
+
+// DeleteWorkspace deletes a managed workspace and its files (an active run
+// ends without a snapshot); its snapshots stay in the store unless asked.
+func (c *Client) DeleteWorkspace(ctx context.Context, workspace string, opts DeleteWorkspaceOptions) error {
+	_, err := unary(ctx, c.workspaces.DeleteWorkspace, &filetoolsv1.DeleteWorkspaceRequest{Workspace: workspace, DeleteSnapshots: opts.DeleteSnapshots})
 	return err
 }
 
