@@ -24,12 +24,18 @@ interface Result {
 
 let daemon: Daemon;
 let dir: string; // local files of the test
+const TOKEN = "cli-test-token";
+
+/** What every run of the CLI gets: the daemon's address and a token allowed every workspace. */
+function cliEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, FILETOOLS_ADDRESS: daemon.address, FILETOOLS_TOKEN: TOKEN };
+}
 
 /** Runs the CLI with FILETOOLS_ADDRESS pointing at the daemon. */
 function cli(args: string[], options: { input?: string | Buffer; env?: Record<string, string>; cwd?: string } = {}): Promise<Result> {
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: options.cwd ?? dir,
-    env: { ...process.env, FILETOOLS_ADDRESS: daemon.address, FILETOOLS_TOKEN: "", ...options.env },
+    env: { ...cliEnv(), ...options.env },
   });
   child.stdin.end(options.input ?? "");
   return finished(child);
@@ -82,8 +88,13 @@ function ensureCliBuilt(): void {
 
 beforeAll(async () => {
   ensureCliBuilt();
-  daemon = await startDaemon();
   dir = mkdtempSync(path.join(tmpdir(), "filetools-cli-"));
+  const tokens = [
+    { name: "cli", token: TOKEN, workspaces: ["*"] },
+    { name: "other", token: "other-token", workspaces: ["elsewhere"] },
+  ];
+  writeFileSync(path.join(dir, "tokens.json"), JSON.stringify({ tokens }));
+  daemon = await startDaemon({ args: ["--tokens", path.join(dir, "tokens.json")] });
 });
 
 afterAll(async () => {
@@ -131,7 +142,7 @@ describe("filetools", () => {
 
     const window = await cli(["read", "demo", "notes/a.txt", "--start", "5", "--count", "3"]);
     expect(window.stdout).toBe("     5\tline 5\n     6\tline 6\n     7\tline 7\n");
-    expect(window.stderr).toBe("filetools: lines 5-7 of 30; continue with --start 8\n");
+    expect(window.stderr).toMatch(/^filetools: lines 5-7( of 30)?; continue with --start 8\n$/); // the total once the daemon knows it
 
     expect(await ok(["read", "demo", "notes/a.txt", "--tail", "2", "--raw"])).toBe("line 29\nline 30\n");
 
@@ -319,7 +330,7 @@ describe("filetools", () => {
     const command = `${process.execPath} ${CLI} snapshots export demo tty.tar.gz`;
     const child = spawn("script", ["-qec", command, "/dev/null"], {
       cwd: dir,
-      env: { ...process.env, FILETOOLS_ADDRESS: daemon.address },
+      env: cliEnv(),
       stdio: ["ignore", "pipe", "pipe"],
     });
     const result = await finished(child);
@@ -348,7 +359,7 @@ describe("filetools", () => {
     expect(unsafe.stderr).toContain("(UNSAFE_ARCHIVE)");
   });
 
-  it("exit codes: 2 usage, 3 not found, 4 denied, 5 unavailable, 130 interrupted", async () => {
+  it("exit codes: 2 usage, 3 not found, 4 denied (path, token, workspace), 5 unavailable, 130 interrupted", async () => {
     const unknownOption = await cli(["ls", "demo", "--bogus"]);
     expect(unknownOption.code).toBe(2);
     expect(unknownOption.stderr).toMatch(/^filetools: unknown option '--bogus' \(USAGE\)\n/);
@@ -370,6 +381,13 @@ describe("filetools", () => {
     expect(escape.code).toBe(4);
     expect(escape.stderr).toMatch(/^filetools: .* \(PATH_ESCAPES_WORKSPACE\)\n$/);
 
+    const noToken = await cli(["ls", "demo"], { env: { FILETOOLS_TOKEN: "" } });
+    expect(noToken.code).toBe(4);
+    expect(noToken.stderr).toMatch(/^filetools: .* \(UNAUTHENTICATED\)\n$/);
+    const notAllowed = await cli(["--token", "other-token", "ls", "demo"]); // --token wins over FILETOOLS_TOKEN
+    expect(notAllowed.code).toBe(4);
+    expect(notAllowed.stderr).toMatch(/^filetools: .* \(WORKSPACE_NOT_ALLOWED\)\n$/);
+
     const closedPort = await freePort();
     const down = await cli(["--address", `127.0.0.1:${closedPort}`, "ls", "demo"]);
     expect(down.code).toBe(5);
@@ -378,9 +396,7 @@ describe("filetools", () => {
     expect(await ok(["--address", daemon.address, "stat", "demo"], { env: { FILETOOLS_ADDRESS: `127.0.0.1:${closedPort}` } })).toContain("type:      directory");
 
     // Ctrl-C while an upload waits for more of stdin: the call is cancelled and nothing is written.
-    const child = spawn(process.execPath, [CLI, "upload", "demo", "-", "interrupted.bin"], {
-      env: { ...process.env, FILETOOLS_ADDRESS: daemon.address },
-    });
+    const child = spawn(process.execPath, [CLI, "upload", "demo", "-", "interrupted.bin"], { env: cliEnv() });
     const result = finished(child);
     // Once the CLI has read most of a 1 MiB write, it is running (its SIGINT handler is set before anything is read).
     await new Promise<void>((resolve) => child.stdin!.write(Buffer.alloc(1024 * 1024), () => resolve()));
