@@ -79,7 +79,7 @@ export interface RawClient {
 export interface FileToolsClient extends RawClient {
   /** The calls on one workspace: readText, writeText, edit, search, runs, snapshots, … */
   workspace(id: string): WorkspaceClient;
-  /** Every workspace, managed and bound, sorted by id. */
+  /** The workspaces the caller may use (with --tokens, those its token allows), managed and bound, sorted by id. */
   listWorkspaces(options?: CallOptions): Promise<Workspace[]>;
   /** Creates a managed workspace (ALREADY_EXISTS if it exists; StartRun creates one too). */
   createWorkspace(id: string, options?: CallOptions): Promise<Workspace>;
