@@ -1,12 +1,13 @@
 // The npm package as a user gets it: `npm pack` the workspace package, install
 // the tarball into a fresh project, import it there and call a real daemon.
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ROOT, startDaemon, type Daemon } from "../../../test/e2e/daemon.js";
+import { withDirectoryLock } from "../../../test/support/lock.js";
 
 const run = promisify(execFile);
 const dir = mkdtempSync(path.join(tmpdir(), "ftc-ts-package-"));
@@ -38,8 +39,11 @@ client.close();
 `;
 
 it("installs from its npm pack tarball into a fresh project and talks to the daemon", { timeout: 120_000 }, async () => {
-  const packed = await run("npm", ["pack", "-w", "@filetools/client", "--pack-destination", dir, "--json"], { cwd: ROOT });
-  const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
+  // Packing builds clients/ts/dist (prepack), which the CLI tests run: under their build lock.
+  const packed = withDirectoryLock("filetools-cli-build.lock", 120_000, () =>
+    execFileSync("npm", ["pack", "-w", "@filetools/client", "--pack-destination", dir, "--json"], { cwd: ROOT, encoding: "utf8" }),
+  );
+  const [{ filename }] = JSON.parse(packed) as [{ filename: string }];
   const tarball = path.join(dir, filename);
 
   const app = path.join(dir, "app");
