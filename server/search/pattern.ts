@@ -13,6 +13,7 @@
 // ASCII case classes (`a` → `[aA]`) when they can be; the rest run on
 // Irregexp alone, bounded by the search's deadline (the worker is terminated).
 import { fail } from "../errors.js";
+import { requiredLiterals } from "./literals.js";
 
 export const MAX_PATTERN_LENGTH = 1024;
 /** Deepest group nesting accepted. */
@@ -24,8 +25,11 @@ export const MAX_REPEAT = 1000;
 export type PatternSpec =
   /** Raw bytes compared with Buffer.indexOf before any decoding. */
   | { kind: "literal"; needle: string }
-  /** A RegExp built as new RegExp(source, flags); flags always include "g" and "m". */
-  | { kind: "regex"; source: string; flags: string; linearFallback: boolean };
+  /**
+   * A RegExp built as new RegExp(source, flags); flags always include "g" and
+   * "m". `literals`: one of them is in every match (see literals.ts), or null.
+   */
+  | { kind: "regex"; source: string; flags: string; linearFallback: boolean; literals: string[] | null };
 
 export interface PatternOptions {
   fixedStrings: boolean;
@@ -48,10 +52,10 @@ export function compilePattern(pattern: string, options: PatternOptions): Patter
     }
     checkShape(source);
   }
-  if (!options.caseInsensitive) return { kind: "regex", source, flags: "gm", linearFallback: true };
+  if (!options.caseInsensitive) return { kind: "regex", source, flags: "gm", linearFallback: true, literals: requiredLiterals(source) };
   const folded = foldAsciiCase(source);
-  if (folded !== null) return { kind: "regex", source: folded, flags: "gm", linearFallback: true };
-  return { kind: "regex", source, flags: "gim", linearFallback: false };
+  if (folded !== null) return { kind: "regex", source: folded, flags: "gm", linearFallback: true, literals: null };
+  return { kind: "regex", source, flags: "gim", linearFallback: false, literals: null };
 }
 
 export function escapeRegExp(text: string): string {

@@ -4,7 +4,7 @@
 import os from "node:os";
 import v8 from "node:v8";
 import { Piscina } from "piscina";
-import type { FileOutcome, SearchTask, WorkerTask } from "./worker.js";
+import type { BatchResult, SearchTask, WorkerTask } from "./worker.js";
 
 const PING_TIMEOUT_MS = 30_000;
 
@@ -30,7 +30,7 @@ export interface PoolLogger {
 
 export class SearchPool {
   private constructor(
-    private readonly piscina: Piscina<WorkerTask, FileOutcome[] | "pong">,
+    private readonly piscina: Piscina<WorkerTask, BatchResult | "pong">,
     readonly threads: number,
   ) {}
 
@@ -41,7 +41,7 @@ export class SearchPool {
     const isTs = import.meta.url.endsWith(".ts");
     const filename = new URL(isTs ? "./worker.ts" : "./worker.js", import.meta.url).href;
     const execArgv = isTs && !process.execArgv.some((a) => a.includes("tsx")) ? [...process.execArgv, "--import", "tsx"] : undefined;
-    const piscina = new Piscina<WorkerTask, FileOutcome[] | "pong">({
+    const piscina = new Piscina<WorkerTask, BatchResult | "pong">({
       filename,
       execArgv,
       minThreads: threads,
@@ -62,8 +62,8 @@ export class SearchPool {
   }
 
   /** Runs one batch; aborting `signal` rejects at once and terminates the worker if it is running. */
-  run(task: SearchTask, signal: AbortSignal): Promise<FileOutcome[]> {
-    return this.piscina.run(task, { signal }) as Promise<FileOutcome[]>;
+  run(task: SearchTask, signal: AbortSignal): Promise<BatchResult> {
+    return this.piscina.run(task, { signal }) as Promise<BatchResult>;
   }
 
   close(): Promise<void> {

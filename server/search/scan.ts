@@ -75,21 +75,14 @@ interface Segment {
 
 const LF = 0x0a;
 
-class ByteSegment implements Segment {
+/** Raw bytes; subclasses find the hits. */
+abstract class ByteSegment implements Segment {
   readonly length: number;
-  readonly hasLineAtEnd: boolean;
-  constructor(
-    private readonly buf: Buffer,
-    private readonly needle: Buffer,
-  ) {
+  readonly hasLineAtEnd = false;
+  constructor(protected readonly buf: Buffer) {
     this.length = buf.length;
-    this.hasLineAtEnd = false;
   }
-  nextHit(from: number): number {
-    const hit = this.buf.indexOf(this.needle, from);
-    if (hit < 0 || (hit === this.length && (this.length === 0 || this.buf[this.length - 1] === LF))) return -1;
-    return hit;
-  }
+  abstract nextHit(from: number): number;
   lineStart(pos: number): number {
     return pos === 0 ? 0 : this.buf.lastIndexOf(LF, pos - 1) + 1;
   }
@@ -111,6 +104,65 @@ class ByteSegment implements Segment {
   }
   column(lineStart: number, pos: number): number {
     return codePoints(this.buf.toString("utf8", lineStart, pos)) + 1;
+  }
+}
+
+/** A literal: found by Buffer.indexOf, nothing decoded but the lines sent. */
+class NeedleSegment extends ByteSegment {
+  constructor(
+    buf: Buffer,
+    private readonly needle: Buffer,
+  ) {
+    super(buf);
+  }
+  nextHit(from: number): number {
+    if (from > this.length) return -1; // indexOf would still find an empty needle at the end
+    const hit = this.buf.indexOf(this.needle, from);
+    if (hit < 0 || (hit === this.length && (this.length === 0 || this.buf[this.length - 1] === LF))) return -1;
+    return hit;
+  }
+}
+
+/**
+ * A regex with required literals, over bytes where they are rare: only the
+ * lines holding one of them (`candidates`, sorted byte positions) are decoded
+ * and run through the regex.
+ */
+class CandidateSegment extends ByteSegment {
+  private next = 0;
+  /** The last match, for its column (counted in the decoded line). */
+  private last = { lineStart: -1, column: 0 };
+  constructor(
+    buf: Buffer,
+    private readonly candidates: number[],
+    private readonly lineRe: RegExp,
+  ) {
+    super(buf);
+  }
+  nextHit(from: number): number {
+    const { candidates } = this;
+    while (this.next < candidates.length) {
+      const at = candidates[this.next]!;
+      if (at < from) {
+        this.next++;
+        continue;
+      }
+      const start = this.lineStart(at);
+      const end = this.lineEnd(at);
+      const line = this.buf.toString("utf8", start, end);
+      this.lineRe.lastIndex = 0;
+      const m = this.lineRe.exec(line);
+      if (m) {
+        const prefix = line.slice(0, m.index);
+        this.last = { lineStart: start, column: codePoints(prefix) + 1 };
+        return start + Buffer.byteLength(prefix);
+      }
+      from = end + 1;
+    }
+    return -1;
+  }
+  override column(lineStart: number, pos: number): number {
+    return lineStart === this.last.lineStart ? this.last.column : super.column(lineStart, pos);
   }
 }
 
@@ -168,33 +220,51 @@ class TextSegment implements Segment {
   }
 }
 
+/** Candidate positions per byte above which a whole segment is decoded instead (a line costs more than 1 KiB of bulk decoding). */
+const DENSE_CANDIDATES_PER_BYTE = 1 / 1024;
+
 /** Builds the segments of one file and keeps the matching state across them. */
 export class Matcher {
   private readonly needle: Buffer | null;
+  private readonly literals: Buffer[];
   private readonly re: RegExp | null;
   private readonly lineRe: RegExp | null;
 
   constructor(spec: PatternSpec) {
     if (spec.kind === "literal") {
       this.needle = Buffer.from(spec.needle, "utf8");
+      this.literals = [];
       this.re = this.lineRe = null;
     } else {
       this.needle = null;
+      this.literals = (spec.literals ?? []).map((l) => Buffer.from(l, "utf8"));
       this.re = new RegExp(spec.source, spec.flags);
       this.lineRe = new RegExp(spec.source, spec.flags.replace("g", ""));
     }
   }
 
-  /** Raw bytes can be searched without decoding (a literal). */
-  get searchesBytes(): boolean {
-    return this.needle !== null;
-  }
-
   segment(bytes: Buffer): Segment {
-    if (this.needle) return new ByteSegment(bytes, this.needle);
+    if (this.needle) return new NeedleSegment(bytes, this.needle);
+    if (this.literals.length > 0) {
+      const candidates = this.candidates(bytes);
+      if (candidates) return new CandidateSegment(bytes, candidates, this.lineRe!);
+    }
     // ASCII decodes the same as Latin-1, which V8 copies without UTF-8 decoding (twice as fast).
     const text = isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
     return new TextSegment(text, this.re!, this.lineRe!);
+  }
+
+  /** Sorted positions of the required literals in `bytes`, or null when they are too many to check line by line. */
+  private candidates(bytes: Buffer): number[] | null {
+    const most = 16 + bytes.length * DENSE_CANDIDATES_PER_BYTE;
+    const found: number[] = [];
+    for (const literal of this.literals) {
+      for (let at = bytes.indexOf(literal); at >= 0; at = bytes.indexOf(literal, at + 1)) {
+        if (found.length >= most) return null;
+        found.push(at);
+      }
+    }
+    return this.literals.length > 1 ? found.sort((a, b) => a - b) : found;
   }
 
   textSegment(text: string): Segment {
@@ -223,6 +293,10 @@ export class FileScan {
 
   /** `last`: no segment follows (saves counting the lines of a file's end). */
   feed(seg: Segment, last = false): void {
+    if (this.options.mode !== "content") {
+      this.countLines(seg);
+      return;
+    }
     let pos = 0;
     let lineAtPos = this.firstLine;
     while (!this.done) {
@@ -244,17 +318,20 @@ export class FileScan {
     if (this.options.before > 0 && this.options.mode === "content") this.keepTail(seg, this.firstLine);
   }
 
-  private onMatch(seg: Segment, n: number, start: number, end: number, hit: number): void {
-    const { mode, before, after, limit } = this.options;
-    if (mode === "files") {
-      this.result.count = 1;
-      this.done = true;
-      return;
-    }
-    if (mode === "count") {
+  /** Count and files modes: matching lines only, no line numbers (the costly part of a common pattern). */
+  private countLines(seg: Segment): void {
+    const files = this.options.mode === "files";
+    for (let hit = seg.nextHit(0); hit >= 0; hit = seg.nextHit(seg.lineEnd(hit) + 1)) {
       this.result.count++;
-      return;
+      if (files) {
+        this.done = true;
+        return;
+      }
     }
+  }
+
+  private onMatch(seg: Segment, n: number, start: number, end: number, hit: number): void {
+    const { before, after, limit } = this.options;
     if (this.result.matches.length >= limit) {
       this.result.more = true;
       this.done = true;

@@ -9,8 +9,8 @@ import { parsePath } from "../workspace/paths.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { compilePattern } from "./pattern.js";
 import type { SearchPool } from "./pool.js";
-import type { LineMatch, OutputMode, ScanOptions } from "./scan.js";
-import type { FileOutcome, SearchTask, TaskFile } from "./worker.js";
+import type { LineMatch, OutputMode, ScanOptions, ScanResult } from "./scan.js";
+import { FILE_KINDS, type BatchResult, type SearchTask, type TaskFiles } from "./worker.js";
 
 export const DEFAULT_MAX_RESULTS = 100;
 export const MAX_RESULTS_LIMIT = 10_000;
@@ -31,14 +31,14 @@ export function searchBudgetMs(deadline: Date | undefined, now = Date.now()): nu
 }
 
 /** Files per task: small files travel together, so per-task overhead stays small. */
-const BATCH_FILES = 128;
+const BATCH_FILES = 512;
 /** After an aborted task, how long to wait (for its worker to be gone) before closing what it used. */
 const ABORT_SETTLE_MS = 1000;
 
 /** Files handed to the pool as one task. */
 interface FileBatch {
   paths: string[];
-  files: TaskFile[];
+  files: TaskFiles;
   /** Closes the files, or lets their directories go. */
   release(): unknown;
 }
@@ -76,7 +76,7 @@ export interface SearchSummary {
 
 interface Batch {
   paths: string[];
-  result: Promise<FileOutcome[]>;
+  result: Promise<BatchResult>;
 }
 
 /**
@@ -120,6 +120,13 @@ export async function* search(
   const window = pool.threads * 4;
   const queue: Batch[] = [];
   let reported = 0;
+  /**
+   * Results in the batches done so far, sent or not. A batch dispatched later
+   * comes later in walk order, so it needs to find only what is still missing
+   * (and one more, to prove truncation); once more than max_results are found,
+   * the walk stops.
+   */
+  let found = 0;
   /** Once max_results is reached, any further result only proves truncation. */
   let full = false;
 
@@ -129,12 +136,13 @@ export async function* search(
     slot[0] = -1;
     const task: SearchTask = {
       pattern,
-      options: { mode: options.mode, before, after, limit: full ? 0 : maxResults - reported } satisfies ScanOptions,
+      options: { mode: options.mode, before, after, limit: Math.max(0, maxResults - found) } satisfies ScanOptions,
       maxFileSize,
       files: batch.files,
       openSlot,
     };
     const result = pool.run(task, taskSignal);
+    result.then((done) => (found += done.hits.reduce((n, hit) => n + resultsIn(hit, options.mode), 0))).catch(() => {});
     const releaseAll = async () => {
       try {
         await batch.release();
@@ -158,29 +166,31 @@ export async function* search(
   /** Consumes the oldest batch; returns false when the search must stop. */
   async function* drain(): AsyncGenerator<SearchEvent, boolean> {
     const batch = queue.shift()!;
-    let outcomes: FileOutcome[];
+    let result: BatchResult;
     try {
-      outcomes = await batch.result;
+      result = await batch.result;
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       if (summary.timedOut) return false;
       throw error;
     }
-    for (let i = 0; i < outcomes.length; i++) {
-      const outcome = outcomes[i]!;
-      const path = batch.paths[i]!;
-      if (outcome.kind === "binary") {
+    let next = 0; // the next of `hits`
+    for (let i = 0; i < result.kinds.length; i++) {
+      const kind = FILE_KINDS[result.kinds[i]!];
+      if (kind === "binary") {
         summary.binarySkipped++;
         continue;
       }
-      if (outcome.kind === "too_large") {
+      if (kind === "too_large") {
         summary.tooLargeSkipped++;
         continue;
       }
-      if (outcome.kind === "skipped") continue;
+      if (kind === "skipped") continue;
       summary.filesSearched++;
-      summary.bytesSearched += outcome.bytes;
-      if (outcome.count === 0 && !outcome.more) continue;
+      summary.bytesSearched += result.bytes[i]!;
+      if (result.hits[next]?.index !== i) continue;
+      const outcome = result.hits[next++]!;
+      const path = batch.paths[i]!;
       if (full) {
         summary.truncated = true;
         return false;
@@ -216,7 +226,7 @@ export async function* search(
     if (target.type !== "directory") {
       try {
         const file = await workspace.openFile(parts);
-        single = { paths: [target.path], files: [{ fd: file.fd }], release: () => file.close() };
+        single = { paths: [target.path], files: { fd: file.fd }, release: () => file.close() };
         if (maxFileSize > 0 && file.size > maxFileSize) {
           await file.close();
           summary.tooLargeSkipped++;
@@ -242,10 +252,11 @@ export async function* search(
           held.release();
           break;
         }
-        dispatch({ paths: held.paths, files: held.dirFds.map((dirFd, i) => ({ dirFd, name: held.names[i]! })), release: held.release });
+        dispatch({ paths: held.paths, files: { dirFds: held.dirFds, names: held.names }, release: held.release });
         while (queue.length >= window) {
           if (!(yield* drain())) break walking;
         }
+        if (found > maxResults) break; // what is queued holds enough
       }
     }
     while (queue.length > 0) {
@@ -260,6 +271,11 @@ export async function* search(
     if (signal.aborted) stop.abort(signal.reason);
     void Promise.allSettled([...inFlight]).then(() => clearTimeout(timer));
   }
+}
+
+/** What one matching file adds to the results: its reported matches (and one for more), or 1. */
+function resultsIn(hit: ScanResult, mode: OutputMode): number {
+  return mode === "content" ? hit.matches.length + (hit.more ? 1 : 0) : 1;
 }
 
 /**

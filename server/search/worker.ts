@@ -10,14 +10,19 @@ import { bomLength } from "../text/encoding.js";
 import type { PatternSpec } from "./pattern.js";
 import { FileScan, Matcher, type ScanOptions, type ScanResult } from "./scan.js";
 
-export type TaskFile = { fd: number } | { dirFd: number; name: string };
+/**
+ * The files of a task: one descriptor the main thread opened through the
+ * workspace module (read by position, never closed here), or names in
+ * directories the walk holds open (`dirFds[i]` holds `names[i]`).
+ */
+export type TaskFiles = { fd: number } | { dirFds: number[]; names: string[] };
 
 export interface SearchTask {
   pattern: PatternSpec;
   options: ScanOptions;
   /** Files larger than this are skipped (0 = no limit). */
   maxFileSize: number;
-  files: TaskFile[];
+  files: TaskFiles;
   /**
    * One Int32 the worker sets to the descriptor it has open (-1 when none), so
    * that the main thread can close it if the worker is terminated mid-file.
@@ -30,6 +35,19 @@ export type FileOutcome =
   | { kind: "binary"; bytes: number }
   | { kind: "too_large"; bytes: 0 }
   | { kind: "skipped"; bytes: number; reason: string };
+
+/** What each file of a task was, in BatchResult.kinds. */
+export const FILE_KINDS: readonly FileOutcome["kind"][] = ["text", "binary", "too_large", "skipped"];
+const KIND_CODES = Object.fromEntries(FILE_KINDS.map((kind, code) => [kind, code])) as Record<FileOutcome["kind"], number>;
+
+/** A task's outcome, compact (typed arrays clone as one copy): per file its kind and bytes, and the files with results. */
+export interface BatchResult {
+  /** Indices into FILE_KINDS. */
+  kinds: Uint8Array;
+  bytes: Float64Array;
+  /** Text files that matched (count > 0, or more), by index in the task, in order. */
+  hits: ({ index: number } & ScanResult)[];
+}
 
 export type WorkerTask = SearchTask | { ping: true };
 
@@ -47,48 +65,52 @@ const MAX_UTF16_BYTES = 64 << 20;
 let buffer = Buffer.allocUnsafe(READ_BYTES);
 let cached: { key: string; matcher: Matcher } | null = null;
 
-export default function run(task: WorkerTask): FileOutcome[] | "pong" {
+export default function run(task: WorkerTask): BatchResult | "pong" {
   if ("ping" in task) return "pong";
   const key = JSON.stringify(task.pattern);
   if (cached?.key !== key) cached = { key, matcher: new Matcher(task.pattern) };
   const matcher = cached.matcher;
-  const outcomes: FileOutcome[] = [];
-  let limit = task.options.limit;
+  const count = "fd" in task.files ? 1 : task.files.names.length;
+  const result: BatchResult = { kinds: new Uint8Array(count), bytes: new Float64Array(count), hits: [] };
+  const options = { ...task.options };
   const slot = new Int32Array(task.openSlot);
-  for (const file of task.files) {
-    let outcome: FileOutcome;
-    let own = -1;
-    try {
-      let fd: number;
-      if ("fd" in file) fd = file.fd;
-      else {
-        const opened = openInHeldDirectory(file.dirFd, file.name);
-        if ("skipped" in opened) {
-          outcomes.push({ kind: "skipped", bytes: 0, reason: opened.skipped });
-          continue;
-        }
-        fd = own = opened.fd;
-        Atomics.store(slot, 0, own);
-        if (task.maxFileSize > 0 && opened.size > task.maxFileSize) {
-          outcomes.push({ kind: "too_large", bytes: 0 });
-          continue;
-        }
-      }
-      outcome = scanFile(fd, matcher, { ...task.options, limit }, own >= 0);
-      if (buffer.length > READ_BYTES) buffer = Buffer.allocUnsafe(READ_BYTES); // give a long line's memory back
-    } catch (error) {
-      outcome = { kind: "skipped", bytes: 0, reason: (error as NodeJS.ErrnoException).code ?? String(error) };
-    } finally {
-      if (own >= 0) {
-        // Forget it before closing: a terminated worker may leak one descriptor, never close another's.
-        Atomics.store(slot, 0, -1);
-        closeSync(own);
-      }
+  for (let index = 0; index < count; index++) {
+    const outcome = scanOne(task, index, matcher, options, slot);
+    result.kinds[index] = KIND_CODES[outcome.kind];
+    result.bytes[index] = outcome.bytes;
+    if (outcome.kind === "text" && (outcome.count > 0 || outcome.more)) {
+      result.hits.push({ index, count: outcome.count, matches: outcome.matches, more: outcome.more });
+      options.limit = Math.max(0, options.limit - outcome.matches.length);
     }
-    if (outcome.kind === "text") limit = Math.max(0, limit - outcome.matches.length);
-    outcomes.push(outcome);
   }
-  return outcomes;
+  return result;
+}
+
+function scanOne(task: SearchTask, index: number, matcher: Matcher, options: ScanOptions, slot: Int32Array): FileOutcome {
+  const { files } = task;
+  if ("fd" in files) return guarded(() => scanFile(files.fd, matcher, options));
+  const opened = openInHeldDirectory(files.dirFds[index]!, files.names[index]!);
+  if ("skipped" in opened) return { kind: "skipped", bytes: 0, reason: opened.skipped };
+  Atomics.store(slot, 0, opened.fd);
+  try {
+    if (task.maxFileSize > 0 && opened.size > task.maxFileSize) return { kind: "too_large", bytes: 0 };
+    return guarded(() => scanFile(opened.fd, matcher, options, true));
+  } finally {
+    // Forget it before closing: a terminated worker may leak one descriptor, never close another's.
+    Atomics.store(slot, 0, -1);
+    closeSync(opened.fd);
+  }
+}
+
+/** A read error skips the file. */
+function guarded(scan: () => FileOutcome): FileOutcome {
+  try {
+    return scan();
+  } catch (error) {
+    return { kind: "skipped", bytes: 0, reason: (error as NodeJS.ErrnoException).code ?? String(error) };
+  } finally {
+    if (buffer.length > READ_BYTES) buffer = Buffer.allocUnsafe(READ_BYTES); // give a long line's memory back
+  }
 }
 
 function readFully(fd: number, into: Buffer, offset: number, position: number): number {
