@@ -395,68 +395,63 @@ func TestSearchEarlyBreakStopsTheDaemon(t *testing.T) {
 	}
 }
 
-func TestSearchDeadlineExceeded(t *testing.T) {
+// A search whose context ends while the loop holds the first match fails
+// with the context's code, seen alike by the client and the daemon.
+func TestSearchDeadlineAndCancellation(t *testing.T) {
 	daemon := startDaemon(t)
 	client := daemon.client(t)
-	opts := bigSearch(t, client, "deadline")
-
-	// The loop stops reading until the deadline has passed: the call fails
-	// with DEADLINE_EXCEEDED on both sides.
-	ctx, cancel := context.WithTimeout(testContext(t), 2*time.Second)
-	defer cancel()
-	var failure error
-	for _, err := range client.Search(ctx, "deadline", "match", opts) {
-		if err != nil {
-			failure = err
-			break
-		}
-		<-ctx.Done()
-	}
-	fe := asError(t, failure)
-	if fe.Code != codes.DeadlineExceeded || !errors.Is(failure, context.DeadlineExceeded) || errors.Is(failure, context.Canceled) {
-		t.Errorf("Search past its deadline: %v, want DeadlineExceeded matching context.DeadlineExceeded", failure)
-	}
-	logs := daemon.awaitCallLogs(t, "filetools.v1.Files/Search", "deadline", 1)
-	if logs[0].Code != "DEADLINE_EXCEEDED" {
-		t.Errorf("the daemon logged %+v, want DEADLINE_EXCEEDED", logs[0])
+	for _, tc := range []struct {
+		name       string
+		deadline   time.Duration // 0: cancel at the first match instead
+		code       codes.Code
+		contextErr error
+		logged     string
+	}{
+		{"deadline", 2 * time.Second, codes.DeadlineExceeded, context.DeadlineExceeded, "DEADLINE_EXCEEDED"},
+		{"cancel", 0, codes.Canceled, context.Canceled, "CANCELLED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := bigSearch(t, client, tc.name)
+			ctx, cancel := context.WithCancel(testContext(t))
+			if tc.deadline > 0 {
+				ctx, cancel = context.WithTimeout(testContext(t), tc.deadline)
+			}
+			defer cancel()
+			var failure error
+			for _, err := range client.Search(ctx, tc.name, "match", opts) {
+				if err != nil {
+					failure = err
+					break
+				}
+				if tc.deadline == 0 {
+					cancel()
+				}
+				<-ctx.Done()
+			}
+			canceled, expired := errors.Is(failure, context.Canceled), errors.Is(failure, context.DeadlineExceeded)
+			if asError(t, failure).Code != tc.code || !errors.Is(failure, tc.contextErr) || canceled == expired {
+				t.Errorf("Search: %v, want %v matching %v alone", failure, tc.code, tc.contextErr)
+			}
+			if logs := daemon.awaitCallLogs(t, "filetools.v1.Files/Search", tc.name, 1); logs[0].Code != tc.logged {
+				t.Errorf("the daemon logged %+v, want %s", logs[0], tc.logged)
+			}
+			// A call with the ended context fails at once, with the same code.
+			if _, err := client.Stat(ctx, tc.name, "big.txt", filetools.StatOptions{}); asError(t, err).Code != tc.code {
+				t.Errorf("Stat with the ended context: %v, want %v", err, tc.code)
+			}
+		})
 	}
 }
 
-func TestSearchCancellation(t *testing.T) {
-	daemon := startDaemon(t)
-	client := daemon.client(t)
-	opts := bigSearch(t, client, "cancel")
-
-	ctx, cancel := context.WithCancel(testContext(t))
-	defer cancel()
-	var failure error
-	for _, err := range client.Search(ctx, "cancel", "match", opts) {
-		if err != nil {
-			failure = err
-			break
-		}
-		cancel()
-	}
-	fe := asError(t, failure)
-	if fe.Code != codes.Canceled || !errors.Is(failure, context.Canceled) || errors.Is(failure, context.DeadlineExceeded) {
-		t.Errorf("cancelled Search: %v, want Canceled matching context.Canceled", failure)
-	}
-	logs := daemon.awaitCallLogs(t, "filetools.v1.Files/Search", "cancel", 1)
-	if logs[0].Code != "CANCELLED" {
-		t.Errorf("the daemon logged %+v, want CANCELLED", logs[0])
-	}
-
-	// An already cancelled context fails at once, with the same code.
-	_, err := client.Stat(ctx, "cancel", "big.txt", filetools.StatOptions{})
-	if fe := asError(t, err); fe.Code != codes.Canceled {
-		t.Errorf("Stat with a cancelled context: %v", err)
-	}
-}
-
-// tarMembers lists a tar.gz's regular files and their contents.
-func tarMembers(t *testing.T, r io.Reader) map[string]string {
+// tarMembers lists the regular files of a .tar.gz file, and their contents.
+func tarMembers(t *testing.T, path string) map[string]string {
 	t.Helper()
-	gz, err := gzip.NewReader(r)
+	file, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	gz, err := gzip.NewReader(file)
 	if err != nil {
 		t.Fatalf("not gzip: %v", err)
 	}
@@ -550,12 +545,7 @@ func TestRunAndExportSnapshotToFile(t *testing.T) {
 	if len(progress) < 2 || progress[len(progress)-2] != info.GetSize() || progress[len(progress)-1] != info.GetSize() {
 		t.Errorf("progress %v does not end at %d of %d", progress, info.GetSize(), info.GetSize())
 	}
-	file, err := os.Open(whole)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	if members := tarMembers(t, file); len(members) != 3 || members["out/report.md"] != artifacts["out/report.md"] || members["scratch.txt"] != "notes\n" {
+	if members := tarMembers(t, whole); len(members) != 3 || members["out/report.md"] != artifacts["out/report.md"] || members["scratch.txt"] != "notes\n" {
 		t.Errorf("whole tarball members: %v", members)
 	}
 
@@ -565,12 +555,7 @@ func TestRunAndExportSnapshotToFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file, err = os.Open(only)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	if members := tarMembers(t, file); len(members) != 2 || members["out/report.md"] != artifacts["out/report.md"] ||
+	if members := tarMembers(t, only); len(members) != 2 || members["out/report.md"] != artifacts["out/report.md"] ||
 		members["out/data.csv"] != artifacts["out/data.csv"] || info.GetFileCount() != 2 || sha256File(t, only) != info.GetSha256() {
 		t.Errorf("artifacts tarball: members %v, header %v", members, info)
 	}
