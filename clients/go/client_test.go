@@ -560,12 +560,30 @@ func TestRunAndExportSnapshotToFile(t *testing.T) {
 		t.Errorf("artifacts tarball: members %v, header %v", members, info)
 	}
 
+	// A live export has what was written since; restoring the snapshot drops it.
+	if _, err := client.WriteText(ctx, "crew", "out/late.md", "late\n", filetools.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	live := filepath.Join(dir, "live.tar.gz")
+	if _, err := client.ExportSnapshotToFile(ctx, "crew", live, filetools.ExportOptions{Live: true, Include: []string{"out/late.md"}}); err != nil {
+		t.Fatal(err)
+	}
+	if members := tarMembers(t, live); len(members) != 1 || members["out/late.md"] != "late\n" {
+		t.Errorf("live export of out/late.md: %v", members)
+	}
+	restored, err := client.RestoreSnapshot(ctx, "crew", "")
+	if err != nil || restored.GetId() != snapshot.GetId() {
+		t.Fatalf("RestoreSnapshot: %v, %v; want %s", restored, err, snapshot.GetId())
+	}
+	_, err = client.Stat(ctx, "crew", "out/late.md", filetools.StatOptions{})
+	expectReason(t, "Stat of a file the restore removed", err, codes.NotFound, filetools.ErrNotFound)
+
 	// A failed export leaves nothing behind: no file, no temporary file.
 	failed := filepath.Join(dir, "failed.tar.gz")
 	_, err = client.ExportSnapshotToFile(ctx, "no-such-workspace", failed, filetools.ExportOptions{Live: true})
 	expectReason(t, "export of an unknown workspace", err, codes.NotFound, filetools.ErrWorkspaceNotFound)
-	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
-		t.Errorf("after a failed export the directory holds %d entries, want the 2 exports", len(entries))
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("after a failed export the directory holds %d entries, want the 3 exports", len(entries))
 	}
 }
 
