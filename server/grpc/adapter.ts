@@ -6,7 +6,7 @@ import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type D
 import type * as grpc from "@grpc/grpc-js";
 import { FileToolsError } from "../errors.js";
 import { CallScope, type AdapterOptions } from "./call.js";
-import type { CallContext, ServiceHandlers } from "./handlers.js";
+import { EncodedMessage, type CallContext, type ServiceHandlers } from "./handlers.js";
 
 /** How long a client stream's end waits for a cancellation that may follow it (see requestsOf). */
 const CANCEL_SETTLE_MS = 25;
@@ -184,7 +184,6 @@ function drainedOrGone(call: grpc.ServerWritableStream<Message, Buffer>, signal:
 
 /** A message or init object → wire bytes, as the Buffer grpc-js needs (it calls .copy()). */
 function encode(schema: DescMessage, value: unknown): Buffer {
-  const message = create(schema, value as never);
-  const bytes = toBinary(schema, message);
+  const bytes = value instanceof EncodedMessage ? value.bytes : toBinary(schema, create(schema, value as never));
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -35,7 +35,16 @@ export type UnaryHandler<I extends DescMessage, O extends DescMessage> = (
 export type ServerStreamHandler<I extends DescMessage, O extends DescMessage> = (
   request: MessageShape<I>,
   ctx: CallContext,
-) => AsyncIterable<MessageInitShape<O>>;
+) => AsyncIterable<MessageInitShape<O> | EncodedMessage>;
+
+/**
+ * A response message a handler encoded itself (its wire bytes), sent as is:
+ * for a hot path that already holds a field's bytes (Read's UTF-8 text),
+ * which a message would decode into a string only to encode it again.
+ */
+export class EncodedMessage {
+  constructor(readonly bytes: Uint8Array) {}
+}
 
 /**
  * Iterating `requests` throws the abort reason if the client cancels, so a

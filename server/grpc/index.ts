@@ -9,6 +9,7 @@ export type {
   ServiceHandlers,
   UnaryHandler,
 } from "./handlers.js";
+export { EncodedMessage } from "./handlers.js";
 export { registerService } from "./adapter.js";
 export { InFlightCalls, type AdapterOptions } from "./call.js";
 export { addReflection } from "./reflection.js";

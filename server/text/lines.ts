@@ -11,6 +11,7 @@
 // counted on the raw bytes with Buffer.indexOf (memchr). Only the window is
 // decoded, one line at a time, so its UTF-8 size can be held to max_bytes.
 
+import { isUtf8 } from "node:buffer";
 import { fail } from "../errors.js";
 import { bomLength, codeUnitSize, createDecoder, decodeText, type TextEncoding } from "./encoding.js";
 
@@ -26,8 +27,10 @@ const SETTLE_READS = 2;
 export interface LineChunk {
   /** 1-based number of the line `text` starts with (a line longer than a chunk continues in the next ones, which carry the same number). */
   firstLine: number;
-  /** Lines with their original endings, at most READ_CHUNK_BYTES of UTF-8. */
+  /** Lines with their original endings, at most READ_CHUNK_BYTES of UTF-8. Empty when `utf8` carries them. */
   text: string;
+  /** With the window option `utf8`: the lines as UTF-8 bytes, in place of `text`. */
+  utf8?: Buffer;
 }
 
 /** Summary of a window, per the proto's ReadTrailer. */
@@ -61,6 +64,12 @@ export interface LineWindowOptions {
   maxBytes: number;
   /** Largest chunk text in UTF-8 bytes. Default READ_CHUNK_BYTES. */
   chunkBytes?: number;
+  /**
+   * Chunks carry UTF-8 bytes (`utf8`) instead of strings, for a caller that
+   * sends them on: valid UTF-8 lines then pass through without being decoded
+   * and encoded again.
+   */
+  utf8?: boolean;
 }
 
 /** Reads `length` bytes at `position`; must return all of them. */
@@ -235,34 +244,40 @@ function cutToUtf8Bytes(text: string, maxBytes: number): { text: string; size: n
   return { text: utf8.toString("utf8", 0, end), size: end };
 }
 
-/** Gathers lines into chunks of at most `limit` UTF-8 bytes. */
+/** Gathers lines into chunks of at most `limit` UTF-8 bytes, as strings or (`utf8`) as UTF-8 bytes. */
 class ChunkBuilder {
-  private parts: string[] = [];
+  private parts: Array<string | Buffer> = [];
   private size = 0;
   private firstLine = 0;
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    readonly limit: number,
+    readonly utf8: boolean,
+  ) {}
 
-  *add(line: number, text: string, size: number): Generator<LineChunk> {
+  /** Adds lines starting at `line`: text, or (in utf8 mode) UTF-8 bytes the builder may keep. */
+  *add(line: number, text: string | Buffer, size: number): Generator<LineChunk> {
     if (size > this.limit) {
       // A line longer than a chunk is sent in pieces cut between characters.
       yield* this.flush();
-      const utf8 = Buffer.from(text, "utf8");
+      const utf8 = typeof text === "string" ? Buffer.from(text, "utf8") : text;
       for (let start = 0, end = 0; start < utf8.length; start = end) {
         end = charBoundary(utf8, start + this.limit);
-        yield { firstLine: line, text: utf8.toString("utf8", start, end) };
+        yield this.utf8 ? { firstLine: line, text: "", utf8: utf8.subarray(start, end) } : { firstLine: line, text: utf8.toString("utf8", start, end) };
       }
       return;
     }
     if (this.size + size > this.limit) yield* this.flush();
     if (this.parts.length === 0) this.firstLine = line;
-    this.parts.push(text);
+    this.parts.push(this.utf8 && typeof text === "string" ? Buffer.from(text, "utf8") : text);
     this.size += size;
   }
 
   *flush(): Generator<LineChunk> {
     if (this.parts.length === 0) return;
-    yield { firstLine: this.firstLine, text: this.parts.join("") };
+    yield this.utf8
+      ? { firstLine: this.firstLine, text: "", utf8: this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts as Buffer[], this.size) }
+      : { firstLine: this.firstLine, text: this.parts.join("") };
     this.parts = [];
     this.size = 0;
   }
@@ -370,17 +385,60 @@ async function skipLines(cursor: ByteCursor, line: number, startLine: number): P
   return { line, atLineStart };
 }
 
-/** The window proper, from the start of `startLine`: decodes line by line within max_bytes. */
+/**
+ * The most UTF-8 bytes one source byte can decode to: an invalid byte becomes
+ * U+FFFD (3 bytes), a latin1 byte above 0x7F takes 2, and a UTF-16 unit (2
+ * bytes) at most 3.
+ */
+const MAX_UTF8_GROWTH: Record<TextEncoding, number> = { "utf-8": 3, ascii: 3, latin1: 2, "utf-16le": 1.5 };
+
+/**
+ * The whole lines at the cursor within the buffer in hand, at most `maxLines`
+ * of them in at most `maxBytes` raw bytes (at least one line, else undefined).
+ * The cursor does not move.
+ */
+function wholeLines(cursor: ByteCursor, maxBytes: number, maxLines: number): { bytes: Buffer; lines: number } | undefined {
+  const { buf, pos, unit } = cursor;
+  const limit = Math.min(buf.length, pos + maxBytes);
+  let end = pos;
+  let lines = 0;
+  for (let i = indexOfNewline(buf, pos, unit); i !== -1 && i + unit <= limit && lines < maxLines; i = indexOfNewline(buf, end, unit)) {
+    end = i + unit;
+    lines++;
+  }
+  return lines === 0 ? undefined : { bytes: buf.subarray(pos, end), lines };
+}
+
+/** The window proper, from the start of `startLine`: decodes whole lines in blocks (a line at a time across buffers) within max_bytes. */
 async function* windowLines(cursor: ByteCursor, startLine: number, options: LineWindowOptions): LineWindow {
   const { encoding, lineCount, maxBytes } = options;
   const unit = cursor.unit;
-  const chunks = new ChunkBuilder(options.chunkBytes ?? READ_CHUNK_BYTES);
+  const chunks = new ChunkBuilder(options.chunkBytes ?? READ_CHUNK_BYTES, options.utf8 === true);
   const trailer: LineTrailer = { linesReturned: 0, bytesReturned: 0, nextLine: 0, truncated: false, eof: false, lineCut: false };
   let line = startLine;
   let remaining = maxBytes;
   let end: "count" | "eof" | "full" | "cut" = "count";
   let midLine = false; // the cursor is inside the cut line
   while (lineCount === undefined || trailer.linesReturned < lineCount) {
+    // Whole lines already in the buffer go together: one copy of valid UTF-8 wanted as UTF-8 (copied: the
+    // source may reuse its buffer once we ask for the next one), else one string per block, not per line.
+    const budget = Math.min(remaining, chunks.limit);
+    const wanted = lineCount === undefined ? Infinity : lineCount - trailer.linesReturned;
+    let block = wholeLines(cursor, budget, wanted);
+    const passThrough = block !== undefined && chunks.utf8 && encoding === "utf-8" && isUtf8(block.bytes);
+    // A block to decode is kept small enough that even its worst decoding fits in what is left.
+    if (block && !passThrough) block = wholeLines(cursor, Math.floor(budget / MAX_UTF8_GROWTH[encoding]), wanted);
+    if (block) {
+      const text = passThrough ? Buffer.from(block.bytes) : decodeText(block.bytes, encoding);
+      const size = passThrough ? block.bytes.length : Buffer.byteLength(text, "utf8");
+      cursor.pos += block.bytes.length;
+      yield* chunks.add(line, text, size);
+      line += block.lines;
+      trailer.linesReturned += block.lines;
+      trailer.bytesReturned += size;
+      remaining -= size;
+      continue;
+    }
     // Raw bytes beyond which a line surely decodes to more than `remaining`
     // UTF-8 bytes (a byte gives at least one, a UTF-16 unit at least one).
     const raw = await nextLine(cursor, unit, remaining * unit + 8);

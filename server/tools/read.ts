@@ -20,6 +20,8 @@ export interface ReadOptions {
   tailLines?: bigint;
   encoding: string;
   maxBytes?: bigint;
+  /** Chunks as UTF-8 bytes (LineChunk.utf8) rather than strings, for a caller that sends them on. */
+  utf8Chunks?: boolean;
 }
 
 export interface ReadHeader {
@@ -46,11 +48,15 @@ export async function* readFile(
   if (startLine < 1) fail("INVALID_ARGUMENT", "start_line is 1-based: it must be at least 1");
   const lineCount = options.lineCount === undefined ? undefined : countArgument("line_count", options.lineCount, 0);
   const maxBytes = Math.min(countArgument("max_bytes", options.maxBytes, 0) || DEFAULT_MAX_READ_BYTES, serverMaxBytes);
+  const utf8 = options.utf8Chunks;
   parseEncoding(options.encoding); // an unknown encoding fails before the file is opened
 
   const file = await workspace.openFile(parts);
   try {
-    const { encoding } = await textEncodingOf(file, options.encoding);
+    const head = await file.readAt(0, BINARY_HEAD_BYTES);
+    const encoding = encodingOfHead(file, head, options.encoding);
+    // A file shorter than the head has just been read whole: its window needs no further read, nor the line index.
+    const whole = head.length < BINARY_HEAD_BYTES ? head : undefined;
     let window: LineWindow;
     if (options.tailLines !== undefined) {
       const n = countArgument("tail_lines", options.tailLines, 0);
@@ -59,12 +65,15 @@ export async function* readFile(
       const tail = await tailLines((position, length) => file.readAt(position, length), file.size, n, encoding, maxBytes, undefined, knownTotal);
       yield { entry: file.entry, encoding, totalLines: tail.totalLines };
       window = tail.chunks;
+    } else if (whole) {
+      yield { entry: file.entry, encoding, totalLines: lineIndex?.knownTotalLines(file, encoding) };
+      window = readLineWindow(bytesOnce(whole), { encoding, startLine, lineCount, maxBytes, utf8 });
     } else if (lineIndex) {
-      window = await indexedLineWindow(lineIndex, file, { encoding, startLine, lineCount, maxBytes }, signal);
+      window = await indexedLineWindow(lineIndex, file, { encoding, startLine, lineCount, maxBytes, utf8 }, signal);
       yield { entry: file.entry, encoding, totalLines: lineIndex.knownTotalLines(file, encoding) };
     } else {
       yield { entry: file.entry, encoding };
-      window = readLineWindow(file.chunks(), { encoding, startLine, lineCount, maxBytes });
+      window = readLineWindow(file.chunks(), { encoding, startLine, lineCount, maxBytes, utf8 });
     }
     for (;;) {
       signal.throwIfAborted();
@@ -79,8 +88,16 @@ export async function* readFile(
 
 /** The encoding of an open text file; BINARY_FILE when it is not text. */
 export async function textEncodingOf(file: OpenFile, requested: string): Promise<{ encoding: TextEncoding }> {
-  const head = await file.readAt(0, BINARY_HEAD_BYTES);
+  return { encoding: encodingOfHead(file, await file.readAt(0, BINARY_HEAD_BYTES), requested) };
+}
+
+/** The encoding of a file whose first BINARY_HEAD_BYTES (or all, if shorter) are `head`; BINARY_FILE when it is not text. */
+function encodingOfHead(file: OpenFile, head: Buffer, requested: string): TextEncoding {
   const { encoding } = resolveEncoding(requested, head);
   if (looksBinary(head, encoding)) fail("BINARY_FILE", `${file.entry.path} is a binary file; use Download for its bytes`);
-  return { encoding };
+  return encoding;
+}
+
+async function* bytesOnce(bytes: Buffer): AsyncGenerator<Buffer> {
+  yield bytes;
 }

@@ -1,3 +1,6 @@
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import { ReadChunkSchema, ReadResponseSchema } from "../../../clients/ts/src/gen/filetools/v1/files_pb.js";
+import { EncodedMessage } from "../../grpc/index.js";
 import { readFile } from "../../tools/read.js";
 import { fileInfo } from "../convert.js";
 import type { Deps, FilesHandler } from "../types.js";
@@ -5,7 +8,7 @@ import type { Deps, FilesHandler } from "../types.js";
 export function readHandler(deps: Deps): FilesHandler<"read"> {
   return async function* (request, ctx) {
     const workspace = await deps.workspaces.get(request.workspace);
-    const window = readFile(workspace, request.path, request, deps.maxReadBytes, ctx.signal, deps.lineIndex);
+    const window = readFile(workspace, request.path, { ...request, utf8Chunks: true }, deps.maxReadBytes, ctx.signal, deps.lineIndex);
     for (;;) {
       const next = await window.next();
       if (next.done) {
@@ -28,11 +31,29 @@ export function readHandler(deps: Deps): FilesHandler<"read"> {
       }
       const part = next.value;
       if ("text" in part) {
-        yield { event: { case: "chunk", value: { firstLine: BigInt(part.firstLine), text: part.text } } };
+        yield part.utf8 ? encodedChunk(part.firstLine, part.utf8) : { event: { case: "chunk", value: { firstLine: BigInt(part.firstLine), text: part.text } } };
       } else {
         const totalLines = part.totalLines === undefined ? undefined : BigInt(part.totalLines);
         yield { event: { case: "header", value: { file: fileInfo(part.entry), encoding: part.encoding, totalLines } } };
       }
     }
   };
+}
+
+/**
+ * ReadResponse{chunk: {first_line, text}} with the text's UTF-8 bytes as they
+ * are: the field headers are written, then the text is copied once.
+ */
+function encodedChunk(firstLine: number, utf8: Buffer): EncodedMessage {
+  const chunkHead = new BinaryWriter()
+    .tag(ReadChunkSchema.field.firstLine!.number, WireType.Varint)
+    .int64(firstLine)
+    .tag(ReadChunkSchema.field.text!.number, WireType.LengthDelimited)
+    .uint32(utf8.length)
+    .finish();
+  const responseHead = new BinaryWriter()
+    .tag(ReadResponseSchema.field.chunk!.number, WireType.LengthDelimited)
+    .uint32(chunkHead.length + utf8.length)
+    .finish();
+  return new EncodedMessage(Buffer.concat([responseHead, chunkHead, utf8]));
 }
