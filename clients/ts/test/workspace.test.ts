@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { Readable } from "node:stream";
 import { status as Code } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDaemon, type Daemon } from "../../../test/e2e/daemon.js";
@@ -16,7 +17,7 @@ let daemon: Daemon;
 let client: FileToolsClient;
 let log: CallLog;
 let ws: WorkspaceClient;
-let local: string; // a directory on this machine for exports and imports
+const local = mkdtempSync(path.join(tmpdir(), "ftc-ts-")); // a directory on this machine for exports and imports
 
 const SEARCH = "filetools.v1.Files/Search";
 const numbered = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}\n`).join("");
@@ -27,7 +28,6 @@ beforeAll(async () => {
   client = connect(daemon.address);
   await client.createWorkspace("w");
   ws = client.workspace("w");
-  local = mkdtempSync(path.join(tmpdir(), "ftc-ts-"));
 });
 
 afterAll(async () => {
@@ -164,6 +164,14 @@ describe("write and edit", () => {
     const header = await ws.download("blobs/up.bin", target);
     expect(header.sha256).toBe(sha256Of(source));
     expect(sha256Of(target)).toBe(sha256Of(source));
+  });
+
+  it("uploads a byte stream, cut into chunks the daemon takes", async () => {
+    const block = Buffer.alloc(2.5 * 1024 * 1024, 1);
+    const progress: unknown[] = [];
+    const uploaded = await ws.upload(Readable.from([block]), "blobs/stream.bin", { onProgress: (p) => progress.push(p) });
+    expect(uploaded).toMatchObject({ size: BigInt(block.length), sha256: createHash("sha256").update(block).digest("hex") });
+    expect(progress).toEqual([1, 2, 2.5].map((mib) => ({ bytes: mib * 1024 * 1024, totalBytes: undefined })));
   });
 });
 
