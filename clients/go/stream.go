@@ -75,7 +75,7 @@ type Progress func(done, total int64)
 // bytes are those the header announced (count and sha256): a mismatch is an
 // *Error with codes.DataLoss. Errors of w are returned wrapped, as they are.
 func receiveBytes[H announced, M headerThenChunks[H]](recv func() (M, error), w io.Writer, progress Progress) (H, error) {
-	var header H
+	var header, none H // none: what an error returns
 	seenHeader := false
 	hash := sha256.New()
 	var done int64
@@ -85,7 +85,7 @@ func receiveBytes[H announced, M headerThenChunks[H]](recv func() (M, error), w 
 			break
 		}
 		if err != nil {
-			return header, fromRPC(err)
+			return none, fromRPC(err)
 		}
 		chunk := msg.GetChunk()
 		if chunk == nil {
@@ -93,10 +93,10 @@ func receiveBytes[H announced, M headerThenChunks[H]](recv func() (M, error), w 
 			continue
 		}
 		if !seenHeader {
-			return header, newClientError(codes.Internal, "the daemon sent data before the header")
+			return none, newClientError(codes.Internal, "the daemon sent data before the header")
 		}
 		if _, err := w.Write(chunk.GetData()); err != nil {
-			return header, fmt.Errorf("filetools: writing the received bytes: %w", err)
+			return none, fmt.Errorf("filetools: writing the received bytes: %w", err)
 		}
 		hash.Write(chunk.GetData())
 		done += int64(len(chunk.GetData()))
@@ -105,10 +105,10 @@ func receiveBytes[H announced, M headerThenChunks[H]](recv func() (M, error), w 
 		}
 	}
 	if !seenHeader {
-		return header, newClientError(codes.Internal, "the daemon's stream ended without a header")
+		return none, newClientError(codes.Internal, "the daemon's stream ended without a header")
 	}
 	if sum := hex.EncodeToString(hash.Sum(nil)); done != header.GetSize() || sum != header.GetSha256() {
-		return header, newClientError(codes.DataLoss, "received %d bytes with sha256 %s; the header announced %d bytes with sha256 %s",
+		return none, newClientError(codes.DataLoss, "received %d bytes with sha256 %s; the header announced %d bytes with sha256 %s",
 			done, sum, header.GetSize(), header.GetSha256())
 	}
 	return header, nil
