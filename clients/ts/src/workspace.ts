@@ -13,6 +13,8 @@ import {
   type MakeDirResponse,
   type MoveResponse,
   type Newline,
+  type ReadHeader,
+  type ReadTrailer,
   type SearchCount,
   type SearchMatch,
   type SearchResponse,
@@ -184,40 +186,35 @@ export class WorkspaceClient {
       encoding: options.encoding,
       maxBytes: int64(options.maxBytes),
     };
-    let file: FileInfo | undefined;
+    let header: ReadHeader | undefined;
+    let trailer: ReadTrailer | undefined;
     let firstLine: number | undefined;
     const texts: string[] = [];
+    // Read to the end of the stream (not just to the trailer), so the call ends with its status rather than cancelled.
     for await (const { event } of this.raw.files.read(request, options)) {
-      switch (event.case) {
-        case "header":
-          file = event.value.file;
-          break;
-        case "chunk":
-          firstLine ??= Number(event.value.firstLine);
-          texts.push(event.value.text);
-          break;
-        case "trailer": {
-          const trailer = event.value;
-          const totalLines = trailer.totalLines;
-          // With no line returned, the window sits where it was asked for (a tail: after the last line).
-          firstLine ??= options.tail !== undefined ? Number(totalLines ?? 0n) + 1 : (options.startLine ?? 1);
-          const info = present(file, "Read: header.file");
-          return {
-            text: texts.join(""),
-            firstLine,
-            lastLine: firstLine + Number(trailer.linesReturned) - 1,
-            totalLines: totalLines === undefined ? undefined : Number(totalLines),
-            truncated: trailer.truncated,
-            eof: trailer.eof,
-            lineCut: trailer.lineCut,
-            nextStartLine: trailer.nextLine === 0n ? undefined : Number(trailer.nextLine),
-            version: info.version,
-            file: info,
-          };
-        }
+      if (event.case === "header") header = event.value;
+      else if (event.case === "trailer") trailer = event.value;
+      else if (event.case === "chunk") {
+        firstLine ??= Number(event.value.firstLine);
+        texts.push(event.value.text);
       }
     }
-    throw new Error("the daemon's Read stream ended without a trailer");
+    const file = present(header?.file, "Read: header.file");
+    const { linesReturned, totalLines, nextLine, truncated, eof, lineCut } = present(trailer, "Read: trailer");
+    // With no line returned, the window sits where it was asked for (a tail: after the last line).
+    firstLine ??= options.tail !== undefined ? Number(totalLines ?? 0n) + 1 : (options.startLine ?? 1);
+    return {
+      text: texts.join(""),
+      firstLine,
+      lastLine: firstLine + Number(linesReturned) - 1,
+      totalLines: totalLines === undefined ? undefined : Number(totalLines),
+      truncated,
+      eof,
+      lineCut,
+      nextStartLine: nextLine === 0n ? undefined : Number(nextLine),
+      version: file.version,
+      file,
+    };
   }
 
   /** Creates or replaces a text file atomically. */
