@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -653,5 +654,22 @@ func TestDialFailures(t *testing.T) {
 	// A token is never sent in clear to another machine.
 	if _, err := filetools.Dial(ctx, "192.0.2.1:7447", filetools.WithToken("s3cret")); err == nil || !strings.Contains(err.Error(), "TLS") {
 		t.Errorf("Dial with a token to a non-loopback address without TLS: %v, want a refusal", err)
+	}
+}
+
+func TestDialOptionsReachGRPC(t *testing.T) {
+	daemon := startDaemon(t)
+	var methods []string
+	record := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		methods = append(methods, method)
+		return invoke(ctx, method, req, reply, cc, opts...)
+	}
+	client := daemon.client(t, filetools.WithDialOptions(grpc.WithChainUnaryInterceptor(record)))
+	if _, err := client.CreateWorkspace(testContext(t), "intercepted"); err != nil {
+		t.Fatal(err)
+	}
+	// Dial's health check, then the call.
+	if want := []string{"/grpc.health.v1.Health/Check", "/filetools.v1.Workspaces/CreateWorkspace"}; !slices.Equal(methods, want) {
+		t.Errorf("the interceptor saw %v, want %v", methods, want)
 	}
 }
