@@ -20,6 +20,7 @@ export {
   type Listing,
   type ListOptions,
   type ReadTextOptions,
+  type ReadWindow,
   type SearchOptions,
   type TextEditInit,
   type TextWindow,

@@ -40,15 +40,13 @@ export interface ReadTextOptions extends CallOptions {
   maxBytes?: number;
 }
 
-/** A window of a text file's lines, and where to go on from it. */
-export interface TextWindow {
-  /** Whole lines with their line endings. */
-  text: string;
-  /** Number (1-based) of the first line in `text`. */
+/** Where a window of a text file's lines lies, and where to go on from it. */
+export interface ReadWindow {
+  /** Number (1-based) of the first line of the window. */
   firstLine: number;
-  /** Number of the last line in `text` (firstLine - 1 when there is none). */
+  /** Number of the last line of the window (firstLine - 1 when it has none). */
   lastLine: number;
-  /** Lines in the file, when known (the window reached the end, or was a tail). */
+  /** Lines in the file, when the daemon knows (always once the window reached the end, or for a tail). */
   totalLines?: number;
   /** True when maxBytes stopped the window before lineCount lines or the end. */
   truncated: boolean;
@@ -62,6 +60,14 @@ export interface TextWindow {
   version: string;
   /** The file as it was opened. */
   file: FileInfo;
+  /** The encoding the text was decoded with. */
+  encoding: string;
+}
+
+/** A window of a text file's lines, with its text. */
+export interface TextWindow extends ReadWindow {
+  /** Whole lines with their line endings. */
+  text: string;
 }
 
 interface ConditionalOptions extends CallOptions {
@@ -177,6 +183,18 @@ export class WorkspaceClient {
 
   /** A window of a text file's lines (the whole file by default), with paging info. */
   async readText(path: string, options: ReadTextOptions = {}): Promise<TextWindow> {
+    const texts: string[] = [];
+    const window = await this.readTo(path, (text) => void texts.push(text), options);
+    return { ...window, text: texts.join("") };
+  }
+
+  /**
+   * Like readText, but hands the text to `onText` piece by piece (whole lines,
+   * at most 64 KiB each) as it arrives, e.g. to a file or stdout, so that a
+   * window of any size never sits in memory. The next piece waits for a
+   * promise `onText` returns.
+   */
+  async readTo(path: string, onText: (text: string, firstLine: number) => void | Promise<void>, options: ReadTextOptions = {}): Promise<ReadWindow> {
     const request = {
       workspace: this.id,
       path,
@@ -189,22 +207,22 @@ export class WorkspaceClient {
     let header: ReadHeader | undefined;
     let trailer: ReadTrailer | undefined;
     let firstLine: number | undefined;
-    const texts: string[] = [];
     // Read to the end of the stream (not just to the trailer), so the call ends with its status rather than cancelled.
     for await (const { event } of this.raw.files.read(request, options)) {
       if (event.case === "header") header = event.value;
       else if (event.case === "trailer") trailer = event.value;
       else if (event.case === "chunk") {
         firstLine ??= Number(event.value.firstLine);
-        texts.push(event.value.text);
+        await onText(event.value.text, Number(event.value.firstLine));
       }
     }
-    const file = present(header?.file, "Read: header.file");
-    const { linesReturned, totalLines, nextLine, truncated, eof, lineCut } = present(trailer, "Read: trailer");
+    const { file: opened, encoding, totalLines: totalBefore } = present(header, "Read: header");
+    const file = present(opened, "Read: header.file");
+    const { linesReturned, totalLines: totalAfter, nextLine, truncated, eof, lineCut } = present(trailer, "Read: trailer");
+    const totalLines = totalAfter ?? totalBefore;
     // With no line returned, the window sits where it was asked for (a tail: after the last line).
     firstLine ??= options.tail !== undefined ? Number(totalLines ?? 0n) + 1 : (options.startLine ?? 1);
     return {
-      text: texts.join(""),
       firstLine,
       lastLine: firstLine + Number(linesReturned) - 1,
       totalLines: totalLines === undefined ? undefined : Number(totalLines),
@@ -214,6 +232,7 @@ export class WorkspaceClient {
       nextStartLine: nextLine === 0n ? undefined : Number(nextLine),
       version: file.version,
       file,
+      encoding,
     };
   }
 

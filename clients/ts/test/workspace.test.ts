@@ -87,6 +87,21 @@ describe("readText", () => {
     expect(pages.at(-1)).toMatchObject({ eof: true, totalLines: 1000, nextStartLine: undefined });
   });
 
+  it("hands a large window to readTo piece by piece, each with its first line number", async () => {
+    await ws.writeText("bigger.log", numbered(1, 20_000));
+    const pieces: { text: string; firstLine: number }[] = [];
+    const window = await ws.readTo("bigger.log", (text, firstLine) => void pieces.push({ text, firstLine }), { startLine: 2 });
+    expect(pieces.length).toBeGreaterThan(1);
+    let expected = 2;
+    for (const piece of pieces) {
+      expect(piece.firstLine).toBe(expected);
+      expected += piece.text.split("\n").length - 1;
+    }
+    expect(pieces.map((p) => p.text).join("")).toBe(numbered(2, 20_000));
+    expect(window).toMatchObject({ firstLine: 2, lastLine: 20_000, totalLines: 20_000, eof: true, encoding: "utf-8" });
+    expect("text" in window).toBe(false);
+  });
+
   it("reads the tail, and past the end", async () => {
     expect(await ws.readText("big.log", { tail: 3 })).toMatchObject({ text: numbered(998, 1000), firstLine: 998, lastLine: 1000, totalLines: 1000 });
     expect(await ws.readText("big.log", { startLine: 2000 })).toMatchObject({ text: "", firstLine: 2000, lastLine: 1999, eof: true });
