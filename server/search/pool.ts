@@ -48,6 +48,7 @@ export class SearchPool {
       maxThreads: threads,
       idleTimeout: 2 ** 31 - 1,
       concurrentTasksPerWorker: 1,
+      resourceLimits: { maxYoungGenerationSizeMb: Number(process.env.YG ?? 4) },
     });
     piscina.on("error", (error: unknown) => logger?.error({ err: error }, "search worker failed"));
     const pool = new SearchPool(piscina, threads);

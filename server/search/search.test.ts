@@ -154,13 +154,13 @@ describe("pool", () => {
         // (a+)+$ with a backreference cannot fall back to the linear engine: only the abort stops it.
         const evil = compilePattern("(a+)+\\1$", { fixedStrings: false, caseInsensitive: false });
         const controller = new AbortController();
-        const stuck = pool.run({ pattern: evil, options: content(), files: { fd }, maxFileSize: 0, openSlot: new SharedArrayBuffer(4) }, controller.signal);
+        const stuck = pool.run({ pattern: evil, options: content(), files: { fd }, maxFileSize: 0, openSlot: new SharedArrayBuffer(4), found: new SharedArrayBuffer(4) }, controller.signal);
         setTimeout(() => controller.abort(), 300);
         await expect(stuck).rejects.toThrow(/abort/i);
-        const ok = await pool.run({ pattern: compilePattern("fine", { fixedStrings: true, caseInsensitive: false }), options: content(), files: { fd }, maxFileSize: 0, openSlot: new SharedArrayBuffer(4) }, new AbortController().signal);
+        const ok = await pool.run({ pattern: compilePattern("fine", { fixedStrings: true, caseInsensitive: false }), options: content(), files: { fd }, maxFileSize: 0, openSlot: new SharedArrayBuffer(4), found: new SharedArrayBuffer(4) }, new AbortController().signal);
         expect(ok).toMatchObject({ kinds: new Uint8Array([0]), hits: [{ index: 0, matches: [{ line: 2 }] }] });
         // Without the backreference the linear-engine fallback answers at once.
-        const linear = await pool.run({ pattern: compilePattern("(a+)+$", { fixedStrings: false, caseInsensitive: false }), options: content(), files: { fd }, maxFileSize: 0, openSlot: new SharedArrayBuffer(4) }, AbortSignal.timeout(10_000));
+        const linear = await pool.run({ pattern: compilePattern("(a+)+$", { fixedStrings: false, caseInsensitive: false }), options: content(), files: { fd }, maxFileSize: 0, openSlot: new SharedArrayBuffer(4), found: new SharedArrayBuffer(4) }, AbortSignal.timeout(10_000));
         expect(linear).toMatchObject({ kinds: new Uint8Array([0]), hits: [] });
       } finally {
         closeSync(fd);

@@ -9,7 +9,7 @@ import { parsePath } from "../workspace/paths.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { compilePattern } from "./pattern.js";
 import type { SearchPool } from "./pool.js";
-import type { LineMatch, OutputMode, ScanOptions, ScanResult } from "./scan.js";
+import type { LineMatch, OutputMode, ScanOptions } from "./scan.js";
 import { FILE_KINDS, type BatchResult, type SearchTask, type TaskFiles } from "./worker.js";
 
 export const DEFAULT_MAX_RESULTS = 100;
@@ -120,13 +120,8 @@ export async function* search(
   const window = pool.threads * 4;
   const queue: Batch[] = [];
   let reported = 0;
-  /**
-   * Results in the batches done so far, sent or not. A batch dispatched later
-   * comes later in walk order, so it needs to find only what is still missing
-   * (and one more, to prove truncation); once more than max_results are found,
-   * the walk stops.
-   */
-  let found = 0;
+  /** Results in the batches done so far (the workers add theirs; see SearchTask.found); more than max_results stop the walk. */
+  const found = new Int32Array(new SharedArrayBuffer(4));
   /** Once max_results is reached, any further result only proves truncation. */
   let full = false;
 
@@ -136,13 +131,13 @@ export async function* search(
     slot[0] = -1;
     const task: SearchTask = {
       pattern,
-      options: { mode: options.mode, before, after, limit: Math.max(0, maxResults - found) } satisfies ScanOptions,
+      options: { mode: options.mode, before, after, limit: maxResults } satisfies ScanOptions,
+      found: found.buffer as SharedArrayBuffer,
       maxFileSize,
       files: batch.files,
       openSlot,
     };
     const result = pool.run(task, taskSignal);
-    result.then((done) => (found += done.hits.reduce((n, hit) => n + resultsIn(hit, options.mode), 0))).catch(() => {});
     const releaseAll = async () => {
       try {
         await batch.release();
@@ -256,7 +251,7 @@ export async function* search(
         while (queue.length >= window) {
           if (!(yield* drain())) break walking;
         }
-        if (found > maxResults) break; // what is queued holds enough
+        if (Atomics.load(found, 0) > maxResults) break; // what is queued holds enough
       }
     }
     while (queue.length > 0) {
@@ -271,11 +266,6 @@ export async function* search(
     if (signal.aborted) stop.abort(signal.reason);
     void Promise.allSettled([...inFlight]).then(() => clearTimeout(timer));
   }
-}
-
-/** What one matching file adds to the results: its reported matches (and one for more), or 1. */
-function resultsIn(hit: ScanResult, mode: OutputMode): number {
-  return mode === "content" ? hit.matches.length + (hit.more ? 1 : 0) : 1;
 }
 
 /**

@@ -19,6 +19,7 @@ export type TaskFiles = { fd: number } | { dirFds: number[]; names: string[] };
 
 export interface SearchTask {
   pattern: PatternSpec;
+  /** `limit`: the search's max_results (content mode: matches; otherwise matching files). */
   options: ScanOptions;
   /** Files larger than this are skipped (0 = no limit). */
   maxFileSize: number;
@@ -28,6 +29,13 @@ export interface SearchTask {
    * that the main thread can close it if the worker is terminated mid-file.
    */
   openSlot: SharedArrayBuffer;
+  /**
+   * One Int32: the results found by the search's tasks so far; each adds its
+   * own when done. Tasks start in walk order, so the ones done when a task
+   * starts all come before it: it needs only what they lack, and one more to
+   * prove truncation.
+   */
+  found: SharedArrayBuffer;
 }
 
 export type FileOutcome =
@@ -52,7 +60,7 @@ export interface BatchResult {
 export type WorkerTask = SearchTask | { ping: true };
 
 /** Bytes per read; a segment is the whole lines within it. */
-const READ_BYTES = 4 << 20;
+const READ_BYTES = 1 << 20;
 /**
  * A line longer than this is searched in pieces of this size (a match across
  * a piece boundary is missed) rather than buffered whole: it bounds a
@@ -72,17 +80,23 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
   const matcher = cached.matcher;
   const count = "fd" in task.files ? 1 : task.files.names.length;
   const result: BatchResult = { kinds: new Uint8Array(count), bytes: new Float64Array(count), hits: [] };
-  const options = { ...task.options };
+  const found = new Int32Array(task.found);
+  /** Results this task may report; one more proves truncation, and then the rest is not needed. */
+  const allowed = task.options.limit - Atomics.load(found, 0);
+  let results = 0;
   const slot = new Int32Array(task.openSlot);
-  for (let index = 0; index < count; index++) {
-    const outcome = scanOne(task, index, matcher, options, slot);
+  let index = 0;
+  for (; index < count && results <= allowed; index++) {
+    const outcome = scanOne(task, index, matcher, { ...task.options, limit: Math.max(0, allowed - results) }, slot);
     result.kinds[index] = KIND_CODES[outcome.kind];
     result.bytes[index] = outcome.bytes;
     if (outcome.kind === "text" && (outcome.count > 0 || outcome.more)) {
       result.hits.push({ index, count: outcome.count, matches: outcome.matches, more: outcome.more });
-      options.limit = Math.max(0, options.limit - outcome.matches.length);
+      results += task.options.mode === "content" ? outcome.matches.length + (outcome.more ? 1 : 0) : 1;
     }
   }
+  result.kinds.fill(KIND_CODES.skipped, index);
+  Atomics.add(found, 0, results);
   return result;
 }
 
