@@ -1,11 +1,11 @@
 // File commands: read, write, edit, rm, mv, mkdir, stat, ls (one RPC each).
+import { readFile } from "node:fs/promises";
 import { Option, type Command } from "commander";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { FileInfoSchema, FileType, type FileInfo } from "../gen/filetools/v1/common_pb.js";
+import { FileInfoSchema, FileType } from "../gen/filetools/v1/common_pb.js";
 import {
   DeleteResponseSchema,
   EditResponseSchema,
-  ListSummarySchema,
   MakeDirResponseSchema,
   MoveResponseSchema,
   Newline,
@@ -13,7 +13,6 @@ import {
   ReadTrailerSchema,
   WriteMode,
   WriteResponseSchema,
-  type ListSummary,
   type ReadHeader,
   type ReadTrailer,
 } from "../gen/filetools/v1/files_pb.js";
@@ -22,7 +21,6 @@ import { collect, int64, integerAtLeast } from "./args.js";
 import { UsageError } from "./errors.js";
 import { jsonOf, localTime, modeString, note, printJson, table, typeName, writeOut } from "./output.js";
 import { sessionOf } from "./session.js";
-import { readSource } from "./streams.js";
 
 /** --mode values of write and upload. */
 export const WRITE_MODES: Record<string, WriteMode> = {
@@ -124,23 +122,16 @@ export function addFileCommands(program: Command): void {
     .addHelpText("after", "\nExamples:\n  echo 'hello' | filetools write demo notes/a.txt -\n  filetools write demo src/app.ts ./app.ts --expect-version 5f0c3a…")
     .action(async (workspace: string, path: string, source: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const bytes = await readSource(source);
-      const body = options.binary
-        ? { case: "data" as const, value: bytes }
-        : { case: "content" as const, value: decodeUtf8(bytes, source) };
-      const response = await client.files.write(
-        {
-          workspace,
-          path,
-          body,
-          encoding: options.encoding,
-          createDirs: options.createDirs,
-          mode: WRITE_MODES[options.mode],
-          newline: NEWLINES[options.newline],
-          ifVersion: options.expectVersion,
-        },
-        call,
-      );
+      const workspaceClient = client.workspace(workspace);
+      const bytes = source === "-" ? await readAll(process.stdin) : await readFile(source);
+      const writeOptions = { ...call, mode: WRITE_MODES[options.mode], createDirs: options.createDirs, ifVersion: options.expectVersion };
+      const response = options.binary
+        ? await workspaceClient.writeBytes(path, bytes, writeOptions)
+        : await workspaceClient.writeText(path, decodeUtf8(bytes, source), {
+            ...writeOptions,
+            encoding: options.encoding,
+            newline: NEWLINES[options.newline],
+          });
       if (json) return printJson(jsonOf(WriteResponseSchema, response));
       await writeOut(`${response.created ? "created" : "wrote"} ${response.path}: ${response.size} bytes, version ${response.version}\n`);
     });
@@ -167,17 +158,10 @@ export function addFileCommands(program: Command): void {
       const news: string[] = options.new ?? [];
       if (olds.length === 0 || olds.length !== news.length) throw new UsageError("give --old and --new in pairs (at least one)");
       const { client, json, call } = sessionOf(command);
-      const response = await client.files.edit(
-        {
-          workspace,
-          path,
-          edits: olds.map((oldText, i) => ({ oldText, newText: news[i], replaceAll: options.all ?? false })),
-          dryRun: options.dryRun ?? false,
-          ifVersion: options.expectVersion,
-          encoding: options.encoding,
-        },
-        call,
-      );
+      const edits = olds.map((oldText, i) => ({ oldText, newText: news[i], replaceAll: options.all ?? false }));
+      const response = await client
+        .workspace(workspace)
+        .edit(path, edits, { ...call, dryRun: options.dryRun, ifVersion: options.expectVersion, encoding: options.encoding });
       if (json) return printJson(jsonOf(EditResponseSchema, response));
       const count = `${response.replacements} replacement${response.replacements === 1n ? "" : "s"}`;
       await writeOut(response.diff);
@@ -196,7 +180,7 @@ export function addFileCommands(program: Command): void {
     .option("--expect-version <version>", EXPECT_VERSION_HELP)
     .action(async (workspace: string, path: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const response = await client.files.delete({ workspace, path, recursive: options.recursive ?? false, ifVersion: options.expectVersion }, call);
+      const response = await client.workspace(workspace).delete(path, { ...call, recursive: options.recursive, ifVersion: options.expectVersion });
       if (json) return printJson(jsonOf(DeleteResponseSchema, response));
       await writeOut(response.existed ? `removed ${response.path}\n` : `nothing to remove at ${response.path}\n`);
     });
@@ -213,10 +197,9 @@ export function addFileCommands(program: Command): void {
     .option("--expect-version <version>", "move only if the source's version is still this")
     .action(async (workspace: string, source: string, destination: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const response = await client.files.move(
-        { workspace, source, destination, overwrite: options.overwrite ?? false, createDirs: options.createDirs, ifVersion: options.expectVersion },
-        call,
-      );
+      const response = await client
+        .workspace(workspace)
+        .move(source, destination, { ...call, overwrite: options.overwrite, createDirs: options.createDirs, ifVersion: options.expectVersion });
       if (json) return printJson(jsonOf(MoveResponseSchema, response));
       await writeOut(`moved ${response.source} -> ${response.destination}\n`);
     });
@@ -230,7 +213,7 @@ export function addFileCommands(program: Command): void {
     .option("-p, --parents", "create missing parent directories too")
     .action(async (workspace: string, path: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const response = await client.files.makeDir({ workspace, path, parents: options.parents ?? false }, call);
+      const response = await client.workspace(workspace).mkdir(path, { ...call, parents: options.parents ?? false });
       if (json) return printJson(jsonOf(MakeDirResponseSchema, response));
       await writeOut(response.created ? `created ${response.path}\n` : `${response.path} already exists\n`);
     });
@@ -245,8 +228,7 @@ export function addFileCommands(program: Command): void {
     .option("--binary", "tell whether the file is binary (reads its first 8 KiB)")
     .action(async (workspace: string, path: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const { file } = await client.files.stat({ workspace, path, countLines: options.lines ?? false, detectBinary: options.binary ?? false }, call);
-      if (!file) throw new Error("the daemon sent no file");
+      const file = await client.workspace(workspace).stat(path, { ...call, countLines: options.lines, detectBinary: options.binary });
       if (json) return printJson(jsonOf(FileInfoSchema, file));
       const rows = [
         ["path:", file.path],
@@ -266,7 +248,7 @@ export function addFileCommands(program: Command): void {
     .summary("list a directory")
     .description(
       "List a directory as ls -l does: type and permissions, size, modification time, path. Hidden entries are " +
-        "listed; what .gitignore files exclude is not. --json prints one document: {entries, total, truncated}.",
+        "listed; what .gitignore files exclude is not. --json prints one document: {entries, truncated}.",
     )
     .argument("<workspace>", "workspace id")
     .argument("[path]", "workspace path of the directory (default: the root)", "/")
@@ -278,34 +260,30 @@ export function addFileCommands(program: Command): void {
     .option("--max-entries <n>", "stop after n entries (daemon default 10,000)", integerAtLeast(1))
     .action(async (workspace: string, path: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const request = {
-        workspace,
-        path,
+      const { entries, truncated } = await client.workspace(workspace).list(path, {
+        ...call,
         pattern: options.glob,
-        recursive: options.recursive ?? false,
+        recursive: options.recursive,
         maxDepth: options.depth,
         includeHidden: options.hidden,
         respectGitignore: options.gitignore,
         maxEntries: options.maxEntries,
-      };
-      const entries: FileInfo[] = [];
-      let summary: ListSummary | undefined;
-      for await (const { event } of client.files.list(request, call)) {
-        if (event.case === "entries") entries.push(...event.value.entries);
-        else if (event.case === "summary") summary = event.value;
-      }
-      if (!summary) throw new Error("the daemon ended the listing without a summary");
-      if (json) {
-        return printJson({ entries: entries.map((entry) => jsonOf(FileInfoSchema, entry)), ...(jsonOf(ListSummarySchema, summary) as JsonObject) });
-      }
+      });
+      if (json) return printJson({ entries: entries.map((entry) => jsonOf(FileInfoSchema, entry)), truncated });
       await writeOut(
         table(
           entries.map((e) => [modeString(e), String(e.size), localTime(e.mtime), e.type === FileType.DIRECTORY ? `${e.path}/` : e.path]),
           [1],
         ),
       );
-      if (summary.truncated) note(`listing stopped at ${summary.total} entries (raise --max-entries)`);
+      if (truncated) note(`listing stopped at ${entries.length} entries (raise --max-entries)`);
     });
+}
+
+async function readAll(stream: AsyncIterable<Buffer>): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const part of stream) parts.push(part);
+  return Buffer.concat(parts);
 }
 
 /** The bytes as text; refuses bytes that are not UTF-8 rather than writing U+FFFD in their place. */

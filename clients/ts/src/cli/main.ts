@@ -12,12 +12,19 @@ import { addSnapshotCommands } from "./snapshots.js";
 import { addTransferCommands } from "./transfer.js";
 import { addWorkspaceCommands } from "./workspaces.js";
 
+// grpc-js gives TLS an IP address as the server name, which Node flags with a
+// deprecation warning (DEP0123) on every connection to 127.0.0.1: noise for a
+// command's user, who can do nothing about it.
+process.noDeprecation = true;
+
 const { version } = createRequire(import.meta.url)("../../package.json") as { version: string };
 
 const HELP_AFTER = `
 Environment:
   FILETOOLS_ADDRESS  the daemon's address when --address is not given (default ${DEFAULT_ADDRESS})
   FILETOOLS_TOKEN    the bearer token when --token is not given
+  FILETOOLS_CA, FILETOOLS_CLIENT_CERT, FILETOOLS_CLIENT_KEY
+                     PEM files when --ca, --client-cert, --client-key are not given
 
 Output:
   Text for people by default; remarks (paging hints, truncation) go to stderr.
@@ -40,6 +47,10 @@ const program = new Command("filetools")
   .version(version)
   .option("--address <host:port>", `daemon address, or unix:///path/to/socket (default: $FILETOOLS_ADDRESS, else ${DEFAULT_ADDRESS})`)
   .option("--token <token>", "bearer token for a daemon that requires one (default: $FILETOOLS_TOKEN)")
+  .option("--tls", "connect with TLS, trusting the system's certificate authorities")
+  .option("--ca <file>", "PEM of the CA that signed the daemon's certificate; implies TLS (default: $FILETOOLS_CA)")
+  .option("--client-cert <file>", "PEM client certificate for mutual TLS, with --client-key (default: $FILETOOLS_CLIENT_CERT)")
+  .option("--client-key <file>", "PEM private key of --client-cert (default: $FILETOOLS_CLIENT_KEY)")
   .option("--json", "print JSON for scripts instead of text")
   .option("--timeout <seconds>", "deadline of each call in seconds (DEADLINE_EXCEEDED, exit 5, when it passes)", seconds)
   // Usage errors exit 2 (not commander's 1) and read like every other error.

@@ -4,7 +4,8 @@ import {
   ChangeKind,
   ChangeSchema,
   FinishRunResponseSchema,
-  StartRunResponseSchema,
+  RunSchema,
+  type Change,
   type ChangeSummary,
   type Snapshot,
 } from "../gen/filetools/v1/workspaces_pb.js";
@@ -29,9 +30,8 @@ export function addRunCommands(program: Command): void {
     .option("--label <key=value>", "label copied to the run's snapshot (repeatable)", label)
     .action(async (workspace: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const response = await client.workspaces.startRun({ workspace, restore: options.restore, labels: options.label }, call);
-      if (json) return printJson(jsonOf(StartRunResponseSchema, response));
-      const run = response.run!;
+      const run = await client.workspace(workspace).startRun({ ...call, restore: options.restore, labels: options.label });
+      if (json) return printJson({ run: jsonOf(RunSchema, run) });
       await writeOut(`started ${run.id} on ${run.workspace}${run.restoredFrom ? `, restored from snapshot ${run.restoredFrom}` : ""}\n`);
     });
 
@@ -44,7 +44,7 @@ export function addRunCommands(program: Command): void {
     .option("--label <key=value>", "extra label for the snapshot (repeatable)", label)
     .action(async (workspace: string, runId: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const response = await client.workspaces.finishRun({ workspace, runId, snapshot: options.snapshot, labels: options.label }, call);
+      const response = await client.workspace(workspace).finishRun(runId, { ...call, snapshot: options.snapshot, labels: options.label });
       if (json) return printJson(jsonOf(FinishRunResponseSchema, response));
       let text = `finished ${runId}: ${changesText(response.changes)}\n`;
       if (response.snapshot) text += `snapshot ${snapshotText(response.snapshot)}\n`;
@@ -58,17 +58,13 @@ export function addRunCommands(program: Command): void {
     .argument("<run-id>", "run id")
     .action(async (workspace: string, runId: string, _options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const rows: string[][] = [];
-      for await (const { changes } of client.workspaces.getChangeSet({ workspace, runId }, call)) {
-        for (const change of changes) {
-          if (json) await printJsonLine(jsonOf(ChangeSchema, change));
-          else {
-            const what = change.kind === ChangeKind.MOVE ? `${change.sourcePath} -> ${change.path}` : change.path;
-            rows.push([localTime(change.time), ChangeKind[change.kind].toLowerCase(), what]);
-          }
-        }
+      const changes = await client.workspace(workspace).changeSet(runId, call);
+      if (json) {
+        for (const change of changes) await printJsonLine(jsonOf(ChangeSchema, change));
+        return;
       }
-      if (!json) await writeOut(table(rows));
+      const what = (change: Change) => (change.kind === ChangeKind.MOVE ? `${change.sourcePath} -> ${change.path}` : change.path);
+      await writeOut(table(changes.map((change) => [localTime(change.time), ChangeKind[change.kind].toLowerCase(), what(change)])));
     });
 }
 

@@ -1,7 +1,8 @@
 // What every command needs from the global options: a client for the daemon,
 // the options of each call, and whether to print JSON.
+import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { connect, type CallOptions, type FileToolsClient } from "../client.js";
+import { connect, type CallOptions, type ConnectOptions, type FileToolsClient } from "../client.js";
 
 export const DEFAULT_ADDRESS = "127.0.0.1:7447";
 
@@ -10,6 +11,10 @@ interface GlobalOptions {
   token?: string;
   json?: boolean;
   timeout?: number;
+  tls?: boolean;
+  ca?: string;
+  clientCert?: string;
+  clientKey?: string;
 }
 
 export interface Session {
@@ -18,7 +23,7 @@ export interface Session {
   client: FileToolsClient;
   /** --json: print machine-readable output instead of text for people. */
   json: boolean;
-  /** For every call: the token, the --timeout deadline and the Ctrl-C signal. */
+  /** For every call: the --timeout deadline and the Ctrl-C signal. */
   call: CallOptions;
 }
 
@@ -34,10 +39,18 @@ export function sessionOf(command: Command): Session {
   const address = options.address ?? process.env.FILETOOLS_ADDRESS ?? DEFAULT_ADDRESS;
   const token = options.token ?? process.env.FILETOOLS_TOKEN;
   const call: CallOptions = { signal: interrupt.signal };
-  if (token) call.metadata = { authorization: `Bearer ${token}` };
   if (options.timeout !== undefined) call.deadline = options.timeout * 1000;
-  current = { address, client: connect(address), json: options.json ?? false, call };
+  current = { address, client: connect(address, { token: token || undefined, tls: tlsOf(options) }), json: options.json ?? false, call };
   return current;
+}
+
+/** TLS when asked for with --tls, or implied by a CA or a client certificate. */
+function tlsOf(options: GlobalOptions): ConnectOptions["tls"] {
+  const pem = (file: string | undefined) => (file ? readFileSync(file) : undefined);
+  const ca = pem(options.ca ?? process.env.FILETOOLS_CA);
+  const cert = pem(options.clientCert ?? process.env.FILETOOLS_CLIENT_CERT);
+  const key = pem(options.clientKey ?? process.env.FILETOOLS_CLIENT_KEY);
+  return ca || cert || key ? { ca, cert, key } : (options.tls ?? false);
 }
 
 /** The daemon's address, once a command has connected. */

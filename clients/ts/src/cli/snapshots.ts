@@ -1,11 +1,11 @@
 // snapshots ls|export|restore.
 import type { Command } from "commander";
-import { ExportHeaderSchema, RestoreSnapshotResponseSchema, SnapshotSchema } from "../gen/filetools/v1/workspaces_pb.js";
+import { ExportHeaderSchema, SnapshotSchema } from "../gen/filetools/v1/workspaces_pb.js";
 import { collect } from "./args.js";
 import { humanBytes, jsonOf, localTime, printJson, table, writeOut } from "./output.js";
 import { changesText } from "./runs.js";
 import { sessionOf } from "./session.js";
-import { progressBar, saveVerified, splitHeader } from "./streams.js";
+import { saveStream } from "./streams.js";
 
 export function addSnapshotCommands(program: Command): void {
   const snapshots = program
@@ -19,9 +19,9 @@ export function addSnapshotCommands(program: Command): void {
     .argument("<workspace>", "workspace id")
     .action(async (workspace: string, _options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const response = await client.workspaces.listSnapshots({ workspace }, call);
-      if (json) return printJson({ snapshots: response.snapshots.map((snapshot) => jsonOf(SnapshotSchema, snapshot)) });
-      const rows = response.snapshots.map((s) => [s.id, localTime(s.createdAt), humanBytes(s.sizeBytes), String(s.fileCount), s.runId, changesText(s.changes)]);
+      const snapshots = await client.workspace(workspace).listSnapshots(call);
+      if (json) return printJson({ snapshots: snapshots.map((snapshot) => jsonOf(SnapshotSchema, snapshot)) });
+      const rows = snapshots.map((s) => [s.id, localTime(s.createdAt), humanBytes(s.sizeBytes), String(s.fileCount), s.runId, changesText(s.changes)]);
       await writeOut(table([["ID", "CREATED", "SIZE", "FILES", "RUN", "CHANGES"], ...rows], [2, 3]));
     });
 
@@ -40,8 +40,7 @@ export function addSnapshotCommands(program: Command): void {
     .action(async (workspace: string, file: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
       const request = { workspace, snapshotId: options.snapshot, live: options.live ?? false, include: options.include };
-      const { header, data } = await splitHeader(client.workspaces.exportSnapshot(request, call));
-      await saveVerified(data, file, header, progressBar("export", header.size));
+      const header = await saveStream(client.workspaces.exportSnapshot(request, call), file, "export");
       if (file === "-") return;
       if (json) return printJson(jsonOf(ExportHeaderSchema, header));
       await writeOut(`saved ${file}: ${header.fileCount} files, ${humanBytes(header.size)}, sha256 ${header.sha256}\n`);
@@ -54,8 +53,8 @@ export function addSnapshotCommands(program: Command): void {
     .argument("[snapshot-id]", "snapshot id (default: the newest)")
     .action(async (workspace: string, snapshotId: string | undefined, _options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const response = await client.workspaces.restoreSnapshot({ workspace, snapshotId }, call);
-      if (json) return printJson(jsonOf(RestoreSnapshotResponseSchema, response));
-      await writeOut(`restored ${workspace} from snapshot ${response.snapshot?.id}\n`);
+      const snapshot = await client.workspace(workspace).restoreSnapshot(snapshotId, call);
+      if (json) return printJson({ snapshot: jsonOf(SnapshotSchema, snapshot) });
+      await writeOut(`restored ${workspace} from snapshot ${snapshot.id}\n`);
     });
 }

@@ -6,7 +6,7 @@ import { ImportArchiveResponseSchema } from "../gen/filetools/v1/workspaces_pb.j
 import { WRITE_MODES } from "./files.js";
 import { humanBytes, jsonOf, printJson, writeOut } from "./output.js";
 import { sessionOf } from "./session.js";
-import { chunksOf, progressBar, saveVerified, sourceSize, splitHeader } from "./streams.js";
+import { saveStream, withProgress } from "./streams.js";
 
 export function addTransferCommands(program: Command): void {
   program
@@ -28,13 +28,15 @@ export function addTransferCommands(program: Command): void {
     .option("--expect-version <version>", "replace only if the file's version is still this")
     .action(async (workspace: string, source: string, filePath: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const progress = progressBar("upload", await sourceSize(source));
-      const header = { workspace, path: filePath, mode: WRITE_MODES[options.mode], createDirs: options.createDirs, ifVersion: options.expectVersion };
-      async function* requests() {
-        yield { event: { case: "header" as const, value: header } };
-        for await (const data of chunksOf(source, progress)) yield { event: { case: "chunk" as const, value: { data } } };
-      }
-      const response = await client.files.upload(requests(), call).finally(() => progress.stop());
+      const response = await withProgress("upload", (onProgress) =>
+        client.workspace(workspace).upload(source === "-" ? process.stdin : source, filePath, {
+          ...call,
+          onProgress,
+          mode: WRITE_MODES[options.mode],
+          createDirs: options.createDirs,
+          ifVersion: options.expectVersion,
+        }),
+      );
       if (json) return printJson(jsonOf(UploadResponseSchema, response));
       await writeOut(`${response.created ? "created" : "wrote"} ${response.path}: ${response.size} bytes, sha256 ${response.sha256}\n`);
     });
@@ -52,8 +54,7 @@ export function addTransferCommands(program: Command): void {
     .action(async (workspace: string, filePath: string, destination: string | undefined, _options, command: Command) => {
       const { client, json, call } = sessionOf(command);
       const target = destination ?? path.basename(filePath);
-      const { header, data } = await splitHeader(client.files.download({ workspace, path: filePath }, call));
-      await saveVerified(data, target, header, progressBar("download", header.size));
+      const header = await saveStream(client.files.download({ workspace, path: filePath }, call), target, "download");
       if (target === "-") return;
       if (json) return printJson(jsonOf(DownloadHeaderSchema, header));
       await writeOut(`saved ${header.file?.path} to ${target}: ${header.size} bytes, sha256 ${header.sha256}\n`);
@@ -73,12 +74,9 @@ export function addTransferCommands(program: Command): void {
     .option("--path <dir>", "workspace directory to unpack into (created; default: the root)")
     .action(async (workspace: string, archive: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const progress = progressBar("import", await sourceSize(archive));
-      async function* requests() {
-        yield { event: { case: "header" as const, value: { workspace, path: options.path } } };
-        for await (const data of chunksOf(archive, progress)) yield { event: { case: "chunk" as const, value: { data } } };
-      }
-      const response = await client.workspaces.importArchive(requests(), call).finally(() => progress.stop());
+      const response = await withProgress("import", (onProgress) =>
+        client.workspace(workspace).importArchive(archive === "-" ? process.stdin : archive, { ...call, onProgress, path: options.path }),
+      );
       if (json) return printJson(jsonOf(ImportArchiveResponseSchema, response));
       await writeOut(`imported ${response.fileCount} files (${humanBytes(response.sizeBytes)}) into ${options.path ?? "/"}\n`);
     });

@@ -12,12 +12,12 @@ export function addWorkspaceCommands(program: Command): void {
 
   workspaces
     .command("ls")
-    .description("List every workspace, sorted by id")
+    .description("List the workspaces (those the token may use), sorted by id")
     .action(async (_options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const response = await client.workspaces.listWorkspaces({}, call);
-      if (json) return printJson({ workspaces: response.workspaces.map((workspace) => jsonOf(WorkspaceSchema, workspace)) });
-      await writeOut(table([["ID", "KIND", "CREATED"], ...response.workspaces.map(row)]));
+      const workspaces = await client.listWorkspaces(call);
+      if (json) return printJson({ workspaces: workspaces.map((workspace) => jsonOf(WorkspaceSchema, workspace)) });
+      await writeOut(table([["ID", "KIND", "CREATED"], ...workspaces.map(row)]));
     });
 
   workspaces
@@ -38,8 +38,7 @@ export function addWorkspaceCommands(program: Command): void {
     .argument("<workspace>", "id: lower-case letters, digits, '.', '_' and '-', starting with a letter or digit, at most 63")
     .action(async (id: string, _options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const { workspace } = await client.workspaces.createWorkspace({ workspace: id }, call);
-      if (!workspace) throw new Error("the daemon sent no workspace");
+      const workspace = await client.createWorkspace(id, call);
       if (json) return printJson(jsonOf(WorkspaceSchema, workspace));
       await writeOut(`created workspace ${workspace.id}\n`);
     });
