@@ -82,7 +82,8 @@ export async function* readFile(
       yield next.value;
     }
   } finally {
-    await file.close();
+    // Only read through: the reply need not wait a thread-pool round trip for the close.
+    file.close().catch(() => {});
   }
 }
 

@@ -4,7 +4,7 @@
 // between a check and a use cannot redirect the use. Components are opened
 // with O_NOFOLLOW; a symbolic link is followed by splicing its target into the
 // path and resolving again from the root, and only while it stays inside.
-import { constants, promises as fsp } from "node:fs";
+import { constants, lstatSync, promises as fsp, readlinkSync } from "node:fs";
 import type { BigIntStats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { fail } from "../errors.js";
@@ -82,7 +82,7 @@ export class Resolver {
 
   /** Checks that an open descriptor is inside the root (defence in depth). */
   async assertInside(handle: FileHandle, shownPath: string): Promise<void> {
-    const real = await fsp.readlink(self(handle));
+    const real = readlinkSync(self(handle)); // synchronous: see lstatOrNull
     if (real !== this.rootReal && !real.startsWith(this.rootReal + "/")) {
       fail("PATH_ESCAPES_WORKSPACE", `${shownPath} resolves outside the workspace`);
     }
@@ -169,10 +169,15 @@ export class Resolver {
   }
 }
 
-/** lstat through a held directory; null when nothing is there. */
+/**
+ * lstat through a held directory; null when nothing is there. Synchronous, like
+ * the other metadata calls on held descriptors: they answer from the kernel's
+ * caches in microseconds, while a thread-pool round trip each made up most of
+ * a small Read's latency.
+ */
 export async function lstatOrNull(procPath: string, shown: string): Promise<BigIntStats | null> {
   try {
-    return await fsp.lstat(procPath, { bigint: true });
+    return lstatSync(procPath, { bigint: true });
   } catch (error) {
     if (errnoOf(error) === "ENOENT") return null;
     throw translateErrno(error, shown);

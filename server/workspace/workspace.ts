@@ -1,7 +1,7 @@
 // One workspace: the only place where the file tools touch the file system.
 // Every operation resolves its path through the Resolver (held directory
 // descriptors, /proc/self/fd) and reports workspace paths only.
-import { constants, promises as fsp } from "node:fs";
+import { constants, fstatSync, promises as fsp } from "node:fs";
 import type { BigIntStats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { fail } from "../errors.js";
@@ -81,16 +81,17 @@ export class Workspace {
     const shown = displayPath(parts);
     if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
     const loc = await this.resolver.locateFollowing(parts);
-    const handle = await withClosed(loc.dir, async () => {
-      if (!loc.stats) fail("NOT_FOUND", `${shown} does not exist`);
-      try {
-        return await fsp.open(at(loc.dir, loc.name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-      } catch (error) {
-        throw translateErrno(error, shown);
-      }
-    });
+    let handle: FileHandle;
     try {
-      const stats = await handle.stat({ bigint: true });
+      if (!loc.stats) fail("NOT_FOUND", `${shown} does not exist`);
+      handle = await fsp.open(at(loc.dir, loc.name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch((error: unknown) => {
+        throw translateErrno(error, shown);
+      });
+    } finally {
+      closeInBackground(loc.dir);
+    }
+    try {
+      const stats = fstatSync(handle.fd, { bigint: true }); // synchronous: see lstatOrNull
       assertRegularFile(stats, shown);
       assertSingleLink(stats, shown);
       await this.resolver.assertInside(handle, shown);
@@ -366,6 +367,14 @@ export class Workspace {
       });
     });
   }
+}
+
+/**
+ * Closes a descriptor that was only read through, without waiting: nothing
+ * depends on it, and the call's reply need not wait a thread-pool round trip.
+ */
+function closeInBackground(handle: FileHandle): void {
+  handle.close().catch(() => {});
 }
 
 async function withClosed<T>(handle: FileHandle, body: () => Promise<T>): Promise<T> {
