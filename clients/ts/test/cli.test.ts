@@ -161,6 +161,9 @@ describe("filetools", () => {
     expect(window.stderr).toMatch(/^filetools: lines 5-7( of 30)?; continue with --start 8\n$/); // the total once the daemon knows it
 
     expect(await ok(["read", "demo", "notes/a.txt", "--tail", "2", "--raw"])).toBe("line 29\nline 30\n");
+    const capped = await cli(["read", "demo", "notes/a.txt", "--max-bytes", "20", "--raw"]);
+    expect(capped.stdout).toBe("line 1\nline 2\n"); // a third line would make 21 bytes
+    expect(capped.stderr).toMatch(/^filetools: lines 1-2( of 30)? \(--max-bytes reached\); continue with --start 3\n$/);
 
     const doc = await json(["read", "demo", "/notes/a.txt", "--start", "29"]);
     expect(doc).toMatchObject({ text: "line 29\nline 30\n", firstLine: "29", linesReturned: "2", eof: true, nextLine: "0", totalLines: "30" });
@@ -262,13 +265,14 @@ describe("filetools", () => {
   it("upload and download: bytes and sha256 round trip, stdin and stdout, a file only once complete", async () => {
     const bytes = Buffer.alloc(3 * 1024 * 1024 + 5);
     for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919) % 251;
-    writeFileSync(path.join(dir, "big.bin"), bytes);
-    const uploaded = await json(["upload", "demo", "big.bin", "data/big.bin"]);
+    writeFileSync(path.join(dir, "source.bin"), bytes);
+    const uploaded = await json(["upload", "demo", "source.bin", "data/big.bin"]);
     expect(uploaded).toMatchObject({ path: "/data/big.bin", size: String(bytes.length), sha256: sha256(bytes), created: true });
     expect(await ok(["upload", "demo", "-", "data/small.txt"], { input: "small\n" })).toMatch(/^created \/data\/small\.txt: 6 bytes, sha256 /);
 
+    expect(existsSync(path.join(dir, "big.bin"))).toBe(false);
     expect(await ok(["download", "demo", "data/big.bin"])).toBe(`saved /data/big.bin to big.bin: ${bytes.length} bytes, sha256 ${sha256(bytes)}\n`);
-    expect(readFileSync(path.join(dir, "big.bin"))).toEqual(bytes);
+    expect(sha256(readFileSync(path.join(dir, "big.bin")))).toBe(sha256(bytes)); // (toEqual on megabytes is slow)
     const header = await json(["download", "demo", "data/big.bin", "copy.bin"]);
     expect(header).toMatchObject({ size: String(bytes.length), sha256: sha256(bytes) });
     expect(sha256(readFileSync(path.join(dir, "copy.bin")))).toBe(sha256(bytes));
@@ -408,6 +412,9 @@ describe("filetools", () => {
     const down = await cli(["--address", `127.0.0.1:${closedPort}`, "ls", "demo"]);
     expect(down.code).toBe(5);
     expect(down.stderr).toMatch(new RegExp(`^filetools: cannot reach filetoolsd at 127\\.0\\.0\\.1:${closedPort}: .*\\(UNAVAILABLE\\)\\n$`));
+    const late = await cli(["--timeout", "0.001", "ls", "demo"]); // no call (TLS handshake included) takes under a millisecond
+    expect(late.code).toBe(5);
+    expect(late.stderr).toContain("(DEADLINE_EXCEEDED)");
     // --address wins over FILETOOLS_ADDRESS.
     expect(await ok(["--address", daemon.address, "stat", "demo"], { env: { FILETOOLS_ADDRESS: `127.0.0.1:${closedPort}` } })).toContain("type:      directory");
 
