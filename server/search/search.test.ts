@@ -3,6 +3,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { compilePattern, foldAsciiCase } from "./pattern.js";
+import { requiredLiterals } from "./literals.js";
 import { cutLine, FileScan, Matcher, type ScanOptions } from "./scan.js";
 import { SearchPool } from "./pool.js";
 import { scanFile } from "./worker.js";
@@ -59,6 +60,40 @@ describe("patterns", () => {
     for (const s of ["hello world", "HELLO-WORLD", "hElLo WqRlD"]) expect(re.test(s)).toBe(/Hello.W[o-r]ld\b/i.test(s));
     expect(compilePattern("(a)\\1", { fixedStrings: false, caseInsensitive: true })).toMatchObject({ flags: "gim" });
     expect(compilePattern("a.b", { fixedStrings: true, caseInsensitive: true })).toMatchObject({ source: "[aA]\\.[bB]" });
+  });
+});
+
+describe("required literals", () => {
+  it("finds strings every match contains, and none where there are none", () => {
+    expect(requiredLiterals("(FIXME|HACK|XXX)_[0-9]+")).toEqual(["FIXME_", "HACK_", "XXX_"]);
+    expect(requiredLiterals("\\bself\\.\\w+")).toEqual(["self."]);
+    expect(requiredLiterals("foo\\d+barbaz")).toEqual(["barbaz"]);
+    expect(requiredLiterals("x?abc")).toEqual(["abc"]);
+    expect(requiredLiterals("a(?=bc)d")).toEqual(["ad"]); // a lookahead matches no text of its own
+    expect(requiredLiterals("\\x41\\u0042C\\.")).toEqual(["ABC."]);
+    expect(requiredLiterals("naïve\\b")).toEqual(["naïve"]);
+    for (const none of ["a", "abc|d", "abc|", "(abc)?", "[ab]c", "a.b", "\\w+", "(a)\\1"]) expect(requiredLiterals(none), none).toBeNull();
+  });
+
+  it("are looked up case-sensitively only", () => {
+    expect(compilePattern("foo.bar", { fixedStrings: false, caseInsensitive: false })).toMatchObject({ literals: ["foo"] });
+    expect(compilePattern("foo.bar", { fixedStrings: false, caseInsensitive: true })).toMatchObject({ literals: null });
+  });
+
+  it("give the same lines, columns and context as a full scan, whether rare or dense", () => {
+    const rare = Array.from({ length: 3000 }, (_, i) => (i % 700 === 5 ? `x é FIXME_${i} y` : i % 97 === 0 ? `FIXME without digits ${i}` : `row ${i} ünïcode`)).join("\n");
+    const dense = Array.from({ length: 3000 }, (_, i) => (i % 3 === 0 ? `é HACK_${i}` : `HACK ${i}`)).join("\n") + "\n";
+    for (const text of [rare, dense]) {
+      const spec = compilePattern("(FIXME|HACK|XXX)_[0-9]+", { fixedStrings: false, caseInsensitive: false });
+      const plain = { ...spec, literals: null };
+      for (const pieces of [1, 7]) {
+        const options = content({ before: 1, after: 1, limit: 5000 });
+        const r = scanText(text, spec, options, pieces);
+        expect(r.matches.map((m) => m.line)).toEqual(reference(text, /(FIXME|HACK|XXX)_[0-9]+/));
+        expect(r).toEqual(scanText(text, plain, options, pieces));
+        expect(scanText(text, spec, content({ mode: "count" }), pieces).count).toBe(r.matches.length);
+      }
+    }
   });
 });
 
