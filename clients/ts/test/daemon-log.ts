@@ -13,8 +13,12 @@ export interface CallLogLine {
 }
 
 export interface CallLog {
-  /** The log line of the next call of `method` (e.g. "filetools.v1.Files/Search") to end from now on. */
-  nextCall(method: string): Promise<CallLogLine>;
+  /**
+   * The log line of the next call of `method` (e.g. "filetools.v1.Files/Search")
+   * on `workspace` to end from now on. A line can come after the client has its
+   * answer, so a test gives each watched call a workspace of its own.
+   */
+  nextCall(method: string, workspace: string): Promise<CallLogLine>;
 }
 
 export function followCallLog(daemon: ChildProcess): CallLog {
@@ -34,13 +38,13 @@ export function followCallLog(daemon: ChildProcess): CallLog {
     }
   });
   return {
-    nextCall(method) {
+    nextCall(method, workspace) {
       let next = lines.length;
       return new Promise((resolve) => {
         const look = () => {
           for (; next < lines.length; next++) {
             const line = lines[next]!;
-            if (line.method === method && line.code !== undefined) {
+            if (line.method === method && line.workspace === workspace && line.code !== undefined) {
               added.off("line", look);
               resolve(line);
               return;

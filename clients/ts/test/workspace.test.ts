@@ -22,8 +22,20 @@ const local = mkdtempSync(path.join(tmpdir(), "ftc-ts-")); // a directory on thi
 const SEARCH = "filetools.v1.Files/Search";
 const numbered = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}\n`).join("");
 
+// The search tests' tree: 40 files × 500 matching lines of 480 characters.
+// Ten thousand results (the maximum) are about 5 MB, far more than the
+// transport buffers, so the daemon can finish only if the client keeps
+// reading. It is bound as one workspace per search whose end the tests watch
+// in the daemon's log, so that each log line names its test's call.
+const HAYSTACK = path.join(local, "haystack");
+const WATCHED = ["search-all", "search-break", "search-abort"] as const;
+
 beforeAll(async () => {
-  daemon = await startDaemon({ args: ["--log-level", "info"] });
+  mkdirSync(HAYSTACK);
+  const line = `needle ${"x".repeat(473)}\n`;
+  for (let i = 0; i < 40; i++) writeFileSync(path.join(HAYSTACK, `f${String(i).padStart(2, "0")}.txt`), line.repeat(500));
+  const binds = Object.fromEntries(["search", ...WATCHED].map((name) => [name, HAYSTACK]));
+  daemon = await startDaemon({ args: ["--log-level", "info"], binds });
   log = followCallLog(daemon.proc);
   client = connect(daemon.address);
   await client.createWorkspace("w");
@@ -55,7 +67,7 @@ describe("readText", () => {
   });
 
   it("reads a window of lines with where to go on", async () => {
-    const ended = log.nextCall("filetools.v1.Files/Read");
+    const ended = log.nextCall("filetools.v1.Files/Read", "w");
     const window = await ws.readText("big.log", { startLine: 10, lineCount: 5 });
     expect(await ended).toMatchObject({ code: "OK" }); // read to its end, not cancelled after the trailer
     expect(window).toMatchObject({
@@ -193,57 +205,49 @@ describe("write and edit", () => {
 });
 
 describe("search", () => {
-  // 40 files × 500 matching lines of 480 characters: ten thousand results
-  // (the maximum) are about 5 MB, far more than the transport buffers, so the
-  // daemon can finish only if the client keeps reading.
-  beforeAll(() => {
-    const dir = path.join(daemon.hostDir("w"), "haystack");
-    mkdirSync(dir);
-    const line = `needle ${"x".repeat(473)}\n`;
-    for (let i = 0; i < 40; i++) writeFileSync(path.join(dir, `f${String(i).padStart(2, "0")}.txt`), line.repeat(500));
-  });
-  const everything = { path: "haystack", maxResults: 10_000 };
+  const everything = { maxResults: 10_000 };
 
   it("streams matches in walk order, then holds the summary", async () => {
-    const results = ws.search("needle", { ...everything, maxResults: 3 });
+    const haystack = client.workspace("search");
+    const results = haystack.search("needle", { maxResults: 3 });
     const matches = [];
     for await (const match of results) matches.push([match.path, match.lineNumber, match.column]);
     expect(matches).toEqual([
-      ["/haystack/f00.txt", 1n, 1],
-      ["/haystack/f00.txt", 2n, 1],
-      ["/haystack/f00.txt", 3n, 1],
+      ["/f00.txt", 1n, 1],
+      ["/f00.txt", 2n, 1],
+      ["/f00.txt", 3n, 1],
     ]);
     expect(results.summary).toMatchObject({ matches: 3n, truncated: true });
     const files = [];
-    for await (const file of ws.searchFiles("needle", { path: "haystack", include: ["f0*.txt"] })) files.push(file);
+    for await (const file of haystack.searchFiles("needle", { include: ["f0*.txt"] })) files.push(file);
     expect(files).toHaveLength(10);
   });
 
   it("runs to its end on the daemon when the client reads everything", async () => {
-    const ended = log.nextCall(SEARCH);
+    const ended = log.nextCall(SEARCH, "search-all");
     let count = 0;
-    for await (const _ of ws.search("needle", everything)) count++;
+    for await (const _ of client.workspace("search-all").search("needle", everything)) count++;
     expect(count).toBe(10_000);
     expect(await ended).toMatchObject({ code: "OK" });
   });
 
   it("stops on the daemon when the client leaves the loop after the first match", async () => {
-    const ended = log.nextCall(SEARCH);
+    const ended = log.nextCall(SEARCH, "search-break");
     let count = 0;
-    for await (const _ of ws.search("needle", everything)) {
+    for await (const _ of client.workspace("search-break").search("needle", everything)) {
       count++;
       break;
     }
     expect(count).toBe(1);
     // The daemon's call ended, cancelled, with thousands of results still unsent.
-    expect(await ended).toMatchObject({ code: "CANCELLED", reason: "CANCELLED", workspace: "w" });
+    expect(await ended).toMatchObject({ code: "CANCELLED", reason: "CANCELLED" });
   });
 
   it("is cancelled by an AbortSignal", async () => {
-    const ended = log.nextCall(SEARCH);
+    const ended = log.nextCall(SEARCH, "search-abort");
     const controller = new AbortController();
     const error = await failure(async () => {
-      for await (const _ of ws.search("needle", { ...everything, signal: controller.signal })) controller.abort();
+      for await (const _ of client.workspace("search-abort").search("needle", { ...everything, signal: controller.signal })) controller.abort();
     });
     expect(error).toMatchObject({ code: Code.CANCELLED, reason: "CANCELLED" });
     expect(await ended).toMatchObject({ code: "CANCELLED" });
@@ -251,16 +255,17 @@ describe("search", () => {
   });
 
   it("fails with DEADLINE_EXCEEDED when the deadline passes before the end", async () => {
+    const haystack = client.workspace("search");
     const error = await failure(async () => {
       // The client stops reading until past the deadline: the daemon cannot have finished by then.
       let paused = false;
-      for await (const _ of ws.search("needle", { ...everything, deadline: 300 })) {
+      for await (const _ of haystack.search("needle", { ...everything, deadline: 300 })) {
         if (!paused) await sleep(1000);
         paused = true;
       }
     });
     expect(error).toMatchObject({ code: Code.DEADLINE_EXCEEDED, codeName: "DEADLINE_EXCEEDED" });
-    expect(await failure(ws.stat("haystack", { deadline: new Date(Date.now() - 1) }))).toMatchObject({ codeName: "DEADLINE_EXCEEDED" });
+    expect(await failure(haystack.stat("f00.txt", { deadline: new Date(Date.now() - 1) }))).toMatchObject({ codeName: "DEADLINE_EXCEEDED" });
   });
 });
 
