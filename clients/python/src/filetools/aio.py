@@ -14,7 +14,7 @@ from filetools import _ops
 from filetools._channel import connection
 from filetools._ops import Fold, ReadEvent, Send, ServerStream, StrPath, Unary
 from filetools._rpc import Req, Resp
-from filetools.errors import error_from_rpc
+from filetools.errors import Cancelled, error_from_rpc
 from filetools.models import Newline, OutputMode, Progress, SavedFile, SearchHit, TextWindow, WriteMode
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import files_pb2 as f
@@ -34,6 +34,7 @@ class AsyncStream(Generic[T, S]):
     def __init__(self, parts: AsyncIterator[tuple[Sequence[T], S | None]], cancel: Callable[[], object]) -> None:
         self._parts = parts
         self._cancel = cancel
+        self._closed = False
         self.summary: S | None = None
 
     async def __aiter__(self) -> AsyncIterator[T]:
@@ -45,10 +46,16 @@ class AsyncStream(Generic[T, S]):
                     yield item
         except grpc.aio.AioRpcError as error:
             raise error_from_rpc(error) from None
+        except asyncio.CancelledError:
+            # grpc.aio reports a call cancelled by close() as a cancelled task; Client raises Cancelled there.
+            if self._closed:
+                raise Cancelled(grpc.StatusCode.CANCELLED, "", "the stream was closed") from None
+            raise
         finally:  # a no-op once the call has ended; when the loop broke off, it stops the daemon's work
             self._cancel()
 
     def close(self) -> None:
+        self._closed = True
         self._cancel()
 
     async def __aenter__(self) -> AsyncStream[T, S]:
@@ -147,7 +154,9 @@ class AsyncClient:
     async def _send(self, op: Send[Req, Resp], timeout: float | None) -> Resp:
         rpc = op.rpc
         call = self._channel.stream_unary(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
-        with open(op.source, "rb") as source:
+        # Unbuffered: a buffered file's close() waits for a read still blocked in
+        # another thread (a stalled pipe after the deadline), and would hang here.
+        with open(op.source, "rb", buffering=0) as source:
             # Typed apart: the serializer, Message.SerializeToString, would widen Req to Message here.
             requests: AsyncIterator[Req] = _requests(op, source)
             try:

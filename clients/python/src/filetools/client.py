@@ -137,7 +137,9 @@ class Client:
     def _send(self, op: Send[Req, Resp], timeout: float | None) -> Resp:
         rpc = op.rpc
         call = self._channel.stream_unary(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
-        with open(op.source, "rb") as source:
+        # Unbuffered: a buffered file's close() waits for a read still blocked in
+        # another thread (a stalled pipe after the deadline), and would hang here.
+        with open(op.source, "rb", buffering=0) as source:
             # Typed apart: the serializer, Message.SerializeToString, would widen Req to Message here.
             requests: Iterator[Req] = _requests(op, source)
             try:
