@@ -101,13 +101,15 @@ export interface SearchOptions extends CallOptions {
   path?: string;
   /** Treat the pattern as a literal. Default false. */
   fixedStrings?: boolean;
+  /** Default false. */
   caseInsensitive?: boolean;
   /** Globs a file must match (`*.ts`, `src/**`). Default: every file. */
   include?: string[];
   /** Globs that exclude files and directories. */
   exclude?: string[];
-  /** Context lines before and after each match (at most 1000). Default 0. */
+  /** Context lines before each match (at most 1000). Default 0. */
   contextBefore?: number;
+  /** Context lines after each match (at most 1000). Default 0. */
   contextAfter?: number;
   /** Stop after this many results. Default 100, at most 10,000. */
   maxResults?: number;
