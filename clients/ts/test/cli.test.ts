@@ -166,8 +166,12 @@ describe("filetools", () => {
     expect(capped.stderr).toMatch(/^filetools: lines 1-2( of 30)? \(--max-bytes reached\); continue with --start 3\n$/);
 
     const doc = await json(["read", "demo", "/notes/a.txt", "--start", "29"]);
-    expect(doc).toMatchObject({ text: "line 29\nline 30\n", firstLine: "29", linesReturned: "2", eof: true, nextLine: "0", totalLines: "30" });
-    expect(doc.file).toMatchObject({ path: "/notes/a.txt", type: "FILE_TYPE_FILE", version: written.version });
+    expect(doc).toMatchObject({ text: "line 29\nline 30\n", firstLine: 29, lastLine: 30, totalLines: 30, eof: true, truncated: false });
+    expect(doc).not.toHaveProperty("nextStartLine");
+    expect(doc).toMatchObject({ version: written.version, encoding: "utf-8" });
+    expect(doc.file).toMatchObject({ path: "/notes/a.txt", type: "FILE_TYPE_FILE", size: String(lines.length) });
+    const middle = await json(["read", "demo", "notes/a.txt", "--start", "3", "--count", "2"]);
+    expect(middle).toMatchObject({ text: "line 3\nline 4\n", firstLine: 3, lastLine: 4, nextStartLine: 5, eof: false });
   });
 
   it("write: from a file, modes, newline, refuses non-UTF-8 unless --binary", async () => {

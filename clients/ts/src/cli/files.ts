@@ -1,7 +1,6 @@
 // File commands: read, write, edit, rm, mv, mkdir, stat, ls (one RPC each).
 import { readFile } from "node:fs/promises";
 import { Option, type Command } from "commander";
-import type { JsonObject } from "@bufbuild/protobuf";
 import { FileInfoSchema, FileType } from "../gen/filetools/v1/common_pb.js";
 import {
   DeleteResponseSchema,
@@ -9,15 +8,11 @@ import {
   MakeDirResponseSchema,
   MoveResponseSchema,
   Newline,
-  ReadHeaderSchema,
-  ReadTrailerSchema,
   WriteMode,
   WriteResponseSchema,
-  type ReadHeader,
-  type ReadTrailer,
 } from "../gen/filetools/v1/files_pb.js";
 import { numberLines } from "../format.js";
-import { collect, int64, integerAtLeast } from "./args.js";
+import { collect, integerAtLeast } from "./args.js";
 import { UsageError } from "./errors.js";
 import { jsonOf, localTime, modeString, note, printJson, table, typeName, writeOut } from "./output.js";
 import { sessionOf } from "./session.js";
@@ -40,9 +35,11 @@ export function addFileCommands(program: Command): void {
     .command("read")
     .summary("print a file's lines, numbered as cat -n")
     .description(
-      "Print a file's text with line numbers (cat -n style), or a window of its lines. The text streams, so a " +
-        "multi-gigabyte file prints without being held in memory. When lines remain after the window, a note on " +
-        "stderr says which --start continues.",
+      "Print a file's text with line numbers (cat -n style), or a window of its lines, streamed as it arrives. " +
+        "One call returns at most --max-bytes of text (10 MiB by default): when lines remain after the window, a " +
+        "note on stderr says which --start continues. --json prints the window as one document: text, firstLine, " +
+        "lastLine, totalLines (when known), nextStartLine (absent at the end), truncated, eof, lineCut, version, " +
+        "encoding and file.",
     )
     .argument("<workspace>", "workspace id")
     .argument("<path>", "workspace path of the file")
@@ -55,44 +52,29 @@ export function addFileCommands(program: Command): void {
     .addHelpText("after", "\nExamples:\n  filetools read reports big.log --start 100 --count 50\n  filetools read reports big.log --tail 20 --raw")
     .action(async (workspace: string, path: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const request = {
-        workspace,
-        path,
-        startLine: int64(options.start),
-        lineCount: int64(options.count),
-        tailLines: int64(options.tail),
+      const workspaceClient = client.workspace(workspace);
+      const readOptions = {
+        ...call,
+        startLine: options.start,
+        lineCount: options.count,
+        tail: options.tail,
         encoding: options.encoding,
-        maxBytes: int64(options.maxBytes),
+        maxBytes: options.maxBytes,
       };
-      let header: ReadHeader | undefined;
-      let trailer: ReadTrailer | undefined;
-      let firstLine: bigint | undefined;
-      let text = "";
-      for await (const { event } of client.files.read(request, call)) {
-        if (event.case === "header") header = event.value;
-        else if (event.case === "trailer") trailer = event.value;
-        else if (event.case === "chunk") {
-          firstLine ??= event.value.firstLine;
-          if (json) text += event.value.text;
-          else await writeOut(options.raw ? event.value.text : numberLines(event.value.text, { firstLine: event.value.firstLine }));
-        }
-      }
-      if (!header || !trailer) throw new Error("the daemon ended the read without a header or trailer");
       if (json) {
-        await printJson({
-          ...(jsonOf(ReadHeaderSchema, header) as JsonObject),
-          firstLine: String(firstLine ?? 0),
-          text,
-          ...(jsonOf(ReadTrailerSchema, trailer) as JsonObject),
-        });
-        return;
+        const { file, ...window } = await workspaceClient.readText(path, readOptions);
+        return printJson({ ...window, file: jsonOf(FileInfoSchema, file) });
       }
-      if (trailer.lineCut) note(`line ${firstLine} was cut at --max-bytes`);
-      if (!trailer.eof && trailer.nextLine > 0n) {
-        const total = trailer.totalLines ?? header.totalLines;
-        const last = (firstLine ?? 1n) + trailer.linesReturned - 1n;
-        const shown = trailer.linesReturned === 0n ? "no lines" : `lines ${firstLine}-${last}${total === undefined ? "" : ` of ${total}`}`;
-        note(`${shown}${trailer.truncated ? " (--max-bytes reached)" : ""}; continue with --start ${trailer.nextLine}`);
+      const window = await workspaceClient.readTo(
+        path,
+        (text, firstLine) => writeOut(options.raw ? text : numberLines(text, { firstLine })),
+        readOptions,
+      );
+      if (window.lineCut) note(`line ${window.firstLine} was cut at --max-bytes`);
+      if (window.nextStartLine !== undefined) {
+        const of = window.totalLines === undefined ? "" : ` of ${window.totalLines}`;
+        const shown = window.lastLine < window.firstLine ? "no lines" : `lines ${window.firstLine}-${window.lastLine}${of}`;
+        note(`${shown}${window.truncated ? " (--max-bytes reached)" : ""}; continue with --start ${window.nextStartLine}`);
       }
     });
 
