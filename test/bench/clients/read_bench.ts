@@ -1,8 +1,8 @@
 // The TypeScript client's bench driver (run by test/bench/clients.ts with tsx):
-// one scenario of Read calls against a running daemon, the result as JSON on
-// stdout. The Python and Go drivers (read_bench.py, go/main.go) take the same
-// JSON argument and print the same JSON.
-import { connect, type FileToolsClient } from "../../../clients/ts/src/client.js";
+// one scenario of reads through @filetools/client's workspace calls against a
+// running daemon, the result as JSON on stdout. The Python and Go drivers
+// (read_bench.py, go/main.go) take the same JSON argument and print the same JSON.
+import { connect } from "../../../clients/ts/src/index.js";
 
 interface Job {
   address: string;
@@ -20,17 +20,11 @@ interface Job {
 
 const job = JSON.parse(process.argv[2]!) as Job;
 const client = connect(job.address);
+const workspace = client.workspace(job.workspace);
 
-/** One whole Read window from `startLine`: its text's line feeds, and the trailer's bytes and next line. */
-async function readWindow(client: FileToolsClient, startLine: bigint, maxBytes?: bigint) {
-  let newlines = 0;
-  let bytes = 0n;
-  let nextLine = 0n;
-  for await (const message of client.files.read({ workspace: job.workspace, path: job.path, startLine, maxBytes })) {
-    if (message.event.case === "chunk") newlines += countNewlines(message.event.value.text);
-    else if (message.event.case === "trailer") ({ bytesReturned: bytes, nextLine } = message.event.value);
-  }
-  return { newlines, bytes, nextLine };
+/** The whole small file: its size in UTF-8 bytes. */
+async function readSmall(): Promise<number> {
+  return Buffer.byteLength((await workspace.readText(job.path)).text, "utf8");
 }
 
 function countNewlines(text: string): number {
@@ -40,42 +34,42 @@ function countNewlines(text: string): number {
 }
 
 async function latency() {
-  for (let i = 0; i < job.warmup; i++) await readWindow(client, 1n);
+  for (let i = 0; i < job.warmup; i++) await readSmall();
   const samplesMs: number[] = [];
-  let bytes = 0n;
+  let bytes = 0;
   for (let i = 0; i < job.calls; i++) {
     const started = process.hrtime.bigint();
-    const window = await readWindow(client, 1n);
+    bytes = await readSmall();
     samplesMs.push(Number(process.hrtime.bigint() - started) / 1e6);
-    bytes = window.bytes;
   }
-  return { samplesMs, bytes: Number(bytes) };
+  return { samplesMs, bytes };
 }
 
-/** The whole file, window after window of `windowBytes`, each starting at the previous one's next line. */
+/** The whole file, window after window of `windowBytes`, each from the previous one's next line; the text piece by piece. */
 async function stream() {
   const started = process.hrtime.bigint();
-  let bytes = 0n;
+  let bytes = 0;
   let lines = 0;
   let windows = 0;
-  for (let line = 1n; line !== 0n; windows++) {
-    const window = await readWindow(client, line, BigInt(job.windowBytes));
-    bytes += window.bytes;
-    lines += window.newlines;
-    line = window.nextLine;
+  const onText = (text: string) => {
+    bytes += Buffer.byteLength(text, "utf8");
+    lines += countNewlines(text);
+  };
+  for (let startLine: number | undefined = 1; startLine !== undefined; windows++) {
+    ({ nextStartLine: startLine } = await workspace.readTo(job.path, onText, { startLine, maxBytes: job.windowBytes }));
   }
-  return { seconds: Number(process.hrtime.bigint() - started) / 1e9, bytes: Number(bytes), lines, windows };
+  return { seconds: Number(process.hrtime.bigint() - started) / 1e9, bytes, lines, windows };
 }
 
 async function concurrent() {
-  for (let i = 0; i < job.warmup; i++) await readWindow(client, 1n);
+  for (let i = 0; i < job.warmup; i++) await readSmall();
   let started = 0;
   let bytes = 0;
   const worker = async () => {
     while (started < job.calls) {
       started++;
-      const window = await readWindow(client, 1n);
-      bytes += Number(window.bytes);
+      const size = await readSmall();
+      bytes += size;
     }
   };
   const begun = process.hrtime.bigint();

@@ -1,23 +1,19 @@
 // The Go client's bench driver (run by test/bench/clients.ts): one scenario of
-// Read calls against a running daemon, the result as JSON on stdout. Takes the
-// same JSON argument and prints the same JSON as read_bench.ts (see Job there).
+// reads through the filetools package against a running daemon, the result as
+// JSON on stdout. Takes the same JSON argument and prints the same JSON as
+// read_bench.ts (see Job there).
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
-	filetoolsv1 "github.com/filetools/filetools/clients/go/gen/filetools/v1"
+	filetools "github.com/filetools/filetools/clients/go"
 )
 
 type job struct {
@@ -31,24 +27,18 @@ type job struct {
 	WindowBytes int64  `json:"windowBytes"`
 }
 
-type window struct {
-	newlines int
-	bytes    int64
-	nextLine int64
-}
-
 func main() {
 	var j job
 	if err := json.Unmarshal([]byte(os.Args[1]), &j); err != nil {
 		fail(err)
 	}
-	conn, err := grpc.NewClient(j.Address, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+	ctx := context.Background()
+	client, err := filetools.Dial(ctx, j.Address)
 	if err != nil {
 		fail(err)
 	}
-	defer conn.Close()
-	b := bench{job: j, files: filetoolsv1.NewFilesClient(conn)}
+	defer client.Close()
+	b := bench{job: j, client: client, ctx: ctx}
 	var result any
 	switch j.Scenario {
 	case "latency":
@@ -74,44 +64,23 @@ func fail(err error) {
 }
 
 type bench struct {
-	job   job
-	files filetoolsv1.FilesClient
+	job    job
+	client *filetools.Client
+	ctx    context.Context
 }
 
-// readWindow reads one whole Read window: its text's line feeds, and the trailer's bytes and next line.
-func (b bench) readWindow(startLine int64, maxBytes *int64) (window, error) {
-	stream, err := b.files.Read(context.Background(), &filetoolsv1.ReadRequest{
-		Workspace: b.job.Workspace, Path: b.job.Path, StartLine: &startLine, MaxBytes: maxBytes,
-	})
+// readSmall reads the whole small file and returns its size in bytes.
+func (b bench) readSmall() (int, error) {
+	window, err := b.client.ReadText(b.ctx, b.job.Workspace, b.job.Path, filetools.ReadOptions{})
 	if err != nil {
-		return window{}, err
+		return 0, err
 	}
-	var w window
-	var trailer *filetoolsv1.ReadTrailer
-	for {
-		message, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return window{}, err
-		}
-		if chunk := message.GetChunk(); chunk != nil {
-			w.newlines += strings.Count(chunk.Text, "\n")
-		} else if t := message.GetTrailer(); t != nil {
-			trailer = t
-		}
-	}
-	if trailer == nil {
-		return window{}, errors.New("the stream ended without a trailer")
-	}
-	w.bytes, w.nextLine = trailer.BytesReturned, trailer.NextLine
-	return w, nil
+	return len(window.Text), nil
 }
 
 func (b bench) warmUp() error {
 	for range b.job.Warmup {
-		if _, err := b.readWindow(1, nil); err != nil {
+		if _, err := b.readSmall(); err != nil {
 			return err
 		}
 	}
@@ -123,34 +92,41 @@ func (b bench) latency() (any, error) {
 		return nil, err
 	}
 	samples := make([]float64, 0, b.job.Calls)
-	var size int64
+	size := 0
 	for range b.job.Calls {
 		started := time.Now()
-		w, err := b.readWindow(1, nil)
+		n, err := b.readSmall()
 		if err != nil {
 			return nil, err
 		}
 		samples = append(samples, float64(time.Since(started).Nanoseconds())/1e6)
-		size = w.bytes
+		size = n
 	}
 	return map[string]any{"samplesMs": samples, "bytes": size}, nil
 }
 
-// stream reads the whole file, window after window of WindowBytes, each starting at the previous one's next line.
+// counter is where ReadTo writes the text: it keeps only the bytes and line feeds it saw.
+type counter struct{ bytes, lines int64 }
+
+func (c *counter) Write(p []byte) (int, error) {
+	c.bytes += int64(len(p))
+	c.lines += int64(bytes.Count(p, []byte{'\n'}))
+	return len(p), nil
+}
+
+// stream reads the whole file, window after window of WindowBytes, each from the previous one's next line.
 func (b bench) stream() (any, error) {
 	started := time.Now()
-	var size int64
-	lines, windows := 0, 0
+	var text counter
+	windows := 0
 	for line := int64(1); line != 0; windows++ {
-		w, err := b.readWindow(line, &b.job.WindowBytes)
+		window, err := b.client.ReadTo(b.ctx, b.job.Workspace, b.job.Path, &text, filetools.ReadOptions{StartLine: line, MaxBytes: b.job.WindowBytes})
 		if err != nil {
 			return nil, err
 		}
-		size += w.bytes
-		lines += w.newlines
-		line = w.nextLine
+		line = window.NextLine
 	}
-	return map[string]any{"seconds": time.Since(started).Seconds(), "bytes": size, "lines": lines, "windows": windows}, nil
+	return map[string]any{"seconds": time.Since(started).Seconds(), "bytes": text.bytes, "lines": text.lines, "windows": windows}, nil
 }
 
 // concurrent has Concurrency goroutines share Calls calls.
@@ -164,16 +140,16 @@ func (b bench) concurrent() (any, error) {
 	}
 	close(calls)
 	var mu sync.Mutex
-	var size int64
+	size := 0
 	var firstErr error
 	var wg sync.WaitGroup
 	started := time.Now()
 	for range b.job.Concurrency {
 		wg.Go(func() {
 			for range calls {
-				w, err := b.readWindow(1, nil)
+				n, err := b.readSmall()
 				mu.Lock()
-				size += w.bytes
+				size += n
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}
