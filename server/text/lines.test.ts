@@ -567,3 +567,43 @@ describe("tailLines with a known line count", () => {
 
 /** A tail of a few short lines reads one backward block and the tail itself. */
 const TAIL_BYTES_BOUND = 3 * 65536;
+
+describe("tailLines of a large file (nothing before the tail is read)", () => {
+  const lines = Array.from({ length: 50_000 }, (_, i) => `line ${i + 1} ${"é".repeat(i % 3)}\n`);
+  const buf = Buffer.from(lines.join(""));
+  const countLimit = 64 * 1024; // stands for TAIL_COUNT_LIMIT_BYTES: the file is far larger
+  const tracked = () => {
+    const reads: number[] = [];
+    const readAt: ReadAt = async (position, length) => {
+      reads.push(position);
+      return Buffer.from(buf.subarray(position, position + length));
+    };
+    return { reads, readAt };
+  };
+
+  it("numbers the tail from the end and leaves total_lines unknown", async () => {
+    const { reads, readAt } = tracked();
+    const t = await tailLines(readAt, buf.length, 3, "utf-8", 1 << 20, undefined, undefined, countLimit);
+    const out = await drain(t.chunks);
+    expect(t.totalLines).toBeUndefined();
+    expect(t.firstLine).toBe(-3);
+    expect(out.text).toBe(lines.slice(-3).join(""));
+    expect(out.chunks[0]!.firstLine).toBe(-3);
+    expect(out.trailer).toEqual({ linesReturned: 3, bytesReturned: Buffer.byteLength(out.text), nextLine: 0, truncated: false, eof: true, lineCut: false });
+    expect(Math.min(...reads.filter((p) => p > 0))).toBeGreaterThan(buf.length - TAIL_BYTES_BOUND);
+  });
+
+  it("still counts when the tail may be cut by max_bytes (paging needs a real next_line), or the count is known", async () => {
+    const cut = await tailLines(tracked().readAt, buf.length, 3, "utf-8", 20, undefined, undefined, countLimit);
+    expect({ ...cut, ...(await drain(cut.chunks)) }).toMatchObject({ totalLines: 50_000, firstLine: 49_998, trailer: { nextLine: 49_999, truncated: true } });
+    const known = await tailLines(tracked().readAt, buf.length, 3, "utf-8", 1 << 20, undefined, 50_000, countLimit);
+    expect(known).toMatchObject({ totalLines: 50_000, firstLine: 49_998 });
+    const metadata = await tailLines(tracked().readAt, buf.length, 0, "utf-8", 1 << 20, undefined, undefined, countLimit);
+    expect({ totalLines: metadata.totalLines, trailer: (await drain(metadata.chunks)).trailer }).toMatchObject({ totalLines: undefined, trailer: { eof: true, linesReturned: 0 } });
+  });
+
+  it("counts a file whose part before the tail is within the limit, as before", async () => {
+    const t = await tailLines(tracked().readAt, buf.length, 3, "utf-8", 1 << 20, undefined, undefined, buf.length);
+    expect(t).toMatchObject({ totalLines: 50_000, firstLine: 49_998 });
+  });
+});

@@ -21,6 +21,12 @@ export const READ_CHUNK_BYTES = 64 * 1024;
 export const TAIL_BLOCK_BYTES = 64 * 1024;
 /** Block size of forward line counting through a positional reader. */
 const COUNT_BLOCK_BYTES = 1024 * 1024;
+/**
+ * A tail's line numbers need the line feeds before it counted: done when
+ * there are at most this many bytes before it (about 10 ms); beyond, the
+ * lines are numbered from the end (see tailLines).
+ */
+export const TAIL_COUNT_LIMIT_BYTES = 16 * 1024 * 1024;
 /** How many further source chunks may be read, after a window is complete, to tell whether the file ends there. */
 const SETTLE_READS = 2;
 
@@ -494,13 +500,16 @@ export async function countLines(source: AsyncIterable<Uint8Array>, encoding: Te
   return endsWithNewline ? newlines : newlines + 1;
 }
 
-/** The window of a tail: the file's line count is known before any chunk. */
+/** The window of a tail. */
 export interface TailWindow {
-  /** Lines in the file. */
-  totalLines: number;
-  /** Number of the first line of the tail (totalLines + 1 when it is empty). */
+  /** Lines in the file, when known before any chunk (counted, or given). */
+  totalLines?: number;
+  /**
+   * Number of the first line of the tail (totalLines + 1 when it is empty).
+   * Without totalLines, counted from the end: -1 is the last line.
+   */
   firstLine: number;
-  /** Chunks and trailer, as readLineWindow gives them. */
+  /** Chunks and trailer, as readLineWindow gives them (numbered as firstLine is). */
   chunks: LineWindow;
 }
 
@@ -526,12 +535,17 @@ async function countNewlinesIn(readAt: ReadAt, start: number, end: number, unit:
 /**
  * The last `n` lines of a file of `size` bytes read through `readAt`. Finds
  * where they start by reading backwards in TAIL_BLOCK_BYTES blocks (a final
- * line feed ends the last line, it does not start an empty one), then counts
- * the line feeds before that point (a forward memchr scan of the rest of the
- * file: the price of exact line numbers), then reads the tail forwards with
- * the same chunking and max_bytes rules as readLineWindow. If the tail is
- * longer than max_bytes its first lines are returned, `truncated` is set and
- * `nextLine` continues from there, as for any window.
+ * line feed ends the last line, it does not start an empty one), then reads
+ * the tail forwards with the same chunking and max_bytes rules as
+ * readLineWindow. If the tail is longer than max_bytes its first lines are
+ * returned, `truncated` is set and `nextLine` continues from there, as for
+ * any window.
+ *
+ * Line numbers: from `knownTotalLines`, or from a forward count of the line
+ * feeds before the tail when that part is at most `countLimitBytes` (or the
+ * tail may be cut, which needs a real `nextLine`). Otherwise nothing before
+ * the tail is read: totalLines is left unknown and the tail's lines are
+ * numbered from the end, -n to -1 (the trailer then has no totalLines).
  */
 export async function tailLines(
   readAt: ReadAt,
@@ -542,6 +556,7 @@ export async function tailLines(
   chunkBytes: number = READ_CHUNK_BYTES,
   /** The file's line count when already known (a line index): spares the forward count. */
   knownTotalLines?: number,
+  countLimitBytes: number = TAIL_COUNT_LIMIT_BYTES,
 ): Promise<TailWindow> {
   requireInteger(n, 0, "tail_lines");
   requireInteger(size, 0, "size");
@@ -553,9 +568,9 @@ export async function tailLines(
   const lastUnit = alignedEnd > contentStart ? await readExactly(readAt, alignedEnd - unit, unit) : EMPTY;
   const endsWithNewline = alignedEnd === size && endsWithLineFeed(lastUnit, unit);
 
-  const finished = (totalLines: number): TailWindow => ({
+  const finished = (totalLines: number | undefined): TailWindow => ({
     totalLines,
-    firstLine: totalLines + 1,
+    firstLine: totalLines === undefined ? 0 : totalLines + 1,
     chunks: (async function* (): LineWindow {
       const trailer = { linesReturned: 0, bytesReturned: 0, nextLine: 0, truncated: false, eof: true, lineCut: false };
       return { ...trailer, totalLines };
@@ -564,6 +579,7 @@ export async function tailLines(
   if (size === contentStart) return finished(0);
   if (n === 0) {
     if (knownTotalLines !== undefined) return finished(knownTotalLines);
+    if (alignedEnd - contentStart > countLimitBytes) return finished(undefined);
     const newlines = await countNewlinesIn(readAt, contentStart, alignedEnd, unit);
     return finished(endsWithNewline ? newlines : newlines + 1);
   }
@@ -586,13 +602,27 @@ export async function tailLines(
   }
   // Fewer than n line feeds: the whole file, whose first line has none before it.
   const tailCount = found === n ? n : found + 1;
+  const tailBytes = () => rangeOf(readAt, start, size, TAIL_BLOCK_BYTES);
+  const mayBeCut = (size - start) * MAX_UTF8_GROWTH[encoding] > maxBytes;
+  if (start !== contentStart && knownTotalLines === undefined && start - contentStart > countLimitBytes && !mayBeCut) {
+    const fromEnd = windowOf(tailBytes(), { encoding, maxBytes, chunkBytes }, { firstLineNumber: 1, atFileStart: false });
+    return { firstLine: -tailCount, chunks: numberedFromEnd(fromEnd, tailCount) };
+  }
   const linesBefore =
     start === contentStart ? 0 : knownTotalLines !== undefined ? knownTotalLines - tailCount : await countNewlinesIn(readAt, contentStart, start, unit);
   const firstLine = linesBefore + 1;
-  const chunks = windowOf(
-    rangeOf(readAt, start, size, TAIL_BLOCK_BYTES),
-    { encoding, startLine: firstLine, maxBytes, chunkBytes },
-    { firstLineNumber: firstLine, atFileStart: false },
-  );
+  const chunks = windowOf(tailBytes(), { encoding, startLine: firstLine, maxBytes, chunkBytes }, { firstLineNumber: firstLine, atFileStart: false });
   return { totalLines: linesBefore + tailCount, firstLine, chunks };
+}
+
+/** A whole tail of `count` lines, numbered from 1, renumbered -count to -1; its trailer has no line count. */
+async function* numberedFromEnd(window: LineWindow, count: number): LineWindow {
+  for (;;) {
+    const next = await window.next();
+    if (next.done) {
+      const { totalLines: _countedFromTheTail, ...trailer } = next.value;
+      return trailer;
+    }
+    yield { ...next.value, firstLine: next.value.firstLine - count - 1 };
+  }
 }

@@ -1,5 +1,6 @@
 // Read: a window of a text file's lines, streamed (SPEC 4.1). A forward scan
-// from the start, or a backward one for tail_lines.
+// from the start, or a backward one for tail_lines (which never counts a
+// large file's lines first: see tailLines).
 import { fail } from "../errors.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Entry } from "../workspace/entry.js";
@@ -60,8 +61,8 @@ export async function* readFile(
     let window: LineWindow;
     if (options.tailLines !== undefined) {
       const n = countArgument("tail_lines", options.tailLines, 0);
-      // The count of lines before the tail comes from the index (a scan that also fills it) rather than a forward count.
-      const knownTotal = lineIndex && n > 0 ? await lineIndex.totalLines(file, encoding, signal) : lineIndex?.knownTotalLines(file, encoding);
+      // Read backwards from the end; the line count only if the index knows it already (else tailLines counts a small file, or numbers a large one's tail from the end).
+      const knownTotal = lineIndex?.knownTotalLines(file, encoding);
       const tail = await tailLines((position, length) => file.readAt(position, length), file.size, n, encoding, maxBytes, undefined, knownTotal);
       yield { entry: file.entry, encoding, totalLines: tail.totalLines };
       window = tail.chunks;

@@ -23,6 +23,15 @@ describe("Read over the line index", () => {
 
   const window = (from: number, count: number, lines = reference) => lines.slice(from - 1, from - 1 + count).join("");
 
+  it("tail_lines of a large file not yet counted: read from the end only, numbered from the end, total_lines unknown", async () => {
+    const tail = await readAll(d.client, { workspace: d.ws, path: "big.log", tailLines: 3n });
+    expect(tail.text).toBe(window(LINES - 2, 3));
+    expect(tail.header.totalLines).toBeUndefined();
+    expect(tail.chunks[0]!.firstLine).toBe(-3n);
+    expect(tail.trailer).toMatchObject({ linesReturned: 3n, nextLine: 0n, eof: true });
+    expect(tail.trailer.totalLines).toBeUndefined();
+  });
+
   it("a deep window of a ~50 MB file equals the reference, first and later reads", async () => {
     const first = await readAll(d.client, { workspace: d.ws, path: "big.log", startLine: 900_000n, lineCount: 50n });
     expect(first.text).toBe(window(900_000, 50));
