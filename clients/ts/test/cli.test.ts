@@ -142,7 +142,7 @@ describe("filetools", () => {
     const listing = await ok(["workspaces", "ls"]);
     expect(listing.split("\n")[0]).toMatch(/^ID\s+KIND\s+CREATED$/);
     expect(listing).toMatch(/^demo\s+managed\s+\d{4}-\d\d-\d\d \d\d:\d\d$/m);
-    const { workspaces } = await json(["workspaces", "ls"]);
+    const { workspaces } = JSON.parse(await ok(["workspaces", "ls", "--json"])); // global options after the command too
     expect(workspaces.map((w: { id: string }) => w.id)).toEqual(["demo"]);
   });
 
