@@ -273,6 +273,11 @@ describe("filetools", () => {
     const uploaded = await json(["upload", "demo", "source.bin", "data/big.bin"]);
     expect(uploaded).toMatchObject({ path: "/data/big.bin", size: String(bytes.length), sha256: sha256(bytes), created: true });
     expect(await ok(["upload", "demo", "-", "data/small.txt"], { input: "small\n" })).toMatch(/^created \/data\/small\.txt: 6 bytes, sha256 /);
+    const wrongSha = await cli(["upload", "demo", "source.bin", "data/checked.bin", "--sha256", sha256("other")]);
+    expect(wrongSha.code).toBe(2);
+    expect(wrongSha.stderr).toContain("(INVALID_ARGUMENT)");
+    expect((await cli(["stat", "demo", "data/checked.bin"])).code).toBe(3); // nothing written
+    await ok(["upload", "demo", "source.bin", "data/checked.bin", "--sha256", sha256(bytes)]);
 
     expect(existsSync(path.join(dir, "big.bin"))).toBe(false);
     expect(await ok(["download", "demo", "data/big.bin"])).toBe(`saved /data/big.bin to big.bin: ${bytes.length} bytes, sha256 ${sha256(bytes)}\n`);

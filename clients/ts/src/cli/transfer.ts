@@ -1,6 +1,7 @@
 // Byte transfers: upload, download, and import of a tarball.
 import path from "node:path";
 import { Option, type Command } from "commander";
+import { headerThenData } from "../byte-streams.js";
 import { DownloadHeaderSchema, UploadResponseSchema } from "../gen/filetools/v1/files_pb.js";
 import { ImportArchiveResponseSchema } from "../gen/filetools/v1/workspaces_pb.js";
 import { WRITE_MODES } from "./files.js";
@@ -26,16 +27,20 @@ export function addTransferCommands(program: Command): void {
     )
     .option("--no-create-dirs", "fail instead of creating missing parent directories")
     .option("--expect-version <version>", "replace only if the file's version is still this")
+    .option("--sha256 <hex>", "the SHA-256 the bytes must have: on a mismatch nothing is written (INVALID_ARGUMENT)")
     .action(async (workspace: string, source: string, filePath: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
+      const header = {
+        workspace,
+        path: filePath,
+        mode: WRITE_MODES[options.mode],
+        createDirs: options.createDirs,
+        ifVersion: options.expectVersion,
+        sha256: options.sha256,
+      };
+      // The raw call, as the client's upload() has no sha256 option.
       const response = await withProgress("upload", (onProgress) =>
-        client.workspace(workspace).upload(source === "-" ? process.stdin : source, filePath, {
-          ...call,
-          onProgress,
-          mode: WRITE_MODES[options.mode],
-          createDirs: options.createDirs,
-          ifVersion: options.expectVersion,
-        }),
+        client.files.upload(headerThenData(header, source === "-" ? process.stdin : source, onProgress), call),
       );
       if (json) return printJson(jsonOf(UploadResponseSchema, response));
       await writeOut(`${response.created ? "created" : "wrote"} ${response.path}: ${response.size} bytes, sha256 ${response.sha256}\n`);
