@@ -30,7 +30,7 @@ Output:
   Text for people by default; remarks (paging hints, truncation) go to stderr.
   --json prints one JSON document in the proto3 JSON mapping (camelCase names,
   64-bit integers as strings, enums by name, RFC 3339 times), except grep and
-  runs changes, which print JSON Lines: one object per result, as they arrive.
+  runs changes, which print JSON Lines: one object per result or change.
   Progress bars (upload, download, import, snapshots export) are drawn on
   stderr, and only when it is a terminal.
 

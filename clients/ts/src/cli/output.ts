@@ -19,7 +19,7 @@ export async function printJson(value: JsonValue): Promise<void> {
   await writeOut(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** One line of JSON Lines (grep and runs changes print one per result, as they arrive). */
+/** One line of JSON Lines (grep prints one per result as it arrives, runs changes one per change). */
 export async function printJsonLine(value: JsonValue): Promise<void> {
   await writeOut(`${JSON.stringify(value)}\n`);
 }
