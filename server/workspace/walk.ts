@@ -49,7 +49,8 @@ export type WalkEntry = Entry & { opened?: OpenedFile };
 
 /** The .gitignore rules of one directory, which apply to paths below it. */
 interface IgnoreLevel {
-  base: Components;
+  /** Characters of a display path to drop for the path relative to the level's directory. */
+  prefix: number;
   rules: Ignore;
 }
 
@@ -63,7 +64,7 @@ async function* walkDirectory(dir: FileHandle, parts: Components, depth: number,
   try {
     if (options.respectGitignore) {
       const rules = readGitignore(dir.fd);
-      if (rules) levels = [...levels, { base: parts, rules }];
+      if (rules) levels = [...levels, ignoreLevel(parts, rules)];
     }
     const names = (await fsp.readdir(self(dir)))
       .sort()
@@ -75,9 +76,9 @@ async function* walkDirectory(dir: FileHandle, parts: Components, depth: number,
       const found: ({ name: string; entry: WalkEntry; isDirectory: boolean; openable: boolean } | null)[] = run.map((name, k) => {
         const stats = allStats[k];
         if (!stats) return null; // removed while we walked
-        const childParts = [...parts, name];
-        if (options.respectGitignore && isIgnored(levels, childParts, stats.isDirectory())) return null;
-        const entry: WalkEntry = entryFromStats(displayPath(childParts), stats);
+        const path = displayPath([...parts, name]);
+        if (options.respectGitignore && isIgnored(levels, path, name, stats.isDirectory())) return null;
+        const entry: WalkEntry = entryFromStats(path, stats);
         return { name, entry, isDirectory: stats.isDirectory(), openable: stats.isFile() && stats.nlink === 1n };
       });
       await Promise.all(
@@ -109,11 +110,16 @@ async function* walkDirectory(dir: FileHandle, parts: Components, depth: number,
   }
 }
 
-function isIgnored(levels: IgnoreLevel[], parts: Components, isDirectory: boolean): boolean {
-  if (isDirectory && parts[parts.length - 1] === ".git") return true;
+function ignoreLevel(base: Components, rules: Ignore): IgnoreLevel {
+  return { prefix: base.length === 0 ? 1 : displayPath(base).length + 1, rules };
+}
+
+/** Whether the entry `name` at the display path `path` is ignored. */
+function isIgnored(levels: IgnoreLevel[], path: string, name: string, isDirectory: boolean): boolean {
+  if (isDirectory && name === ".git") return true;
   let ignored = false;
   for (const level of levels) {
-    const relative = parts.slice(level.base.length).join("/") + (isDirectory ? "/" : "");
+    const relative = isDirectory ? path.slice(level.prefix) + "/" : path.slice(level.prefix);
     const verdict = level.rules.test(relative);
     if (verdict.ignored) ignored = true;
     else if (verdict.unignored) ignored = false;
@@ -128,7 +134,7 @@ async function ancestorIgnoreLevels(startParts: Components, resolver: Resolver):
   try {
     for (let i = 0; i < startParts.length && dir; i++) {
       const rules = readGitignore(dir.fd);
-      if (rules) levels.push({ base: startParts.slice(0, i), rules });
+      if (rules) levels.push(ignoreLevel(startParts.slice(0, i), rules));
       const next: FileHandle | null = await fsp.open(at(dir, startParts[i]!), O_RDONLY | O_DIRECTORY | O_NOFOLLOW).catch(() => null);
       await dir.close();
       dir = next;
@@ -242,21 +248,21 @@ function* walkFilesIn(
     // Only a directory that lists a .gitignore costs an open for it.
     if (options.respectGitignore && all.some((e) => e.name === ".gitignore")) {
       const rules = readGitignore(dir.fd);
-      if (rules) levels = [...levels, { base: parts, rules }];
+      if (rules) levels = [...levels, ignoreLevel(parts, rules)];
     }
     const entries = all
       .filter((e) => !TEMP_FILE_PATTERN.test(e.name) && (options.includeHidden || !e.name.startsWith(".")))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const prefix = parts.length === 0 ? "/" : displayPath(parts) + "/";
     for (const dirent of entries) {
       const isDirectory = dirent.isDirectory();
       if (!isDirectory && !dirent.isFile()) continue; // symlinks, FIFOs, sockets, devices
-      const childParts = [...parts, dirent.name];
-      if (options.respectGitignore && isIgnored(levels, childParts, isDirectory)) continue;
-      const path = displayPath(childParts);
+      const path = prefix + dirent.name;
+      if (options.respectGitignore && isIgnored(levels, path, dirent.name, isDirectory)) continue;
       if (isDirectory) {
         if (options.prune?.(path)) continue;
         const child = openDirectorySync(dir.fd, dirent.name);
-        if (child >= 0) yield* walkFilesIn(new HeldDirectory(child, () => closeSync(child)), childParts, levels, options);
+        if (child >= 0) yield* walkFilesIn(new HeldDirectory(child, () => closeSync(child)), [...parts, dirent.name], levels, options);
         continue;
       }
       if (options.want && !options.want(path)) continue;
