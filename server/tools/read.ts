@@ -83,8 +83,7 @@ export async function* readFile(
       yield next.value;
     }
   } finally {
-    // Only read through: the reply need not wait a thread-pool round trip for the close.
-    file.close().catch(() => {});
+    await file.close();
   }
 }
 

@@ -1,14 +1,21 @@
 // A regular file opened for reading by the workspace module. Tools read
 // through it and never see a descriptor or a host path.
-import type { FileHandle } from "node:fs/promises";
+import { closeSync, fstatSync, read, readSync } from "node:fs";
 import { versionOf, type Entry } from "./entry.js";
 
 /** Reads of 1 MiB: few syscalls, small enough to keep memory flat. */
 export const READ_CHUNK_BYTES = 1 << 20;
+/**
+ * Reads up to this size are synchronous (like the metadata calls, see
+ * lstatOrNull): a thread-pool round trip costs more than copying a few KiB
+ * from the page cache, and a small Read is made of little else.
+ */
+const SYNC_READ_BYTES = 16 * 1024;
 
 export class OpenFile {
   constructor(
-    private readonly handle: FileHandle,
+    /** A descriptor the workspace opened for reading; closed by close(). */
+    private readonly descriptor: number,
     /** The file as it was when opened. */
     readonly entry: Entry,
   ) {}
@@ -20,20 +27,18 @@ export class OpenFile {
   /** Up to `length` bytes at `position` (fewer at the end of the file). */
   async readAt(position: number, length: number): Promise<Buffer> {
     const buffer = Buffer.allocUnsafe(length);
-    let filled = 0;
-    while (filled < length) {
-      const { bytesRead } = await this.handle.read(buffer, filled, length - filled, position + filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    return buffer.subarray(0, filled);
+    return buffer.subarray(0, await this.readInto(buffer, position));
   }
 
   /** Fills `buffer` from `position` (less at the end of the file); returns the bytes read. The caller may reuse the buffer. */
   async readInto(buffer: Buffer, position: number): Promise<number> {
     let filled = 0;
     while (filled < buffer.length) {
-      const { bytesRead } = await this.handle.read(buffer, filled, buffer.length - filled, position + filled);
+      const length = buffer.length - filled;
+      const bytesRead =
+        length <= SYNC_READ_BYTES
+          ? readSync(this.descriptor, buffer, filled, length, position + filled)
+          : await readAsync(this.descriptor, buffer, filled, length, position + filled);
       if (bytesRead === 0) break;
       filled += bytesRead;
     }
@@ -59,7 +64,7 @@ export class OpenFile {
 
   /** The version of the file now (a fresh fstat): differs from entry.version when it changed since it was opened. */
   async currentVersion(): Promise<string> {
-    return versionOf(await this.handle.stat({ bigint: true }));
+    return versionOf(fstatSync(this.descriptor, { bigint: true }));
   }
 
   /**
@@ -67,10 +72,14 @@ export class OpenFile {
    * same descriptor table): positional reads there, never closed there.
    */
   get fd(): number {
-    return this.handle.fd;
+    return this.descriptor;
   }
 
-  close(): Promise<void> {
-    return this.handle.close();
+  async close(): Promise<void> {
+    closeSync(this.descriptor);
   }
+}
+
+function readAsync(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => read(fd, buffer, offset, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead))));
 }

@@ -15,13 +15,18 @@ const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
 const DIRECTORY_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 const MAX_SYMLINKS = 40;
 
+/** A descriptor we hold: a FileHandle, or an OpenFile's. */
+interface Held {
+  readonly fd: number;
+}
+
 /** `/proc/self/fd/N/name`: `name` inside the directory we hold as N. */
-export function at(dir: FileHandle, name: string): string {
+export function at(dir: Held, name: string): string {
   return `/proc/self/fd/${dir.fd}/${name}`;
 }
 
 /** `/proc/self/fd/N`: the very inode we hold as N. */
-export function self(handle: FileHandle): string {
+export function self(handle: Held): string {
   return `/proc/self/fd/${handle.fd}`;
 }
 
@@ -81,7 +86,7 @@ export class Resolver {
   }
 
   /** Checks that an open descriptor is inside the root (defence in depth). */
-  async assertInside(handle: FileHandle, shownPath: string): Promise<void> {
+  async assertInside(handle: Held, shownPath: string): Promise<void> {
     const real = readlinkSync(self(handle)); // synchronous: see lstatOrNull
     if (real !== this.rootReal && !real.startsWith(this.rootReal + "/")) {
       fail("PATH_ESCAPES_WORKSPACE", `${shownPath} resolves outside the workspace`);

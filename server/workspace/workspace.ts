@@ -1,7 +1,7 @@
 // One workspace: the only place where the file tools touch the file system.
 // Every operation resolves its path through the Resolver (held directory
 // descriptors, /proc/self/fd) and reports workspace paths only.
-import { constants, fstatSync, promises as fsp } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, promises as fsp } from "node:fs";
 import type { BigIntStats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { fail } from "../errors.js";
@@ -81,23 +81,23 @@ export class Workspace {
     const shown = displayPath(parts);
     if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
     const loc = await this.resolver.locateFollowing(parts);
-    let handle: FileHandle;
+    let fd: number;
     try {
       if (!loc.stats) fail("NOT_FOUND", `${shown} does not exist`);
-      handle = await fsp.open(at(loc.dir, loc.name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch((error: unknown) => {
-        throw translateErrno(error, shown);
-      });
+      fd = openSync(at(loc.dir, loc.name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK); // synchronous: see lstatOrNull
+    } catch (error) {
+      throw translateErrno(error, shown);
     } finally {
       closeInBackground(loc.dir);
     }
     try {
-      const stats = fstatSync(handle.fd, { bigint: true }); // synchronous: see lstatOrNull
+      const stats = fstatSync(fd, { bigint: true });
       assertRegularFile(stats, shown);
       assertSingleLink(stats, shown);
-      await this.resolver.assertInside(handle, shown);
-      return new OpenFile(handle, entryFromStats(shown, stats));
+      await this.resolver.assertInside({ fd }, shown);
+      return new OpenFile(fd, entryFromStats(shown, stats));
     } catch (error) {
-      await handle.close();
+      closeSync(fd);
       throw error;
     }
   }
