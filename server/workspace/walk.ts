@@ -66,6 +66,7 @@ async function* walkDirectory(dir: FileHandle, parts: Components, depth: number,
       const rules = readGitignore(dir.fd);
       if (rules) levels = [...levels, ignoreLevel(parts, rules)];
     }
+    const tested = forDirectory(levels);
     const names = (await fsp.readdir(self(dir)))
       .sort()
       .filter((name) => !TEMP_FILE_PATTERN.test(name) && (options.includeHidden || !name.startsWith(".")));
@@ -77,7 +78,7 @@ async function* walkDirectory(dir: FileHandle, parts: Components, depth: number,
         const stats = allStats[k];
         if (!stats) return null; // removed while we walked
         const path = displayPath([...parts, name]);
-        if (options.respectGitignore && isIgnored(levels, path, name, stats.isDirectory())) return null;
+        if (options.respectGitignore && isIgnored(tested, path, name, stats.isDirectory())) return null;
         const entry: WalkEntry = entryFromStats(path, stats);
         return { name, entry, isDirectory: stats.isDirectory(), openable: stats.isFile() && stats.nlink === 1n };
       });
@@ -112,6 +113,17 @@ async function* walkDirectory(dir: FileHandle, parts: Components, depth: number,
 
 function ignoreLevel(base: Components, rules: Ignore): IgnoreLevel {
   return { prefix: base.length === 0 ? 1 : displayPath(base).length + 1, rules };
+}
+
+/**
+ * The levels' rules for testing one directory's entries: fresh copies of the
+ * compiled rules, because an Ignore keeps every path it tested in a cache for
+ * its lifetime. One instance over a whole walk held ~20,000 paths (and most of
+ * the daemon's heap growth during a search); a directory's copy is dropped
+ * with the directory.
+ */
+function forDirectory(levels: IgnoreLevel[]): IgnoreLevel[] {
+  return levels.map((level) => ({ prefix: level.prefix, rules: ignore().add(level.rules) }));
 }
 
 /** Whether the entry `name` at the display path `path` is ignored. */
@@ -254,11 +266,12 @@ function* walkFilesIn(
       .filter((e) => !TEMP_FILE_PATTERN.test(e.name) && (options.includeHidden || !e.name.startsWith(".")))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const prefix = parts.length === 0 ? "/" : displayPath(parts) + "/";
+    const tested = forDirectory(levels);
     for (const dirent of entries) {
       const isDirectory = dirent.isDirectory();
       if (!isDirectory && !dirent.isFile()) continue; // symlinks, FIFOs, sockets, devices
       const path = prefix + dirent.name;
-      if (options.respectGitignore && isIgnored(levels, path, dirent.name, isDirectory)) continue;
+      if (options.respectGitignore && isIgnored(tested, path, dirent.name, isDirectory)) continue;
       if (isDirectory) {
         if (options.prune?.(path)) continue;
         const child = openDirectorySync(dir.fd, dirent.name);
