@@ -21,7 +21,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -168,12 +168,13 @@ class BlockingAsyncClient:
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._client, name)
 
+        async def invoke(*args: Any, **kwargs: Any) -> Any:
+            result = method(*args, **kwargs)  # grpc.aio starts even a stream's call on the running loop
+            return result if isinstance(result, filetools.AsyncStream) else await result
+
         def call(*args: Any, **kwargs: Any) -> Any:
-            result = method(*args, **kwargs)
-            if isinstance(result, filetools.AsyncStream):
-                return BlockingStream(self._loop, result)
-            assert isinstance(result, Coroutine)
-            return self._loop.run_until_complete(result)
+            result = self._loop.run_until_complete(invoke(*args, **kwargs))
+            return BlockingStream(self._loop, result) if isinstance(result, filetools.AsyncStream) else result
 
         return call
 
