@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-import filetools
 from filetools import TextEdit, errors
 from filetools.v1 import common_pb2, files_pb2
 
@@ -214,7 +213,9 @@ def test_closing_a_stream_cancels_the_call(client: Any, ws: str, daemon: Daemon,
     assert daemon.call_log("Files/Search")["code"] == "CANCELLED"
 
 
-def test_a_call_past_its_deadline_raises_deadline_exceeded(client: Any, ws: str, daemon: Daemon, tmp_path: Path) -> None:
+def test_a_call_past_its_deadline_raises_deadline_exceeded(
+    client: Any, ws: str, daemon: Daemon, tmp_path: Path
+) -> None:
     # The upload's source is a pipe nobody writes to: the header goes out, then the call waits.
     fifo = tmp_path / "stalled"
     os.mkfifo(fifo)

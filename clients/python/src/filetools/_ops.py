@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar, Union
@@ -94,7 +94,13 @@ def _identity(response: Resp) -> Resp:
 
 
 def read(
-    workspace: str, path: str, start_line: int, line_count: int | None, tail: int | None, encoding: str, max_bytes: int | None
+    workspace: str,
+    path: str,
+    start_line: int,
+    line_count: int | None,
+    tail: int | None,
+    encoding: str,
+    max_bytes: int | None,
 ) -> f.ReadRequest:
     # The proto refuses start_line with tail_lines; the default start (1) is left out for a tail.
     start = start_line if tail is None or start_line != 1 else None
@@ -447,7 +453,9 @@ def finish_run(
     return Unary(R.FINISH_RUN, request, _identity)
 
 
-def change_set(workspace: str, run_id: str) -> ServerStream[w.GetChangeSetRequest, w.GetChangeSetResponse, w.Change, None]:
+def change_set(
+    workspace: str, run_id: str
+) -> ServerStream[w.GetChangeSetRequest, w.GetChangeSetResponse, w.Change, None]:
     return ServerStream(
         R.GET_CHANGE_SET,
         w.GetChangeSetRequest(workspace=workspace, run_id=run_id),
