@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import inspect
 import socket
+from pathlib import Path
 
 import grpc
 import pytest
 
 import filetools
-from filetools import _rpc, errors
+from filetools import _ops, _rpc, errors
 from filetools.v1 import common_pb2, files_pb2, workspaces_pb2
 
 
@@ -74,3 +75,15 @@ def test_an_unreachable_daemon_is_unavailable() -> None:
     with filetools.Client(address) as client, pytest.raises(errors.Unavailable) as unavailable:
         client.list_workspaces(timeout=10)
     assert unavailable.value.code == grpc.StatusCode.UNAVAILABLE
+
+
+def test_bytes_that_do_not_match_the_header_leave_nothing_at_the_destination(tmp_path: Path) -> None:
+    # The daemon never sends such a stream on purpose, so the responses are made here, from the real messages.
+    op = _ops.export_snapshot("w", "", True, (), tmp_path / "out.tgz", None)
+    folder = op.start()
+    folder.add(workspaces_pb2.ExportSnapshotResponse(header=workspaces_pb2.ExportHeader(size=3, sha256="0" * 64)))
+    folder.add(workspaces_pb2.ExportSnapshotResponse(chunk=common_pb2.DataChunk(data=b"abc")))
+    with pytest.raises(errors.ChecksumMismatch) as mismatch:
+        folder.finish()
+    assert mismatch.value.code == grpc.StatusCode.DATA_LOSS
+    assert list(tmp_path.iterdir()) == []
