@@ -30,8 +30,12 @@ export function searchBudgetMs(deadline: Date | undefined, now = Date.now()): nu
   return Math.max(1, Math.min(DEFAULT_BUDGET_MS, left - margin));
 }
 
-/** Files per task: small files travel together, so per-task overhead stays small. */
-const BATCH_FILES = 512;
+/**
+ * Files per task: few enough at first that the first results come soon and a
+ * small tree is shared among the workers, then doubling up to 512 (a task
+ * costs a message each way and some main-thread work).
+ */
+const batchFiles = (n: number) => Math.min(512, 32 * 2 ** n);
 /** After an aborted task, how long to wait (for its worker to be gone) before closing what it used. */
 const ABORT_SETTLE_MS = 1000;
 
@@ -240,7 +244,7 @@ export async function* search(
         respectGitignore: options.respectGitignore ?? true,
         prune: (path) => excluded(path.slice(prefixLength), false),
         want: (path) => included(path.slice(prefixLength), true) && !excluded(path.slice(prefixLength), false),
-        batchFiles: BATCH_FILES,
+        batchFiles,
       });
       walking: for await (const held of batches) {
         if (stop.signal.aborted || signal.aborted) {

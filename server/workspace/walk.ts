@@ -190,8 +190,8 @@ export interface FileWalkOptions {
   prune?: (path: string) => boolean;
   /** Files for which this returns false are not reported. */
   want?: (path: string) => boolean;
-  /** Files per batch (the last may have fewer). */
-  batchFiles: number;
+  /** Files in the batch numbered `n` (from 0; the last may have fewer). */
+  batchFiles(n: number): number;
 }
 
 /**
@@ -210,6 +210,7 @@ export async function* walkFiles(start: FileHandle, startParts: Components, opti
     throw error;
   }
   let batch = newBatch();
+  let batches = 0;
   try {
     for (const file of walkFilesIn(new HeldDirectory(start.fd, () => void start.close()), startParts, levels, options)) {
       if (!batch.directories.has(file.dir)) {
@@ -219,7 +220,8 @@ export async function* walkFiles(start: FileHandle, startParts: Components, opti
       batch.paths.push(file.path);
       batch.dirFds.push(file.dir.fd);
       batch.names.push(file.name);
-      if (batch.paths.length >= options.batchFiles) {
+      if (batch.paths.length >= options.batchFiles(batches)) {
+        batches++;
         const full = batch;
         batch = newBatch();
         yield full;
