@@ -9,7 +9,7 @@ import { parsePath } from "../workspace/paths.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { compilePattern } from "./pattern.js";
 import type { SearchPool } from "./pool.js";
-import type { LineMatch, OutputMode, ScanOptions } from "./scan.js";
+import type { LineMatch, OutputMode, ScanOptions, ScanResult } from "./scan.js";
 import { FILE_KINDS, type BatchResult, type SearchTask, type TaskFiles } from "./worker.js";
 
 export const DEFAULT_MAX_RESULTS = 100;
@@ -79,8 +79,12 @@ export interface SearchSummary {
 }
 
 interface Batch {
+  /** Dispatch order, which is walk order. */
+  index: number;
   paths: string[];
   result: Promise<BatchResult>;
+  /** Results found by the batches before this one that are done (SearchTask.found). */
+  foundBefore: Int32Array;
 }
 
 /**
@@ -124,24 +128,37 @@ export async function* search(
   const window = pool.threads * 4;
   const queue: Batch[] = [];
   let reported = 0;
-  /** Results in the batches done so far (the workers add theirs; see SearchTask.found); more than max_results stop the walk. */
-  const found = new Int32Array(new SharedArrayBuffer(4));
+  /** Results in the batches done so far, sent or not; more than max_results stop the walk. */
+  let found = 0;
+  let dispatched = 0;
   /** Once max_results is reached, any further result only proves truncation. */
   let full = false;
 
   const dispatch = (batch: FileBatch) => {
+    const index = dispatched++;
+    // The batches done by now all come before this one (they were dispatched first); later ones add theirs when done.
+    const foundBefore = new Int32Array(new SharedArrayBuffer(4));
+    foundBefore[0] = found;
     const openSlot = new SharedArrayBuffer(4);
     const slot = new Int32Array(openSlot);
     slot[0] = -1;
     const task: SearchTask = {
       pattern,
       options: { mode: options.mode, before, after, limit: maxResults } satisfies ScanOptions,
-      found: found.buffer as SharedArrayBuffer,
+      found: foundBefore.buffer as SharedArrayBuffer,
       maxFileSize,
       files: batch.files,
       openSlot,
     };
     const result = pool.run(task, taskSignal);
+    result.then(
+      (done) => {
+        const results = done.hits.reduce((n, hit) => n + resultsIn(hit, options.mode), 0);
+        found += results;
+        for (const later of queue) if (later.index > index) Atomics.add(later.foundBefore, 0, results);
+      },
+      () => {},
+    );
     const releaseAll = async () => {
       try {
         await batch.release();
@@ -159,7 +176,7 @@ export async function* search(
     });
     inFlight.add(settled);
     void settled.then(() => inFlight.delete(settled));
-    queue.push({ paths: batch.paths, result });
+    queue.push({ index, paths: batch.paths, result, foundBefore });
   };
 
   /** Consumes the oldest batch; returns false when the search must stop. */
@@ -255,7 +272,7 @@ export async function* search(
         while (queue.length >= window) {
           if (!(yield* drain())) break walking;
         }
-        if (Atomics.load(found, 0) > maxResults) break; // what is queued holds enough
+        if (found > maxResults) break; // what is queued holds enough
       }
     }
     while (queue.length > 0) {
@@ -270,6 +287,11 @@ export async function* search(
     if (signal.aborted) stop.abort(signal.reason);
     void Promise.allSettled([...inFlight]).then(() => clearTimeout(timer));
   }
+}
+
+/** What one matching file adds to the results: its reported matches (and one for more), or 1. */
+function resultsIn(hit: ScanResult, mode: OutputMode): number {
+  return mode === "content" ? hit.matches.length + (hit.more ? 1 : 0) : 1;
 }
 
 /**

@@ -30,10 +30,9 @@ export interface SearchTask {
    */
   openSlot: SharedArrayBuffer;
   /**
-   * One Int32: the results found by the search's tasks so far; each adds its
-   * own when done. Tasks start in walk order, so the ones done when a task
-   * starts all come before it: it needs only what they lack, and one more to
-   * prove truncation.
+   * One Int32: the results found by the tasks before this one (in walk order)
+   * that are done; the main thread adds to it as more of them finish. The
+   * task needs only what they lack, and one more to prove truncation.
    */
   found: SharedArrayBuffer;
 }
@@ -81,12 +80,12 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
   const count = "fd" in task.files ? 1 : task.files.names.length;
   const result: BatchResult = { kinds: new Uint8Array(count), bytes: new Float64Array(count), hits: [] };
   const found = new Int32Array(task.found);
-  /** Results this task may report; one more proves truncation, and then the rest is not needed. */
-  const allowed = task.options.limit - Atomics.load(found, 0);
+  const limit = task.options.limit;
   let results = 0;
   const slot = new Int32Array(task.openSlot);
   let index = 0;
-  for (; index < count && results <= allowed; index++) {
+  // Results beyond `allowed` are not needed, but for one that proves truncation.
+  for (let allowed = limit - Atomics.load(found, 0); index < count && results <= allowed; index++, allowed = limit - Atomics.load(found, 0)) {
     const outcome = scanOne(task, index, matcher, { ...task.options, limit: Math.max(0, allowed - results) }, slot);
     result.kinds[index] = KIND_CODES[outcome.kind];
     result.bytes[index] = outcome.bytes;
@@ -96,7 +95,6 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
     }
   }
   result.kinds.fill(KIND_CODES.skipped, index);
-  Atomics.add(found, 0, results);
   return result;
 }
 

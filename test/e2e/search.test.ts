@@ -282,3 +282,50 @@ describe("Search safety", () => {
     expect(next.summary.timedOut).toBe(false);
   });
 });
+
+describe("Search over many tasks on two workers", () => {
+  let two: D;
+  beforeAll(async () => {
+    two = await setup("m", { args: ["--workers", "2"] });
+    // ~600 files in nested directories: tasks of 32, 64, … files run on both workers at once.
+    for (let f = 0; f < 600; f++) {
+      const lines = Array.from({ length: 1 + (f % 9) }, (_, l) => ((f * 7 + l) % 4 === 0 ? `hit ${f}.${l} FIXME_${f}` : `line ${f}.${l}`));
+      put(two.root, `d${f % 5}/e${f % 11}/f${f}.txt`, lines.join("\n") + "\n");
+    }
+  });
+  afterAll(async () => {
+    await two?.stop();
+  });
+  const search = async (req: Omit<SearchReq, "workspace" | "$typeName">) => {
+    const saved = d;
+    d = two;
+    try {
+      return await run(req, "m");
+    } finally {
+      d = saved;
+    }
+  };
+  const hit = (m: any) => `${m.path}:${m.lineNumber}:${m.line}`;
+
+  it("gives grep -rn's lines, in walk order", async () => {
+    const all = await search({ pattern: "FIXME_[0-9]+", maxResults: 10_000 });
+    expect(sortHits(all.matches.map(hit))).toEqual(grep(two.root, ["-E", "-e", "FIXME_[0-9]+"]));
+    const files = [...new Set(all.matches.map((m) => m.path as string))];
+    expect(files).toEqual([...files].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))); // one name per level: plain order is walk order
+  });
+
+  it("max_results gives exactly the first results in walk order, whichever task found them", async () => {
+    const all = (await search({ pattern: "hit", fixedStrings: true, maxResults: 10_000 })).matches.map(hit);
+    for (const k of [1, 37, 200, all.length - 1]) {
+      const some = await search({ pattern: "hit", fixedStrings: true, maxResults: k });
+      expect(some.matches.map(hit), `max_results ${k}`).toEqual(all.slice(0, k));
+      expect(some.summary.truncated).toBe(true);
+    }
+    const exact = await search({ pattern: "hit", fixedStrings: true, maxResults: all.length });
+    expect(exact.summary.truncated).toBe(false);
+    const counts = (await search({ pattern: "hit", fixedStrings: true, outputMode: OutputMode.COUNT, maxResults: 10_000 })).counts;
+    const first = await search({ pattern: "hit", fixedStrings: true, outputMode: OutputMode.COUNT, maxResults: 7 });
+    expect(first.counts).toEqual(counts.slice(0, 7));
+    expect(first.summary.truncated).toBe(true);
+  });
+});
