@@ -212,7 +212,13 @@ export async function* walkFiles(start: FileHandle, startParts: Components, opti
   let batch = newBatch();
   let batches = 0;
   try {
+    let directories = 0;
     for (const file of walkFilesIn(new HeldDirectory(start.fd, () => void start.close()), startParts, levels, options)) {
+      if (file === DIRECTORY_READ) {
+        // Many directories with few files between batches: let other calls in now and then.
+        if (++directories % DIRECTORIES_PER_TURN === 0) await new Promise(setImmediate);
+        continue;
+      }
       if (!batch.directories.has(file.dir)) {
         file.dir.acquire();
         batch.directories.add(file.dir);
@@ -251,14 +257,20 @@ function newBatch(): HeldBatch & { directories: Set<HeldDirectory> } {
   };
 }
 
+/** What walkFilesIn yields after each readdir. */
+const DIRECTORY_READ = null;
+/** Directories read synchronously in one turn of the event loop, at most. */
+const DIRECTORIES_PER_TURN = 64;
+
 function* walkFilesIn(
   dir: HeldDirectory,
   parts: Components,
   levels: IgnoreLevel[],
   options: FileWalkOptions,
-): Generator<{ dir: HeldDirectory; path: string; name: string }> {
+): Generator<{ dir: HeldDirectory; path: string; name: string } | typeof DIRECTORY_READ> {
   try {
     const all = readdirSync(`/proc/self/fd/${dir.fd}`, { withFileTypes: true });
+    yield DIRECTORY_READ;
     // Only a directory that lists a .gitignore costs an open for it.
     if (options.respectGitignore && all.some((e) => e.name === ".gitignore")) {
       const rules = readGitignore(dir.fd);
