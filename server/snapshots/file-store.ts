@@ -1,7 +1,7 @@
 // The `file://DIR` snapshot store: one file per key under DIR. A put streams
 // into a temp file next to the key, fsyncs it, renames it into place and
 // fsyncs the directory, so a key is visible only once complete.
-import { createReadStream, promises as fsp } from "node:fs";
+import { promises as fsp } from "node:fs";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { fail, FileToolsError } from "../errors.js";
@@ -58,7 +58,8 @@ export class FileStore implements SnapshotStore {
     try {
       const handle = await fsp.open(file, "r");
       // 256 KiB reads: an export streams these straight to the client, and smaller buffers keep the daemon's peak memory down.
-      return createReadStream("", { fd: handle.fd, autoClose: true, highWaterMark: 1 << 18 }).on("close", () => void handle.close().catch(() => undefined));
+      // The stream owns the handle and closes it once (closing its number as well would close whatever reused it).
+      return handle.createReadStream({ highWaterMark: 1 << 18 });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") fail("NOT_FOUND", `snapshot object ${key} does not exist`);
       throw storeError(error, `reading ${key}`);

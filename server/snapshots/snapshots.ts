@@ -188,11 +188,11 @@ export class Snapshots {
       const staging = await workspace.createStaging();
       try {
         await extractArchive(createReadStream(verified, { highWaterMark: RESTORE_READ_BYTES }), staging, this.limits);
+        await this.registry.replaceWithStaging(workspaceId, staging);
       } catch (error) {
-        await staging.discard();
+        await staging.discard(); // nothing once handed over
         throw error;
       }
-      await this.registry.replaceWithStaging(workspaceId, staging);
     } finally {
       await fsp.unlink(verified).catch(() => undefined);
     }
