@@ -5,6 +5,7 @@
 // stops at the previous match's lines, `after` stops at the next matching line.
 import { isAscii } from "node:buffer";
 import type { PatternSpec } from "./pattern.js";
+import { LiteralFinder } from "./find.js";
 
 /** A line (or context line) longer than this many characters is cut. */
 export const MAX_LINE_CHARS = 500;
@@ -107,17 +108,16 @@ abstract class ByteSegment implements Segment {
   }
 }
 
-/** A literal: found by Buffer.indexOf, nothing decoded but the lines sent. */
+/** A literal: found in the bytes, nothing decoded but the lines sent. */
 class NeedleSegment extends ByteSegment {
-  constructor(
-    buf: Buffer,
-    private readonly needle: Buffer,
-  ) {
+  private readonly find: (from: number) => number;
+  constructor(buf: Buffer, finder: LiteralFinder) {
     super(buf);
+    this.find = finder.in(buf);
   }
   nextHit(from: number): number {
     if (from > this.length) return -1; // indexOf would still find an empty needle at the end
-    const hit = this.buf.indexOf(this.needle, from);
+    const hit = this.find(from);
     if (hit < 0 || (hit === this.length && (this.length === 0 || this.buf[this.length - 1] === LF))) return -1;
     return hit;
   }
@@ -225,19 +225,19 @@ const DENSE_CANDIDATES_PER_BYTE = 1 / 1024;
 
 /** Builds the segments of one file and keeps the matching state across them. */
 export class Matcher {
-  private readonly needle: Buffer | null;
-  private readonly literals: Buffer[];
+  private readonly needle: LiteralFinder | null;
+  private readonly literals: LiteralFinder[];
   private readonly re: RegExp | null;
   private readonly lineRe: RegExp | null;
 
   constructor(spec: PatternSpec) {
     if (spec.kind === "literal") {
-      this.needle = Buffer.from(spec.needle, "utf8");
+      this.needle = new LiteralFinder(Buffer.from(spec.needle, "utf8"));
       this.literals = [];
       this.re = this.lineRe = null;
     } else {
       this.needle = null;
-      this.literals = (spec.literals ?? []).map((l) => Buffer.from(l, "utf8"));
+      this.literals = (spec.literals ?? []).map((l) => new LiteralFinder(Buffer.from(l, "utf8")));
       this.re = new RegExp(spec.source, spec.flags);
       this.lineRe = new RegExp(spec.source, spec.flags.replace("g", ""));
     }
@@ -259,7 +259,8 @@ export class Matcher {
     const most = 16 + bytes.length * DENSE_CANDIDATES_PER_BYTE;
     const found: number[] = [];
     for (const literal of this.literals) {
-      for (let at = bytes.indexOf(literal); at >= 0; at = bytes.indexOf(literal, at + 1)) {
+      const find = literal.in(bytes);
+      for (let at = find(0); at >= 0; at = find(at + 1)) {
         if (found.length >= most) return null;
         found.push(at);
       }
@@ -269,7 +270,7 @@ export class Matcher {
 
   textSegment(text: string): Segment {
     if (this.re) return new TextSegment(text, this.re, this.lineRe!);
-    const escaped = this.needle!.toString("utf8").replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+    const escaped = this.needle!.needle.toString("utf8").replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
     return new TextSegment(text, new RegExp(escaped, "gm"), new RegExp(escaped, "m"));
   }
 }

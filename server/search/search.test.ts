@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { compilePattern, foldAsciiCase } from "./pattern.js";
 import { requiredLiterals } from "./literals.js";
+import { LiteralFinder } from "./find.js";
 import { cutLine, FileScan, Matcher, type ScanOptions } from "./scan.js";
 import { SearchPool } from "./pool.js";
 import { scanFile } from "./worker.js";
@@ -60,6 +61,35 @@ describe("patterns", () => {
     for (const s of ["hello world", "HELLO-WORLD", "hElLo WqRlD"]) expect(re.test(s)).toBe(/Hello.W[o-r]ld\b/i.test(s));
     expect(compilePattern("(a)\\1", { fixedStrings: false, caseInsensitive: true })).toMatchObject({ flags: "gim" });
     expect(compilePattern("a.b", { fixedStrings: true, caseInsensitive: true })).toMatchObject({ source: "[aA]\\.[bB]" });
+  });
+});
+
+describe("literal finder", () => {
+  it("finds every occurrence Buffer.indexOf finds, sparse or dense, at the ends and overlapping", () => {
+    let seed = 11;
+    const rnd = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    const texts = [
+      "zqx_needle_4711 at the start, then zqx_needle_4711 and the end zqx_needle_4711",
+      Array.from({ length: 3000 }, () => "abcqz_1"[rnd(7)]).join(""), // the rare byte everywhere: indexOf takes over
+      "aaaaaaaa",
+      "é needle naïve needle",
+      "",
+    ];
+    for (const text of texts) {
+      const buf = Buffer.from(text);
+      for (const needle of ["zqx_needle_4711", "q", "qz", "z_1", "aaa", "needle", "naïve", "", "absent!"]) {
+        const bytes = Buffer.from(needle);
+        const find = new LiteralFinder(bytes).in(buf);
+        const mine: number[] = [];
+        const theirs: number[] = [];
+        for (let at = find(0); at >= 0 && at < buf.length; at = find(at + 1)) mine.push(at);
+        for (let at = buf.indexOf(bytes); at >= 0 && at < buf.length; at = buf.indexOf(bytes, at + 1)) theirs.push(at);
+        expect(mine, `${needle} in ${text.slice(0, 20)}`).toEqual(theirs);
+      }
+    }
   });
 });
 
