@@ -43,15 +43,7 @@ export class WorkspaceRegistry {
   /** The workspace `id`; WORKSPACE_NOT_FOUND when there is none (never created by a typo). */
   async get(id: string): Promise<Workspace> {
     checkId(id);
-    const cached = this.open.get(id);
-    if (cached) return cached;
-    const opening = Workspace.open(id, this.hostDir(id), false).catch((error: unknown) => {
-      this.open.delete(id);
-      if (errnoOf(error) === "ENOENT" || errnoOf(error) === "ENOTDIR") fail("WORKSPACE_NOT_FOUND", `workspace ${id} does not exist`);
-      throw error;
-    });
-    this.open.set(id, opening);
-    return opening;
+    return this.open.get(id) ?? this.openManaged(id);
   }
 
   async create(id: string): Promise<Workspace> {
@@ -107,11 +99,9 @@ export class WorkspaceRegistry {
     await fsp.rename(live, old);
     await fsp.rename(swap, live);
     await syncDirectory(this.managedDir);
-    const opening = Workspace.open(id, live, false);
-    this.open.set(id, opening);
-    await opening;
-    // Calls still holding the old root finish against the old tree, then it goes.
-    setTimeout(() => void workspace.close().catch(() => undefined), 1000).unref();
+    await this.openManaged(id);
+    // Calls still holding the old Workspace keep the descriptors they opened; new ones through it fail (CONTENT_CHANGED).
+    await workspace.close();
     await fsp.rm(old, { recursive: true, force: true });
   }
 
@@ -126,6 +116,17 @@ export class WorkspaceRegistry {
     const all = await Promise.allSettled(this.open.values());
     this.open.clear();
     for (const result of all) if (result.status === "fulfilled") await result.value.close();
+  }
+
+  /** Opens the managed workspace `id` and caches it (replacing what was cached); a failed open is not cached. */
+  private openManaged(id: string): Promise<Workspace> {
+    const opening = Workspace.open(id, this.hostDir(id), false).catch((error: unknown) => {
+      if (this.open.get(id) === opening) this.open.delete(id);
+      if (errnoOf(error) === "ENOENT" || errnoOf(error) === "ENOTDIR") fail("WORKSPACE_NOT_FOUND", `workspace ${id} does not exist`);
+      throw error;
+    });
+    this.open.set(id, opening);
+    return opening;
   }
 
   private hostDir(id: string): string {

@@ -41,16 +41,50 @@ export interface Location {
 }
 
 export class Resolver {
+  /**
+   * openRoot calls whose open of /proc/self/fd/N has not returned. The root
+   * is closed only after them: closed under one, N could name whatever the
+   * process opened next, and the call would go on in that directory.
+   */
+  private opening = 0;
+  private whenIdle: (() => void) | null = null;
+  private closing: Promise<void> | null = null;
+
   constructor(
+    /** The workspace root; the resolver owns it (see close). */
     private readonly root: FileHandle,
     /** realpath of the root, used to check what was opened and to place absolute link targets. */
     private readonly rootReal: string,
   ) {}
 
   /** A fresh descriptor of the root (re-opening the held inode, never the host path). */
-  openRoot(): Promise<FileHandle> {
-    // No O_NOFOLLOW here: /proc/self/fd/N is itself a (magic) link to follow.
-    return fsp.open(self(this.root), O_RDONLY | O_DIRECTORY);
+  async openRoot(): Promise<FileHandle> {
+    this.assertOpen();
+    this.opening++;
+    try {
+      // No O_NOFOLLOW here: /proc/self/fd/N is itself a (magic) link to follow.
+      return await fsp.open(self(this.root), O_RDONLY | O_DIRECTORY);
+    } finally {
+      if (--this.opening === 0) this.whenIdle?.();
+    }
+  }
+
+  /** The root's own metadata. */
+  statRoot(): Promise<BigIntStats> {
+    this.assertOpen();
+    return this.root.stat({ bigint: true });
+  }
+
+  /**
+   * Closes the root, once, after the opens through it have returned; calls
+   * made after that fail. Descriptors already opened stay valid.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (this.opening > 0) await new Promise<void>((resolve) => (this.whenIdle = resolve));
+      await this.root.close();
+    })();
+    return this.closing;
   }
 
   /**
@@ -113,6 +147,10 @@ export class Resolver {
     } catch {
       fail("PATH_ESCAPES_WORKSPACE", `symbolic link ${linkPath} points outside the workspace`);
     }
+  }
+
+  private assertOpen(): void {
+    if (this.closing) fail("CONTENT_CHANGED", "the workspace was replaced (restored from a snapshot) or deleted during the call; retry it");
   }
 
   private async walk(parts: Components, createDirs: boolean, budget: { count: number }): Promise<Location> {

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync, linkSync } from "node:fs";
+import { mkdtempSync, mkdirSync, promises as fsp, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync, linkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -203,5 +203,21 @@ describe("walk", () => {
     expect(await seen({ includeHidden: true, respectGitignore: false })).toEqual([
       "/.gitignore", "/.hidden", "/.hidden/h", "/build", "/build/out.js", "/link", "/src", "/src/a.ts", "/src/b.log", "/src/keep.log",
     ]);
+  });
+});
+
+describe("closing", () => {
+  it("closes the root after the calls already opening through it, and refuses later calls", async () => {
+    await write("a/b.txt", "b\n");
+    const reads = Array.from({ length: 50 }, () => readText("a/b.txt"));
+    const closed = workspace.close();
+    // Opens meanwhile would take the root's number once it is closed; a read still opening through it must not land there.
+    const others = await Promise.all(Array.from({ length: 20 }, () => fsp.open(outside, "r")));
+    expect(await Promise.all(reads)).toEqual(Array(50).fill("b\n"));
+    await closed;
+    await Promise.all(others.map((handle) => handle.close()));
+    expect(await reasonOf(workspace.stat(parsePath("a/b.txt")))).toBe("CONTENT_CHANGED");
+    expect(await reasonOf(workspace.stat([]))).toBe("CONTENT_CHANGED");
+    expect(await reasonOf(workspace.createStaging())).toBe("CONTENT_CHANGED");
   });
 });

@@ -39,7 +39,7 @@ export class Workspace {
     readonly id: string,
     readonly bound: boolean,
     readonly createdAt: Date,
-    private readonly root: FileHandle,
+    /** Owns the root directory's descriptor. */
     private readonly resolver: Resolver,
   ) {}
 
@@ -51,20 +51,21 @@ export class Workspace {
       // depends on /proc/self/fd, so a daemon without it fails here, closed.
       const rootReal = await fsp.readlink(self(root));
       const stats = await root.stat();
-      return new Workspace(id, bound, stats.birthtime, root, new Resolver(root, rootReal));
+      return new Workspace(id, bound, stats.birthtime, new Resolver(root, rootReal));
     } catch (error) {
       await root.close();
       throw error;
     }
   }
 
+  /** Closes the root once the calls opening through it are past that; later calls fail with CONTENT_CHANGED. */
   close(): Promise<void> {
-    return this.root.close();
+    return this.resolver.close();
   }
 
   /** Describes the entry itself (a symlink is reported as one). */
   async stat(parts: Components): Promise<Entry> {
-    if (parts.length === 0) return entryFromStats("/", await this.root.stat({ bigint: true }));
+    if (parts.length === 0) return entryFromStats("/", await this.resolver.statRoot());
     const loc = await this.resolver.locate(parts);
     return withClosed(loc.dir, async () => {
       const stats = await lstatOrNull(at(loc.dir, loc.name), displayPath(parts));
