@@ -54,3 +54,56 @@ export class LiteralFinder {
     };
   }
 }
+
+/** What FoldedLiteralFinder's search returns once its rare byte proves common in a buffer. */
+export const TOO_COMMON = -2;
+
+const isAsciiLetter = (b: number) => (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a);
+
+/**
+ * A literal in any ASCII case ("needle", "NEEDLE", "Needle"…), for patterns
+ * matched case-insensitively: memchr of its rarest byte (both cases of a
+ * letter, which count as common as the two together), then a compare that
+ * folds ASCII case. Where that byte proves common the search gives up with
+ * TOO_COMMON (there is no indexOf to fall back on) and the caller decodes the
+ * buffer instead.
+ */
+export class FoldedLiteralFinder {
+  private readonly lower: Buffer;
+  private readonly at: number;
+
+  constructor(needle: Buffer) {
+    this.lower = Buffer.from(needle.map((b) => (isAsciiLetter(b) ? b | 0x20 : b)));
+    const commonness = (b: number) => (isAsciiLetter(b) ? COMMONNESS[b | 0x20]! + COMMONNESS[b & ~0x20]! : COMMONNESS[b]!);
+    let at = 0;
+    for (let i = 1; i < needle.length; i++) if (commonness(this.lower[i]!) < commonness(this.lower[at]!)) at = i;
+    this.at = at;
+  }
+
+  /** A search through `buf`: each call gives the next occurrence at or after `from`, -1, or TOO_COMMON. Calls must not go backwards. */
+  in(buf: Buffer): (from: number) => number {
+    const { lower, at } = this;
+    const n = lower.length;
+    const rare = lower[at]!;
+    const other = isAsciiLetter(rare) ? rare & ~0x20 : rare;
+    const found = (i: number) => (i < 0 ? Infinity : i);
+    // The next find of each case, kept while it is not behind the search.
+    let nextRare = -1;
+    let nextOther = -1;
+    let finds = 0;
+    return (from) => {
+      for (let p = from + at; ; p++) {
+        if (nextRare < p) nextRare = found(buf.indexOf(rare, p));
+        if (nextOther < p) nextOther = other === rare ? nextRare : found(buf.indexOf(other, p));
+        p = Math.min(nextRare, nextOther);
+        if (p === Infinity) return -1;
+        const start = p - at;
+        if (start + n > buf.length) return -1;
+        let i = 0;
+        while (i < n && (isAsciiLetter(buf[start + i]!) ? buf[start + i]! | 0x20 : buf[start + i]) === lower[i]) i++;
+        if (i === n) return start;
+        if (++finds > 64 + p * FINDS_PER_BYTE) return TOO_COMMON;
+      }
+    };
+  }
+}

@@ -27,9 +27,10 @@ export type PatternSpec =
   | { kind: "literal"; needle: string }
   /**
    * A RegExp built as new RegExp(source, flags); flags always include "g" and
-   * "m". `literals`: one of them is in every match (see literals.ts), or null.
+   * "m". `literals`: one of them is in every match (see literals.ts), in any
+   * ASCII case when `foldCase`; or null.
    */
-  | { kind: "regex"; source: string; flags: string; linearFallback: boolean; literals: string[] | null };
+  | { kind: "regex"; source: string; flags: string; linearFallback: boolean; literals: string[] | null; foldCase: boolean };
 
 export interface PatternOptions {
   fixedStrings: boolean;
@@ -52,10 +53,12 @@ export function compilePattern(pattern: string, options: PatternOptions): Patter
     }
     checkShape(source);
   }
-  if (!options.caseInsensitive) return { kind: "regex", source, flags: "gm", linearFallback: true, literals: requiredLiterals(source) };
+  const literals = requiredLiterals(source);
+  if (!options.caseInsensitive) return { kind: "regex", source, flags: "gm", linearFallback: true, literals, foldCase: false };
+  // The folded pattern matches the original's matches in any ASCII case, so it contains one of their literals in some case.
   const folded = foldAsciiCase(source);
-  if (folded !== null) return { kind: "regex", source: folded, flags: "gm", linearFallback: true, literals: null };
-  return { kind: "regex", source, flags: "gim", linearFallback: false, literals: null };
+  if (folded !== null) return { kind: "regex", source: folded, flags: "gm", linearFallback: true, literals, foldCase: true };
+  return { kind: "regex", source, flags: "gim", linearFallback: false, literals: null, foldCase: false };
 }
 
 export function escapeRegExp(text: string): string {

@@ -5,7 +5,7 @@
 // stops at the previous match's lines, `after` stops at the next matching line.
 import { isAscii } from "node:buffer";
 import type { PatternSpec } from "./pattern.js";
-import { LiteralFinder } from "./find.js";
+import { FoldedLiteralFinder, LiteralFinder, TOO_COMMON } from "./find.js";
 
 /** A line (or context line) longer than this many characters is cut. */
 export const MAX_LINE_CHARS = 500;
@@ -226,7 +226,7 @@ const DENSE_CANDIDATES_PER_BYTE = 1 / 1024;
 /** Builds the segments of one file and keeps the matching state across them. */
 export class Matcher {
   private readonly needle: LiteralFinder | null;
-  private readonly literals: LiteralFinder[];
+  private readonly literals: (LiteralFinder | FoldedLiteralFinder)[];
   private readonly re: RegExp | null;
   private readonly lineRe: RegExp | null;
 
@@ -237,7 +237,7 @@ export class Matcher {
       this.re = this.lineRe = null;
     } else {
       this.needle = null;
-      this.literals = (spec.literals ?? []).map((l) => new LiteralFinder(Buffer.from(l, "utf8")));
+      this.literals = (spec.literals ?? []).map((l) => (spec.foldCase ? new FoldedLiteralFinder(Buffer.from(l, "utf8")) : new LiteralFinder(Buffer.from(l, "utf8"))));
       this.re = new RegExp(spec.source, spec.flags);
       this.lineRe = new RegExp(spec.source, spec.flags.replace("g", ""));
     }
@@ -260,8 +260,8 @@ export class Matcher {
     const found: number[] = [];
     for (const literal of this.literals) {
       const find = literal.in(bytes);
-      for (let at = find(0); at >= 0; at = find(at + 1)) {
-        if (found.length >= most) return null;
+      for (let at = find(0); at !== -1; at = find(at + 1)) {
+        if (found.length >= most || at === TOO_COMMON) return null;
         found.push(at);
       }
     }

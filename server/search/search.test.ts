@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { compilePattern, foldAsciiCase } from "./pattern.js";
 import { requiredLiterals } from "./literals.js";
-import { LiteralFinder } from "./find.js";
+import { FoldedLiteralFinder, LiteralFinder, TOO_COMMON } from "./find.js";
 import { cutLine, FileScan, Matcher, type ScanOptions } from "./scan.js";
 import { SearchPool } from "./pool.js";
 import { scanFile } from "./worker.js";
@@ -91,6 +91,24 @@ describe("literal finder", () => {
       }
     }
   });
+
+  it("finds a literal in any ASCII case, or says its rare byte is too common", () => {
+    const text = Buffer.from("Needle, NEEDLE and needle; nEeDlE_1 é needle_2 NEEDLE_3");
+    const asciiLower = (b: Buffer) => Buffer.from(b.map((c) => (c >= 0x41 && c <= 0x5a ? c | 0x20 : c)));
+    const lowered = asciiLower(text);
+    for (const needle of ["needle", "NEEDLE_", "e_", "é ne", "absent"]) {
+      const find = new FoldedLiteralFinder(Buffer.from(needle)).in(text);
+      const lower = asciiLower(Buffer.from(needle));
+      const mine: number[] = [];
+      const theirs: number[] = [];
+      for (let at = find(0); at >= 0; at = find(at + 1)) mine.push(at);
+      for (let at = lowered.indexOf(lower); at >= 0; at = lowered.indexOf(lower, at + 1)) theirs.push(at);
+      expect(mine, needle).toEqual(theirs);
+    }
+    const dense = Buffer.from("ab".repeat(5000));
+    const find = new FoldedLiteralFinder(Buffer.from("abc")).in(dense);
+    expect(find(0)).toBe(TOO_COMMON);
+  });
 });
 
 describe("required literals", () => {
@@ -107,19 +125,20 @@ describe("required literals", () => {
 
   it("are looked up case-sensitively only", () => {
     expect(compilePattern("foo.bar", { fixedStrings: false, caseInsensitive: false })).toMatchObject({ literals: ["foo"] });
-    expect(compilePattern("foo.bar", { fixedStrings: false, caseInsensitive: true })).toMatchObject({ literals: null });
+    expect(compilePattern("foo.bar", { fixedStrings: false, caseInsensitive: true })).toMatchObject({ literals: ["foo"], foldCase: true });
+    expect(compilePattern("(foo)\\1", { fixedStrings: false, caseInsensitive: true })).toMatchObject({ flags: "gim", literals: null });
   });
 
-  it("give the same lines, columns and context as a full scan, whether rare or dense", () => {
-    const rare = Array.from({ length: 3000 }, (_, i) => (i % 700 === 5 ? `x é FIXME_${i} y` : i % 97 === 0 ? `FIXME without digits ${i}` : `row ${i} ünïcode`)).join("\n");
-    const dense = Array.from({ length: 3000 }, (_, i) => (i % 3 === 0 ? `é HACK_${i}` : `HACK ${i}`)).join("\n") + "\n";
-    for (const text of [rare, dense]) {
-      const spec = compilePattern("(FIXME|HACK|XXX)_[0-9]+", { fixedStrings: false, caseInsensitive: false });
+  it("give the same lines, columns and context as a full scan, whether rare or dense, in any case when asked", () => {
+    const rare = Array.from({ length: 3000 }, (_, i) => (i % 700 === 5 ? `x é FIXME_${i} y` : i % 97 === 0 ? `FIXME without digits ${i}` : i % 501 === 0 ? `é fixMe_${i}` : `row ${i} ünïcode`)).join("\n");
+    const dense = Array.from({ length: 3000 }, (_, i) => (i % 3 === 0 ? `é HACK_${i}` : i % 3 === 1 ? `hAcK_${i} x` : `HACK ${i}`)).join("\n") + "\n";
+    for (const [text, caseInsensitive] of [[rare, false], [dense, false], [rare, true], [dense, true]] as const) {
+      const spec = compilePattern("(FIXME|HACK|XXX)_[0-9]+", { fixedStrings: false, caseInsensitive });
       const plain = { ...spec, literals: null };
       for (const pieces of [1, 7]) {
         const options = content({ before: 1, after: 1, limit: 5000 });
         const r = scanText(text, spec, options, pieces);
-        expect(r.matches.map((m) => m.line)).toEqual(reference(text, /(FIXME|HACK|XXX)_[0-9]+/));
+        expect(r.matches.map((m) => m.line)).toEqual(reference(text, caseInsensitive ? /(FIXME|HACK|XXX)_[0-9]+/i : /(FIXME|HACK|XXX)_[0-9]+/));
         expect(r).toEqual(scanText(text, plain, options, pieces));
         expect(scanText(text, spec, content({ mode: "count" }), pieces).count).toBe(r.matches.length);
       }
