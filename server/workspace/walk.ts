@@ -226,7 +226,7 @@ export async function* walkFiles(start: FileHandle, startParts: Components, opti
       batch.paths.push(file.path);
       batch.dirFds.push(file.dir.fd);
       batch.names.push(file.name);
-      if (batch.paths.length >= options.batchFiles(batches)) {
+      if (batch.paths.length >= options.batchFiles(batches) || batch.directories.size >= MAX_BATCH_DIRECTORIES) {
         batches++;
         const full = batch;
         batch = newBatch();
@@ -256,6 +256,14 @@ function newBatch(): HeldBatch & { directories: Set<HeldDirectory> } {
     },
   };
 }
+
+/**
+ * Directories one batch may hold open: a batch ends there, whatever its
+ * files, so that the batches a consumer keeps in flight hold a bounded number
+ * of descriptors (a tree of one file per directory would otherwise hold one
+ * per file).
+ */
+const MAX_BATCH_DIRECTORIES = 64;
 
 /** What walkFilesIn yields after each readdir. */
 const DIRECTORY_READ = null;
