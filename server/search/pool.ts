@@ -29,6 +29,9 @@ export interface PoolLogger {
 }
 
 export class SearchPool {
+  /** Each live worker thread's exit, by thread id: a terminated worker runs on until it exits. */
+  private readonly exits = new Map<number, Promise<void>>();
+
   private constructor(
     private readonly piscina: Piscina<WorkerTask, BatchResult | "pong">,
     readonly threads: number,
@@ -48,10 +51,14 @@ export class SearchPool {
       maxThreads: threads,
       idleTimeout: 2 ** 31 - 1,
       concurrentTasksPerWorker: 1,
+      // A worker terminated mid-file leaves its open descriptor to Node, which closes it when the thread exits.
+      trackUnmanagedFds: true,
       resourceLimits: { maxYoungGenerationSizeMb: Number(process.env.YG ?? 4) },
     });
     piscina.on("error", (error: unknown) => logger?.error({ err: error }, "search worker failed"));
     const pool = new SearchPool(piscina, threads);
+    // Emitted once a worker is ready, before it runs a task.
+    piscina.on("workerCreate", () => pool.watchExits());
     try {
       const answer = await piscina.run({ ping: true }, { signal: AbortSignal.timeout(PING_TIMEOUT_MS) });
       if (answer !== "pong") throw new Error(`unexpected answer ${String(answer)}`);
@@ -67,7 +74,20 @@ export class SearchPool {
     return this.piscina.run(task, { signal }) as Promise<BatchResult>;
   }
 
+  /** Resolves once the worker thread `threadId` has exited (at once if it has). */
+  exited(threadId: number): Promise<void> {
+    return this.exits.get(threadId) ?? Promise.resolve();
+  }
+
   close(): Promise<void> {
     return this.piscina.destroy();
+  }
+
+  private watchExits(): void {
+    for (const worker of this.piscina.threads) {
+      const id = worker.threadId;
+      if (id < 0 || this.exits.has(id)) continue;
+      this.exits.set(id, new Promise<void>((resolve) => worker.once("exit", () => resolve())).then(() => void this.exits.delete(id)));
+    }
   }
 }

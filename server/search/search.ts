@@ -1,7 +1,6 @@
 // Search (SPEC 4.1): the walk and the file opening happen here, on the main
 // thread, through the workspace module; batches of open descriptors go to the
 // pool; results come back per batch and are yielded in walk order.
-import { close as closeFd } from "node:fs";
 import { globMatcher } from "../tools/glob.js";
 import { FileToolsError } from "../errors.js";
 import { countArgument } from "../tools/arguments.js";
@@ -10,7 +9,7 @@ import type { Workspace } from "../workspace/workspace.js";
 import { compilePattern } from "./pattern.js";
 import type { SearchPool } from "./pool.js";
 import type { LineMatch, OutputMode, ScanOptions, ScanResult } from "./scan.js";
-import { FILE_KINDS, type BatchResult, type SearchTask, type TaskFiles } from "./worker.js";
+import { FILE_KINDS, newLease, revokeTask, type BatchResult, type SearchTask, type TaskFiles } from "./worker.js";
 
 export const DEFAULT_MAX_RESULTS = 100;
 export const MAX_RESULTS_LIMIT = 10_000;
@@ -36,8 +35,6 @@ export function searchBudgetMs(deadline: Date | undefined, now = Date.now()): nu
  * costs a message each way and some main-thread work).
  */
 const batchFiles = (n: number) => Math.min(512, 32 * 2 ** n);
-/** After an aborted task, how long to wait (for its worker to be gone) before closing what it used. */
-const ABORT_SETTLE_MS = 1000;
 
 /** Files handed to the pool as one task. */
 interface FileBatch {
@@ -139,16 +136,14 @@ export async function* search(
     // The batches done by now all come before this one (they were dispatched first); later ones add theirs when done.
     const foundBefore = new Int32Array(new SharedArrayBuffer(4));
     foundBefore[0] = found;
-    const openSlot = new SharedArrayBuffer(4);
-    const slot = new Int32Array(openSlot);
-    slot[0] = -1;
+    const lease = newLease();
     const task: SearchTask = {
       pattern,
       options: { mode: options.mode, before, after, limit: maxResults } satisfies ScanOptions,
       found: foundBefore.buffer as SharedArrayBuffer,
       maxFileSize,
       files: batch.files,
-      openSlot,
+      lease: lease.buffer as SharedArrayBuffer,
     };
     const result = pool.run(task, taskSignal);
     result.then(
@@ -166,12 +161,11 @@ export async function* search(
         // nothing more to do about a directory that fails to close
       }
     };
-    // Descriptors and directories are let go once the worker is done with them;
-    // after an abort, once the terminated worker is surely gone (it may have left a file open).
+    // Descriptors and directories are let go once no worker can use them: the task is done,
+    // or it failed or was aborted and the worker that started it (if one did) has exited.
     const settled = result.then(releaseAll, async () => {
-      await new Promise((resolve) => setTimeout(resolve, ABORT_SETTLE_MS));
-      const left = Atomics.load(slot, 0);
-      if (left >= 0) closeFd(left, () => {});
+      const worker = revokeTask(lease);
+      if (worker !== null) await pool.exited(worker);
       await releaseAll();
     });
     inFlight.add(settled);

@@ -4,6 +4,7 @@
 // open, which the worker opens through the workspace module's
 // openInHeldDirectory and closes when done.
 import { closeSync, fstatSync, readSync } from "node:fs";
+import { threadId } from "node:worker_threads";
 import { openInHeldDirectory } from "../workspace/held-open.js";
 import { hasBinarySignature, looksBinary, BINARY_HEAD_BYTES } from "../text/binary.js";
 import { bomLength } from "../text/encoding.js";
@@ -25,10 +26,11 @@ export interface SearchTask {
   maxFileSize: number;
   files: TaskFiles;
   /**
-   * One Int32 the worker sets to the descriptor it has open (-1 when none), so
-   * that the main thread can close it if the worker is terminated mid-file.
+   * Two Int32s: the task's state (UNSTARTED…) and the id of the worker thread that
+   * started it. The main thread owns `files` and lets them go only once no
+   * worker can touch them any more (see revokeTask).
    */
-  openSlot: SharedArrayBuffer;
+  lease: SharedArrayBuffer;
   /**
    * One Int32: the results found by the tasks before this one (in walk order)
    * that are done; the main thread adds to it as more of them finish. The
@@ -58,6 +60,30 @@ export interface BatchResult {
 
 export type WorkerTask = SearchTask | { ping: true };
 
+/** States of a task's use of the main thread's descriptors (SearchTask.lease). */
+const UNSTARTED = 0;
+/** A worker is using them (it may be terminated before it finishes). */
+const STARTED = 1;
+const FINISHED = 2;
+/** Revoked by the main thread before a worker started: it must not start. */
+const REVOKED = 3;
+
+/** A new SearchTask.lease. */
+export function newLease(): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(8));
+}
+
+/**
+ * For the main thread, once a task failed or was aborted: keeps a worker that
+ * has not started it from starting, and returns the id of the worker thread
+ * that started it and had not finished (its descriptors may still be in use
+ * until that thread has exited), or null when none can touch them.
+ */
+export function revokeTask(lease: Int32Array): number | null {
+  const state = Atomics.compareExchange(lease, 0, UNSTARTED, REVOKED);
+  return state === STARTED ? Atomics.load(lease, 1) : null;
+}
+
 /** Bytes per read; a segment is the whole lines within it. */
 const READ_BYTES = 1 << 20;
 /**
@@ -82,34 +108,39 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
   const found = new Int32Array(task.found);
   const limit = task.options.limit;
   let results = 0;
-  const slot = new Int32Array(task.openSlot);
   let index = 0;
-  // Results beyond `allowed` are not needed, but for one that proves truncation.
-  for (let allowed = limit - Atomics.load(found, 0); index < count && results <= allowed; index++, allowed = limit - Atomics.load(found, 0)) {
-    const outcome = scanOne(task, index, matcher, { ...task.options, limit: Math.max(0, allowed - results) }, slot);
-    result.kinds[index] = KIND_CODES[outcome.kind];
-    result.bytes[index] = outcome.bytes;
-    if (outcome.kind === "text" && (outcome.count > 0 || outcome.more)) {
-      result.hits.push({ index, count: outcome.count, matches: outcome.matches, more: outcome.more });
-      results += task.options.mode === "content" ? outcome.matches.length + (outcome.more ? 1 : 0) : 1;
+  const lease = new Int32Array(task.lease);
+  Atomics.store(lease, 1, threadId);
+  if (Atomics.compareExchange(lease, 0, UNSTARTED, STARTED) === UNSTARTED) {
+    try {
+      // Results beyond `allowed` are not needed, but for one that proves truncation.
+      for (let allowed = limit - Atomics.load(found, 0); index < count && results <= allowed; index++, allowed = limit - Atomics.load(found, 0)) {
+        const outcome = scanOne(task, index, matcher, { ...task.options, limit: Math.max(0, allowed - results) });
+        result.kinds[index] = KIND_CODES[outcome.kind];
+        result.bytes[index] = outcome.bytes;
+        if (outcome.kind === "text" && (outcome.count > 0 || outcome.more)) {
+          result.hits.push({ index, count: outcome.count, matches: outcome.matches, more: outcome.more });
+          results += task.options.mode === "content" ? outcome.matches.length + (outcome.more ? 1 : 0) : 1;
+        }
+      }
+    } finally {
+      Atomics.store(lease, 0, FINISHED);
     }
   }
   result.kinds.fill(KIND_CODES.skipped, index);
   return result;
 }
 
-function scanOne(task: SearchTask, index: number, matcher: Matcher, options: ScanOptions, slot: Int32Array): FileOutcome {
+function scanOne(task: SearchTask, index: number, matcher: Matcher, options: ScanOptions): FileOutcome {
   const { files } = task;
   if ("fd" in files) return guarded(() => scanFile(files.fd, matcher, options));
   const opened = openInHeldDirectory(files.dirFds[index]!, files.names[index]!);
   if ("skipped" in opened) return { kind: "skipped", bytes: 0, reason: opened.skipped };
-  Atomics.store(slot, 0, opened.fd);
   try {
     if (task.maxFileSize > 0 && opened.size > task.maxFileSize) return { kind: "too_large", bytes: 0 };
     return guarded(() => scanFile(opened.fd, matcher, options, true));
   } finally {
-    // Forget it before closing: a terminated worker may leak one descriptor, never close another's.
-    Atomics.store(slot, 0, -1);
+    // Terminated mid-file, the worker leaves it to Node, which closes it when the thread exits (trackUnmanagedFds).
     closeSync(opened.fd);
   }
 }
