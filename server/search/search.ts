@@ -1,6 +1,7 @@
-// Search (SPEC 4.1): the walk and the file opening happen here, on the main
-// thread, through the workspace module; batches of open descriptors go to the
-// pool; results come back per batch and are yielded in walk order.
+// Search (SPEC 4.1): the walk happens here, on the main thread, through the
+// workspace module; batches of files (names in directories the walk holds
+// open) go to the pool, whose workers open, read and scan them; results come
+// back per batch and are yielded in walk order.
 import { globMatcher } from "../tools/glob.js";
 import { FileToolsError } from "../errors.js";
 import { countArgument } from "../tools/arguments.js";
