@@ -472,13 +472,10 @@ async function mergeInto(src: FileHandle, dst: FileHandle): Promise<void> {
     const present = await fsp.lstat(at(dst, child.name)).catch(() => null);
     if (child.isDirectory() && present?.isDirectory()) {
       const from = await fsp.open(at(src, child.name), O_RDONLY | constants.O_DIRECTORY | O_NOFOLLOW);
-      const to = await fsp.open(at(dst, child.name), O_RDONLY | constants.O_DIRECTORY | O_NOFOLLOW);
-      try {
-        await mergeInto(from, to);
-      } finally {
-        await from.close();
-        await to.close();
-      }
+      await withClosed(from, async () => {
+        const to = await fsp.open(at(dst, child.name), O_RDONLY | constants.O_DIRECTORY | O_NOFOLLOW);
+        await withClosed(to, () => mergeInto(from, to));
+      });
       continue;
     }
     // A directory cannot be renamed over a file or link, nor a file over a directory: remove what is there first.
