@@ -410,8 +410,10 @@ type ReadHeader struct {
 	File *FileInfo `protobuf:"bytes,1,opt,name=file,proto3" json:"file,omitempty"`
 	// The encoding used to decode the text.
 	Encoding string `protobuf:"bytes,2,opt,name=encoding,proto3" json:"encoding,omitempty"`
-	// Number of lines in the file, when the daemon knows it before streaming
-	// (always for tail_lines; otherwise a later release's line index tells).
+	// Number of lines in the file, when the daemon knows it before streaming:
+	// the line index has reached the end of this version of the file, or a
+	// tail_lines read counted the lines before the tail (it does when they are
+	// at most 16 MiB; a bigger file's tail is read from the end without a count).
 	TotalLines    *int64 `protobuf:"varint,3,opt,name=total_lines,json=totalLines,proto3,oneof" json:"total_lines,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -470,7 +472,10 @@ func (x *ReadHeader) GetTotalLines() int64 {
 
 type ReadChunk struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Line number (1-based) of the first line in `text`.
+	// Line number (1-based) of the first line in `text`. In a tail_lines read
+	// of a file whose line count is not known (see ReadHeader.total_lines), the
+	// lines are numbered from the end instead: the last line is -1, the one
+	// before it -2, and so on.
 	FirstLine int64 `protobuf:"varint,1,opt,name=first_line,json=firstLine,proto3" json:"first_line,omitempty"`
 	// Whole lines with their original line endings; at most 64 KiB of UTF-8.
 	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
@@ -537,7 +542,8 @@ type ReadTrailer struct {
 	Eof bool `protobuf:"varint,5,opt,name=eof,proto3" json:"eof,omitempty"`
 	// True when a single line longer than max_bytes was cut.
 	LineCut bool `protobuf:"varint,6,opt,name=line_cut,json=lineCut,proto3" json:"line_cut,omitempty"`
-	// Lines in the file, when the window reached the end (or was a tail).
+	// Lines in the file, when the window reached the end and the daemon knows
+	// the count (a tail numbered from the end leaves it unset).
 	TotalLines    *int64 `protobuf:"varint,7,opt,name=total_lines,json=totalLines,proto3,oneof" json:"total_lines,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -136,8 +136,10 @@ export type ReadHeader = Message<"filetools.v1.ReadHeader"> & {
   encoding: string;
 
   /**
-   * Number of lines in the file, when the daemon knows it before streaming
-   * (always for tail_lines; otherwise a later release's line index tells).
+   * Number of lines in the file, when the daemon knows it before streaming:
+   * the line index has reached the end of this version of the file, or a
+   * tail_lines read counted the lines before the tail (it does when they are
+   * at most 16 MiB; a bigger file's tail is read from the end without a count).
    *
    * @generated from field: optional int64 total_lines = 3;
    */
@@ -156,7 +158,10 @@ export const ReadHeaderSchema: GenMessage<ReadHeader> = /*@__PURE__*/
  */
 export type ReadChunk = Message<"filetools.v1.ReadChunk"> & {
   /**
-   * Line number (1-based) of the first line in `text`.
+   * Line number (1-based) of the first line in `text`. In a tail_lines read
+   * of a file whose line count is not known (see ReadHeader.total_lines), the
+   * lines are numbered from the end instead: the last line is -1, the one
+   * before it -2, and so on.
    *
    * @generated from field: int64 first_line = 1;
    */
@@ -225,7 +230,8 @@ export type ReadTrailer = Message<"filetools.v1.ReadTrailer"> & {
   lineCut: boolean;
 
   /**
-   * Lines in the file, when the window reached the end (or was a tail).
+   * Lines in the file, when the window reached the end and the daemon knows
+   * the count (a tail numbered from the end leaves it unset).
    *
    * @generated from field: optional int64 total_lines = 7;
    */
