@@ -463,6 +463,7 @@ describe("numberLines", () => {
     expect(numberLines("a\r\nb")).toBe("     1\ta\r\n     2\tb");
     expect(numberLines("x\n", { firstLine: 1_234_567n, width: 3 })).toBe("1234567\tx\n");
     expect(numberLines("x\ny\n", { firstLine: 9, width: 2 })).toBe(" 9\tx\n10\ty\n");
+    expect(numberLines("a\nb\n", { firstLine: -2 })).toBe("    -2\ta\n    -1\tb\n"); // a tail numbered from the end
   });
 });
 

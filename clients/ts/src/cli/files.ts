@@ -45,7 +45,7 @@ export function addFileCommands(program: Command): void {
     .argument("<path>", "workspace path of the file")
     .option("--start <line>", "first line to print, 1-based (default 1)", integerAtLeast(1))
     .option("--count <lines>", "how many lines to print (default: to the end)", integerAtLeast(0))
-    .addOption(new Option("--tail <lines>", "print the last N lines instead").argParser(integerAtLeast(0)).conflicts("start"))
+    .addOption(new Option("--tail <lines>", "print the last N lines instead (of a big file whose line count the daemon does not know yet, numbered from the end: -1 is the last line)").argParser(integerAtLeast(0)).conflicts("start"))
     .option("--raw", "print the text as it is, without line numbers")
     .option("--encoding <name>", ENCODING_HELP)
     .option("--max-bytes <bytes>", "stop before the text exceeds this many bytes (daemon default 10 MiB)", integerAtLeast(1))
