@@ -51,6 +51,7 @@ export function addGrepCommand(program: Command): void {
       };
       const printer = new MatchPrinter(request.contextBefore > 0 || request.contextAfter > 0);
       let summary: SearchSummary | undefined;
+      // The raw stream rather than the client's search(): every event of any output mode is printed as it comes.
       for await (const response of client.files.search(request, call)) {
         const { event } = response;
         if (json) await printJsonLine(jsonOf(SearchResponseSchema, response));
