@@ -223,6 +223,20 @@ describe("a file seen once", () => {
     expect(end.trailer.totalLines).toBe(reference.length);
     expect(other.knownTotalLines(tailFile, "utf-8")).toBe(reference.length);
   });
+
+  it("still builds checkpoints for deep windows when a window from line 1 to the end gave the count", async () => {
+    const index = new LineIndex({ lineStride: 256, byteStride: 64 * 1024 });
+    const file = new MemFile(data);
+    const whole = await windowText(index, file, "utf-8", 1);
+    expect(whole.trailer.totalLines).toBe(reference.length);
+    expect(index.knownTotalLines(file, "utf-8")).toBe(reference.length);
+    await windowText(index, file, "utf-8", 150_000, 50);
+    file.bytesRead = 0;
+    const deep = await windowText(index, file, "utf-8", 150_101, 50);
+    expect(deep.text).toBe(reference.slice(150_100, 150_150).join(""));
+    // From a checkpoint near the window, not by skipping lines from line 1.
+    expect(file.bytesRead).toBeLessThanOrEqual(WINDOW_READ_BYTES);
+  });
 });
 
 describe("line counts agree with countLines", () => {

@@ -89,7 +89,10 @@ class FileIndex {
   frontierOffset = 0;
   /** Where line 1's text starts (after a BOM); known after the first scan. */
   contentStart = 0;
+  /** Lines in the file: known once a scan, or a window read to the end, got there. */
   totalLines: number | undefined;
+  /** True once a scan reached the end: every checkpoint of the file is recorded. */
+  scannedToEnd = false;
   /** The scan in flight, if any. */
   scanning: Promise<void> | undefined;
   /** Bytes counted against the budget. */
@@ -225,7 +228,7 @@ export class LineIndex {
 
   /** The file's line count: scans what is not yet indexed, to the end. */
   async totalLines(file: IndexedFile, encoding: TextEncoding, signal?: AbortSignal): Promise<number> {
-    return (await this.reach(file, encoding, Number.POSITIVE_INFINITY, signal)).index.totalLines!;
+    return this.knownTotalLines(file, encoding) ?? (await this.reach(file, encoding, Number.POSITIVE_INFINITY, signal)).index.totalLines!;
   }
 
   /** The file's line count if a scan or a window has reached its end, without reading. */
@@ -249,7 +252,9 @@ export class LineIndex {
     for (;;) {
       signal?.throwIfAborted();
       const index = this.entryFor(file, encoding);
-      if (line <= index.frontierLine || index.totalLines !== undefined) return { index };
+      // A count from a window read to the end is not a reason to stop: the
+      // checkpoints are still missing, and a deep window would skip lines from the frontier.
+      if (line <= index.frontierLine || index.scannedToEnd) return { index };
       if (index.scanning) {
         // Someone else is scanning this file: share it, then look again. Its
         // failure is its own (an abort, a changed file): we then try ourselves.
@@ -413,6 +418,7 @@ export class LineIndex {
       // some byte follows it (line 1 starts after a BOM).
       const lineStart = line === 1 ? index.contentStart : start;
       index.totalLines = lineStart < size ? line : line - 1;
+      index.scannedToEnd = true;
     }
     this.account(index);
     signal?.throwIfAborted();
