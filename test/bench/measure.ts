@@ -58,7 +58,7 @@ export class Daemon {
   private constructor(
     readonly proc: ChildProcess,
     readonly client: FileToolsClient,
-    private readonly dataDir: string,
+    readonly dataDir: string,
     /** "127.0.0.1:PORT", for clients in other processes. */
     readonly address: string,
   ) {}
@@ -127,14 +127,15 @@ export class Daemon {
     }
   }
 
-  async stop(): Promise<void> {
+  /** SIGTERM, wait for the exit, and remove the data directory unless told to leave it (the caller then removes it). */
+  async stop(removeData = true): Promise<void> {
     this.client.close();
     if (this.proc.exitCode === null) {
       const exited = new Promise((r) => this.proc.once("exit", r));
       this.proc.kill("SIGTERM");
       await exited;
     }
-    rmSync(this.dataDir, { recursive: true, force: true });
+    if (removeData) rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
 
