@@ -1,7 +1,8 @@
 // A regular file opened for reading by the workspace module. Tools read
 // through it and never see a descriptor or a host path.
-import { closeSync, fstatSync, read, readSync } from "node:fs";
+import { fstatSync, read, readSync } from "node:fs";
 import { versionOf, type Entry } from "./entry.js";
+import { HeldDescriptor } from "./held-descriptor.js";
 
 /** Reads of 1 MiB: few syscalls, small enough to keep memory flat. */
 export const READ_CHUNK_BYTES = 1 << 20;
@@ -13,17 +14,16 @@ export const READ_CHUNK_BYTES = 1 << 20;
 const SYNC_READ_BYTES = 16 * 1024;
 
 export class OpenFile {
-  /** Reads on the thread pool not yet returned: the descriptor outlives them. */
-  private inFlight = 0;
-  private closing = false;
-  private closed = false;
+  private readonly held: HeldDescriptor;
 
   constructor(
     /** A descriptor the workspace opened for reading; closed once by close(). */
-    private readonly descriptor: number,
+    descriptor: number,
     /** The file as it was when opened. */
     readonly entry: Entry,
-  ) {}
+  ) {
+    this.held = new HeldDescriptor(descriptor);
+  }
 
   get size(): number {
     return Number(this.entry.size);
@@ -42,8 +42,8 @@ export class OpenFile {
       const length = buffer.length - filled;
       const bytesRead =
         length <= SYNC_READ_BYTES
-          ? readSync(this.open(), buffer, filled, length, position + filled)
-          : await this.readOnPool(buffer, filled, length, position + filled);
+          ? readSync(this.held.fd, buffer, filled, length, position + filled)
+          : await this.held.onPool((fd) => readAsync(fd, buffer, filled, length, position + filled));
       if (bytesRead === 0) break;
       filled += bytesRead;
     }
@@ -69,7 +69,7 @@ export class OpenFile {
 
   /** The version of the file now (a fresh fstat): differs from entry.version when it changed since it was opened. */
   async currentVersion(): Promise<string> {
-    return versionOf(fstatSync(this.open(), { bigint: true }));
+    return versionOf(fstatSync(this.held.fd, { bigint: true }));
   }
 
   /**
@@ -77,39 +77,12 @@ export class OpenFile {
    * same descriptor table): positional reads there, never closed there.
    */
   get fd(): number {
-    return this.descriptor;
+    return this.held.fd;
   }
 
-  /**
-   * Closes the descriptor once, after any read still on the thread pool: a
-   * raw descriptor number closed twice, or under a read, could be another
-   * file's by then (a FileHandle guards that; a plain number must be guarded here).
-   */
-  async close(): Promise<void> {
-    this.closing = true;
-    this.closeWhenIdle();
-  }
-
-  private closeWhenIdle(): void {
-    if (this.closed || this.inFlight > 0) return;
-    this.closed = true;
-    closeSync(this.descriptor);
-  }
-
-  private open(): number {
-    if (this.closing) throw new Error("read of a closed file");
-    return this.descriptor;
-  }
-
-  private async readOnPool(buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
-    const fd = this.open();
-    this.inFlight++;
-    try {
-      return await readAsync(fd, buffer, offset, length, position);
-    } finally {
-      this.inFlight--;
-      if (this.closing) this.closeWhenIdle();
-    }
+  /** Closes the descriptor (once, after any read still on the thread pool). */
+  close(): void {
+    this.held.close();
   }
 }
 

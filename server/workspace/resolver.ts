@@ -4,18 +4,16 @@
 // between a check and a use cannot redirect the use. Components are opened
 // with O_NOFOLLOW; a symbolic link is followed by splicing its target into the
 // path and resolving again from the root, and only while it stays inside.
-import { constants, lstatSync, promises as fsp, readlinkSync } from "node:fs";
+import { fstatSync, lstatSync, promises as fsp, readlinkSync } from "node:fs";
 import type { BigIntStats } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
 import { fail } from "../errors.js";
 import { type Components, displayPath, joinComponents } from "./paths.js";
 import { errnoOf, translateErrno } from "./errno.js";
+import { Directory } from "./directory.js";
 
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
-const DIRECTORY_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 const MAX_SYMLINKS = 40;
 
-/** A descriptor we hold: a FileHandle, or an OpenFile's. */
+/** A descriptor we hold: a Directory, or an OpenFile's. */
 interface Held {
   readonly fd: number;
 }
@@ -33,7 +31,7 @@ export function self(handle: Held): string {
 /** A held parent directory and the last component of a path inside it. */
 export interface Location {
   /** The parent directory, open; the caller closes it. */
-  dir: FileHandle;
+  dir: Directory;
   /** Components of the parent directory (no symlinks among them). */
   dirParts: Components;
   /** Last component. */
@@ -41,50 +39,32 @@ export interface Location {
 }
 
 export class Resolver {
-  /**
-   * openRoot calls whose open of /proc/self/fd/N has not returned. The root
-   * is closed only after them: closed under one, N could name whatever the
-   * process opened next, and the call would go on in that directory.
-   */
-  private opening = 0;
-  private whenIdle: (() => void) | null = null;
-  private closing: Promise<void> | null = null;
+  private closed = false;
 
   constructor(
     /** The workspace root; the resolver owns it (see close). */
-    private readonly root: FileHandle,
+    private readonly root: Directory,
     /** realpath of the root, used to check what was opened and to place absolute link targets. */
     private readonly rootReal: string,
   ) {}
 
-  /** A fresh descriptor of the root (re-opening the held inode, never the host path). */
-  async openRoot(): Promise<FileHandle> {
+  /** A fresh descriptor of the root (re-opening the held inode, never the host path); the caller closes it. */
+  openRoot(): Directory {
     this.assertOpen();
-    this.opening++;
-    try {
-      // No O_NOFOLLOW here: /proc/self/fd/N is itself a (magic) link to follow.
-      return await fsp.open(self(this.root), O_RDONLY | O_DIRECTORY);
-    } finally {
-      if (--this.opening === 0) this.whenIdle?.();
-    }
+    // /proc/self/fd/N is itself a (magic) link to follow.
+    return Directory.open(self(this.root), true);
   }
 
   /** The root's own metadata. */
-  statRoot(): Promise<BigIntStats> {
+  statRoot(): BigIntStats {
     this.assertOpen();
-    return this.root.stat({ bigint: true });
+    return fstatSync(this.root.fd, { bigint: true });
   }
 
-  /**
-   * Closes the root, once, after the opens through it have returned; calls
-   * made after that fail. Descriptors already opened stay valid.
-   */
-  close(): Promise<void> {
-    this.closing ??= (async () => {
-      if (this.opening > 0) await new Promise<void>((resolve) => (this.whenIdle = resolve));
-      await this.root.close();
-    })();
-    return this.closing;
+  /** Closes the root; calls made after that fail. Descriptors already opened through it stay valid. */
+  close(): void {
+    this.closed = true;
+    this.root.close();
   }
 
   /**
@@ -111,16 +91,16 @@ export class Resolver {
         if (!stats?.isSymbolicLink()) return { ...loc, stats };
         target = await fsp.readlink(at(loc.dir, loc.name));
       } catch (error) {
-        await loc.dir.close();
+        loc.dir.close();
         throw error;
       }
-      await loc.dir.close();
+      loc.dir.close();
       current = this.splice(loc.dirParts, loc.name, target, [], budget);
     }
   }
 
   /** Checks that an open descriptor is inside the root (defence in depth). */
-  async assertInside(handle: Held, shownPath: string): Promise<void> {
+  assertInside(handle: Held, shownPath: string): void {
     const real = readlinkSync(self(handle)); // synchronous: see lstatOrNull
     if (real !== this.rootReal && !real.startsWith(this.rootReal + "/")) {
       fail("PATH_ESCAPES_WORKSPACE", `${shownPath} resolves outside the workspace`);
@@ -150,43 +130,44 @@ export class Resolver {
   }
 
   private assertOpen(): void {
-    if (this.closing) fail("CONTENT_CHANGED", "the workspace was replaced (restored from a snapshot) or deleted during the call; retry it");
+    if (this.closed) fail("CONTENT_CHANGED", "the workspace was replaced (restored from a snapshot) or deleted during the call; retry it");
   }
 
   private async walk(parts: Components, createDirs: boolean, budget: { count: number }): Promise<Location> {
     let pending = parts;
     restart: for (;;) {
-      let dir = await this.openRoot();
+      let dir = this.openRoot();
       for (let i = 0; i < pending.length - 1; i++) {
         const name = pending[i]!;
         const shown = displayPath(pending.slice(0, i + 1));
-        let next: FileHandle;
+        let next: Directory;
         try {
           next = await this.openChildDirectory(dir, name, shown, createDirs);
         } catch (error) {
           const code = errnoOf(error);
           if (code !== "ELOOP" && code !== "ENOTDIR") {
-            await dir.close();
+            dir.close();
             throw error;
           }
           // Not a directory: a symlink to follow, or a file in the way.
-          const stats = await lstatOrNull(at(dir, name), shown);
-          if (!stats?.isSymbolicLink()) {
-            await dir.close();
-            fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
+          let target: string;
+          try {
+            const stats = await lstatOrNull(at(dir, name), shown);
+            if (!stats?.isSymbolicLink()) fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
+            target = await fsp.readlink(at(dir, name));
+          } finally {
+            dir.close();
           }
-          const target = await fsp.readlink(at(dir, name));
-          await dir.close();
           pending = this.splice(pending.slice(0, i), name, target, pending.slice(i + 1), budget);
           if (pending.length === 0) fail("INVALID_PATH", `${displayPath(parts)} resolves to the workspace root`);
           continue restart;
         }
-        await dir.close();
+        dir.close();
         dir = next;
         try {
-          await this.assertInside(dir, shown);
+          this.assertInside(dir, shown);
         } catch (error) {
-          await dir.close();
+          dir.close();
           throw error;
         }
       }
@@ -194,9 +175,9 @@ export class Resolver {
     }
   }
 
-  private async openChildDirectory(dir: FileHandle, name: string, shown: string, createDirs: boolean): Promise<FileHandle> {
+  private async openChildDirectory(dir: Directory, name: string, shown: string, createDirs: boolean): Promise<Directory> {
     try {
-      return await fsp.open(at(dir, name), DIRECTORY_FLAGS);
+      return Directory.open(at(dir, name));
     } catch (error) {
       if (errnoOf(error) !== "ENOENT") throw translateErrno(error, shown, ["ELOOP", "ENOTDIR"]);
       if (!createDirs) fail("NOT_FOUND", `${shown} does not exist`);
@@ -206,9 +187,11 @@ export class Resolver {
     } catch (error) {
       if (errnoOf(error) !== "EEXIST") throw translateErrno(error, shown);
     }
-    return fsp.open(at(dir, name), DIRECTORY_FLAGS).catch((error: unknown) => {
+    try {
+      return Directory.open(at(dir, name));
+    } catch (error) {
       throw translateErrno(error, shown, ["ELOOP", "ENOTDIR"]);
-    });
+    }
   }
 }
 

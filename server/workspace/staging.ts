@@ -8,13 +8,13 @@
 // cheap system calls, and an async thread-pool round trip per call made
 // restores several times slower than GNU tar.
 import { closeSync, constants, fchmodSync, linkSync, lstatSync, mkdirSync, openSync, promises as fsp, symlinkSync, unlinkSync, writeSync } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { fail } from "../errors.js";
 import { errnoOf } from "./errno.js";
 import { at, self } from "./resolver.js";
 import { removeContents } from "./remove.js";
+import type { Directory } from "./directory.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY } = constants;
 const DIRECTORY_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
@@ -31,9 +31,9 @@ export class Staging {
     /** Name of the staging directory inside `parent`. */
     readonly name: string,
     /** The directory that holds the staging directory (the workspace root). */
-    private readonly parent: FileHandle,
+    private readonly parent: Directory,
     /** The staging directory itself. */
-    readonly dir: FileHandle,
+    readonly dir: Directory,
   ) {}
 
   /** Creates a directory (and its parents); an existing directory is fine. */
@@ -131,17 +131,17 @@ export class Staging {
     if (this.closed) return;
     this.closed = true;
     await removeContents(this.dir).catch(() => undefined);
-    await this.dir.close().catch(() => undefined);
+    this.dir.close();
     await fsp.rmdir(at(this.parent, this.name)).catch(() => undefined);
-    await this.parent.close().catch(() => undefined);
+    this.parent.close();
   }
 
   /** Marks the staging directory as handed over (renamed elsewhere); closes the descriptors. */
   async handOver(): Promise<void> {
     await this.release();
     this.closed = true;
-    await this.dir.close().catch(() => undefined);
-    await this.parent.close().catch(() => undefined);
+    this.dir.close();
+    this.parent.close();
   }
 
   /** Creates the regular file `parts` (O_EXCL, never through a link), replacing a regular file of that name; returns its descriptor. */

@@ -2,13 +2,13 @@
 // within each directory, a directory before its contents, symlinks reported
 // and never followed, hidden names and .gitignore'd entries pruned on request.
 import { closeSync, constants, fstatSync, openSync, promises as fsp, readdirSync, readFileSync } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
 import ignore, { type Ignore } from "ignore";
 import type { Components } from "./paths.js";
 import { displayPath } from "./paths.js";
 import { type Entry, entryFromStats } from "./entry.js";
 import { at, self, type Resolver } from "./resolver.js";
 import { errnoOf } from "./errno.js";
+import { Directory } from "./directory.js";
 import { TEMP_FILE_PATTERN } from "./temp-files.js";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
@@ -55,12 +55,12 @@ interface IgnoreLevel {
 }
 
 /** Walks below `start` (an open directory at `startParts`); closes `start`. */
-export async function* walk(start: FileHandle, startParts: Components, options: WalkOptions, resolver: Resolver): AsyncGenerator<WalkEntry> {
+export async function* walk(start: Directory, startParts: Components, options: WalkOptions, resolver: Resolver): AsyncGenerator<WalkEntry> {
   const levels = options.respectGitignore ? await ancestorIgnoreLevels(startParts, resolver) : [];
   yield* walkDirectory(start, startParts, 1, levels, options);
 }
 
-async function* walkDirectory(dir: FileHandle, parts: Components, depth: number, levels: IgnoreLevel[], options: WalkOptions): AsyncGenerator<WalkEntry> {
+async function* walkDirectory(dir: Directory, parts: Components, depth: number, levels: IgnoreLevel[], options: WalkOptions): AsyncGenerator<WalkEntry> {
   try {
     if (options.respectGitignore) {
       const rules = readGitignore(dir.fd);
@@ -98,7 +98,7 @@ async function* walkDirectory(dir: FileHandle, parts: Components, depth: number,
           const descend =
             item.isDirectory && options.recursive && (options.maxDepth === 0 || depth < options.maxDepth) && !options.prune?.(item.entry);
           if (!descend) continue;
-          const child = await fsp.open(at(dir, item.name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW).catch(() => null);
+          const child = Directory.openIfThere(at(dir, item.name));
           if (child) yield* walkDirectory(child, [...parts, item.name], depth + 1, levels, options);
         }
       } finally {
@@ -107,7 +107,7 @@ async function* walkDirectory(dir: FileHandle, parts: Components, depth: number,
       }
     }
   } finally {
-    await dir.close();
+    dir.close();
   }
 }
 
@@ -142,17 +142,17 @@ function isIgnored(levels: IgnoreLevel[], path: string, name: string, isDirector
 /** The rules of the directories above the walk's start, root first. */
 async function ancestorIgnoreLevels(startParts: Components, resolver: Resolver): Promise<IgnoreLevel[]> {
   const levels: IgnoreLevel[] = [];
-  let dir: FileHandle | null = await resolver.openRoot();
+  let dir: Directory | null = resolver.openRoot();
   try {
     for (let i = 0; i < startParts.length && dir; i++) {
       const rules = readGitignore(dir.fd);
       if (rules) levels.push(ignoreLevel(startParts.slice(0, i), rules));
-      const next: FileHandle | null = await fsp.open(at(dir, startParts[i]!), O_RDONLY | O_DIRECTORY | O_NOFOLLOW).catch(() => null);
-      await dir.close();
+      const next: Directory | null = Directory.openIfThere(at(dir, startParts[i]!));
+      dir.close();
       dir = next;
     }
   } finally {
-    await dir?.close();
+    dir?.close();
   }
   return levels;
 }
@@ -201,19 +201,19 @@ export interface FileWalkOptions {
  * directory's record) come in batches, in walk order. Symbolic links are
  * never followed. A batch holds its files' directories open until released.
  */
-export async function* walkFiles(start: FileHandle, startParts: Components, options: FileWalkOptions, resolver: Resolver): AsyncGenerator<HeldBatch> {
+export async function* walkFiles(start: Directory, startParts: Components, options: FileWalkOptions, resolver: Resolver): AsyncGenerator<HeldBatch> {
   let levels: IgnoreLevel[];
   try {
     levels = options.respectGitignore ? await ancestorIgnoreLevels(startParts, resolver) : [];
   } catch (error) {
-    await start.close();
+    start.close();
     throw error;
   }
   let batch = newBatch();
   let batches = 0;
   try {
     let directories = 0;
-    for (const file of walkFilesIn(new HeldDirectory(start.fd, () => void start.close()), startParts, levels, options)) {
+    for (const file of walkFilesIn(new HeldDirectory(start.fd, () => start.close()), startParts, levels, options)) {
       if (file === DIRECTORY_READ) {
         // Many directories with few files between batches: let other calls in now and then.
         if (++directories % DIRECTORIES_PER_TURN === 0) await new Promise(setImmediate);

@@ -1,7 +1,7 @@
 // One workspace: the only place where the file tools touch the file system.
 // Every operation resolves its path through the Resolver (held directory
 // descriptors, /proc/self/fd) and reports workspace paths only.
-import { closeSync, constants, fstatSync, openSync, promises as fsp } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, promises as fsp, readlinkSync } from "node:fs";
 import type { BigIntStats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { fail } from "../errors.js";
@@ -10,6 +10,7 @@ import { type Entry, entryFromStats, versionOf } from "./entry.js";
 import { errnoOf, translateErrno } from "./errno.js";
 import { Resolver, at, lstatOrNull, self, type Location } from "./resolver.js";
 import { OpenFile } from "./open-file.js";
+import { Directory } from "./directory.js";
 import { walk, walkFiles, type FileWalkOptions, type HeldBatch, type WalkEntry, type WalkOptions } from "./walk.js";
 import { TEMP_FILE_PATTERN, tempFileName } from "./temp-files.js";
 import { Staging } from "./staging.js";
@@ -45,27 +46,27 @@ export class Workspace {
 
   /** Opens the workspace rooted at the host directory `hostDir` (never shown to clients). */
   static async open(id: string, hostDir: string, bound: boolean): Promise<Workspace> {
-    const root = await fsp.open(hostDir, O_RDONLY | constants.O_DIRECTORY);
+    const root = Directory.open(hostDir, true);
     try {
       // The real path of what we hold, read back through /proc: containment
       // depends on /proc/self/fd, so a daemon without it fails here, closed.
-      const rootReal = await fsp.readlink(self(root));
-      const stats = await root.stat();
+      const rootReal = readlinkSync(self(root));
+      const stats = fstatSync(root.fd);
       return new Workspace(id, bound, stats.birthtime, new Resolver(root, rootReal));
     } catch (error) {
-      await root.close();
+      root.close();
       throw error;
     }
   }
 
-  /** Closes the root once the calls opening through it are past that; later calls fail with CONTENT_CHANGED. */
-  close(): Promise<void> {
-    return this.resolver.close();
+  /** Closes the root; later calls fail with CONTENT_CHANGED (calls under way keep the directories they opened). */
+  close(): void {
+    this.resolver.close();
   }
 
   /** Describes the entry itself (a symlink is reported as one). */
   async stat(parts: Components): Promise<Entry> {
-    if (parts.length === 0) return entryFromStats("/", await this.resolver.statRoot());
+    if (parts.length === 0) return entryFromStats("/", this.resolver.statRoot());
     const loc = await this.resolver.locate(parts);
     return withClosed(loc.dir, async () => {
       const stats = await lstatOrNull(at(loc.dir, loc.name), displayPath(parts));
@@ -89,13 +90,13 @@ export class Workspace {
     } catch (error) {
       throw translateErrno(error, shown);
     } finally {
-      closeInBackground(loc.dir);
+      loc.dir.close();
     }
     try {
       const stats = fstatSync(fd, { bigint: true });
       assertRegularFile(stats, shown);
       assertSingleLink(stats, shown);
-      await this.resolver.assertInside({ fd }, shown);
+      this.resolver.assertInside({ fd }, shown);
       return new OpenFile(fd, entryFromStats(shown, stats));
     } catch (error) {
       closeSync(fd);
@@ -147,7 +148,7 @@ export class Workspace {
     const loc = await this.resolver.locateFollowing(parts, options.createDirs);
     const existing = loc.stats;
     if (!existing) {
-      await loc.dir.close();
+      loc.dir.close();
       return this.writeFile(parts, content, { ...options, mode: "create-only" });
     }
     return withClosed(loc.dir, async () => {
@@ -260,7 +261,7 @@ export class Workspace {
 
   /** Deletes everything inside the workspace (its root stays). */
   async clear(): Promise<void> {
-    const root = await this.resolver.openRoot();
+    const root = this.resolver.openRoot();
     await withClosed(root, () => removeContents(root));
   }
 
@@ -279,14 +280,13 @@ export class Workspace {
 
   /** A fresh, empty staging directory inside the workspace (hidden from walks, swept at start-up). */
   async createStaging(): Promise<Staging> {
-    const root = await this.resolver.openRoot();
+    const root = this.resolver.openRoot();
     const name = tempFileName();
     try {
       await fsp.mkdir(at(root, name), 0o700);
-      const dir = await fsp.open(at(root, name), O_RDONLY | constants.O_DIRECTORY | O_NOFOLLOW);
-      return new Staging(name, root, dir);
+      return new Staging(name, root, Directory.open(at(root, name)));
     } catch (error) {
-      await root.close();
+      root.close();
       throw translateErrno(error, "/");
     }
   }
@@ -299,10 +299,10 @@ export class Workspace {
   async mergeStaging(staging: Staging, parts: Components): Promise<void> {
     const shown = displayPath(parts);
     await staging.release();
-    let dest: FileHandle;
+    let dest: Directory;
     try {
       if (parts.length === 0) {
-        dest = await this.resolver.openRoot();
+        dest = this.resolver.openRoot();
       } else {
         await this.makeDir(parts, { parents: true });
         dest = await this.openDirectory(parts, shown);
@@ -312,11 +312,11 @@ export class Workspace {
       throw error;
     }
     try {
-      await this.resolver.assertInside(dest, shown);
+      this.resolver.assertInside(dest, shown);
       await mergeInto(staging.dir, dest);
       await dest.sync();
     } finally {
-      await dest.close();
+      dest.close();
       await staging.discard();
     }
   }
@@ -328,11 +328,11 @@ export class Workspace {
    */
   async replaceContentsInPlace(staging: Staging): Promise<void> {
     await staging.release();
-    const root = await this.resolver.openRoot();
+    const root = this.resolver.openRoot();
     const trashName = tempFileName();
     try {
       await fsp.mkdir(at(root, trashName), 0o700);
-      const trash = await fsp.open(at(root, trashName), O_RDONLY | constants.O_DIRECTORY | O_NOFOLLOW);
+      const trash = Directory.open(at(root, trashName));
       try {
         for (const name of await fsp.readdir(self(root))) {
           if (name === trashName || name === staging.name) continue;
@@ -342,43 +342,36 @@ export class Workspace {
         await root.sync();
         await removeContents(trash);
       } finally {
-        await trash.close();
+        trash.close();
       }
       await fsp.rmdir(at(root, trashName));
     } finally {
-      await root.close();
+      root.close();
       await staging.discard();
     }
   }
 
   /** Removes temp files left by a crash (start-up sweep). Returns how many. */
   async sweepTempFiles(): Promise<number> {
-    const root = await this.resolver.openRoot();
-    return sweep(root);
+    return sweep(this.resolver.openRoot());
   }
 
-  private async openDirectory(parts: Components, shown: string): Promise<FileHandle> {
+  private async openDirectory(parts: Components, shown: string): Promise<Directory> {
     if (parts.length === 0) return this.resolver.openRoot();
     const loc = await this.resolver.locateFollowing(parts);
     return withClosed(loc.dir, async () => {
       if (!loc.stats) fail("NOT_FOUND", `${shown} does not exist`);
       if (!loc.stats.isDirectory()) fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
-      return fsp.open(at(loc.dir, loc.name), O_RDONLY | constants.O_DIRECTORY | O_NOFOLLOW).catch((error: unknown) => {
+      try {
+        return Directory.open(at(loc.dir, loc.name));
+      } catch (error) {
         throw translateErrno(error, shown);
-      });
+      }
     });
   }
 }
 
-/**
- * Closes a descriptor that was only read through, without waiting: nothing
- * depends on it, and the call's reply need not wait a thread-pool round trip.
- */
-function closeInBackground(handle: FileHandle): void {
-  handle.close().catch(() => {});
-}
-
-async function withClosed<T>(handle: FileHandle, body: () => Promise<T>): Promise<T> {
+async function withClosed<T>(handle: Directory | FileHandle, body: () => Promise<T>): Promise<T> {
   try {
     return await body();
   } finally {
@@ -416,7 +409,7 @@ function assertSingleLink(stats: BigIntStats, shown: string): void {
   }
 }
 
-async function writeTempFile(dir: FileHandle, content: Uint8Array | AsyncIterable<Uint8Array>, permissions: number, shown: string): Promise<string> {
+async function writeTempFile(dir: Directory, content: Uint8Array | AsyncIterable<Uint8Array>, permissions: number, shown: string): Promise<string> {
   const name = tempFileName();
   let handle: FileHandle;
   try {
@@ -446,7 +439,7 @@ async function writeAll(handle: FileHandle, bytes: Uint8Array): Promise<void> {
   }
 }
 
-async function sweep(dir: FileHandle): Promise<number> {
+async function sweep(dir: Directory): Promise<number> {
   return withClosed(dir, async () => {
     let removed = 0;
     for (const child of await fsp.readdir(self(dir), { withFileTypes: true })) {
@@ -455,7 +448,7 @@ async function sweep(dir: FileHandle): Promise<number> {
         await removeTree(dir, child.name);
         removed++;
       } else if (child.isDirectory()) {
-        const sub = await fsp.open(at(dir, child.name), O_RDONLY | constants.O_DIRECTORY | O_NOFOLLOW).catch(() => null);
+        const sub = Directory.openIfThere(at(dir, child.name));
         if (sub) removed += await sweep(sub);
       } else if (child.isFile() && TEMP_FILE_PATTERN.test(child.name)) {
         await fsp.unlink(at(dir, child.name));
@@ -467,13 +460,13 @@ async function sweep(dir: FileHandle): Promise<number> {
 }
 
 /** Moves every entry of `src` into `dst`, merging directories present on both sides. */
-async function mergeInto(src: FileHandle, dst: FileHandle): Promise<void> {
+async function mergeInto(src: Directory, dst: Directory): Promise<void> {
   for (const child of await fsp.readdir(self(src), { withFileTypes: true })) {
     const present = await fsp.lstat(at(dst, child.name)).catch(() => null);
     if (child.isDirectory() && present?.isDirectory()) {
-      const from = await fsp.open(at(src, child.name), O_RDONLY | constants.O_DIRECTORY | O_NOFOLLOW);
+      const from = Directory.open(at(src, child.name));
       await withClosed(from, async () => {
-        const to = await fsp.open(at(dst, child.name), O_RDONLY | constants.O_DIRECTORY | O_NOFOLLOW);
+        const to = Directory.open(at(dst, child.name));
         await withClosed(to, () => mergeInto(from, to));
       });
       continue;
