@@ -10,6 +10,8 @@ import { EncodedMessage, type CallContext, type ServiceHandlers } from "./handle
 
 /** How long a client stream's end waits for a cancellation that may follow it (see requestsOf). */
 const CANCEL_SETTLE_MS = 25;
+/** Bytes of a server stream's messages that may wait in grpc-js behind the one being sent (see SendQueue): one Read chunk. */
+const QUEUED_BYTES = 64 * 1024;
 
 /** Serves `service` on `server` with `handlers`; methods without one answer UNIMPLEMENTED / NOT_IMPLEMENTED. */
 export function registerService<S extends DescService>(
@@ -102,16 +104,12 @@ function serveServerStream(
       try {
         scope.authenticate();
         scope.admitWorkspace(call.request);
-        // One message at most waits in grpc-js behind the one being sent. Backpressure enough, and a long
-        // stream's buffers die young: with grpc-js's own 16-message queue, queued 64 KiB Read chunks often
-        // outlived V8's young generation and cost a full collection each few megabytes (test/bench/README.md).
-        let previous = Promise.resolve();
+        const queue = new SendQueue();
         for await (const response of handler(call.request, scope.context)) {
           // Leaving the loop calls the generator's return(): its finally blocks run.
           if (signal.aborted) break;
-          const current = sent(call, encode(method.output, response), signal);
-          await previous;
-          previous = current;
+          const message = encode(method.output, response);
+          await queue.add(message.length, sent(call, message, signal));
         }
         const status = scope.succeed();
         if (status) call.emit("error", status);
@@ -167,6 +165,32 @@ async function* requestsOf(call: grpc.ServerReadableStream<Message, Buffer>, sco
   // to arrive, so that a cancelled upload fails instead of looking complete.
   await sleep(CANCEL_SETTLE_MS, undefined, { signal }).catch(() => {});
   if (signal.aborted) throw signal.reason;
+}
+
+/**
+ * The messages of a server stream that grpc-js holds, not yet handed to
+ * HTTP/2. At most QUEUED_BYTES wait behind the one being sent: backpressure
+ * enough, and a long stream's buffers die young (with grpc-js's own
+ * 16-message queue, queued 64 KiB Read chunks often outlived V8's young
+ * generation and cost a full collection each few megabytes, see
+ * test/bench/README.md). A short stream (a small Read: header, chunk,
+ * trailer) goes out whole in one turn of the event loop, one socket write.
+ */
+class SendQueue {
+  private readonly pending: { bytes: number; sent: Promise<void> }[] = [];
+  private bytes = 0;
+
+  /** Records a message being written; resolves once what is queued is within bounds again. */
+  async add(bytes: number, sent: Promise<void>): Promise<void> {
+    this.pending.push({ bytes, sent });
+    this.bytes += bytes;
+    // The oldest message is the one being sent; the others wait behind it.
+    while (this.pending.length > 1 && this.bytes - this.pending[0]!.bytes > QUEUED_BYTES) {
+      const oldest = this.pending.shift()!;
+      await oldest.sent;
+      this.bytes -= oldest.bytes;
+    }
+  }
 }
 
 /**
