@@ -35,7 +35,11 @@ export interface LineChunk {
   firstLine: number;
   /** Lines with their original endings, at most READ_CHUNK_BYTES of UTF-8. Empty when `utf8` carries them. */
   text: string;
-  /** With the window option `utf8`: the lines as UTF-8 bytes, in place of `text`. */
+  /**
+   * With the window option `utf8`: the lines as UTF-8 bytes, in place of
+   * `text`. Valid only until the next chunk is asked for: it may be a view of
+   * the reader's buffer, which the source may refill (copy what you keep).
+   */
   utf8?: Buffer;
 }
 
@@ -261,7 +265,7 @@ class ChunkBuilder {
     readonly utf8: boolean,
   ) {}
 
-  /** Adds lines starting at `line`: text, or (in utf8 mode) UTF-8 bytes the builder may keep. */
+  /** Adds lines starting at `line`: text, or (in utf8 mode) UTF-8 bytes the builder may keep until ownParts (a view is fine). */
   *add(line: number, text: string | Buffer, size: number): Generator<LineChunk> {
     if (size > this.limit) {
       // A line longer than a chunk is sent in pieces cut between characters.
@@ -277,6 +281,11 @@ class ChunkBuilder {
     if (this.parts.length === 0) this.firstLine = line;
     this.parts.push(this.utf8 && typeof text === "string" ? Buffer.from(text, "utf8") : text);
     this.size += size;
+  }
+
+  /** Copies the parts gathered so far out of the buffers they may be views of, before the source refills them. */
+  ownParts(): void {
+    if (this.utf8 && this.parts.length > 0) this.parts = [Buffer.concat(this.parts as Buffer[], this.size)];
   }
 
   *flush(): Generator<LineChunk> {
@@ -426,8 +435,8 @@ async function* windowLines(cursor: ByteCursor, startLine: number, options: Line
   let end: "count" | "eof" | "full" | "cut" = "count";
   let midLine = false; // the cursor is inside the cut line
   while (lineCount === undefined || trailer.linesReturned < lineCount) {
-    // Whole lines already in the buffer go together: one copy of valid UTF-8 wanted as UTF-8 (copied: the
-    // source may reuse its buffer once we ask for the next one), else one string per block, not per line.
+    // Whole lines already in the buffer go together: valid UTF-8 wanted as UTF-8 as it is (a view of the
+    // buffer: the consumer copies it, once, into its message), else one string per block, not per line.
     const budget = Math.min(remaining, chunks.limit);
     const wanted = lineCount === undefined ? Infinity : lineCount - trailer.linesReturned;
     let block = wholeLines(cursor, budget, wanted);
@@ -435,7 +444,7 @@ async function* windowLines(cursor: ByteCursor, startLine: number, options: Line
     // A block to decode is kept small enough that even its worst decoding fits in what is left.
     if (block && !passThrough) block = wholeLines(cursor, Math.floor(budget / MAX_UTF8_GROWTH[encoding]), wanted);
     if (block) {
-      const text = passThrough ? Buffer.from(block.bytes) : decodeText(block.bytes, encoding);
+      const text = passThrough ? block.bytes : decodeText(block.bytes, encoding);
       const size = passThrough ? block.bytes.length : Buffer.byteLength(text, "utf8");
       cursor.pos += block.bytes.length;
       yield* chunks.add(line, text, size);
@@ -447,6 +456,7 @@ async function* windowLines(cursor: ByteCursor, startLine: number, options: Line
     }
     // Raw bytes beyond which a line surely decodes to more than `remaining`
     // UTF-8 bytes (a byte gives at least one, a UTF-16 unit at least one).
+    chunks.ownParts(); // nextLine may refill the cursor's buffer
     const raw = await nextLine(cursor, unit, remaining * unit + 8);
     if (!raw) {
       end = "eof";
