@@ -92,6 +92,10 @@ export function connect(address: string, options: ConnectOptions = {}): FileTool
   const channel = new grpc.Client(address, options.credentials ?? channelCredentials(options.tls), {
     // Responses are chunked well below this; the grpc-js default of 4 MiB is the daemon's business, not ours.
     "grpc.max_receive_message_length": 64 * 1024 * 1024,
+    // HTTP/2 flow-control window (grpc-js's default is 64 KiB, less than one Read chunk with its framing:
+    // a long Read stalled on a WINDOW_UPDATE round trip per chunk). 16 MiB, as far as grpc-go's and
+    // grpc-core's clients grow theirs; it bounds what a slow reader holds per connection.
+    "grpc-node.flow_control_window": 16 * 1024 * 1024,
     ...options.channelOptions,
   });
   // A header on every call rather than call credentials, which grpc-js refuses on a plain-text channel.
