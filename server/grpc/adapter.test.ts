@@ -75,13 +75,15 @@ const files: ServiceHandlers<typeof Files> = {
 };
 
 let client: FileToolsClient;
+let address: string;
 let server: ReturnType<typeof createServer>;
 
 beforeAll(async () => {
   server = createServer({ maxMessageBytes: 8 * 1024 * 1024 });
   registerService(server, Files, files, { logger });
   registerService(server, Workspaces, {}, { logger });
-  client = connect(await listen(server, "127.0.0.1:0"));
+  address = await listen(server, "127.0.0.1:0");
+  client = connect(address);
 });
 
 afterAll(() => {
@@ -186,7 +188,9 @@ describe("server streams", () => {
   it("stops producing while the client does not read (backpressure)", async () => {
     seen.produced = 0;
     const total = 20_000; // 20 MiB of chunks
-    const iterator = client.files.read({ workspace: "ws-8", path: "/many", lineCount: BigInt(total) })[Symbol.asyncIterator]();
+    // A client with HTTP/2's default 64 KiB window (ours opens 16 MiB, most of this stream).
+    const narrow = connect(address, { channelOptions: { "grpc-node.flow_control_window": 65_535 } });
+    const iterator = narrow.files.read({ workspace: "ws-8", path: "/many", lineCount: BigInt(total) })[Symbol.asyncIterator]();
     await iterator.next();
     await sleep(300);
     // Buffers on both sides and the HTTP/2 window hold a few hundred KiB, not the whole file.
@@ -195,6 +199,7 @@ describe("server streams", () => {
     let received = 0;
     for (let r = await iterator.next(); !r.done; r = await iterator.next()) received++;
     expect(received).toBe(total + 1); // chunks and the trailer
+    narrow.close();
   });
 
   it("stops the generator when the client cancels", async () => {
