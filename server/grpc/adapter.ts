@@ -10,8 +10,9 @@ import { EncodedMessage, type CallContext, type ServiceHandlers } from "./handle
 
 /** How long a client stream's end waits for a cancellation that may follow it (see requestsOf). */
 const CANCEL_SETTLE_MS = 25;
-/** Bytes of a server stream's messages that may wait in grpc-js behind the one being sent (see SendQueue): one Read chunk. */
+/** What of a server stream may wait in grpc-js behind the message being sent (see SendQueue): one Read chunk, a few small messages. */
 const QUEUED_BYTES = 64 * 1024;
+const QUEUED_MESSAGES = 4;
 
 /** Serves `service` on `server` with `handlers`; methods without one answer UNIMPLEMENTED / NOT_IMPLEMENTED. */
 export function registerService<S extends DescService>(
@@ -104,12 +105,11 @@ function serveServerStream(
       try {
         scope.authenticate();
         scope.admitWorkspace(call.request);
-        const queue = new SendQueue();
+        const queue = new SendQueue(call, signal);
         for await (const response of handler(call.request, scope.context)) {
           // Leaving the loop calls the generator's return(): its finally blocks run.
           if (signal.aborted) break;
-          const message = encode(method.output, response);
-          await queue.add(message.length, sent(call, message, signal));
+          await queue.send(encode(method.output, response));
         }
         const status = scope.succeed();
         if (status) call.emit("error", status);
@@ -168,48 +168,47 @@ async function* requestsOf(call: grpc.ServerReadableStream<Message, Buffer>, sco
 }
 
 /**
- * The messages of a server stream that grpc-js holds, not yet handed to
- * HTTP/2. At most QUEUED_BYTES wait behind the one being sent: backpressure
+ * Writes a server stream's messages, with at most QUEUED_MESSAGES or
+ * QUEUED_BYTES waiting in grpc-js behind the one being sent: backpressure
  * enough, and a long stream's buffers die young (with grpc-js's own
  * 16-message queue, queued 64 KiB Read chunks often outlived V8's young
  * generation and cost a full collection each few megabytes, see
  * test/bench/README.md). A short stream (a small Read: header, chunk,
- * trailer) goes out whole in one turn of the event loop, one socket write.
+ * trailer) goes out whole in one turn of the event loop.
  */
 class SendQueue {
-  private readonly pending: { bytes: number; sent: Promise<void> }[] = [];
-  private bytes = 0;
+  /** Written, in order; the first is the one being sent. */
+  private readonly pending: { bytes: number; sent: Promise<void>; settle: () => void }[] = [];
+  private pendingBytes = 0;
+  private gone = false;
 
-  /** Records a message being written; resolves once what is queued is within bounds again. */
-  async add(bytes: number, sent: Promise<void>): Promise<void> {
-    this.pending.push({ bytes, sent });
-    this.bytes += bytes;
-    // The oldest message is the one being sent; the others wait behind it.
-    while (this.pending.length > 1 && this.bytes - this.pending[0]!.bytes > QUEUED_BYTES) {
+  constructor(
+    private readonly call: grpc.ServerWritableStream<Message, Buffer>,
+    signal: AbortSignal,
+  ) {
+    // Once the stream is closed or cancelled, grpc-js calls no more write callbacks: waiting ends here.
+    const end = () => {
+      this.gone = true;
+      for (const message of this.pending) message.settle();
+    };
+    call.once("close", end);
+    signal.addEventListener("abort", end, { once: true });
+  }
+
+  /** Writes `message`; resolves when what waits behind the message being sent is within bounds. */
+  async send(message: Buffer): Promise<void> {
+    if (this.gone) return;
+    let settle!: () => void;
+    const sent = new Promise<void>((resolve) => (settle = resolve));
+    this.pending.push({ bytes: message.length, sent, settle });
+    this.pendingBytes += message.length;
+    this.call.write(message, settle);
+    while (this.pending.length > QUEUED_MESSAGES + 1 || (this.pending.length > 1 && this.pendingBytes - this.pending[0]!.bytes > QUEUED_BYTES)) {
       const oldest = this.pending.shift()!;
       await oldest.sent;
-      this.bytes -= oldest.bytes;
+      this.pendingBytes -= oldest.bytes;
     }
   }
-}
-
-/**
- * Writes `message`; resolves once grpc-js has handed it to HTTP/2, or once the
- * stream can never take it. Awaiting the write alone would hang forever once
- * the client is gone.
- */
-function sent(call: grpc.ServerWritableStream<Message, Buffer>, message: Buffer, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      call.off("close", done);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    call.once("close", done);
-    signal.addEventListener("abort", done, { once: true });
-    call.write(message, done);
-    if (signal.aborted) done();
-  });
 }
 
 /** A message or init object → wire bytes, as the Buffer grpc-js needs (it calls .copy()). */
