@@ -7,6 +7,7 @@ from types import TracebackType
 from typing import Any, BinaryIO, Generic, TypeVar
 
 import grpc
+import grpc.experimental
 
 from filetools import _ops
 from filetools._channel import connection
@@ -81,9 +82,9 @@ class Client:
         certificate_chain: bytes | None = None,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
-        # Server streams read on the calling thread instead of through a helper thread:
-        # measured here, 10-15 % off a small read_text and up to twice the Read throughput.
-        options = [("grpc.experimental.single_threaded_unary_stream", 1), *options]
+        # Server streams read on the calling thread instead of through a helper thread (grpcio
+        # recognises the option by this key only; see test/bench/README.md for what it saves).
+        options = [(grpc.experimental.ChannelOptions.SingleThreadedUnaryStream, 1), *options]
         conn = connection(address, token, tls, root_certificates, private_key, certificate_chain, options)
         self.address = conn.address
         self._metadata = conn.metadata
