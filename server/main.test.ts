@@ -1,8 +1,9 @@
-// The built daemon as an operator runs it: start-up line, health, reflection
-// (through buf curl, a Go gRPC client), error details, clean SIGTERM.
+// The built daemon as an operator runs it (bin/filetoolsd): start-up line,
+// node flags, health, reflection (through buf curl, a Go gRPC client), error
+// details, clean SIGTERM.
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -13,7 +14,7 @@ import { ErrorInfoSchema } from "../clients/ts/src/gen/google/rpc/error_details_
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "..");
-const main = path.join(root, "dist/server/main.js");
+const launcher = path.join(root, "bin/filetoolsd");
 const buf = path.join(root, "node_modules/.bin/buf");
 
 let dataDir: string;
@@ -34,7 +35,7 @@ async function bufCurl(...args: string[]): Promise<{ ok: boolean; output: string
 beforeAll(async () => {
   await run("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root });
   dataDir = mkdtempSync(path.join(tmpdir(), "filetoolsd-"));
-  daemon = spawn(process.execPath, [main, "--listen", "127.0.0.1:0", "--data-dir", dataDir]);
+  daemon = spawn(launcher, ["--listen", "127.0.0.1:0", "--data-dir", dataDir]);
   daemon.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const [firstLine] = (await once(createInterface({ input: daemon.stdout }), "line")) as [string];
   const match = /^filetoolsd listening on (127\.0\.0\.1:\d+)$/.exec(firstLine);
@@ -49,6 +50,12 @@ afterAll(() => {
 });
 
 describe("filetoolsd", () => {
+  it("runs as node with the launcher's V8 flag (exec: the launcher's process is the daemon)", () => {
+    const argv = readFileSync(`/proc/${daemon.pid}/cmdline`, "utf8").split("\0");
+    expect(argv).toContain("--initial-old-space-size=64");
+    expect(argv.some((arg) => arg.endsWith("/dist/server/main.js"))).toBe(true);
+  });
+
   it("reports SERVING for the server and both services", async () => {
     for (const service of ["", "filetools.v1.Files", "filetools.v1.Workspaces"]) {
       const { ok, output } = await bufCurl("-d", JSON.stringify({ service }), `${url}/grpc.health.v1.Health/Check`);
@@ -91,7 +98,7 @@ describe("filetoolsd", () => {
 
 describe("filetoolsd configuration", () => {
   it("refuses a non-loopback address without --insecure, with exit code 2", async () => {
-    const failure = await run(process.execPath, [main, "--listen", "0.0.0.0:0", "--data-dir", dataDir]).then(
+    const failure = await run(launcher, ["--listen", "0.0.0.0:0", "--data-dir", dataDir]).then(
       () => undefined,
       (error: { code: number; stderr: string }) => error,
     );

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from "no
 import os from "node:os";
 import path from "node:path";
 import { connect, type FileToolsClient } from "../../clients/ts/src/client.js";
-import { MAIN, ROOT, isDistStale, markDistFresh } from "../support/dist.js";
+import { LAUNCHER, ROOT, isDistStale, markDistFresh } from "../support/dist.js";
 
 export { ROOT };
 
@@ -69,9 +69,10 @@ export class Daemon {
    */
   static async start(binds: Record<string, string>, extraArgs: string[] = []): Promise<Daemon> {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), "ftd-bench-"));
-    const args = [MAIN, "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "error", ...extraArgs];
+    const args = ["--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "error", ...extraArgs];
     for (const [name, dir] of Object.entries(binds)) args.push("--bind", `${name}=${dir}`);
-    const proc = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+    // As deployed: through bin/filetoolsd, with its node flags.
+    const proc = spawn(LAUNCHER, args, { stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     proc.stderr!.on("data", (d) => (stderr += d));
     const address = await new Promise<string>((resolve, reject) => {

@@ -6,6 +6,8 @@ import path from "node:path";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 export const MAIN = path.join(ROOT, "dist/server/main.js");
+/** bin/filetoolsd: MAIN under node with the daemon's V8 flags, as `npm start` and installs run it. */
+export const LAUNCHER = path.join(ROOT, "bin/filetoolsd");
 
 /** True when dist/server/main.js is missing or older than a source file of server/ or clients/ts/src. */
 export function isDistStale(): boolean {
