@@ -56,8 +56,18 @@ interface IgnoreLevel {
 
 /** Walks below `start` (an open directory at `startParts`); closes `start`. */
 export async function* walk(start: Directory, startParts: Components, options: WalkOptions, resolver: Resolver): AsyncGenerator<WalkEntry> {
-  const levels = options.respectGitignore ? await ancestorIgnoreLevels(startParts, resolver) : [];
+  const levels = await startLevels(start, startParts, options.respectGitignore, resolver);
   yield* walkDirectory(start, startParts, 1, levels, options);
+}
+
+/** The .gitignore rules above `start` when they are wanted; closes `start` when they cannot be read (a workspace closed meanwhile, an unreadable file). */
+async function startLevels(start: Directory, startParts: Components, respectGitignore: boolean, resolver: Resolver): Promise<IgnoreLevel[]> {
+  try {
+    return respectGitignore ? await ancestorIgnoreLevels(startParts, resolver) : [];
+  } catch (error) {
+    start.close();
+    throw error;
+  }
 }
 
 async function* walkDirectory(dir: Directory, parts: Components, depth: number, levels: IgnoreLevel[], options: WalkOptions): AsyncGenerator<WalkEntry> {
@@ -82,13 +92,19 @@ async function* walkDirectory(dir: Directory, parts: Components, depth: number, 
         const entry: WalkEntry = entryFromStats(path, stats);
         return { name, entry, isDirectory: stats.isDirectory(), openable: stats.isFile() && stats.nlink === 1n };
       });
-      await Promise.all(
+      // Every open settles before anything can close `dir` (the paths go through its descriptor number).
+      const opening = await Promise.allSettled(
         found.map(async (item) => {
           if (!item?.openable || !options.open?.(item.entry)) return;
           const handle = await fsp.open(at(dir, item.name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch(() => null);
           if (handle) item.entry.opened = { fd: handle.fd, close: () => handle.close() };
         }),
       );
+      const failed = opening.find((result) => result.status === "rejected");
+      if (failed) {
+        await Promise.all(found.map((item) => item?.entry.opened?.close()));
+        throw failed.reason;
+      }
       try {
         for (let k = 0; k < found.length; k++) {
           const item = found[k];
@@ -202,13 +218,7 @@ export interface FileWalkOptions {
  * never followed. A batch holds its files' directories open until released.
  */
 export async function* walkFiles(start: Directory, startParts: Components, options: FileWalkOptions, resolver: Resolver): AsyncGenerator<HeldBatch> {
-  let levels: IgnoreLevel[];
-  try {
-    levels = options.respectGitignore ? await ancestorIgnoreLevels(startParts, resolver) : [];
-  } catch (error) {
-    start.close();
-    throw error;
-  }
+  const levels = await startLevels(start, startParts, options.respectGitignore, resolver);
   let batch = newBatch();
   let batches = 0;
   try {

@@ -220,4 +220,14 @@ describe("closing", () => {
     expect(await reasonOf(workspace.stat([]))).toBe("CONTENT_CHANGED");
     expect(await reasonOf(workspace.createStaging())).toBe("CONTENT_CHANGED");
   });
+
+  it("closes a walk's directory when the workspace closes before the walk reads the .gitignore rules above it", async () => {
+    await write("sub/c.txt", "c\n");
+    const open = () => readdirSync("/proc/self/fd").length;
+    const before = open();
+    const walking = workspace.walk(parsePath("sub"), { recursive: true, maxDepth: 0, includeHidden: false, respectGitignore: true })[Symbol.asyncIterator]().next();
+    await workspace.close(); // the walk has its directory open, and has not yet reopened the root for the rules
+    expect(await reasonOf(walking)).toBe("CONTENT_CHANGED");
+    expect(open()).toBe(before - 1); // the root's descriptor, and nothing left of the walk
+  });
 });
