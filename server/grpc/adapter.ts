@@ -108,7 +108,7 @@ function serveServerStream(
         const queue = new SendQueue(call, signal);
         for await (const response of handler(call.request, scope.context)) {
           // Leaving the loop calls the generator's return(): its finally blocks run.
-          if (signal.aborted) break;
+          if (signal.aborted || queue.closed) break;
           await queue.send(encode(method.output, response));
         }
         const status = scope.succeed();
@@ -180,7 +180,7 @@ class SendQueue {
   /** Written, in order; the first is the one being sent. */
   private readonly pending: { bytes: number; sent: Promise<void>; settle: () => void }[] = [];
   private pendingBytes = 0;
-  private gone = false;
+  private ended = false;
 
   constructor(
     private readonly call: grpc.ServerWritableStream<Message, Buffer>,
@@ -188,16 +188,21 @@ class SendQueue {
   ) {
     // Once the stream is closed or cancelled, grpc-js calls no more write callbacks: waiting ends here.
     const end = () => {
-      this.gone = true;
+      this.ended = true;
       for (const message of this.pending) message.settle();
     };
     call.once("close", end);
     signal.addEventListener("abort", end, { once: true });
   }
 
+  /** The stream was closed or cancelled: nothing more goes out. */
+  get closed(): boolean {
+    return this.ended;
+  }
+
   /** Writes `message`; resolves when what waits behind the message being sent is within bounds. */
   async send(message: Buffer): Promise<void> {
-    if (this.gone) return;
+    if (this.ended) return;
     let settle!: () => void;
     const sent = new Promise<void>((resolve) => (settle = resolve));
     this.pending.push({ bytes: message.length, sent, settle });
