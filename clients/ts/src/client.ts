@@ -94,7 +94,7 @@ export function connect(address: string, options: ConnectOptions = {}): FileTool
     "grpc.max_receive_message_length": 64 * 1024 * 1024,
     // HTTP/2 flow-control window (grpc-js's default is 64 KiB, less than one Read chunk with its framing:
     // a long Read stalled on a WINDOW_UPDATE round trip per chunk). 16 MiB, as far as grpc-go's and
-    // grpc-core's clients grow theirs; it bounds what a slow reader holds per connection.
+    // grpc-core's clients grow theirs; it bounds what a stalled stream holds here.
     "grpc-node.flow_control_window": 16 * 1024 * 1024,
     ...options.channelOptions,
   });
