@@ -11,10 +11,10 @@ import { promisify } from "node:util";
 import { fromBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorInfoSchema } from "../clients/ts/src/gen/google/rpc/error_details_pb.js";
+import { LAUNCHER as launcher } from "../test/support/dist.js";
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "..");
-const launcher = path.join(root, "bin/filetoolsd");
 const buf = path.join(root, "node_modules/.bin/buf");
 
 let dataDir: string;

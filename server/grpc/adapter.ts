@@ -108,7 +108,7 @@ function serveServerStream(
         const queue = new SendQueue(call, signal);
         for await (const response of handler(call.request, scope.context)) {
           // Leaving the loop calls the generator's return(): its finally blocks run.
-          if (signal.aborted || queue.closed) break;
+          if (queue.closed) break;
           await queue.send(encode(method.output, response));
         }
         const status = scope.succeed();
@@ -193,6 +193,7 @@ class SendQueue {
     };
     call.once("close", end);
     signal.addEventListener("abort", end, { once: true });
+    if (signal.aborted) end();
   }
 
   /** The stream was closed or cancelled: nothing more goes out. */
