@@ -19,6 +19,7 @@ export function fileInfo(entry: Entry, extra: { isBinary?: boolean; lineCount?: 
   return {
     path: entry.path,
     name: entry.name,
+    escaped: entry.escaped,
     type: FILE_TYPES[entry.type],
     size: entry.size,
     mode: entry.mode,

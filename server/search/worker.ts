@@ -6,6 +6,7 @@
 import { closeSync, fstatSync, readSync } from "node:fs";
 import { threadId } from "node:worker_threads";
 import { openInHeldDirectory } from "../workspace/held-open.js";
+import { isLoneFile } from "../workspace/lone-file.js";
 import { hasBinarySignature, looksBinary, BINARY_HEAD_BYTES } from "../text/binary.js";
 import { bomLength } from "../text/encoding.js";
 import type { PatternSpec } from "./pattern.js";
@@ -164,6 +165,8 @@ function readFully(fd: number, into: Buffer, offset: number, position: number): 
     filled += n;
     if (n < want) break; // a regular file reads short only at its end
   }
+  // The bytes count only from a lone regular file, checked after the read (lone-file.ts).
+  if (!isLoneFile(fd)) throw Object.assign(new Error("hard-linked"), { code: "hard-linked" });
   return filled;
 }
 

@@ -10,6 +10,8 @@ import { createGunzip } from "node:zlib";
 import tar from "tar-stream";
 import { fail, FileToolsError } from "../errors.js";
 import type { Staging } from "../workspace/staging.js";
+import { MAX_CONTENT_BYTES, MAX_DEPTH, MAX_ENTRIES, MAX_PATH_BYTES, MAX_SYMLINK_TARGET_BYTES, MAX_COMPONENT_BYTES } from "../workspace/limits.js";
+import { byteLengthOfName, nameFromBytes } from "../workspace/names.js";
 
 export interface ExtractLimits {
   /** Total bytes of regular-file content. */
@@ -18,7 +20,7 @@ export interface ExtractLimits {
   maxMembers: number;
   /** Components in a member name. */
   maxDepth: number;
-  /** Bytes in a member name (one component: 255). */
+  /** Bytes in a member's path, its components joined by "/" (one component: 255). */
   maxNameBytes: number;
 }
 
@@ -29,12 +31,22 @@ const SMALL_FILE_BYTES = 1 << 20;
 const INFLATE_CHUNK_BYTES = 1 << 20;
 const INFLATE_AHEAD_BYTES = 8 << 20;
 
+/** The tree limits of workspace/limits.ts: what the API can create and the packer stores, a restore accepts. */
 export const DEFAULT_LIMITS: ExtractLimits = {
-  maxBytes: 16 * 1024 ** 3,
-  maxMembers: 1_000_000,
-  maxDepth: 128,
-  maxNameBytes: 4096,
+  maxBytes: MAX_CONTENT_BYTES,
+  maxMembers: MAX_ENTRIES,
+  maxDepth: MAX_DEPTH,
+  maxNameBytes: MAX_PATH_BYTES,
 };
+
+/**
+ * A member's name or link target as a held name (workspace/names.ts). The
+ * extractor reads ustar and GNU long names as latin1, one character a byte,
+ * so their exact bytes come back here; pax values are UTF-8 text already.
+ */
+function heldName(raw: string, fromPax: boolean): string {
+  return fromPax ? raw : nameFromBytes(Buffer.from(raw, "latin1"));
+}
 
 export interface ExtractResult {
   fileCount: number;
@@ -48,7 +60,8 @@ function unsafe(message: string): never {
 /** Splits and checks a member name or hard-link target; [] for the archive root ("./"). */
 export function memberParts(raw: string, limits: ExtractLimits): string[] {
   const shown = JSON.stringify(raw.length > 120 ? raw.slice(0, 120) + "…" : raw);
-  if (Buffer.byteLength(raw) > limits.maxNameBytes) unsafe(`archive member name longer than ${limits.maxNameBytes} bytes`);
+  // A leading "./" and a directory's trailing "/" are not part of the path the limit counts.
+  if (byteLengthOfName(raw) > limits.maxNameBytes + 3) unsafe(`archive member name longer than ${limits.maxNameBytes} bytes`);
   if (raw.startsWith("/")) unsafe(`archive member ${shown} has an absolute name`);
   if (/[\u0000-\u001f\u007f\\]/.test(raw)) unsafe(`archive member ${shown} has a control character or backslash in its name`);
   if (/^[a-zA-Z]:/.test(raw)) unsafe(`archive member ${shown} has a drive-letter name`);
@@ -56,10 +69,13 @@ export function memberParts(raw: string, limits: ExtractLimits): string[] {
   for (const part of raw.split("/")) {
     if (part === "" || part === ".") continue;
     if (part === "..") unsafe(`archive member ${shown} contains ".."`);
-    if (Buffer.byteLength(part) > 255) unsafe(`archive member ${shown} has a component longer than 255 bytes`);
+    if (byteLengthOfName(part) > MAX_COMPONENT_BYTES) unsafe(`archive member ${shown} has a component longer than ${MAX_COMPONENT_BYTES} bytes`);
     parts.push(part);
   }
   if (parts.length > limits.maxDepth) unsafe(`archive member ${shown} is deeper than ${limits.maxDepth} levels`);
+  if (parts.reduce((bytes, part) => bytes + byteLengthOfName(part), Math.max(0, parts.length - 1)) > limits.maxNameBytes) {
+    unsafe(`archive member name longer than ${limits.maxNameBytes} bytes`);
+  }
   return parts;
 }
 
@@ -107,7 +123,8 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
       else callback(null, chunk);
     },
   });
-  const extract = tar.extract();
+  // (filenameEncoding is an option of tar-stream's Extract its type declarations leave out.)
+  const extract = tar.extract({ filenameEncoding: "latin1" } as Parameters<typeof tar.extract>[0]);
   let streamError: unknown = null;
   const input = Readable.from(rest);
   const streams = gzipped ? [input, createGunzip({ chunkSize: INFLATE_CHUNK_BYTES }), counter, extract] : [input, counter, extract];
@@ -128,7 +145,9 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
     for await (const entry of extract) {
       const header = entry.header;
       if (++members > limits.maxMembers) unsafe(`archive has more than ${limits.maxMembers} members`);
-      const parts = memberParts(header.name, limits);
+      const pax = (header.pax ?? {}) as Record<string, string | undefined>;
+      const parts = memberParts(heldName(header.name, pax.path !== undefined), limits);
+      const linkname = header.linkname ? heldName(header.linkname, pax.linkpath !== undefined) : "";
       const name = parts.join("/");
       for (let i = 1; i < parts.length; i++) {
         if (links.has(parts.slice(0, i).join("/"))) unsafe(`archive member ${name} goes through the symbolic link ${parts.slice(0, i).join("/")}`);
@@ -159,8 +178,9 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
         }
         case "symlink": {
           entry.resume();
-          const target = header.linkname ?? "";
+          const target = linkname;
           if (parts.length === 0) unsafe("archive symbolic link names the extraction root");
+          if (byteLengthOfName(target) > MAX_SYMLINK_TARGET_BYTES) unsafe(`archive symbolic link ${name} has a target longer than ${MAX_SYMLINK_TARGET_BYTES} bytes`);
           if (target === "" || target.startsWith("/") || target.includes("\0")) unsafe(`archive symbolic link ${name} has an absolute or empty target`);
           if (files.has(name)) unsafe(`archive symbolic link ${name} replaces a file`);
           for (const existing of files) if (existing.startsWith(name + "/")) unsafe(`archive symbolic link ${name} replaces a directory`);
@@ -171,7 +191,7 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
         }
         case "link": {
           entry.resume();
-          const targetParts = memberParts(header.linkname ?? "", limits);
+          const targetParts = memberParts(linkname, limits);
           if (!files.has(targetParts.join("/"))) unsafe(`archive hard link ${name} points outside the archive or at a non-file`);
           if (links.has(name)) unsafe(`archive member ${name} replaces a symbolic link`);
           await staging.link(parts, targetParts);

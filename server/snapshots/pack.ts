@@ -3,6 +3,14 @@
 // owner ids or names, symlinks stored as links (never followed), temp files
 // excluded (the walk skips them), set-uid/set-gid bits dropped. Everything is
 // read through the workspace module.
+//
+// Names are stored as their exact bytes: valid UTF-8 as before (ustar, or
+// pax `path`/`linkpath` when long or non-ASCII); a name or link target that
+// is not valid UTF-8 in a GNU long-name record ('L'/'K', raw bytes, which
+// GNU tar, bsdtar and our extract read back byte for byte), the ustar
+// header then carrying an ASCII stand-in. A tree past the limits a restore
+// accepts (workspace/limits.ts) fails the pack with QUOTA_EXCEEDED, naming
+// the entry, rather than store a snapshot no daemon could restore.
 import { fstatSync, read, readSync } from "node:fs";
 import { createGzip } from "node:zlib";
 import { pipeline, Transform } from "node:stream";
@@ -11,7 +19,12 @@ import tar from "tar-stream";
 import { fail, FileToolsError } from "../errors.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Entry } from "../workspace/entry.js";
-import type { OpenedFile } from "../workspace/walk.js";
+import type { OpenedFile, WalkEntry } from "../workspace/walk.js";
+import { translateErrno } from "../workspace/errno.js";
+import { isLoneFile } from "../workspace/lone-file.js";
+import { MAX_CONTENT_BYTES, MAX_DEPTH, MAX_ENTRIES, MAX_PATH_BYTES, MAX_SYMLINK_TARGET_BYTES } from "../workspace/limits.js";
+import { byteLengthOfPath, type Components } from "../workspace/paths.js";
+import { bytesOfName, hasRawBytes } from "../workspace/names.js";
 
 /** Files up to this size are read with one synchronous positional read (cheaper than several async calls). */
 const SMALL_FILE_BYTES = 1 << 20;
@@ -39,6 +52,8 @@ export function packWorkspace(workspace: Workspace, options: PackOptions = {}): 
   // Coalesce the many small tar writes (512-byte headers, small files) before gzip: one zlib call per ~1 MiB.
   pipeline(pack, coalescer(1 << 20), gzip, () => undefined);
 
+  let members = 0;
+  let contentBytes = 0;
   const produce = async () => {
     // The walk opens regular files relative to the directory it holds (O_NOFOLLOW), no path lookups.
     const walk = workspace.walk([], {
@@ -53,27 +68,33 @@ export function packWorkspace(workspace: Workspace, options: PackOptions = {}): 
         await entry.opened?.close();
         options.signal.throwIfAborted();
       }
-      const name = entry.path.slice(1);
-      if (matches && entry.type !== "directory" && !matches(name)) continue;
+      // Globs see the shown (escaped) path; the member is named by the held name's bytes.
+      if (matches && entry.type !== "directory" && !matches(entry.path.slice(1))) continue;
+      if (entry.type === "other") continue; // sockets, FIFOs and devices are not packed
+      if (entry.type === "directory" && matches) continue;
+      checkLimits(entry, ++members);
+      const name = entry.parts.join("/");
       if (entry.type === "directory") {
-        if (matches) continue;
         await addEntry(pack, { ...common(entry), name: name + "/", type: "directory", mode: entry.mode & 0o777 });
       } else if (entry.type === "symlink") {
-        const linkname = await workspace.readLink(entry.path.slice(1).split("/")).catch(() => null);
+        const linkname = await workspace.readLink(entry.parts).catch(() => null);
         if (linkname === null) continue;
+        if (bytesOfName(linkname).length > MAX_SYMLINK_TARGET_BYTES) tooLarge(`${entry.path}'s target is longer than ${MAX_SYMLINK_TARGET_BYTES} bytes`);
         await addEntry(pack, { ...common(entry), name, type: "symlink", linkname, mode: 0o777 });
-      } else if (entry.type === "file" && entry.opened) {
-        if (await addOpened(pack, entry, entry.opened, name)) result.fileCount++;
-      } else if (entry.type === "file") {
-        if (await addFile(pack, workspace, entry, name)) result.fileCount++;
+      } else {
+        contentBytes += Number(entry.size);
+        if (contentBytes > MAX_CONTENT_BYTES) tooLarge(`the workspace holds more than ${MAX_CONTENT_BYTES} bytes of files`);
+        if (entry.opened ? await addOpened(pack, entry, entry.opened, name) : await addFile(pack, workspace, entry, name)) result.fileCount++;
       }
-      // sockets, FIFOs and devices are not packed
     }
     pack.finalize();
   };
-  produce().catch((error: unknown) => {
-    pack.destroy(error instanceof Error ? error : new Error(String(error)));
-    gzip.destroy(error instanceof Error ? error : new Error(String(error)));
+  produce().catch((raw: unknown) => {
+    // A disk error is the disk's (a FileToolsError for the caller), not the store's.
+    const translated = translateErrno(raw, "/");
+    const error = translated instanceof Error ? translated : new Error(String(translated));
+    pack.destroy(error);
+    gzip.destroy(error);
   });
   return result;
 }
@@ -102,10 +123,82 @@ function common(entry: Entry) {
   return { mtime: new Date(Number(entry.mtimeNs / 1_000_000n)), uid: 0, gid: 0, uname: "", gname: "" };
 }
 
-function addEntry(pack: tar.Pack, header: tar.Header | (Partial<tar.Header> & { name: string })): Promise<void> {
+function tooLarge(what: string): never {
+  fail("QUOTA_EXCEEDED", `cannot snapshot the workspace: ${what}, past what a restore accepts; move or delete it`);
+}
+
+/** Refuses the `count`th member when it is past the limits of what a restore accepts. */
+function checkLimits(entry: WalkEntry, count: number): void {
+  if (count > MAX_ENTRIES) tooLarge(`it holds more than ${MAX_ENTRIES} entries`);
+  const parts: Components = entry.parts;
+  if (parts.length > MAX_DEPTH) tooLarge(`${entry.path.slice(0, 200)}… is deeper than ${MAX_DEPTH} levels`);
+  if (byteLengthOfPath(parts) > MAX_PATH_BYTES) tooLarge(`${entry.path.slice(0, 200)}… is longer than ${MAX_PATH_BYTES} bytes`);
+}
+
+type Header = tar.Header | (Partial<tar.Header> & { name: string });
+
+function addEntry(pack: tar.Pack, header: Header): Promise<void> {
+  withLongNames(pack, header);
   return new Promise((resolve, reject) => {
     pack.entry(header, (error) => (error ? reject(error) : resolve()));
   });
+}
+
+/** Opens a member whose header `header` is; the sink takes its content. */
+function openEntry(pack: tar.Pack, header: Header): Promise<{ sink: ReturnType<tar.Pack["entry"]>; done: Promise<void> }> {
+  withLongNames(pack, header);
+  let done!: Promise<void>;
+  return new Promise((resolve) => {
+    done = new Promise<void>((ok, ko) => {
+      const sink = pack.entry(header, (error) => (error ? ko(error) : ok()));
+      resolve({ sink, done });
+    });
+  });
+}
+
+/**
+ * A name or link target that is not valid UTF-8 goes in a GNU long-name
+ * record before the member ('L' for the name, 'K' for the target), its
+ * exact bytes; the header keeps an ASCII stand-in (so that tar-stream writes
+ * no pax record, whose values it would read back as UTF-8). Pushed while no
+ * member is open: the packer adds members one at a time.
+ */
+function withLongNames(pack: tar.Pack, header: Header): void {
+  const linkname = header.linkname ?? "";
+  if (!hasRawBytes(header.name) && !hasRawBytes(linkname)) return;
+  const isDirectory = header.type === "directory";
+  const name = isDirectory ? header.name.replace(/\/$/, "") : header.name;
+  pack.push(longNameRecord("L", Buffer.concat([bytesOfName(name), Buffer.from(isDirectory ? "/" : "")])));
+  header.name = asciiStandIn(name, 98);
+  if (linkname) {
+    pack.push(longNameRecord("K", bytesOfName(linkname)));
+    header.linkname = asciiStandIn(linkname, 99);
+  }
+}
+
+/** Printable ASCII of at most `max` bytes, for readers that know no long names. */
+function asciiStandIn(name: string, max: number): string {
+  return name.replace(/[^\x20-\x7e]/gu, "_").slice(-max).replace(/^\/+/, "") || "_";
+}
+
+/** A GNU tar long-name record: a "././@LongLink" header of type `type`, then the bytes (NUL-terminated, padded). */
+function longNameRecord(type: "L" | "K", bytes: Buffer): Buffer {
+  const size = bytes.length + 1;
+  const record = Buffer.alloc(512 + Math.ceil(size / 512) * 512);
+  record.write("././@LongLink", 0, "ascii");
+  record.write("0000644\0", 100, "ascii");
+  record.write("0000000\0", 108, "ascii");
+  record.write("0000000\0", 116, "ascii");
+  record.write(size.toString(8).padStart(11, "0") + "\0", 124, "ascii");
+  record.write("00000000000\0", 136, "ascii");
+  record.write(type, 156, "ascii");
+  record.write("ustar  \0", 257, "ascii"); // GNU magic and version
+  record.fill(0x20, 148, 156); // the checksum counts its own field as spaces
+  let sum = 0;
+  for (let i = 0; i < 512; i++) sum += record[i]!;
+  record.write(sum.toString(8).padStart(6, "0") + "\0 ", 148, "ascii");
+  bytes.copy(record, 512);
+  return record;
 }
 
 /** Packs a file the walk opened; false when it turned out not to be a lone regular file. */
@@ -115,27 +208,20 @@ async function addOpened(pack: tar.Pack, entry: Entry, opened: OpenedFile, name:
     if (!stats.isFile() || stats.nlink !== 1) return false;
     const size = stats.size;
     const header = { mtime: stats.mtime, uid: 0, gid: 0, uname: "", gname: "", name, type: "file" as const, size, mode: stats.mode & 0o777 };
-    let done!: Promise<void>;
-    const sink = await new Promise<ReturnType<tar.Pack["entry"]>>((resolve) => {
-      done = new Promise<void>((ok, ko) => resolve(pack.entry(header, (error) => (error ? ko(error) : ok()))));
-    });
+    // The first chunk is read, and the link rule checked on it, before the member is started: a file
+    // linked from outside meanwhile is left out like any hard-linked file (lone-file.ts).
+    const first = await readChunk(opened.fd, 0, Math.min(size, size <= SMALL_FILE_BYTES ? size : CHUNK_BYTES), size <= SMALL_FILE_BYTES);
+    if (!isLoneFile(opened.fd)) return false;
+    const { sink, done } = await openEntry(pack, header);
     let position = 0;
     while (position < size) {
       const want = Math.min(size - position, size <= SMALL_FILE_BYTES ? size : CHUNK_BYTES);
-      const buffer = Buffer.allocUnsafe(want);
-      let filled = 0;
-      while (filled < want) {
-        const n =
-          size <= SMALL_FILE_BYTES
-            ? readSync(opened.fd, buffer, filled, want - filled, position + filled)
-            : await readAsync(opened.fd, buffer, filled, want - filled, position + filled);
-        if (n === 0) break;
-        filled += n;
-      }
-      if (filled < want) {
+      const buffer = position === 0 ? first : await readChunk(opened.fd, position, want, false);
+      if (buffer.length < want || (position > 0 && !isLoneFile(opened.fd))) {
         sink.destroy(new Error(`${entry.path} changed while it was being snapshotted`));
         fail("CONTENT_CHANGED", `${entry.path} changed while it was being snapshotted`);
       }
+      const filled = buffer.length;
       position += filled;
       if (!sink.write(buffer)) await new Promise<void>((resolve) => sink.once("drain", () => resolve()));
     }
@@ -147,27 +233,34 @@ async function addOpened(pack: tar.Pack, entry: Entry, opened: OpenedFile, name:
   }
 }
 
+/** Up to `want` bytes at `position` (fewer only at the end of the file). */
+async function readChunk(fd: number, position: number, want: number, synchronous: boolean): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafe(want);
+  let filled = 0;
+  while (filled < want) {
+    const n = synchronous ? readSync(fd, buffer, filled, want - filled, position + filled) : await readAsync(fd, buffer, filled, want - filled, position + filled);
+    if (n === 0) break;
+    filled += n;
+  }
+  return buffer.subarray(0, filled);
+}
+
 function readAsync(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
   return new Promise((resolve, reject) => read(fd, buffer, offset, length, position, (error, n) => (error ? reject(error) : resolve(n))));
 }
 
 /** Packs one regular file; false when it vanished or cannot be read safely (e.g. it has several hard links). */
-async function addFile(pack: tar.Pack, workspace: Workspace, entry: Entry, name: string): Promise<boolean> {
+async function addFile(pack: tar.Pack, workspace: Workspace, entry: WalkEntry, name: string): Promise<boolean> {
   let file;
   try {
-    file = await workspace.openFile(name.split("/"));
+    file = await workspace.openFile(entry.parts);
   } catch (error) {
     if (error instanceof FileToolsError) return false;
     throw error;
   }
   try {
     const size = file.size;
-    let done!: Promise<void>;
-    const sink = await new Promise<ReturnType<tar.Pack["entry"]>>((resolve) => {
-      done = new Promise<void>((ok, ko) => {
-        resolve(pack.entry({ ...common(file.entry), name, type: "file", size, mode: file.entry.mode & 0o777 }, (error) => (error ? ko(error) : ok())));
-      });
-    });
+    const { sink, done } = await openEntry(pack, { ...common(file.entry), name, type: "file", size, mode: file.entry.mode & 0o777 });
     let written = 0;
     for await (const chunk of file.chunks()) {
       const part = written + chunk.length > size ? chunk.subarray(0, size - written) : chunk;

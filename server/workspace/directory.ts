@@ -5,7 +5,7 @@
 // descriptors (lstatOrNull): the kernel answers from its caches in
 // microseconds, while a thread-pool round trip costs 20–60 µs of the main
 // thread here, and every call reopens the workspace root and closes it.
-import { constants, fsync, openSync } from "node:fs";
+import { constants, fsync, openSync, type PathLike } from "node:fs";
 import { HeldDescriptor } from "./held-descriptor.js";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
@@ -16,12 +16,12 @@ export class Directory extends HeldDescriptor {
    * link is not followed unless `followLink` (for /proc/self/fd/N itself, or
    * the host directory a workspace is bound to).
    */
-  static open(path: string, followLink = false): Directory {
+  static open(path: PathLike, followLink = false): Directory {
     return new Directory(openSync(path, O_RDONLY | O_DIRECTORY | (followLink ? 0 : O_NOFOLLOW)));
   }
 
   /** Like open, but null when the directory cannot be opened (removed meanwhile, or no longer a directory): for walks. */
-  static openIfThere(path: string): Directory | null {
+  static openIfThere(path: PathLike): Directory | null {
     try {
       return Directory.open(path);
     } catch {

@@ -6,10 +6,12 @@ import type { BigIntStats } from "node:fs";
 export type EntryType = "file" | "directory" | "symlink" | "other";
 
 export interface Entry {
-  /** Workspace path, "/" for the root. */
+  /** Workspace path, "/" for the root, names escaped (see names.ts). */
   path: string;
-  /** Last component ("" for the root). */
+  /** Last component ("" for the root), escaped like the path. */
   name: string;
+  /** Whether the path holds an escape (`\\` or `\xHH`). */
+  escaped: boolean;
   type: EntryType;
   size: bigint;
   /** Permission bits (st_mode & 0o7777). */
@@ -22,6 +24,7 @@ export function entryFromStats(path: string, stats: BigIntStats): Entry {
   return {
     path,
     name: path === "/" ? "" : path.slice(path.lastIndexOf("/") + 1),
+    escaped: path.includes("\\"),
     type: entryType(stats),
     size: stats.size,
     mode: Number(stats.mode & 0o7777n),

@@ -29,6 +29,19 @@ export class HeldDescriptor {
     }
   }
 
+  /** Keeps the descriptor open, for a user elsewhere (a search worker), until the returned function is called; close() waits for it. */
+  hold(): () => void {
+    this.fd; // refuses a closed descriptor
+    this.inFlight++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.inFlight--;
+      if (this.closing) this.closeWhenIdle();
+    };
+  }
+
   /**
    * Closes the descriptor once, after any operation still on the thread pool:
    * a number closed twice, or under a read, could be another file's by then.

@@ -2,6 +2,7 @@
 // through it and never see a descriptor or a host path.
 import { fstatSync, read, readSync } from "node:fs";
 import { versionOf, type Entry } from "./entry.js";
+import { assertLoneFile } from "./lone-file.js";
 import { HeldDescriptor } from "./held-descriptor.js";
 
 /** Reads of 1 MiB: few syscalls, small enough to keep memory flat. */
@@ -35,7 +36,11 @@ export class OpenFile {
     return buffer.subarray(0, await this.readInto(buffer, position));
   }
 
-  /** Fills `buffer` from `position` (less at the end of the file); returns the bytes read. The caller may reuse the buffer. */
+  /**
+   * Fills `buffer` from `position` (less at the end of the file); returns the
+   * bytes read. The caller may reuse the buffer. PATH_ESCAPES_WORKSPACE when
+   * the file gained a hard link meanwhile.
+   */
   async readInto(buffer: Buffer, position: number): Promise<number> {
     let filled = 0;
     while (filled < buffer.length) {
@@ -47,6 +52,8 @@ export class OpenFile {
       if (bytesRead === 0) break;
       filled += bytesRead;
     }
+    // Checked after the read, before anyone uses the bytes (lone-file.ts).
+    assertLoneFile(this.held.fd, this.entry.path);
     return filled;
   }
 

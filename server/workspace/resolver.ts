@@ -5,9 +5,10 @@
 // with O_NOFOLLOW; a symbolic link is followed by splicing its target into the
 // path and resolving again from the root, and only while it stays inside.
 import { fstatSync, lstatSync, promises as fsp, readlinkSync } from "node:fs";
-import type { BigIntStats } from "node:fs";
+import type { BigIntStats, PathLike } from "node:fs";
 import { fail } from "../errors.js";
-import { type Components, displayPath, joinComponents } from "./paths.js";
+import { type Components, checkCreatable, displayPath, joinComponents } from "./paths.js";
+import { fsPath, nameFromBytes } from "./names.js";
 import { errnoOf, translateErrno } from "./errno.js";
 import { Directory } from "./directory.js";
 
@@ -18,9 +19,14 @@ interface Held {
   readonly fd: number;
 }
 
-/** `/proc/self/fd/N/name`: `name` inside the directory we hold as N. */
-export function at(dir: Held, name: string): string {
-  return `/proc/self/fd/${dir.fd}/${name}`;
+/** `/proc/self/fd/N/name`: `name` (a held name, see names.ts) inside the directory we hold as N. */
+export function at(dir: Held, name: string): string | Buffer {
+  return fsPath(`/proc/self/fd/${dir.fd}/`, name);
+}
+
+/** The target of the symbolic link at `procPath`, as a held name string (its exact bytes kept). */
+export async function readLinkAt(procPath: PathLike): Promise<string> {
+  return nameFromBytes(await fsp.readlink(procPath, { encoding: "buffer" }));
 }
 
 /** `/proc/self/fd/N`: the very inode we hold as N. */
@@ -79,22 +85,33 @@ export class Resolver {
    * Like locate, but when the last component is a symbolic link whose target
    * stays inside, follows it (repeatedly) and locates the target instead. The
    * target may not exist yet (a dangling link inside is written through).
+   * null when a link leads to the workspace root itself (`rl -> .`), which has
+   * no parent: the caller treats it as the root directory.
    */
-  async locateFollowing(parts: Components, createDirs = false): Promise<Location & { stats: BigIntStats | null }> {
+  async locateFollowing(parts: Components, createDirs = false): Promise<(Location & { stats: BigIntStats | null }) | null> {
     const budget = { count: 0 };
     let current = parts;
     for (;;) {
+      if (current.length === 0) return null;
       const loc = await this.walk(current, createDirs, budget);
-      let target: string;
+      let target: string | null;
       try {
         const stats = await lstatOrNull(at(loc.dir, loc.name), displayPath(current));
         if (!stats?.isSymbolicLink()) return { ...loc, stats };
-        target = await fsp.readlink(at(loc.dir, loc.name));
+        target = await readLinkAt(at(loc.dir, loc.name)).catch((error: unknown) => {
+          // Swapped for something else since the lstat: resolve the name again.
+          if (errnoOf(error) === "EINVAL" || errnoOf(error) === "ENOENT") return null;
+          throw translateErrno(error, displayPath(current));
+        });
       } catch (error) {
         loc.dir.close();
         throw error;
       }
       loc.dir.close();
+      if (target === null) {
+        if (++budget.count > MAX_SYMLINKS) fail("CONTENT_CHANGED", `${displayPath(current)} kept changing while it was resolved; retry`);
+        continue;
+      }
       current = this.splice(loc.dirParts, loc.name, target, [], budget);
     }
   }
@@ -136,6 +153,8 @@ export class Resolver {
   private async walk(parts: Components, createDirs: boolean, budget: { count: number }): Promise<Location> {
     let pending = parts;
     restart: for (;;) {
+      // Directories made on the way: what a link leads to must stay within the tree limits too.
+      if (createDirs) checkCreatable(pending);
       let dir = this.openRoot();
       for (let i = 0; i < pending.length - 1; i++) {
         const name = pending[i]!;
@@ -150,13 +169,22 @@ export class Resolver {
             throw error;
           }
           // Not a directory: a symlink to follow, or a file in the way.
-          let target: string;
+          let target: string | null;
           try {
             const stats = await lstatOrNull(at(dir, name), shown);
-            if (!stats?.isSymbolicLink()) fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
-            target = await fsp.readlink(at(dir, name));
+            if (!stats) fail("NOT_FOUND", `${shown} does not exist`);
+            if (!stats.isSymbolicLink()) fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
+            target = await readLinkAt(at(dir, name)).catch((readError: unknown) => {
+              // Swapped for something else since the lstat: look at the name again.
+              if (errnoOf(readError) === "EINVAL" || errnoOf(readError) === "ENOENT") return null;
+              throw translateErrno(readError, shown);
+            });
           } finally {
             dir.close();
+          }
+          if (target === null) {
+            if (++budget.count > MAX_SYMLINKS) fail("CONTENT_CHANGED", `${shown} kept changing while it was resolved; retry`);
+            continue restart;
           }
           pending = this.splice(pending.slice(0, i), name, target, pending.slice(i + 1), budget);
           if (pending.length === 0) fail("INVALID_PATH", `${displayPath(parts)} resolves to the workspace root`);
@@ -201,7 +229,7 @@ export class Resolver {
  * caches in microseconds, while a thread-pool round trip each made up most of
  * a small Read's latency.
  */
-export async function lstatOrNull(procPath: string, shown: string): Promise<BigIntStats | null> {
+export async function lstatOrNull(procPath: PathLike, shown: string): Promise<BigIntStats | null> {
   try {
     return lstatSync(procPath, { bigint: true });
   } catch (error) {

@@ -14,6 +14,7 @@ import { fail } from "../errors.js";
 import { errnoOf } from "./errno.js";
 import { at, self } from "./resolver.js";
 import { removeContents } from "./remove.js";
+import { bytesOfName, fsPath } from "./names.js";
 import type { Directory } from "./directory.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY } = constants;
@@ -79,7 +80,7 @@ export class Staging {
   /** Creates a symbolic link (the caller has checked the target stays inside). */
   async symlink(parts: readonly string[], target: string): Promise<void> {
     try {
-      symlinkSync(target, inside(this.parentOf(parts), parts[parts.length - 1]!));
+      symlinkSync(bytesOfName(target), inside(this.parentOf(parts), parts[parts.length - 1]!));
     } catch (error) {
       if (errnoOf(error) === "EEXIST") unsafe(`archive symbolic link ${parts.join("/")} collides with another member`);
       throw error;
@@ -110,7 +111,7 @@ export class Staging {
   }
 
   /** The staging directory's path through its parent's descriptor (for a rename). */
-  procPath(): string {
+  procPath(): string | Buffer {
     return at(this.parent, this.name);
   }
 
@@ -200,8 +201,8 @@ export class Staging {
   }
 }
 
-/** `/proc/self/fd/N/name`: `name` inside the directory we hold as descriptor N. */
-function inside(dirFd: number, name: string): string {
-  return `/proc/self/fd/${dirFd}/${name}`;
+/** `/proc/self/fd/N/name`: `name` (a held name, names.ts) inside the directory we hold as descriptor N. */
+function inside(dirFd: number, name: string): string | Buffer {
+  return fsPath(`/proc/self/fd/${dirFd}/`, name);
 }
 

@@ -1,19 +1,24 @@
 // Depth-first walk of a directory through held descriptors: names sorted
 // within each directory, a directory before its contents, symlinks reported
 // and never followed, hidden names and .gitignore'd entries pruned on request.
-import { closeSync, constants, fstatSync, openSync, promises as fsp, readdirSync, readFileSync } from "node:fs";
+// Iterative, over a HeldPath (tree.ts): any depth, no recursion, a bounded
+// number of descriptors.
+import { closeSync, constants, fstatSync, openSync, promises as fsp, readSync } from "node:fs";
 import ignore, { type Ignore } from "ignore";
 import type { Components } from "./paths.js";
 import { displayPath } from "./paths.js";
 import { type Entry, entryFromStats } from "./entry.js";
-import { at, self, type Resolver } from "./resolver.js";
+import { at, type Resolver } from "./resolver.js";
 import { errnoOf } from "./errno.js";
 import { Directory } from "./directory.js";
 import { TEMP_FILE_PATTERN } from "./temp-files.js";
+import { escapeName, fsPath } from "./names.js";
+import { HeldPath, readNames } from "./tree.js";
+import { isLoneFile } from "./lone-file.js";
 
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
+const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 const MAX_GITIGNORE_BYTES = 1 << 20;
-/** Names of one directory examined together (their lstat and open calls run concurrently). */
+/** Names of one directory examined together (their lstat calls run concurrently). */
 const LOOKAHEAD = 64;
 
 export interface WalkOptions {
@@ -45,108 +50,164 @@ export interface OpenedFile {
   close(): Promise<void>;
 }
 
-export type WalkEntry = Entry & { opened?: OpenedFile };
+/** An entry of the walk, with its components (held names, for the file system) beside its shown path. */
+export type WalkEntry = Entry & { parts: Components; opened?: OpenedFile };
 
-/** The .gitignore rules of one directory, which apply to paths below it. */
+/** The .gitignore rules of one directory, which apply to paths below it; a chain up to the root (shared, never copied per level). */
 interface IgnoreLevel {
   /** Characters of a display path to drop for the path relative to the level's directory. */
   prefix: number;
   rules: Ignore;
+  parent: IgnoreLevel | null;
 }
 
 /** Walks below `start` (an open directory at `startParts`); closes `start`. */
 export async function* walk(start: Directory, startParts: Components, options: WalkOptions, resolver: Resolver): AsyncGenerator<WalkEntry> {
-  const levels = await startLevels(start, startParts, options.respectGitignore, resolver);
-  yield* walkDirectory(start, startParts, 1, levels, options);
+  const rootLevels = await startLevels(start, startParts, options.respectGitignore, resolver);
+  const path = new HeldPath(start);
+  const stack: DirectoryVisit[] = [];
+  try {
+    stack.push(visit(path.current(), startParts, 1, rootLevels, options));
+    while (stack.length > 0) {
+      const current = stack[stack.length - 1]!;
+      if (current.next === current.found.length) {
+        if (current.read < current.names.length) {
+          current.found = await lstatRun(path.current(), current, options);
+          current.next = 0;
+          current.opened = 0;
+          continue;
+        }
+        stack.pop();
+        if (stack.length > 0) path.leave();
+        continue;
+      }
+      // Open the files up to the next directory only: none is held open while the walk is below this one.
+      if (current.next === current.opened) current.opened = await openUpToDirectory(path.current(), current, options);
+      const item = current.found[current.next]!;
+      current.found[current.next++] = null; // the consumer owns its opened file from here
+      if (!item) continue;
+      yield item.entry;
+      const descend = item.isDirectory && options.recursive && (options.maxDepth === 0 || current.depth < options.maxDepth) && !options.prune?.(item.entry);
+      if (descend && path.enter(item.name)) stack.push(visit(path.current(), [...current.parts, item.name], current.depth + 1, current.levels, options));
+    }
+  } finally {
+    // Stopped early: close what was opened ahead and never handed out.
+    await Promise.all(stack.flatMap((level) => level.found.map((item) => item?.entry.opened?.close())));
+    path.close();
+  }
+}
+
+interface FoundEntry {
+  name: string;
+  entry: WalkEntry;
+  isDirectory: boolean;
+  openable: boolean;
+}
+
+interface DirectoryVisit {
+  parts: Components;
+  depth: number;
+  levels: IgnoreLevel | null;
+  tested: IgnoreTest[];
+  names: string[];
+  /** Names lstat'ed so far. */
+  read: number;
+  /** The current run of entries (null: handed out or skipped). */
+  found: (FoundEntry | null)[];
+  next: number;
+  /** Entries of the run whose files were opened (when wanted). */
+  opened: number;
+}
+
+function visit(dir: Directory, parts: Components, depth: number, levels: IgnoreLevel | null, options: WalkOptions): DirectoryVisit {
+  if (options.respectGitignore) {
+    const rules = readGitignore(dir.fd);
+    if (rules) levels = ignoreLevel(parts, rules, levels);
+  }
+  const names = readNames(dir)
+    .map((child) => child.name)
+    .filter((name) => !TEMP_FILE_PATTERN.test(name) && (options.includeHidden || !name.startsWith(".")))
+    .sort();
+  return { parts, depth, levels, tested: forDirectory(levels), names, read: 0, found: [], next: 0, opened: 0 };
+}
+
+/** lstat a run of names at once: one round trip to the thread pool per run, not per name. */
+async function lstatRun(dir: Directory, current: DirectoryVisit, options: WalkOptions): Promise<(FoundEntry | null)[]> {
+  const run = current.names.slice(current.read, current.read + LOOKAHEAD);
+  current.read += run.length;
+  const allStats = await Promise.all(run.map((name) => fsp.lstat(at(dir, name), { bigint: true }).catch(() => null)));
+  return run.map((name, k) => {
+    const stats = allStats[k];
+    if (!stats) return null; // removed while we walked
+    const parts = [...current.parts, name];
+    const path = displayPath(parts);
+    if (options.respectGitignore && isIgnored(current.tested, path, name, stats.isDirectory())) return null;
+    const entry: WalkEntry = { ...entryFromStats(path, stats), parts };
+    return { name, entry, isDirectory: stats.isDirectory(), openable: stats.isFile() && stats.nlink === 1n };
+  });
+}
+
+/** Opens the wanted files of the run from `next` up to the next directory (included); returns where it stopped. */
+async function openUpToDirectory(dir: Directory, current: DirectoryVisit, options: WalkOptions): Promise<number> {
+  let end = current.next;
+  while (end < current.found.length && !current.found[end]?.isDirectory) end++;
+  end = Math.min(end + 1, current.found.length);
+  if (!options.open) return end;
+  const items = current.found.slice(current.next, end);
+  // Every open settles before anything can close `dir` (the paths go through its descriptor number).
+  const opening = await Promise.allSettled(
+    items.map(async (item) => {
+      if (!item?.openable || !options.open!(item.entry)) return;
+      const handle = await fsp.open(at(dir, item.name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch(() => null);
+      if (handle) item.entry.opened = { fd: handle.fd, close: () => handle.close() };
+    }),
+  );
+  const failed = opening.find((result) => result.status === "rejected");
+  if (failed) {
+    await Promise.all(current.found.map((item) => item?.entry.opened?.close()));
+    current.found = [];
+    throw failed.reason;
+  }
+  return end;
 }
 
 /** The .gitignore rules above `start` when they are wanted; closes `start` when they cannot be read (a workspace closed meanwhile, an unreadable file). */
-async function startLevels(start: Directory, startParts: Components, respectGitignore: boolean, resolver: Resolver): Promise<IgnoreLevel[]> {
+async function startLevels(start: Directory, startParts: Components, respectGitignore: boolean, resolver: Resolver): Promise<IgnoreLevel | null> {
   try {
-    return respectGitignore ? await ancestorIgnoreLevels(startParts, resolver) : [];
+    return respectGitignore ? await ancestorIgnoreLevels(startParts, resolver) : null;
   } catch (error) {
     start.close();
     throw error;
   }
 }
 
-async function* walkDirectory(dir: Directory, parts: Components, depth: number, levels: IgnoreLevel[], options: WalkOptions): AsyncGenerator<WalkEntry> {
-  try {
-    if (options.respectGitignore) {
-      const rules = readGitignore(dir.fd);
-      if (rules) levels = [...levels, ignoreLevel(parts, rules)];
-    }
-    const tested = forDirectory(levels);
-    const names = (await fsp.readdir(self(dir)))
-      .sort()
-      .filter((name) => !TEMP_FILE_PATTERN.test(name) && (options.includeHidden || !name.startsWith(".")));
-    // lstat (and open) a run of names at once: one round trip to the thread pool per run, not per name.
-    for (let i = 0; i < names.length; i += LOOKAHEAD) {
-      const run = names.slice(i, i + LOOKAHEAD);
-      const allStats = await Promise.all(run.map((name) => fsp.lstat(at(dir, name), { bigint: true }).catch(() => null)));
-      const found: ({ name: string; entry: WalkEntry; isDirectory: boolean; openable: boolean } | null)[] = run.map((name, k) => {
-        const stats = allStats[k];
-        if (!stats) return null; // removed while we walked
-        const path = displayPath([...parts, name]);
-        if (options.respectGitignore && isIgnored(tested, path, name, stats.isDirectory())) return null;
-        const entry: WalkEntry = entryFromStats(path, stats);
-        return { name, entry, isDirectory: stats.isDirectory(), openable: stats.isFile() && stats.nlink === 1n };
-      });
-      // Every open settles before anything can close `dir` (the paths go through its descriptor number).
-      const opening = await Promise.allSettled(
-        found.map(async (item) => {
-          if (!item?.openable || !options.open?.(item.entry)) return;
-          const handle = await fsp.open(at(dir, item.name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch(() => null);
-          if (handle) item.entry.opened = { fd: handle.fd, close: () => handle.close() };
-        }),
-      );
-      const failed = opening.find((result) => result.status === "rejected");
-      if (failed) {
-        await Promise.all(found.map((item) => item?.entry.opened?.close()));
-        throw failed.reason;
-      }
-      try {
-        for (let k = 0; k < found.length; k++) {
-          const item = found[k];
-          if (!item) continue;
-          found[k] = null; // the consumer owns its opened file from here
-          yield item.entry;
-          const descend =
-            item.isDirectory && options.recursive && (options.maxDepth === 0 || depth < options.maxDepth) && !options.prune?.(item.entry);
-          if (!descend) continue;
-          const child = Directory.openIfThere(at(dir, item.name));
-          if (child) yield* walkDirectory(child, [...parts, item.name], depth + 1, levels, options);
-        }
-      } finally {
-        // Stopped early: close what was opened ahead and never handed out.
-        await Promise.all(found.map((item) => item?.entry.opened?.close()));
-      }
-    }
-  } finally {
-    dir.close();
-  }
+function ignoreLevel(base: Components, rules: Ignore, parent: IgnoreLevel | null): IgnoreLevel {
+  return { prefix: base.length === 0 ? 1 : displayPath(base).length + 1, rules, parent };
 }
 
-function ignoreLevel(base: Components, rules: Ignore): IgnoreLevel {
-  return { prefix: base.length === 0 ? 1 : displayPath(base).length + 1, rules };
+interface IgnoreTest {
+  prefix: number;
+  rules: Ignore;
 }
 
 /**
- * The levels' rules for testing one directory's entries: fresh copies of the
- * compiled rules, because an Ignore keeps every path it tested in a cache for
- * its lifetime. One instance over a whole walk held ~20,000 paths (and most of
- * the daemon's heap growth during a search); a directory's copy is dropped
- * with the directory.
+ * The levels' rules for testing one directory's entries, root first: fresh
+ * copies of the compiled rules, because an Ignore keeps every path it tested
+ * in a cache for its lifetime. One instance over a whole walk held ~20,000
+ * paths (and most of the daemon's heap growth during a search); a
+ * directory's copy is dropped with the directory.
  */
-function forDirectory(levels: IgnoreLevel[]): IgnoreLevel[] {
-  return levels.map((level) => ({ prefix: level.prefix, rules: ignore().add(level.rules) }));
+function forDirectory(levels: IgnoreLevel | null): IgnoreTest[] {
+  const tests: IgnoreTest[] = [];
+  for (let level = levels; level; level = level.parent) tests.push({ prefix: level.prefix, rules: ignore().add(level.rules) });
+  return tests.reverse();
 }
 
-/** Whether the entry `name` at the display path `path` is ignored. */
-function isIgnored(levels: IgnoreLevel[], path: string, name: string, isDirectory: boolean): boolean {
+/** Whether the entry `name` (a held name) at the display path `path` is ignored. */
+function isIgnored(tests: readonly IgnoreTest[], path: string, name: string, isDirectory: boolean): boolean {
   if (isDirectory && name === ".git") return true;
   let ignored = false;
-  for (const level of levels) {
+  for (const level of tests) {
     const relative = isDirectory ? path.slice(level.prefix) + "/" : path.slice(level.prefix);
     const verdict = level.rules.test(relative);
     if (verdict.ignored) ignored = true;
@@ -156,13 +217,13 @@ function isIgnored(levels: IgnoreLevel[], path: string, name: string, isDirector
 }
 
 /** The rules of the directories above the walk's start, root first. */
-async function ancestorIgnoreLevels(startParts: Components, resolver: Resolver): Promise<IgnoreLevel[]> {
-  const levels: IgnoreLevel[] = [];
+async function ancestorIgnoreLevels(startParts: Components, resolver: Resolver): Promise<IgnoreLevel | null> {
+  let levels: IgnoreLevel | null = null;
   let dir: Directory | null = resolver.openRoot();
   try {
     for (let i = 0; i < startParts.length && dir; i++) {
       const rules = readGitignore(dir.fd);
-      if (rules) levels.push(ignoreLevel(startParts.slice(0, i), rules));
+      if (rules) levels = ignoreLevel(startParts.slice(0, i), rules, levels);
       const next: Directory | null = Directory.openIfThere(at(dir, startParts[i]!));
       dir.close();
       dir = next;
@@ -175,28 +236,14 @@ async function ancestorIgnoreLevels(startParts: Components, resolver: Resolver):
 
 /** Files found by walkFiles, in walk order: names inside directories the walk holds open. */
 export interface HeldBatch {
-  /** Workspace paths. */
+  /** Workspace paths (shown, escaped). */
   paths: string[];
   /** The directory descriptor of each file, for openInHeldDirectory(dirFd, name) in the search workers. */
   dirFds: number[];
+  /** Held names (names.ts). */
   names: string[];
   /** Lets the batch's directories go (each closes after the walk and its last batch are done with it). Call once. */
   release(): void;
-}
-
-/** A directory descriptor shared by the walk and the batches that name files in it. */
-class HeldDirectory {
-  private refs = 1;
-  constructor(
-    readonly fd: number,
-    private readonly close: () => void,
-  ) {}
-  acquire(): void {
-    this.refs++;
-  }
-  release(): void {
-    if (--this.refs === 0) this.close();
-  }
 }
 
 export interface FileWalkOptions {
@@ -223,20 +270,17 @@ export async function* walkFiles(start: Directory, startParts: Components, optio
   let batches = 0;
   try {
     let directories = 0;
-    for (const file of walkFilesIn(new HeldDirectory(start.fd, () => start.close()), startParts, levels, options)) {
+    for (const file of walkFilesIn(start, startParts, levels, options)) {
       if (file === DIRECTORY_READ) {
         // Many directories with few files between batches: let other calls in now and then.
         if (++directories % DIRECTORIES_PER_TURN === 0) await new Promise(setImmediate);
         continue;
       }
-      if (!batch.directories.has(file.dir)) {
-        file.dir.acquire();
-        batch.directories.add(file.dir);
-      }
+      if (!batch.holds.has(file.dir)) batch.holds.set(file.dir, file.dir.hold());
       batch.paths.push(file.path);
       batch.dirFds.push(file.dir.fd);
       batch.names.push(file.name);
-      if (batch.paths.length >= options.batchFiles(batches) || batch.directories.size >= MAX_BATCH_DIRECTORIES) {
+      if (batch.paths.length >= options.batchFiles(batches) || batch.holds.size >= MAX_BATCH_DIRECTORIES) {
         batches++;
         const full = batch;
         batch = newBatch();
@@ -253,16 +297,16 @@ export async function* walkFiles(start: Directory, startParts: Components, optio
   }
 }
 
-function newBatch(): HeldBatch & { directories: Set<HeldDirectory> } {
-  const directories = new Set<HeldDirectory>();
+function newBatch(): HeldBatch & { holds: Map<Directory, () => void> } {
+  const holds = new Map<Directory, () => void>();
   return {
     paths: [],
     dirFds: [],
     names: [],
-    directories,
+    holds,
     release() {
-      for (const dir of directories) dir.release();
-      directories.clear();
+      for (const release of holds.values()) release();
+      holds.clear();
     },
   };
 }
@@ -280,66 +324,90 @@ const DIRECTORY_READ = null;
 /** Directories read synchronously in one turn of the event loop, at most. */
 const DIRECTORIES_PER_TURN = 64;
 
+interface FileVisit {
+  prefix: string;
+  tested: IgnoreTest[];
+  levels: IgnoreLevel | null;
+  parts: Components;
+  entries: { name: string; kind: string }[];
+  next: number;
+}
+
+/** The candidate files below `start` (which it closes), iteratively. */
 function* walkFilesIn(
-  dir: HeldDirectory,
-  parts: Components,
-  levels: IgnoreLevel[],
+  start: Directory,
+  startParts: Components,
+  startLevels: IgnoreLevel | null,
   options: FileWalkOptions,
-): Generator<{ dir: HeldDirectory; path: string; name: string } | typeof DIRECTORY_READ> {
+): Generator<{ dir: Directory; path: string; name: string } | typeof DIRECTORY_READ> {
+  const path = new HeldPath(start);
   try {
-    const all = readdirSync(`/proc/self/fd/${dir.fd}`, { withFileTypes: true });
+    const stack: FileVisit[] = [fileVisit(path.current(), startParts, startLevels, options)];
     yield DIRECTORY_READ;
-    // Only a directory that lists a .gitignore costs an open for it.
-    if (options.respectGitignore && all.some((e) => e.name === ".gitignore")) {
-      const rules = readGitignore(dir.fd);
-      if (rules) levels = [...levels, ignoreLevel(parts, rules)];
-    }
-    const entries = all
-      .filter((e) => !TEMP_FILE_PATTERN.test(e.name) && (options.includeHidden || !e.name.startsWith(".")))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const prefix = parts.length === 0 ? "/" : displayPath(parts) + "/";
-    const tested = forDirectory(levels);
-    for (const dirent of entries) {
-      const isDirectory = dirent.isDirectory();
-      if (!isDirectory && !dirent.isFile()) continue; // symlinks, FIFOs, sockets, devices
-      const path = prefix + dirent.name;
-      if (options.respectGitignore && isIgnored(tested, path, dirent.name, isDirectory)) continue;
-      if (isDirectory) {
-        if (options.prune?.(path)) continue;
-        const child = openDirectorySync(dir.fd, dirent.name);
-        if (child >= 0) yield* walkFilesIn(new HeldDirectory(child, () => closeSync(child)), [...parts, dirent.name], levels, options);
+    while (stack.length > 0) {
+      const current = stack[stack.length - 1]!;
+      if (current.next === current.entries.length) {
+        stack.pop();
+        if (stack.length > 0) path.leave();
         continue;
       }
-      if (options.want && !options.want(path)) continue;
-      yield { dir, path, name: dirent.name };
+      const child = current.entries[current.next++]!;
+      const isDirectory = child.kind === "directory";
+      if (!isDirectory && child.kind !== "file") continue; // symlinks, FIFOs, sockets, devices
+      const shown = current.prefix + escapeName(child.name);
+      if (options.respectGitignore && isIgnored(current.tested, shown, child.name, isDirectory)) continue;
+      if (isDirectory) {
+        if (options.prune?.(shown)) continue;
+        if (path.enter(child.name)) {
+          stack.push(fileVisit(path.current(), [...current.parts, child.name], current.levels, options));
+          yield DIRECTORY_READ;
+        }
+        continue;
+      }
+      if (options.want && !options.want(shown)) continue;
+      yield { dir: path.current(), path: shown, name: child.name };
     }
   } finally {
-    dir.release();
+    path.close();
   }
 }
 
-/** A subdirectory of the held directory `dirFd`, never through a symbolic link; -1 when it is gone or not a directory. */
-function openDirectorySync(dirFd: number, name: string): number {
-  try {
-    return openSync(`/proc/self/fd/${dirFd}/${name}`, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-  } catch {
-    return -1;
+function fileVisit(dir: Directory, parts: Components, levels: IgnoreLevel | null, options: FileWalkOptions): FileVisit {
+  const all = readNames(dir);
+  // Only a directory that lists a .gitignore costs an open for it.
+  if (options.respectGitignore && all.some((e) => e.name === ".gitignore")) {
+    const rules = readGitignore(dir.fd);
+    if (rules) levels = ignoreLevel(parts, rules, levels);
   }
+  const entries = all
+    .filter((e) => !TEMP_FILE_PATTERN.test(e.name) && (options.includeHidden || !e.name.startsWith(".")))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { prefix: parts.length === 0 ? "/" : displayPath(parts) + "/", tested: forDirectory(levels), levels, parts, entries, next: 0 };
 }
 
-/** The rules of the held directory's .gitignore (read synchronously: a small file, at most 1 MiB), or null. */
+/**
+ * The rules of the held directory's .gitignore (read synchronously: a small
+ * file, at most 1 MiB), or null: none, too large, or not a lone regular file
+ * once read (the rule of lone-file.ts: its bytes could be another file's).
+ */
 function readGitignore(dirFd: number): Ignore | null {
   let fd: number;
   try {
-    fd = openSync(`/proc/self/fd/${dirFd}/.gitignore`, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    fd = openSync(fsPath(`/proc/self/fd/${dirFd}/`, ".gitignore"), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   } catch (error) {
     if (errnoOf(error) === "ENOENT" || errnoOf(error) === "ELOOP") return null;
     throw error;
   }
   try {
-    const stats = fstatSync(fd);
-    if (!stats.isFile() || stats.size > MAX_GITIGNORE_BYTES) return null;
-    return ignore().add(readFileSync(fd, "utf8"));
+    const buffer = Buffer.allocUnsafe(Math.min(fstatSync(fd).size, MAX_GITIGNORE_BYTES) + 1);
+    let filled = 0;
+    for (let n = -1; n !== 0 && filled < buffer.length; filled += n) n = readSync(fd, buffer, filled, buffer.length - filled, filled);
+    if (filled > MAX_GITIGNORE_BYTES || !isLoneFile(fd)) return null;
+    return ignore().add(buffer.toString("utf8", 0, filled));
+  } catch (error) {
+    // EISDIR: a directory named .gitignore
+    if (errnoOf(error) === "EISDIR") return null;
+    throw error;
   } finally {
     closeSync(fd);
   }

@@ -4,17 +4,19 @@
 import { closeSync, constants, fstatSync, openSync, promises as fsp, readlinkSync } from "node:fs";
 import type { BigIntStats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { fail } from "../errors.js";
-import { type Components, displayPath } from "./paths.js";
+import { fail, FileToolsError } from "../errors.js";
+import { MAX_DEPTH, MAX_PATH_BYTES } from "./limits.js";
+import { type Components, byteLengthOfPath, checkCreatable, displayPath, namesDirectory } from "./paths.js";
 import { type Entry, entryFromStats, versionOf } from "./entry.js";
 import { errnoOf, translateErrno } from "./errno.js";
-import { Resolver, at, lstatOrNull, self, type Location } from "./resolver.js";
+import { Resolver, at, lstatOrNull, readLinkAt, self, type Location } from "./resolver.js";
 import { OpenFile } from "./open-file.js";
 import { Directory } from "./directory.js";
 import { walk, walkFiles, type FileWalkOptions, type HeldBatch, type WalkEntry, type WalkOptions } from "./walk.js";
 import { TEMP_FILE_PATTERN, tempFileName } from "./temp-files.js";
 import { Staging } from "./staging.js";
 import { removeContents, removeTree } from "./remove.js";
+import { HeldPath, readNames, treeFits, type DirectoryName } from "./tree.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK } = constants;
 
@@ -71,6 +73,7 @@ export class Workspace {
     return withClosed(loc.dir, async () => {
       const stats = await lstatOrNull(at(loc.dir, loc.name), displayPath(parts));
       if (!stats) fail("NOT_FOUND", `${displayPath(parts)} does not exist`);
+      if (namesDirectory(parts) && !stats.isDirectory()) fail("NOT_A_DIRECTORY", `${displayPath(parts)} is not a directory`);
       return entryFromStats(displayPath(parts), stats);
     });
   }
@@ -83,9 +86,11 @@ export class Workspace {
     const shown = displayPath(parts);
     if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
     const loc = await this.resolver.locateFollowing(parts);
+    if (!loc) fail("IS_A_DIRECTORY", `${shown} leads to the workspace root, a directory`);
     let fd: number;
     try {
       if (!loc.stats) fail("NOT_FOUND", `${shown} does not exist`);
+      if (namesDirectory(parts) && !loc.stats.isDirectory()) fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
       fd = openSync(at(loc.dir, loc.name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK); // synchronous: see lstatOrNull
     } catch (error) {
       throw translateErrno(error, shown);
@@ -113,9 +118,11 @@ export class Workspace {
     const shown = displayPath(parts);
     if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
     const loc = await this.resolver.locateFollowing(parts, options.createDirs);
+    if (!loc) fail("IS_A_DIRECTORY", `${shown} leads to the workspace root, a directory`);
     return withClosed(loc.dir, async () => {
       const existing = loc.stats;
-      if (existing) assertRegularFile(existing, shown);
+      assertFileTarget(parts, existing, shown);
+      if (!existing) checkCreatable([...loc.dirParts, loc.name]);
       if (existing && options.mode === "create-only") fail("ALREADY_EXISTS", `${shown} already exists`);
       if (!existing && options.mode === "replace-only") fail("NOT_FOUND", `${shown} does not exist`);
       checkVersion(existing, options.ifVersion, shown);
@@ -143,18 +150,39 @@ export class Workspace {
    * change. A missing file is created atomically like writeFile.
    */
   async appendFile(parts: Components, content: Uint8Array, options: Omit<WriteOptions, "mode">): Promise<WriteResult> {
+    // Another process may create or remove the file between our look and our
+    // write: each such race sends us round again (bounded), never to a wrong answer.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.appendOnce(parts, content, options);
+      } catch (error) {
+        if (!(error instanceof FileAppeared || error instanceof FileVanished)) throw error;
+        if (attempt === APPEND_ATTEMPTS) fail("CONTENT_CHANGED", `${displayPath(parts)} kept being created and removed during the append; retry`);
+      }
+    }
+  }
+
+  private async appendOnce(parts: Components, content: Uint8Array, options: Omit<WriteOptions, "mode">): Promise<WriteResult> {
     const shown = displayPath(parts);
     if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
     const loc = await this.resolver.locateFollowing(parts, options.createDirs);
+    if (!loc) fail("IS_A_DIRECTORY", `${shown} leads to the workspace root, a directory`);
     const existing = loc.stats;
     if (!existing) {
       loc.dir.close();
-      return this.writeFile(parts, content, { ...options, mode: "create-only" });
+      if (options.ifVersion) checkVersion(null, options.ifVersion, shown);
+      try {
+        return await this.writeFile(parts, content, { ...options, mode: "create-only" });
+      } catch (error) {
+        if (error instanceof FileToolsError && error.reason === "ALREADY_EXISTS") throw new FileAppeared();
+        throw error;
+      }
     }
     return withClosed(loc.dir, async () => {
-      assertRegularFile(existing, shown);
+      assertFileTarget(parts, existing, shown);
       checkVersion(existing, options.ifVersion, shown);
       const handle = await fsp.open(at(loc.dir, loc.name), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK).catch((error: unknown) => {
+        if (errnoOf(error) === "ENOENT") throw new FileVanished();
         throw translateErrno(error, shown);
       });
       await withClosed(handle, async () => {
@@ -180,6 +208,7 @@ export class Workspace {
     return withClosed(loc.dir, async () => {
       const stats = await lstatOrNull(at(loc.dir, loc.name), shown);
       if (!stats) return false;
+      if (namesDirectory(parts) && !stats.isDirectory()) fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
       checkVersion(stats, options.ifVersion, shown);
       try {
         if (stats.isDirectory()) {
@@ -209,15 +238,22 @@ export class Workspace {
     return withClosed(src.dir, async () => {
       const stats = await lstatOrNull(at(src.dir, src.name), from);
       if (!stats) fail("NOT_FOUND", `${from} does not exist`);
+      if (namesDirectory(source) && !stats.isDirectory()) fail("NOT_A_DIRECTORY", `${from} is not a directory`);
+      if (namesDirectory(destination) && !stats.isDirectory()) fail("NOT_A_DIRECTORY", `${to} names a directory but ${from} is not one`);
       checkVersion(stats, options.ifVersion, from);
       const dst = await this.resolver.locate(destination, options.createDirs);
       return withClosed(dst.dir, async () => {
         const present = await lstatOrNull(at(dst.dir, dst.name), to);
         if (present && !options.overwrite) fail("ALREADY_EXISTS", `${to} already exists; set overwrite to replace it`);
         if (present?.isDirectory() && !stats.isDirectory()) fail("IS_A_DIRECTORY", `${to} is a directory`);
+        const target = [...dst.dirParts, dst.name];
+        checkCreatable(target);
+        if (stats.isDirectory()) await this.checkMovedTreeFits(src, [...src.dirParts, src.name], target, from, to);
         try {
           await fsp.rename(at(src.dir, src.name), at(dst.dir, dst.name));
         } catch (error) {
+          // EINVAL: the destination is inside the source (reached through a link).
+          if (errnoOf(error) === "EINVAL") fail("INVALID_ARGUMENT", `cannot move ${from} into itself (${to})`);
           throw translateErrno(error, to);
         }
         await src.dir.sync();
@@ -234,6 +270,7 @@ export class Workspace {
     const loc = await this.resolver.locate(parts, options.parents);
     return withClosed(loc.dir, async () => {
       try {
+        checkCreatable([...loc.dirParts, loc.name]);
         await fsp.mkdir(at(loc.dir, loc.name), NEW_DIRECTORY_MODE);
       } catch (error) {
         if (errnoOf(error) !== "EEXIST") throw translateErrno(error, shown);
@@ -271,7 +308,7 @@ export class Workspace {
     const loc = await this.resolver.locate(parts);
     return withClosed(loc.dir, async () => {
       try {
-        return await fsp.readlink(at(loc.dir, loc.name));
+        return await readLinkAt(at(loc.dir, loc.name));
       } catch (error) {
         throw translateErrno(error, shown);
       }
@@ -334,11 +371,11 @@ export class Workspace {
       await fsp.mkdir(at(root, trashName), 0o700);
       const trash = Directory.open(at(root, trashName));
       try {
-        for (const name of await fsp.readdir(self(root))) {
+        for (const { name } of readNames(root)) {
           if (name === trashName || name === staging.name) continue;
           await fsp.rename(at(root, name), at(trash, name));
         }
-        for (const name of await fsp.readdir(self(staging.dir))) await fsp.rename(at(staging.dir, name), at(root, name));
+        for (const { name } of readNames(staging.dir)) await fsp.rename(at(staging.dir, name), at(root, name));
         await root.sync();
         await removeContents(trash);
       } finally {
@@ -356,9 +393,25 @@ export class Workspace {
     return sweep(this.resolver.openRoot());
   }
 
+  /** Refuses a move of the directory `sourceParts` that would take something in it past the tree limits. */
+  private async checkMovedTreeFits(src: Location, sourceParts: Components, target: Components, from: string, to: string): Promise<void> {
+    // Only a move deeper or to a longer path can newly exceed them.
+    const targetBytes = byteLengthOfPath(target);
+    if (target.length <= sourceParts.length && targetBytes <= byteLengthOfPath(sourceParts)) return;
+    const overflow = treeFits(Directory.open(at(src.dir, src.name)), { depth: MAX_DEPTH - target.length, bytes: MAX_PATH_BYTES - targetBytes - 1 });
+    if (overflow) {
+      fail("INVALID_PATH", `moving ${from} to ${to} would take ${displayPath([...target, ...overflow.slice(0, 4)])}/… past the limits of ${MAX_DEPTH} levels and ${MAX_PATH_BYTES} bytes`);
+    }
+  }
+
   private async openDirectory(parts: Components, shown: string): Promise<Directory> {
     if (parts.length === 0) return this.resolver.openRoot();
     const loc = await this.resolver.locateFollowing(parts);
+    if (!loc) return this.resolver.openRoot();
+    if (namesDirectory(parts) && loc.stats && !loc.stats.isDirectory()) {
+      loc.dir.close();
+      fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
+    }
     return withClosed(loc.dir, async () => {
       if (!loc.stats) fail("NOT_FOUND", `${shown} does not exist`);
       if (!loc.stats.isDirectory()) fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
@@ -392,6 +445,18 @@ function checkVersion(stats: BigIntStats | null, ifVersion: string | undefined, 
     fail("CONTENT_CHANGED", `${shown} changed: its version is ${current || "(absent)"}, not ${ifVersion}`, { current_version: current });
   }
 }
+
+/** A file to write at `parts`: a regular file, or nothing yet; a path that ends in "/" names a directory, never a file. */
+function assertFileTarget(parts: Components, existing: BigIntStats | null, shown: string): void {
+  if (existing) assertRegularFile(existing, shown);
+  if (namesDirectory(parts)) fail("NOT_A_DIRECTORY", `${shown} ends in "/", but a file is written there`);
+}
+
+const APPEND_ATTEMPTS = 5;
+/** The file appeared between our look and a create-only write: append to it instead. */
+class FileAppeared extends Error {}
+/** The file vanished between our look and the open: create it instead. */
+class FileVanished extends Error {}
 
 function assertRegularFile(stats: BigIntStats, shown: string): void {
   if (stats.isDirectory()) fail("IS_A_DIRECTORY", `${shown} is a directory`);
@@ -439,31 +504,42 @@ async function writeAll(handle: FileHandle, bytes: Uint8Array): Promise<void> {
   }
 }
 
+/** Removes the temp files and staging directories below `dir` (which it closes); iterative, see tree.ts. */
 async function sweep(dir: Directory): Promise<number> {
-  return withClosed(dir, async () => {
-    let removed = 0;
-    for (const child of await fsp.readdir(self(dir), { withFileTypes: true })) {
-      if (child.isDirectory() && TEMP_FILE_PATTERN.test(child.name)) {
+  const path = new HeldPath(dir);
+  let removed = 0;
+  try {
+    const pending: Array<{ names: DirectoryName[]; next: number }> = [{ names: readNames(path.current()), next: 0 }];
+    while (pending.length > 0) {
+      const level = pending[pending.length - 1]!;
+      if (level.next === level.names.length) {
+        pending.pop();
+        if (pending.length > 0) path.leave();
+        continue;
+      }
+      const child = level.names[level.next++]!;
+      if (child.kind === "directory" && TEMP_FILE_PATTERN.test(child.name)) {
         // a staging directory of an interrupted restore or import
-        await removeTree(dir, child.name);
+        await removeTree(path.current(), child.name);
         removed++;
-      } else if (child.isDirectory()) {
-        const sub = Directory.openIfThere(at(dir, child.name));
-        if (sub) removed += await sweep(sub);
-      } else if (child.isFile() && TEMP_FILE_PATTERN.test(child.name)) {
-        await fsp.unlink(at(dir, child.name));
+      } else if (child.kind === "directory") {
+        if (path.enter(child.name)) pending.push({ names: readNames(path.current()), next: 0 });
+      } else if (child.kind === "file" && TEMP_FILE_PATTERN.test(child.name)) {
+        await fsp.unlink(at(path.current(), child.name));
         removed++;
       }
     }
     return removed;
-  });
+  } finally {
+    path.close();
+  }
 }
 
 /** Moves every entry of `src` into `dst`, merging directories present on both sides. */
 async function mergeInto(src: Directory, dst: Directory): Promise<void> {
-  for (const child of await fsp.readdir(self(src), { withFileTypes: true })) {
+  for (const child of readNames(src)) {
     const present = await fsp.lstat(at(dst, child.name)).catch(() => null);
-    if (child.isDirectory() && present?.isDirectory()) {
+    if (child.kind === "directory" && present?.isDirectory()) {
       const from = Directory.open(at(src, child.name));
       await withClosed(from, async () => {
         const to = Directory.open(at(dst, child.name));
@@ -473,7 +549,7 @@ async function mergeInto(src: Directory, dst: Directory): Promise<void> {
     }
     // A directory cannot be renamed over a file or link, nor a file over a directory: remove what is there first.
     if (present?.isDirectory()) await removeTree(dst, child.name);
-    else if (present && child.isDirectory()) await fsp.unlink(at(dst, child.name));
+    else if (present && child.kind === "directory") await fsp.unlink(at(dst, child.name));
     await fsp.rename(at(src, child.name), at(dst, child.name));
   }
 }

@@ -96,8 +96,10 @@ const (
 	ErrorReason_ERROR_REASON_UNSPECIFIED ErrorReason = 0
 	// PERMISSION_DENIED: the path leaves the workspace (.., an escaping symlink, ...).
 	ErrorReason_ERROR_REASON_PATH_ESCAPES_WORKSPACE ErrorReason = 1
-	// INVALID_ARGUMENT: NUL, control character, backslash, empty where a file is
-	// needed, over 4096 bytes, or a component over 255 bytes.
+	// INVALID_ARGUMENT: NUL, control character, a backslash that is not an
+	// escape (`\\`, `\xHH`), empty where a file is needed, over 4096 bytes, a
+	// component over 255 bytes, or (where an entry is created: Write, MakeDir,
+	// Move, Upload) deeper than 1024 levels.
 	ErrorReason_ERROR_REASON_INVALID_PATH ErrorReason = 2
 	// NOT_FOUND: the path (or a parent of it) does not exist.
 	ErrorReason_ERROR_REASON_NOT_FOUND ErrorReason = 3
@@ -251,11 +253,18 @@ func (ErrorReason) EnumDescriptor() ([]byte, []int) {
 
 // What the daemon knows of one file or directory. Paths are workspace paths:
 // they start with "/" and "/" is the workspace root.
+//
+// File names are bytes; every path the daemon returns shows them as text: a
+// byte that is not part of valid UTF-8 as `\xHH` (two lowercase hex digits)
+// and a backslash in a name as `\\`; valid UTF-8 is shown as it is. Request
+// paths accept the same escapes (`\xHH` is that byte, `\\` a backslash; any
+// other backslash is INVALID_PATH), so a path shown can be passed back as is.
+// The bytes `62 ff` are shown as "/b\xff"; a file named `a\b` as "/a\\b".
 type FileInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Workspace path of the entry, e.g. "/src/a.ts".
+	// Workspace path of the entry, e.g. "/src/a.ts" (escaped, see above).
 	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	// Last component of the path ("" for the root).
+	// Last component of the path ("" for the root), escaped like the path.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// Entry type (see FileType).
 	Type FileType `protobuf:"varint,3,opt,name=type,proto3,enum=filetools.v1.FileType" json:"type,omitempty"`
@@ -274,7 +283,11 @@ type FileInfo struct {
 	IsBinary *bool `protobuf:"varint,8,opt,name=is_binary,json=isBinary,proto3,oneof" json:"is_binary,omitempty"`
 	// Set only when asked for (Stat.count_lines) on a text file: the number of
 	// lines, counting a last line without a newline.
-	LineCount     *int64 `protobuf:"varint,9,opt,name=line_count,json=lineCount,proto3,oneof" json:"line_count,omitempty"`
+	LineCount *int64 `protobuf:"varint,9,opt,name=line_count,json=lineCount,proto3,oneof" json:"line_count,omitempty"`
+	// True when path (or name) holds an escape: a byte that is not valid UTF-8
+	// (`\xHH`) or a backslash (`\\`). Then the shown text is not the name's
+	// bytes as UTF-8; pass it back as is to act on the file.
+	Escaped       bool `protobuf:"varint,10,opt,name=escaped,proto3" json:"escaped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -372,6 +385,13 @@ func (x *FileInfo) GetLineCount() int64 {
 	return 0
 }
 
+func (x *FileInfo) GetEscaped() bool {
+	if x != nil {
+		return x.Escaped
+	}
+	return false
+}
+
 // A piece of a byte stream (Upload, Download, ExportSnapshot, ImportArchive).
 type DataChunk struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -422,7 +442,7 @@ var File_filetools_v1_common_proto protoreflect.FileDescriptor
 
 const file_filetools_v1_common_proto_rawDesc = "" +
 	"\n" +
-	"\x19filetools/v1/common.proto\x12\ffiletools.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb5\x02\n" +
+	"\x19filetools/v1/common.proto\x12\ffiletools.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xcf\x02\n" +
 	"\bFileInfo\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12*\n" +
@@ -433,7 +453,9 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\aversion\x18\a \x01(\tR\aversion\x12 \n" +
 	"\tis_binary\x18\b \x01(\bH\x00R\bisBinary\x88\x01\x01\x12\"\n" +
 	"\n" +
-	"line_count\x18\t \x01(\x03H\x01R\tlineCount\x88\x01\x01B\f\n" +
+	"line_count\x18\t \x01(\x03H\x01R\tlineCount\x88\x01\x01\x12\x18\n" +
+	"\aescaped\x18\n" +
+	" \x01(\bR\aescapedB\f\n" +
 	"\n" +
 	"_is_binaryB\r\n" +
 	"\v_line_count\"\x1f\n" +

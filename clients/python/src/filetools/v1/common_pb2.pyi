@@ -82,7 +82,7 @@ ERROR_REASON_UNAUTHENTICATED: ErrorReason
 ERROR_REASON_WORKSPACE_NOT_ALLOWED: ErrorReason
 
 class FileInfo(_message.Message):
-    __slots__ = ("path", "name", "type", "size", "mode", "mtime", "version", "is_binary", "line_count")
+    __slots__ = ("path", "name", "type", "size", "mode", "mtime", "version", "is_binary", "line_count", "escaped")
     PATH_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -92,6 +92,7 @@ class FileInfo(_message.Message):
     VERSION_FIELD_NUMBER: _ClassVar[int]
     IS_BINARY_FIELD_NUMBER: _ClassVar[int]
     LINE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    ESCAPED_FIELD_NUMBER: _ClassVar[int]
     path: str
     name: str
     type: FileType
@@ -101,7 +102,8 @@ class FileInfo(_message.Message):
     version: str
     is_binary: bool
     line_count: int
-    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., type: _Optional[_Union[FileType, str]] = ..., size: _Optional[int] = ..., mode: _Optional[int] = ..., mtime: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[str] = ..., is_binary: _Optional[bool] = ..., line_count: _Optional[int] = ...) -> None: ...
+    escaped: bool
+    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., type: _Optional[_Union[FileType, str]] = ..., size: _Optional[int] = ..., mode: _Optional[int] = ..., mtime: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[str] = ..., is_binary: _Optional[bool] = ..., line_count: _Optional[int] = ..., escaped: _Optional[bool] = ...) -> None: ...
 
 class DataChunk(_message.Message):
     __slots__ = ("data",)

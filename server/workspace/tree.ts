@@ -1,0 +1,137 @@
+// Walking trees of any depth without recursion and without a descriptor per
+// level. A HeldPath is the chain of directories from a start directory down
+// to the one being worked on; only the deepest WINDOW of them stay open (and
+// the start), the others are reopened on the way back up, one name at a time
+// from the nearest held ancestor (O_NOFOLLOW) and checked to be the same
+// directory (device and inode), so a tree swapped meanwhile is noticed, never
+// followed. A 10,000-deep tree costs ~WINDOW descriptors and no stack.
+import { fstatSync, readdirSync } from "node:fs";
+import { fail } from "../errors.js";
+import { Directory } from "./directory.js";
+import { byteLengthOfName, nameFromBytes } from "./names.js";
+import { at, self } from "./resolver.js";
+
+/** Directories of a HeldPath kept open below its start. */
+const WINDOW = 32;
+
+export type NameKind = "directory" | "file" | "symlink" | "other";
+
+export interface DirectoryName {
+  /** A held name (names.ts): its exact bytes are kept. */
+  name: string;
+  kind: NameKind;
+}
+
+/** The entries of a held directory (one readdir with types; names as held strings, in directory order). */
+export function readNames(dir: Directory): DirectoryName[] {
+  return readdirSync(self(dir), { withFileTypes: true, encoding: "buffer" }).map((dirent) => ({
+    name: nameFromBytes(dirent.name),
+    kind: dirent.isDirectory() ? "directory" : dirent.isFile() ? "file" : dirent.isSymbolicLink() ? "symlink" : "other",
+  }));
+}
+
+interface Frame {
+  name: string;
+  dev: bigint;
+  ino: bigint;
+  dir: Directory | null;
+}
+
+export class HeldPath {
+  private readonly frames: Frame[];
+
+  /** Takes ownership of `start` (closed by close()). */
+  constructor(start: Directory) {
+    const stats = fstatSync(start.fd, { bigint: true });
+    this.frames = [{ name: "", dev: stats.dev, ino: stats.ino, dir: start }];
+  }
+
+  /** Levels below the start (0 at the start). */
+  get depth(): number {
+    return this.frames.length - 1;
+  }
+
+  /** Names from the start down to the current directory. */
+  names(): string[] {
+    return this.frames.slice(1).map((frame) => frame.name);
+  }
+
+  /** The current directory, open (reopened if the window had closed it). */
+  current(): Directory {
+    const top = this.frames[this.frames.length - 1]!;
+    if (top.dir) return top.dir;
+    let held = this.frames.length - 1;
+    while (!this.frames[held]!.dir) held--;
+    for (let k = held + 1; k < this.frames.length; k++) {
+      const frame = this.frames[k]!;
+      const dir = Directory.openIfThere(at(this.frames[k - 1]!.dir!, frame.name));
+      const stats = dir ? fstatSync(dir.fd, { bigint: true }) : null;
+      if (!dir || stats!.dev !== frame.dev || stats!.ino !== frame.ino) {
+        dir?.close();
+        fail("CONTENT_CHANGED", "a directory was moved or replaced while the tree was walked; retry");
+      }
+      frame.dir = dir;
+    }
+    this.trim();
+    return top.dir!;
+  }
+
+  /** Enters the subdirectory `name` of the current directory (never through a link); false when it is gone or not a directory. */
+  enter(name: string): boolean {
+    const dir = Directory.openIfThere(at(this.current(), name));
+    if (!dir) return false;
+    const stats = fstatSync(dir.fd, { bigint: true });
+    this.frames.push({ name, dev: stats.dev, ino: stats.ino, dir });
+    this.trim();
+    return true;
+  }
+
+  /** Goes back up to the parent (which must not be the start's). */
+  leave(): void {
+    if (this.frames.length === 1) throw new Error("HeldPath.leave at its start");
+    this.frames.pop()!.dir?.close();
+  }
+
+  /** Closes every directory held, the start too. */
+  close(): void {
+    for (const frame of this.frames) frame.dir?.close();
+    this.frames.length = 0;
+  }
+
+  /** Keeps the start and the deepest WINDOW directories open. */
+  private trim(): void {
+    const stale = this.frames.length - 1 - WINDOW;
+    if (stale < 1) return;
+    const frame = this.frames[stale]!;
+    frame.dir?.close();
+    frame.dir = null;
+  }
+}
+
+/**
+ * Whether the tree below `dir` (which it closes) fits a budget: depth levels below it and
+ * bytes of paths relative to it (components joined by "/"). Returns the
+ * relative path of the first entry past it, or null when everything fits.
+ * Stops at the first overflow: it costs at most the size of the tree.
+ */
+export function treeFits(dir: Directory, budget: { depth: number; bytes: number }): string[] | null {
+  const path = new HeldPath(dir);
+  try {
+    const pending: Array<{ names: DirectoryName[]; next: number; bytes: number }> = [{ names: readNames(path.current()), next: 0, bytes: 0 }];
+    while (pending.length > 0) {
+      const level = pending[pending.length - 1]!;
+      if (level.next === level.names.length) {
+        pending.pop();
+        if (pending.length > 0) path.leave();
+        continue;
+      }
+      const child = level.names[level.next++]!;
+      const bytes = level.bytes + (level.bytes > 0 ? 1 : 0) + byteLengthOfName(child.name);
+      if (pending.length > budget.depth || bytes > budget.bytes) return [...path.names(), child.name];
+      if (child.kind === "directory" && path.enter(child.name)) pending.push({ names: readNames(path.current()), next: 0, bytes });
+    }
+    return null;
+  } finally {
+    path.close();
+  }
+}
