@@ -63,7 +63,8 @@ export function memberParts(raw: string, limits: ExtractLimits): string[] {
   // A leading "./" and a directory's trailing "/" are not part of the path the limit counts.
   if (byteLengthOfName(raw) > limits.maxNameBytes + 3) unsafe(`archive member name longer than ${limits.maxNameBytes} bytes`);
   if (raw.startsWith("/")) unsafe(`archive member ${shown} has an absolute name`);
-  if (/[\u0000-\u001f\u007f\\]/.test(raw)) unsafe(`archive member ${shown} has a control character or backslash in its name`);
+  // A backslash is an ordinary byte of a POSIX name (the API creates such names; only "/" separates).
+  if (/[\u0000-\u001f\u007f]/.test(raw)) unsafe(`archive member ${shown} has a control character in its name`);
   if (/^[a-zA-Z]:/.test(raw)) unsafe(`archive member ${shown} has a drive-letter name`);
   const parts: string[] = [];
   for (const part of raw.split("/")) {

@@ -6,8 +6,12 @@
 
 /** Components below the root in any path. */
 export const MAX_DEPTH = 1024;
-/** Bytes of a path below the root, components joined by "/" (no leading "/"). */
-export const MAX_PATH_BYTES = 4096;
+/**
+ * Bytes of a path below the root, components joined by "/" (no leading "/"):
+ * 4096 with the leading "/", and the longest relative path a system call
+ * takes (PATH_MAX counts the NUL), so GNU tar can extract it too.
+ */
+export const MAX_PATH_BYTES = 4095;
 /** Bytes of one component (Linux NAME_MAX). */
 export const MAX_COMPONENT_BYTES = 255;
 /** Bytes of a symbolic link's target (Linux PATH_MAX less the NUL). */

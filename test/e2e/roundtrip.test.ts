@@ -1,0 +1,152 @@
+// The round trip of every tree the API can make (and the odd names an
+// agent's shell makes): FinishRun on one daemon, StartRun's restore on a
+// fresh daemon (new data dir, same store), compared byte for byte: content,
+// modes, symlink targets and names as bytes. GNU tar extracts the same
+// snapshot to the same bytes. A tree past the limits fails FinishRun clearly.
+import { execFileSync } from "node:child_process";
+import { chmodSync, closeSync, constants, lstatSync, openSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { expectError, listAll, startDaemon, type Daemon } from "./daemon.js";
+import { exportTarball } from "./runs-scenario.js";
+
+const scratch = realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-roundtrip-")));
+afterAll(() => execFileSync("rm", ["-rf", scratch]));
+
+// The limits of server/workspace/limits.ts.
+const MAX_DEPTH = 1024;
+const MAX_PATH_BYTES = 4095;
+const MAX_SYMLINK_TARGET_BYTES = 4095;
+
+const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p) : Buffer.from(p))));
+
+/**
+ * Everything below `dir`, by name bytes (hex-keyed): type, mode, content or
+ * link target. Walks through held descriptors (/proc/self/fd/N/name): the
+ * deepest paths are longer than PATH_MAX from the host root.
+ */
+function snapshotOf(dir: Buffer | string): Map<string, string> {
+  const out = new Map<string, string>();
+  const visit = (fd: number, rel: string) => {
+    const at = (name: Buffer) => Buffer.concat([Buffer.from(`/proc/self/fd/${fd}/`), name]);
+    for (const name of readdirSync(`/proc/self/fd/${fd}`, { encoding: "buffer" })) {
+      const key = rel + "/" + name.toString("hex");
+      const stats = lstatSync(at(name));
+      const mode = (stats.mode & 0o777).toString(8);
+      if (stats.isSymbolicLink()) out.set(key, `link ${readlinkSync(at(name), { encoding: "buffer" }).toString("hex")}`);
+      else if (stats.isDirectory()) {
+        out.set(key, `dir ${mode}`);
+        const child = openSync(at(name), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+        try {
+          visit(child, key);
+        } finally {
+          closeSync(child);
+        }
+      } else out.set(key, `file ${mode} ${readFileSync(at(name)).toString("hex")}`);
+    }
+  };
+  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    visit(fd, "");
+  } finally {
+    closeSync(fd);
+  }
+  return out;
+}
+
+/** The helper's cleanup removes by host path, which the longest paths exceed: a recursive Delete (of any depth) first. */
+async function deleteLongPaths(daemon: Daemon, workspace: string): Promise<void> {
+  for (const top of ["/" + "n".repeat(255), "/d"]) await daemon.client.files.delete({ workspace, path: top, recursive: true }).catch(() => undefined);
+}
+
+describe("round trip: FinishRun → a fresh daemon → StartRun restore", () => {
+  it("keeps every tree the API can make, and shell-made names, byte for byte", async () => {
+    const store = `file://${path.join(scratch, "store")}`;
+    const a = await startDaemon({ args: ["--store", store] });
+    let expected: Map<string, string>;
+    let snapshotId: string;
+    try {
+      const c = a.client.files;
+      const ws = "rt";
+      const { run } = await a.client.workspaces.startRun({ workspace: ws, restore: "NONE" });
+      const write = (p: string, body: string | Buffer) =>
+        c.write({ workspace: ws, path: p, body: typeof body === "string" ? { case: "content", value: body } : { case: "data", value: body } });
+      // the deepest path allowed, and the longest
+      await write("/" + Array(MAX_DEPTH - 1).fill("d").join("/") + "/deepest.txt", "deep\n");
+      const longParts = [...Array(15).fill("n".repeat(255)), "e".repeat(255)]; // 16 × 255 + 15 slashes
+      expect(longParts.join("/").length).toBe(MAX_PATH_BYTES);
+      await write("/" + longParts.join("/"), "long\n");
+      await expectError(write("/" + Array(MAX_DEPTH).fill("d").join("/") + "/x", "x"), "INVALID_ARGUMENT", "INVALID_PATH");
+      await write("/" + "L".repeat(255), "longest name\n");
+      await write("/ünïcødé/日本語/😀.txt", "unicode\n");
+      await write("/empty.txt", "");
+      await write("/big.bin", randomBytes(5 * 1024 * 1024 + 123));
+      await write("/back\\\\slash.txt", "a name with a backslash\n");
+      await c.makeDir({ workspace: ws, path: "/empty-dir" });
+      await c.makeDir({ workspace: ws, path: "/nested/empty/dirs", parents: true });
+      await write("/run.sh", "#!/bin/sh\necho hi\n");
+      chmodSync(path.join(a.hostDir(ws), "run.sh"), 0o755);
+      // what an agent's shell makes: non-UTF-8 names, links (one with the longest target there is)
+      writeFileSync(bytes(a.hostDir(ws), "/", [0x62, 0xff]), "b\\xff\n");
+      mkdirSync(bytes(a.hostDir(ws), "/", "d", [0xfe]));
+      writeFileSync(bytes(a.hostDir(ws), "/", "d", [0xfe], "/", "in", [0x80, 0xc3]), "inside\n");
+      symlinkSync("empty.txt", path.join(a.hostDir(ws), "link"));
+      symlinkSync(bytes("d", [0xfe]), bytes(a.hostDir(ws), "/", "raw-link"));
+      const longTarget = "./".repeat((MAX_SYMLINK_TARGET_BYTES - "empty.txt".length) / 2) + "empty.txt";
+      expect(longTarget.length).toBe(MAX_SYMLINK_TARGET_BYTES);
+      symlinkSync(longTarget, path.join(a.hostDir(ws), "longest-link"));
+      // listed, escaped and flagged, and usable as shown
+      const { entries } = await listAll(a.client, { workspace: ws, path: "/", recursive: true, maxDepth: 2 });
+      const raw = entries.find((e) => e.path === "/b\\xff");
+      expect(raw?.escaped).toBe(true);
+      expect(entries.find((e) => e.path === "/d\\xfe/in\\x80\\xc3")?.escaped).toBe(true);
+      expect(entries.find((e) => e.path === "/back\\\\slash.txt")?.escaped).toBe(true);
+      expect(entries.find((e) => e.path === "/empty.txt")?.escaped).toBe(false);
+      const stat = await c.stat({ workspace: ws, path: "/d\\xfe/in\\x80\\xc3" });
+      expect(stat.file?.size).toBe(7n);
+      expect(stat.file?.escaped).toBe(true);
+
+      expected = snapshotOf(a.hostDir(ws));
+      const finished = await a.client.workspaces.finishRun({ workspace: ws, runId: run!.id });
+      snapshotId = finished.snapshot!.id;
+
+      // GNU tar extracts the same bytes
+      const exported = await exportTarball(a.client, { workspace: ws, snapshotId });
+      const tarDir = path.join(scratch, "gnu-tar");
+      mkdirSync(tarDir);
+      writeFileSync(path.join(scratch, "s.tar.gz"), exported.bytes);
+      execFileSync("tar", ["-xzf", path.join(scratch, "s.tar.gz"), "-C", tarDir]);
+      expect(snapshotOf(tarDir)).toEqual(expected);
+      execFileSync("rm", ["-rf", tarDir]); // GNU rm walks by descriptors
+    } finally {
+      await deleteLongPaths(a, "rt");
+      await a.stop();
+    }
+
+    const b = await startDaemon({ args: ["--store", store] });
+    try {
+      const { run } = await b.client.workspaces.startRun({ workspace: "rt", restore: snapshotId });
+      expect(run!.restoredFrom).toBe(snapshotId);
+      expect(snapshotOf(b.hostDir("rt"))).toEqual(expected);
+    } finally {
+      await deleteLongPaths(b, "rt");
+      await b.stop();
+    }
+  }, 180_000);
+
+  it("a tree past the limits (made by a shell) fails FinishRun with QUOTA_EXCEEDED, naming no store fault", async () => {
+    const d = await startDaemon({ args: ["--store", `file://${path.join(scratch, "store-deep")}`] });
+    try {
+      const { run } = await d.client.workspaces.startRun({ workspace: "deep", restore: "NONE" });
+      await d.client.files.makeDir({ workspace: "deep", path: "/a" });
+      const dir = d.hostDir("deep") + "/a";
+      // 1,100 levels below /a, built with relative steps (the host path would pass PATH_MAX)
+      execFileSync("sh", ["-c", `cd "${dir}" && i=0; while [ $i -lt 1100 ]; do mkdir x && cd x; i=$((i+1)); done; echo bottom > f`]);
+      await expectError(d.client.workspaces.finishRun({ workspace: "deep", runId: run!.id }), "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED");
+    } finally {
+      await d.stop();
+    }
+  }, 120_000);
+});
