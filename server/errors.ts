@@ -30,7 +30,9 @@ export type ErrorReason =
   | "CANCELLED"
   | "DEADLINE_EXCEEDED"
   | "UNAUTHENTICATED"
-  | "WORKSPACE_NOT_ALLOWED";
+  | "WORKSPACE_NOT_ALLOWED"
+  | "ACCESS_DENIED"
+  | "IO_ERROR";
 
 export class FileToolsError extends Error {
   override readonly name = "FileToolsError";

@@ -47,6 +47,8 @@ const (
 	ReasonDeadlineExceeded     Reason = "DEADLINE_EXCEEDED"
 	ReasonUnauthenticated      Reason = "UNAUTHENTICATED"
 	ReasonWorkspaceNotAllowed  Reason = "WORKSPACE_NOT_ALLOWED"
+	ReasonAccessDenied         Reason = "ACCESS_DENIED"
+	ReasonIOError              Reason = "IO_ERROR"
 )
 
 // Error is every failure of a call to the daemon: its gRPC code, the reason
@@ -85,6 +87,8 @@ var (
 	ErrInvalidArgument      = &Error{Reason: ReasonInvalidArgument}
 	ErrUnauthenticated      = &Error{Reason: ReasonUnauthenticated}
 	ErrWorkspaceNotAllowed  = &Error{Reason: ReasonWorkspaceNotAllowed}
+	ErrAccessDenied         = &Error{Reason: ReasonAccessDenied}
+	ErrIOError              = &Error{Reason: ReasonIOError}
 )
 
 func (e *Error) Error() string {

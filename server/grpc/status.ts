@@ -42,6 +42,8 @@ export const STATUS_CODE_OF: Record<ErrorReason, Code> = {
   INTERNAL: Code.INTERNAL,
   UNAUTHENTICATED: Code.UNAUTHENTICATED,
   WORKSPACE_NOT_ALLOWED: Code.PERMISSION_DENIED,
+  ACCESS_DENIED: Code.PERMISSION_DENIED,
+  IO_ERROR: Code.UNAVAILABLE,
 };
 
 /** What the client sees of an error: the FileToolsError itself, or a generic INTERNAL. */

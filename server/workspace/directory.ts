@@ -20,12 +20,18 @@ export class Directory extends HeldDescriptor {
     return new Directory(openSync(path, O_RDONLY | O_DIRECTORY | (followLink ? 0 : O_NOFOLLOW)));
   }
 
-  /** Like open, but null when the directory cannot be opened (removed meanwhile, or no longer a directory): for walks. */
+  /**
+   * Like open, but null when the directory is not there (removed meanwhile,
+   * or no longer a directory, or a link now): for walks. Other failures
+   * (permissions, I/O) are thrown: a walk must not skip a subtree silently.
+   */
   static openIfThere(path: PathLike): Directory | null {
     try {
       return Directory.open(path);
-    } catch {
-      return null;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP") return null;
+      throw error;
     }
   }
 

@@ -205,3 +205,19 @@ describe("one hard-link rule, checked after the read", () => {
     renameSync(path.join(root, ".gitignore"), path.join(base, "moved"));
   });
 });
+
+describe("errors the disk can cause", () => {
+  it("every errno a disk, a shell or a race can produce has a reason other than INTERNAL, and the message names the workspace path only", async () => {
+    const { translateErrno } = await import("./errno.js");
+    const codes = ["ENOENT", "EEXIST", "ENOTDIR", "EISDIR", "ENOTEMPTY", "ENAMETOOLONG", "ELOOP", "EILSEQ", "ENXIO", "ENODEV", "EINVAL", "EXDEV", "ENOSPC", "EDQUOT", "EFBIG", "EMLINK", "EOVERFLOW", "EACCES", "EPERM", "EROFS", "ETXTBSY", "EIO", "EBUSY", "EAGAIN", "ESTALE", "EMFILE", "ENFILE", "ENOMEM", "ENOTCONN"];
+    for (const code of codes) {
+      const error = translateErrno(Object.assign(new Error(`${code}: /host/secret/path`), { code }), "/a.txt") as FileToolsError;
+      expect(error, code).toBeInstanceOf(FileToolsError);
+      expect(error.reason, code).not.toBe("INTERNAL");
+      expect(error.message).toContain("/a.txt");
+      expect(error.message).not.toContain("/host/");
+    }
+    const reasons = Object.fromEntries(["EACCES", "EPERM", "EROFS", "EIO"].map((code) => [code, (translateErrno(Object.assign(new Error(), { code }), "/x") as FileToolsError).reason]));
+    expect(reasons).toEqual({ EACCES: "ACCESS_DENIED", EPERM: "ACCESS_DENIED", EROFS: "ACCESS_DENIED", EIO: "IO_ERROR" });
+  });
+});

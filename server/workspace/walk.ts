@@ -9,7 +9,7 @@ import type { Components } from "./paths.js";
 import { displayPath } from "./paths.js";
 import { type Entry, entryFromStats } from "./entry.js";
 import { at, type Resolver } from "./resolver.js";
-import { errnoOf } from "./errno.js";
+import { errnoOf, translateErrno } from "./errno.js";
 import { Directory } from "./directory.js";
 import { TEMP_FILE_PATTERN } from "./temp-files.js";
 import { escapeName, fsPath } from "./names.js";
@@ -90,6 +90,9 @@ export async function* walk(start: Directory, startParts: Components, options: W
       const descend = item.isDirectory && options.recursive && (options.maxDepth === 0 || current.depth < options.maxDepth) && !options.prune?.(item.entry);
       if (descend && path.enter(item.name)) stack.push(visit(path.current(), [...current.parts, item.name], current.depth + 1, current.levels, options));
     }
+  } catch (error) {
+    // An unreadable directory (chmod 000 by an agent's shell), an I/O error: a reason, naming where.
+    throw translateErrno(error, displayPath(stack.at(-1)?.parts ?? startParts));
   } finally {
     // Stopped early: close what was opened ahead and never handed out.
     await Promise.all(stack.flatMap((level) => level.found.map((item) => item?.entry.opened?.close())));
@@ -341,8 +344,9 @@ function* walkFilesIn(
   options: FileWalkOptions,
 ): Generator<{ dir: Directory; path: string; name: string } | typeof DIRECTORY_READ> {
   const path = new HeldPath(start);
+  const stack: FileVisit[] = [];
   try {
-    const stack: FileVisit[] = [fileVisit(path.current(), startParts, startLevels, options)];
+    stack.push(fileVisit(path.current(), startParts, startLevels, options));
     yield DIRECTORY_READ;
     while (stack.length > 0) {
       const current = stack[stack.length - 1]!;
@@ -367,6 +371,8 @@ function* walkFilesIn(
       if (options.want && !options.want(shown)) continue;
       yield { dir: path.current(), path: shown, name: child.name };
     }
+  } catch (error) {
+    throw translateErrno(error, displayPath(stack.at(-1)?.parts ?? startParts));
   } finally {
     path.close();
   }

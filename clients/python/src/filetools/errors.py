@@ -26,6 +26,7 @@ from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-unty
 from filetools.v1 import common_pb2
 
 __all__ = [
+    "AccessDenied",
     "AlreadyExists",
     "BY_CODE",
     "BY_REASON",
@@ -35,6 +36,7 @@ __all__ = [
     "ContentChanged",
     "DeadlineExceeded",
     "DirectoryNotEmpty",
+    "DiskError",
     "FailedPrecondition",
     "FileToolsError",
     "Internal",
@@ -201,6 +203,18 @@ class WorkspaceNotAllowed(PermissionDenied):
     """The token may not use this workspace."""
 
     reason_value = _Reason.ERROR_REASON_WORKSPACE_NOT_ALLOWED
+
+
+class AccessDenied(PermissionDenied):
+    """The file system refused: permissions, a read-only file system, a busy program file."""
+
+    reason_value = _Reason.ERROR_REASON_ACCESS_DENIED
+
+
+class DiskError(Unavailable):
+    """The file system failed (an I/O error, exhausted descriptors); may succeed later."""
+
+    reason_value = _Reason.ERROR_REASON_IO_ERROR
 
 
 class IsADirectory(FailedPrecondition):

@@ -158,6 +158,13 @@ const (
 	// PERMISSION_DENIED: the call's token is not allowed this workspace (its
 	// workspace globs in the tokens file do not match the id).
 	ErrorReason_ERROR_REASON_WORKSPACE_NOT_ALLOWED ErrorReason = 27
+	// PERMISSION_DENIED: the file system refused the operation: permissions
+	// (a file or directory an agent's shell made unreadable, chmod 000), a
+	// read-only file system, a running program's file, an immutable file.
+	ErrorReason_ERROR_REASON_ACCESS_DENIED ErrorReason = 29
+	// UNAVAILABLE: the file system failed (an I/O error, a busy mount point,
+	// the daemon's descriptors or memory exhausted); the call may succeed later.
+	ErrorReason_ERROR_REASON_IO_ERROR ErrorReason = 30
 )
 
 // Enum value maps for ErrorReason.
@@ -191,6 +198,8 @@ var (
 		25: "ERROR_REASON_DEADLINE_EXCEEDED",
 		26: "ERROR_REASON_UNAUTHENTICATED",
 		27: "ERROR_REASON_WORKSPACE_NOT_ALLOWED",
+		29: "ERROR_REASON_ACCESS_DENIED",
+		30: "ERROR_REASON_IO_ERROR",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":            0,
@@ -221,6 +230,8 @@ var (
 		"ERROR_REASON_DEADLINE_EXCEEDED":      25,
 		"ERROR_REASON_UNAUTHENTICATED":        26,
 		"ERROR_REASON_WORKSPACE_NOT_ALLOWED":  27,
+		"ERROR_REASON_ACCESS_DENIED":          29,
+		"ERROR_REASON_IO_ERROR":               30,
 	}
 )
 
@@ -466,7 +477,7 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\x0eFILE_TYPE_FILE\x10\x01\x12\x17\n" +
 	"\x13FILE_TYPE_DIRECTORY\x10\x02\x12\x15\n" +
 	"\x11FILE_TYPE_SYMLINK\x10\x03\x12\x13\n" +
-	"\x0fFILE_TYPE_OTHER\x10\x04*\xc0\a\n" +
+	"\x0fFILE_TYPE_OTHER\x10\x04*\xfb\a\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12'\n" +
 	"#ERROR_REASON_PATH_ESCAPES_WORKSPACE\x10\x01\x12\x1d\n" +
@@ -496,7 +507,9 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\x16ERROR_REASON_CANCELLED\x10\x18\x12\"\n" +
 	"\x1eERROR_REASON_DEADLINE_EXCEEDED\x10\x19\x12 \n" +
 	"\x1cERROR_REASON_UNAUTHENTICATED\x10\x1a\x12&\n" +
-	"\"ERROR_REASON_WORKSPACE_NOT_ALLOWED\x10\x1bBHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
+	"\"ERROR_REASON_WORKSPACE_NOT_ALLOWED\x10\x1b\x12\x1e\n" +
+	"\x1aERROR_REASON_ACCESS_DENIED\x10\x1d\x12\x19\n" +
+	"\x15ERROR_REASON_IO_ERROR\x10\x1eBHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
 
 var (
 	file_filetools_v1_common_proto_rawDescOnce sync.Once
