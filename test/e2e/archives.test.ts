@@ -110,7 +110,7 @@ const hostile: Array<[string, () => Member[]]> = [
     { name: "s", content: "through" },
   ]],
   ["a component longer than 255 bytes", () => [{ name: "n".repeat(300), content: "x" }]],
-  ["a member deeper than 128 levels", () => [{ name: Array(130).fill("d").join("/") + "/f", content: "x" }]],
+  ["a member deeper than 1,024 levels (the tree limit)", () => [{ name: Array(1024).fill("d").join("/") + "/f", content: "x" }]],
 ];
 
 describe("ImportArchive refuses hostile archives and changes nothing", () => {

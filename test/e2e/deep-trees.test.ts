@@ -1,0 +1,80 @@
+// Trees an agent's shell makes, far past the API's limits: 4,000 and 10,000
+// levels. Every walker answers (no "Maximum call stack size exceeded"); a
+// snapshot of such a tree fails clearly (QUOTA_EXCEEDED, not STORE_UNAVAILABLE);
+// a recursive Delete removes it.
+import { closeSync, constants, existsSync, mkdirSync, openSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { collect, expectError, listAll, setup } from "./daemon.js";
+import { exportTarball } from "./runs-scenario.js";
+
+let d: Awaited<ReturnType<typeof setup>>;
+beforeAll(async () => {
+  d = await setup("deep", { args: ["--store", `file://${path.join("/tmp", `ftd-deep-store-${process.pid}`)}`] });
+});
+afterAll(async () => {
+  // the helper removes the data dir by host path, which the chains exceed
+  for (const top of ["/c4000", "/c10000"]) await d.client.files.delete({ workspace: d.ws, path: top, recursive: true }).catch(() => undefined);
+  await d.stop();
+});
+
+/** A chain of `depth` directories "x" below `top`, a file at the bottom, built through descriptors. */
+function deepChain(top: string, depth: number): void {
+  mkdirSync(top, { recursive: true });
+  let fd = openSync(top, constants.O_RDONLY | constants.O_DIRECTORY);
+  for (let i = 0; i < depth; i++) {
+    mkdirSync(`/proc/self/fd/${fd}/x`);
+    const next = openSync(`/proc/self/fd/${fd}/x`, constants.O_RDONLY | constants.O_DIRECTORY);
+    closeSync(fd);
+    fd = next;
+  }
+  writeFileSync(`/proc/self/fd/${fd}/needle.txt`, "a needle at the bottom\n");
+  closeSync(fd);
+}
+
+describe("trees deeper than any limit", () => {
+  it("List, Search, live Export, FinishRun and Delete of a 4,000-deep tree answer, each with a clear result", async () => {
+    deepChain(path.join(d.root, "c4000"), 4000);
+    const listed = await listAll(d.client, { workspace: d.ws, path: "/c4000", recursive: true, maxEntries: 100_000 });
+    expect(listed.entries).toHaveLength(4001);
+    expect(listed.summary.truncated).toBe(false);
+    const results = await collect(d.client.files.search({ workspace: d.ws, path: "/c4000", pattern: "needle", fixedStrings: true }));
+    const matches = results.filter((m) => m.event.case === "match");
+    expect(matches).toHaveLength(1);
+    const summary = results.find((m) => m.event.case === "summary")!.event.value as { truncated: boolean; timedOut: boolean };
+    expect({ truncated: summary.truncated, timedOut: summary.timedOut }).toEqual({ truncated: false, timedOut: false });
+    await expectError(exportTarball(d.client, { workspace: d.ws, live: true }), "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED");
+    const { run } = await d.client.workspaces.startRun({ workspace: d.ws, restore: "NONE" });
+    await expectError(d.client.workspaces.finishRun({ workspace: d.ws, runId: run!.id }), "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED");
+    await d.client.files.delete({ workspace: d.ws, path: "/c4000", recursive: true });
+    expect(existsSync(path.join(d.root, "c4000"))).toBe(false);
+  }, 120_000);
+
+  it("Search over a 10,000-deep tree finds the file at the bottom, and says it is complete", async () => {
+    deepChain(path.join(d.root, "c10000"), 10_000);
+    const results = await collect(d.client.files.search({ workspace: d.ws, path: "/", pattern: "needle", fixedStrings: true }));
+    const matches = results.filter((m) => m.event.case === "match");
+    expect(matches).toHaveLength(1);
+    expect((matches[0]!.event.value as { path: string }).path.endsWith("/x/needle.txt")).toBe(true);
+    await d.client.files.delete({ workspace: d.ws, path: "/c10000", recursive: true });
+  }, 120_000);
+});
+
+describe("imports below a directory", () => {
+  it("an archive whose members fit from its own root but not below the target directory is refused and changes nothing", async () => {
+    const tar = (await import("tar-stream")).default;
+    const pack = tar.pack();
+    pack.entry({ name: Array(1000).fill("d").join("/") + "/f" }, "x");
+    pack.finalize();
+    const chunks: Buffer[] = [];
+    for await (const chunk of pack as AsyncIterable<Buffer>) chunks.push(chunk);
+    const target = "/" + Array(100).fill("t").join("/");
+    await d.client.files.makeDir({ workspace: d.ws, path: target, parents: true });
+    async function* body() {
+      yield { event: { case: "header" as const, value: { workspace: d.ws, path: target } } };
+      yield { event: { case: "chunk" as const, value: { data: Buffer.concat(chunks) } } };
+    }
+    await expectError(d.client.workspaces.importArchive(body()), "FAILED_PRECONDITION", "UNSAFE_ARCHIVE");
+    expect(existsSync(path.join(d.root, ...Array(100).fill("t"), "d"))).toBe(false);
+  });
+});
