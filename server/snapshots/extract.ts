@@ -48,6 +48,21 @@ function heldName(raw: string, fromPax: boolean): string {
   return fromPax ? raw : nameFromBytes(Buffer.from(raw, "latin1"));
 }
 
+/** The extractor of this module's name reading (latin1: see heldName). */
+export function nameExactExtract(): tar.Extract {
+  // (filenameEncoding is an option of tar-stream's Extract its type declarations leave out.)
+  return tar.extract({ filenameEncoding: "latin1" } as Parameters<typeof tar.extract>[0]);
+}
+
+/** A member's name and link target as held names (empty when it has none). */
+export function heldMemberNames(header: tar.Header): { name: string; linkname: string } {
+  const pax = (header.pax ?? {}) as Record<string, string | undefined>;
+  return {
+    name: heldName(header.name, pax.path !== undefined),
+    linkname: header.linkname ? heldName(header.linkname, pax.linkpath !== undefined) : "",
+  };
+}
+
 export interface ExtractResult {
   fileCount: number;
   sizeBytes: number;
@@ -124,8 +139,7 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
       else callback(null, chunk);
     },
   });
-  // (filenameEncoding is an option of tar-stream's Extract its type declarations leave out.)
-  const extract = tar.extract({ filenameEncoding: "latin1" } as Parameters<typeof tar.extract>[0]);
+  const extract = nameExactExtract();
   let streamError: unknown = null;
   const input = Readable.from(rest);
   const streams = gzipped ? [input, createGunzip({ chunkSize: INFLATE_CHUNK_BYTES }), counter, extract] : [input, counter, extract];
@@ -146,9 +160,9 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
     for await (const entry of extract) {
       const header = entry.header;
       if (++members > limits.maxMembers) unsafe(`archive has more than ${limits.maxMembers} members`);
-      const pax = (header.pax ?? {}) as Record<string, string | undefined>;
-      const parts = memberParts(heldName(header.name, pax.path !== undefined), limits);
-      const linkname = header.linkname ? heldName(header.linkname, pax.linkpath !== undefined) : "";
+      const held = heldMemberNames(header);
+      const parts = memberParts(held.name, limits);
+      const linkname = held.linkname;
       const name = parts.join("/");
       for (let i = 1; i < parts.length; i++) {
         if (links.has(parts.slice(0, i).join("/"))) unsafe(`archive member ${name} goes through the symbolic link ${parts.slice(0, i).join("/")}`);

@@ -144,6 +144,16 @@ function addEntry(pack: tar.Pack, header: Header): Promise<void> {
   });
 }
 
+/**
+ * Adds a member to `pack` with its names as held names (workspace/names.ts),
+ * their exact bytes stored (see withLongNames); for re-packing members.
+ * Call with no other member open.
+ */
+export function packMember(pack: tar.Pack, header: Header, callback: (error?: Error | null) => void): ReturnType<tar.Pack["entry"]> {
+  withLongNames(pack, header);
+  return pack.entry(header, callback);
+}
+
 /** Opens a member whose header `header` is; the sink takes its content. */
 function openEntry(pack: tar.Pack, header: Header): Promise<{ sink: ReturnType<tar.Pack["entry"]>; done: Promise<void> }> {
   withLongNames(pack, header);

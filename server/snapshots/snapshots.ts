@@ -17,8 +17,9 @@ import { summarize } from "../runs/runs.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { WORKSPACE_ID_PATTERN, type WorkspaceRegistry } from "../workspace/registry.js";
 import type { Components } from "../workspace/paths.js";
-import { extractArchive, DEFAULT_LIMITS, type ExtractLimits, type ExtractResult } from "./extract.js";
-import { packWorkspace } from "./pack.js";
+import { escapeName } from "../workspace/names.js";
+import { extractArchive, heldMemberNames, nameExactExtract, DEFAULT_LIMITS, type ExtractLimits, type ExtractResult } from "./extract.js";
+import { packMember, packWorkspace } from "./pack.js";
 import type { SnapshotStore } from "./store.js";
 
 export const EXPORT_CHUNK_BYTES = 1 << 20;
@@ -358,7 +359,8 @@ async function writeFileFrom(file: string, source: AsyncIterable<Uint8Array>): P
 /** The members of a (trusted, verified) gzipped tarball whose names match `include`, re-packed. */
 function filterTarball(source: AsyncIterable<Uint8Array>, include: readonly string[]): { bytes: AsyncIterable<Uint8Array>; readonly fileCount: number } {
   const matches = picomatch([...include], { dot: true });
-  const extract = tar.extract();
+  // Names as bytes both ways (a stored snapshot's non-UTF-8 names survive); globs see the shown path.
+  const extract = nameExactExtract();
   const pack = tar.pack();
   const gzip = createGzip();
   const result = { fileCount: 0, bytes: gzip as AsyncIterable<Uint8Array> };
@@ -368,14 +370,14 @@ function filterTarball(source: AsyncIterable<Uint8Array>, include: readonly stri
   });
   void (async () => {
     for await (const entry of extract) {
-      const header = entry.header;
+      const header = { ...entry.header, ...heldMemberNames(entry.header) };
       const name = header.name.replace(/\/$/, "");
-      if (header.type === "directory" || !matches(name)) {
+      if (header.type === "directory" || !matches(name.split("/").map(escapeName).join("/"))) {
         entry.resume();
         continue;
       }
       await new Promise<void>((resolve, reject) => {
-        const sink = pack.entry(header, (error) => (error ? reject(error) : resolve()));
+        const sink = packMember(pack, header, (error) => (error ? reject(error) : resolve()));
         if (header.type === "file") {
           result.fileCount++;
           entry.pipe(sink);

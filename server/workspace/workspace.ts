@@ -170,7 +170,6 @@ export class Workspace {
     const existing = loc.stats;
     if (!existing) {
       loc.dir.close();
-      if (options.ifVersion) checkVersion(null, options.ifVersion, shown);
       try {
         return await this.writeFile(parts, content, { ...options, mode: "create-only" });
       } catch (error) {

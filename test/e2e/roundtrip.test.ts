@@ -120,6 +120,14 @@ describe("round trip: FinishRun → a fresh daemon → StartRun restore", () => 
       execFileSync("tar", ["-xzf", path.join(scratch, "s.tar.gz"), "-C", tarDir]);
       expect(snapshotOf(tarDir)).toEqual(expected);
       execFileSync("rm", ["-rf", tarDir]); // GNU rm walks by descriptors
+      // a stored snapshot filtered by globs keeps the bytes too; globs match the shown paths, and a
+      // backslash in a glob escapes the next character: the shown "d\xfe" is the glob "d\\xfe"
+      const filtered = await exportTarball(a.client, { workspace: ws, snapshotId, include: ["b\\\\xff", "d\\\\xfe/**"] });
+      const filteredDir = path.join(scratch, "filtered");
+      mkdirSync(filteredDir);
+      writeFileSync(path.join(scratch, "f.tar.gz"), filtered.bytes);
+      execFileSync("tar", ["-xzf", path.join(scratch, "f.tar.gz"), "-C", filteredDir]);
+      expect([...snapshotOf(filteredDir).keys()].sort()).toEqual(["/62ff", "/64fe", "/64fe/696e80c3"]);
     } finally {
       await deleteLongPaths(a, "rt");
       await a.stop();
