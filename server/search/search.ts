@@ -5,7 +5,7 @@
 import { globMatcher } from "../tools/glob.js";
 import { FileToolsError } from "../errors.js";
 import { countArgument } from "../tools/arguments.js";
-import { parsePath } from "../workspace/paths.js";
+import { displayPath, parsePath } from "../workspace/paths.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { compilePattern } from "./pattern.js";
 import type { SearchPool } from "./pool.js";
@@ -250,7 +250,7 @@ export async function* search(
     if (single) {
       dispatch(single);
     } else {
-      const prefixLength = parts.length === 0 ? 1 : parts.join("/").length + 2;
+      const prefixLength = parts.length === 0 ? 1 : displayPath(parts).length + 1; // of the shown (escaped) paths
       const batches = workspace.heldFiles(parts, {
         includeHidden: true,
         respectGitignore: options.respectGitignore ?? true,

@@ -1,7 +1,7 @@
 // List: a walk of the workspace module, filtered by a glob and capped.
 import type { Workspace } from "../workspace/workspace.js";
 import type { Entry } from "../workspace/entry.js";
-import { parsePath } from "../workspace/paths.js";
+import { displayPath, parsePath } from "../workspace/paths.js";
 import { globMatcher } from "./glob.js";
 import { countArgument } from "./arguments.js";
 
@@ -28,7 +28,7 @@ export async function* listEntries(workspace: Workspace, rawPath: string, option
   const maxEntries = countArgument("max_entries", options.maxEntries, DEFAULT_MAX_ENTRIES, MAX_ENTRIES_LIMIT) || DEFAULT_MAX_ENTRIES;
   const maxDepth = countArgument("max_depth", options.maxDepth, 0);
   const matches = options.pattern === "" ? () => true : globMatcher(options.pattern, "pattern");
-  const prefixLength = parts.length === 0 ? 1 : parts.join("/").length + 2;
+  const prefixLength = parts.length === 0 ? 1 : displayPath(parts).length + 1; // of the shown (escaped) paths
   const walk = workspace.walk(parts, {
     recursive: options.recursive,
     maxDepth,
