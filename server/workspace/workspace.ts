@@ -339,7 +339,7 @@ export class Workspace {
     try {
       // The archive was checked against the limits from its own root; below `parts` its paths are longer.
       const overflow = parts.length === 0 ? null : treeFits(Directory.open(self(staging.dir), true), { depth: MAX_DEPTH - parts.length, bytes: MAX_PATH_BYTES - byteLengthOfPath(parts) - 1 });
-      if (overflow) fail("UNSAFE_ARCHIVE", `archive member ${overflow.slice(0, 4).join("/")}/… would be past the limits of ${MAX_DEPTH} levels and ${MAX_PATH_BYTES} bytes below ${shown}`);
+      if (overflow) fail("UNSAFE_ARCHIVE", `archive member ${displayPath(overflow.slice(0, 4)).slice(1)}/… would be past the limits of ${MAX_DEPTH} levels and ${MAX_PATH_BYTES} bytes below ${shown}`);
       if (parts.length === 0) {
         dest = this.resolver.openRoot();
       } else {
