@@ -537,21 +537,42 @@ async function sweep(dir: Directory): Promise<number> {
   }
 }
 
-/** Moves every entry of `src` into `dst`, merging directories present on both sides. */
+/**
+ * Moves every entry of `src` into `dst`, merging directories present on both
+ * sides. Iterative, the two trees walked in step (tree.ts): any depth.
+ */
 async function mergeInto(src: Directory, dst: Directory): Promise<void> {
-  for (const child of readNames(src)) {
-    const present = await fsp.lstat(at(dst, child.name)).catch(() => null);
-    if (child.kind === "directory" && present?.isDirectory()) {
-      const from = Directory.open(at(src, child.name));
-      await withClosed(from, async () => {
-        const to = Directory.open(at(dst, child.name));
-        await withClosed(to, () => mergeInto(from, to));
-      });
-      continue;
+  const from = new HeldPath(Directory.open(self(src), true));
+  const to = new HeldPath(Directory.open(self(dst), true));
+  try {
+    const pending: Array<{ names: DirectoryName[]; next: number }> = [{ names: readNames(from.current()), next: 0 }];
+    while (pending.length > 0) {
+      const level = pending[pending.length - 1]!;
+      if (level.next === level.names.length) {
+        pending.pop();
+        if (pending.length > 0) {
+          from.leave();
+          to.leave();
+        }
+        continue;
+      }
+      const child = level.names[level.next++]!;
+      const present = await fsp.lstat(at(to.current(), child.name)).catch(() => null);
+      if (child.kind === "directory" && present?.isDirectory()) {
+        if (!from.enter(child.name)) continue; // gone from the staging tree: nothing to move
+        if (to.enter(child.name)) {
+          pending.push({ names: readNames(from.current()), next: 0 });
+          continue;
+        }
+        from.leave(); // the target went away meanwhile: move the directory whole
+      }
+      // A directory cannot be renamed over a file or link, nor a file over a directory: remove what is there first.
+      if (present?.isDirectory()) await removeTree(to.current(), child.name);
+      else if (present && child.kind === "directory") await fsp.unlink(at(to.current(), child.name));
+      await fsp.rename(at(from.current(), child.name), at(to.current(), child.name));
     }
-    // A directory cannot be renamed over a file or link, nor a file over a directory: remove what is there first.
-    if (present?.isDirectory()) await removeTree(dst, child.name);
-    else if (present && child.kind === "directory") await fsp.unlink(at(dst, child.name));
-    await fsp.rename(at(src, child.name), at(dst, child.name));
+  } finally {
+    from.close();
+    to.close();
   }
 }

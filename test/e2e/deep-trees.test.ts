@@ -77,4 +77,22 @@ describe("imports below a directory", () => {
     await expectError(d.client.workspaces.importArchive(body()), "FAILED_PRECONDITION", "UNSAFE_ARCHIVE");
     expect(existsSync(path.join(d.root, ...Array(100).fill("t"), "d"))).toBe(false);
   });
+
+  it("an archive merged into a deep tree that is already there lands at the bottom", async () => {
+    deepChain(path.join(d.root, "m"), 1000);
+    const tar = (await import("tar-stream")).default;
+    const pack = tar.pack();
+    pack.entry({ name: ["m", ...Array(1000).fill("x"), "merged.txt"].join("/") }, "merged\n");
+    pack.finalize();
+    const chunks: Buffer[] = [];
+    for await (const chunk of pack as AsyncIterable<Buffer>) chunks.push(chunk);
+    async function* body() {
+      yield { event: { case: "header" as const, value: { workspace: d.ws, path: "/" } } };
+      yield { event: { case: "chunk" as const, value: { data: Buffer.concat(chunks) } } };
+    }
+    await d.client.workspaces.importArchive(body());
+    const listed = await listAll(d.client, { workspace: d.ws, path: "/m", recursive: true, maxEntries: 100_000 });
+    expect(listed.paths.filter((p: string) => p.endsWith("/merged.txt") || p.endsWith("/needle.txt"))).toHaveLength(2);
+    await d.client.files.delete({ workspace: d.ws, path: "/m", recursive: true });
+  });
 });
