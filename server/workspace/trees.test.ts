@@ -135,6 +135,36 @@ describe("deep trees", () => {
     expect(openDescriptors()).toBe(before);
   }, 60_000);
 
+  it("directories reopened on the way back up (past the window of held ones) yield the files after the subdirectory, searched and packed", async () => {
+    // x/ then y.txt at every level: y.txt is reached only after the walk comes back from x/
+    let fd = openSync(root, constants.O_RDONLY | constants.O_DIRECTORY);
+    for (let i = 0; i < 200; i++) {
+      writeFileSync(`/proc/self/fd/${fd}/y.txt`, `level ${i}\n`);
+      mkdirSync(`/proc/self/fd/${fd}/x`);
+      const next = openSync(`/proc/self/fd/${fd}/x`, constants.O_RDONLY | constants.O_DIRECTORY);
+      closeSync(fd);
+      fd = next;
+    }
+    closeSync(fd);
+    const searched: string[] = [];
+    for await (const batch of workspace.heldFiles([], { includeHidden: true, respectGitignore: true, batchFiles: () => 7 })) {
+      searched.push(...batch.paths);
+      batch.release();
+    }
+    expect(searched).toHaveLength(200);
+    expect(searched[0]).toBe("/" + Array(199).fill("x").join("/") + "/y.txt");
+    expect(searched.at(-1)).toBe("/y.txt");
+    const tarball: Buffer[] = [];
+    const packed = packWorkspace(workspace);
+    for await (const chunk of packed.bytes) tarball.push(Buffer.from(chunk));
+    expect(packed.fileCount).toBe(200);
+    const out = path.join(base, "out");
+    mkdirSync(out);
+    writeFileSync(path.join(base, "t.tar.gz"), Buffer.concat(tarball));
+    execFileSync("tar", ["-xzf", path.join(base, "t.tar.gz"), "-C", out]);
+    expect(execFileSync("sh", ["-c", `cd "${out}" && find . -name y.txt | wc -l && cat y.txt`], { encoding: "utf8" })).toBe("200\nlevel 0\n");
+  });
+
   it("a move that would take a subtree past the depth limit is refused and changes nothing; a shallower one is fine", async () => {
     deepChain(path.join(root, "a"), MAX_DEPTH - 10);
     deepChain(path.join(root, "b"), 20);

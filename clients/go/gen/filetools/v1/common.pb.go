@@ -126,7 +126,10 @@ const (
 	ErrorReason_ERROR_REASON_LOSSY_ENCODING ErrorReason = 12
 	// FAILED_PRECONDITION: the workspace already has an active run.
 	ErrorReason_ERROR_REASON_RUN_ACTIVE ErrorReason = 13
-	// RESOURCE_EXHAUSTED: a size limit or quota was reached.
+	// RESOURCE_EXHAUSTED: a size limit or quota was reached; also a snapshot
+	// (FinishRun, a live ExportSnapshot) of a tree past the limits a restore
+	// accepts (one a shell made: deeper than 1024 levels, a path over 4096
+	// bytes, more than 1,000,000 entries or 16 GiB); the message names the entry.
 	ErrorReason_ERROR_REASON_QUOTA_EXCEEDED ErrorReason = 14
 	// UNAVAILABLE: the snapshot store failed.
 	ErrorReason_ERROR_REASON_STORE_UNAVAILABLE ErrorReason = 15

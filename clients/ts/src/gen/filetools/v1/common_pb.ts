@@ -297,7 +297,10 @@ export enum ErrorReason {
   RUN_ACTIVE = 13,
 
   /**
-   * RESOURCE_EXHAUSTED: a size limit or quota was reached.
+   * RESOURCE_EXHAUSTED: a size limit or quota was reached; also a snapshot
+   * (FinishRun, a live ExportSnapshot) of a tree past the limits a restore
+   * accepts (one a shell made: deeper than 1024 levels, a path over 4096
+   * bytes, more than 1,000,000 entries or 16 GiB); the message names the entry.
    *
    * @generated from enum value: ERROR_REASON_QUOTA_EXCEEDED = 14;
    */
