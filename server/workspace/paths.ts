@@ -5,7 +5,7 @@
 // and paths shown to clients are escaped again.
 import { fail } from "../errors.js";
 import { MAX_COMPONENT_BYTES, MAX_DEPTH, MAX_PATH_BYTES } from "./limits.js";
-import { byteLengthOfName, escapeName, needsEscape, unescapeName } from "./names.js";
+import { byteLengthOfName, escapeName, unescapeName } from "./names.js";
 
 /** A path split into its components; [] is the workspace root. */
 export type Components = readonly string[];
@@ -91,11 +91,6 @@ export function checkCreatable(parts: Components): void {
 /** The workspace path shown to clients: "/" for the root, "/a/b" otherwise, names escaped (names.ts). */
 export function displayPath(parts: Components): string {
   return "/" + parts.map(escapeName).join("/");
-}
-
-/** Whether displayPath escapes anything in `parts`. */
-export function isEscaped(parts: Components): boolean {
-  return parts.some(needsEscape);
 }
 
 function quote(text: string): string {
