@@ -30,7 +30,8 @@ export type ErrorReason =
   | "CANCELLED"
   | "DEADLINE_EXCEEDED"
   | "UNAUTHENTICATED"
-  | "WORKSPACE_NOT_ALLOWED";
+  | "WORKSPACE_NOT_ALLOWED"
+  | "DATA_LOSS";
 
 export class FileToolsError extends Error {
   override readonly name = "FileToolsError";

@@ -47,6 +47,7 @@ const (
 	ReasonDeadlineExceeded     Reason = "DEADLINE_EXCEEDED"
 	ReasonUnauthenticated      Reason = "UNAUTHENTICATED"
 	ReasonWorkspaceNotAllowed  Reason = "WORKSPACE_NOT_ALLOWED"
+	ReasonDataLoss             Reason = "DATA_LOSS"
 )
 
 // Error is every failure of a call to the daemon: its gRPC code, the reason
@@ -85,6 +86,7 @@ var (
 	ErrInvalidArgument      = &Error{Reason: ReasonInvalidArgument}
 	ErrUnauthenticated      = &Error{Reason: ReasonUnauthenticated}
 	ErrWorkspaceNotAllowed  = &Error{Reason: ReasonWorkspaceNotAllowed}
+	ErrDataLoss             = &Error{Reason: ReasonDataLoss}
 )
 
 func (e *Error) Error() string {

@@ -42,6 +42,7 @@ export const STATUS_CODE_OF: Record<ErrorReason, Code> = {
   INTERNAL: Code.INTERNAL,
   UNAUTHENTICATED: Code.UNAUTHENTICATED,
   WORKSPACE_NOT_ALLOWED: Code.PERMISSION_DENIED,
+  DATA_LOSS: Code.DATA_LOSS,
 };
 
 /** What the client sees of an error: the FileToolsError itself, or a generic INTERNAL. */

@@ -47,6 +47,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_DEADLINE_EXCEEDED: _ClassVar[ErrorReason]
     ERROR_REASON_UNAUTHENTICATED: _ClassVar[ErrorReason]
     ERROR_REASON_WORKSPACE_NOT_ALLOWED: _ClassVar[ErrorReason]
+    ERROR_REASON_DATA_LOSS: _ClassVar[ErrorReason]
 FILE_TYPE_UNSPECIFIED: FileType
 FILE_TYPE_FILE: FileType
 FILE_TYPE_DIRECTORY: FileType
@@ -80,6 +81,7 @@ ERROR_REASON_CANCELLED: ErrorReason
 ERROR_REASON_DEADLINE_EXCEEDED: ErrorReason
 ERROR_REASON_UNAUTHENTICATED: ErrorReason
 ERROR_REASON_WORKSPACE_NOT_ALLOWED: ErrorReason
+ERROR_REASON_DATA_LOSS: ErrorReason
 
 class FileInfo(_message.Message):
     __slots__ = ("path", "name", "type", "size", "mode", "mtime", "version", "is_binary", "line_count")
