@@ -332,16 +332,14 @@ async function decode(source: AsyncIterable<Uint8Array>, options: ExtractOptions
 function asArchiveError(error: unknown, damaged: DamagedReason): unknown {
   if (error instanceof FileToolsError) return error;
   if (error instanceof ArchiveProblem) return problemError(error, damaged);
-  // What the file system refuses to create from a member's name or target is the archive's doing.
-  const errno = errnoOf(error);
-  if (errno === "ENAMETOOLONG" || errno === "EINVAL" || errno === "EILSEQ") return new FileToolsError("UNSAFE_ARCHIVE", `an archive member cannot be created here (${errno})`);
-  if (errno !== undefined) return translateErrno(error, "the staging directory");
-  const code = (error as NodeJS.ErrnoException)?.code;
+  const code = errnoOf(error);
   const message = (error as Error)?.message ?? String(error);
   if (code?.startsWith("Z_") || /tar header|unexpected end|invalid header|header exceeds/i.test(message)) {
     return new FileToolsError(damaged, `the archive is damaged or not a tar archive: ${message}`);
   }
-  return error;
+  // What the file system refuses to create from a member's name or target is the archive's doing.
+  if (code === "ENAMETOOLONG" || code === "EINVAL" || code === "EILSEQ") return new FileToolsError("UNSAFE_ARCHIVE", `an archive member cannot be created here (${code})`);
+  return code === undefined ? error : translateErrno(error, "the staging directory");
 }
 
 /** The first non-empty chunk (for format detection) and an iterable of everything. */

@@ -121,11 +121,12 @@ export class WorkspaceRegistry {
     await fsp.chmod(swap, 0o755);
     await fsp.rename(live, old);
     await fsp.rename(swap, live);
-    await syncDirectory(this.managedDir);
-    await this.openManaged(id);
+    // The swap is done (the restore's commit): nothing after it may fail the call. A failed open is retried
+    // by the next get, and what is not removed now is removed at start-up.
+    await syncDirectory(this.managedDir).catch(() => undefined);
+    await this.openManaged(id).catch(() => undefined);
     // Calls still holding the old Workspace keep the descriptors they opened; new ones through it fail (CONTENT_CHANGED).
     await workspace.close();
-    // The swap is done: failing to remove the old tree now must not fail the restore (start-up removes it).
     await fsp.rm(old, { recursive: true, force: true }).catch(() => undefined);
   }
 

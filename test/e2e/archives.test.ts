@@ -192,7 +192,7 @@ describe("RestoreSnapshot refuses what it cannot trust and leaves the workspace 
     bytes[bytes.length - 5] = bytes[bytes.length - 5]! ^ 0xff;
     writeFileSync(tarball, bytes);
     const before = snapshotTree(r.hostDir("t1"));
-    await expectError(r.client.workspaces.restoreSnapshot({ workspace: "t1", snapshotId: snapshot!.id }), "FAILED_PRECONDITION", "UNSAFE_ARCHIVE");
+    await expectError(r.client.workspaces.restoreSnapshot({ workspace: "t1", snapshotId: snapshot!.id }), "DATA_LOSS", "DATA_LOSS");
     expect(snapshotTree(r.hostDir("t1"))).toEqual(before);
     expect(readFileSync(path.join(r.hostDir("t1"), "a.txt"), "utf8")).toBe("two\n");
   });
