@@ -30,6 +30,7 @@ export class ArchiveProblem extends Error {
 }
 
 const BLOCK = 512;
+const ZERO_BLOCK = Buffer.alloc(BLOCK);
 /** Bigger pax or GNU long-name records are refused (tar-stream's own ceiling is 1 MiB too). */
 const MAX_META_BYTES = 1 << 20;
 /** Typeflags accepted at all: regular files, links, devices and FIFOs (refused later by name), directories, pax, GNU long names. */
@@ -65,12 +66,19 @@ export class TarGuard {
   constructor(private readonly limits: GuardLimits) {}
 
   /** Takes the next bytes of the (decompressed) archive; throws ArchiveProblem. */
-  write(chunk: Uint8Array): void {
+  write(bytes: Uint8Array): void {
+    const chunk = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     let offset = 0;
     if (chunk.length > 0) this.seenAny = true;
     while (offset < chunk.length) {
       switch (this.state) {
         case "header": {
+          if (this.headerFill === 0 && chunk.length - offset >= BLOCK) {
+            // A whole header in the chunk: read in place.
+            offset += BLOCK;
+            this.onHeader(chunk.subarray(offset - BLOCK, offset));
+            break;
+          }
           const take = Math.min(BLOCK - this.headerFill, chunk.length - offset);
           this.header.set(chunk.subarray(offset, offset + take), this.headerFill);
           this.headerFill += take;
@@ -121,7 +129,7 @@ export class TarGuard {
   }
 
   private onHeader(block: Buffer): void {
-    if (block.every((byte) => byte === 0)) {
+    if (block.equals(ZERO_BLOCK)) {
       if (this.pending.pax || this.pending.longName || this.pending.longLink) refused("the archive ends after a pax or long-name record, without its member");
       this.state = "end";
       return;
@@ -166,11 +174,12 @@ export class TarGuard {
 
     const pax = this.pending.pax;
     const size = pax?.has("size") ? Number(pax.get("size")) : headerSize;
-    const name = pax?.get("path") ?? this.pending.longName?.toString("latin1") ?? ustarName(block, ustar);
+    const pending = this.pending;
     this.pending = {};
     if (++this.members > this.limits.maxMembers) refused(`the archive has more than ${this.limits.maxMembers} members`);
     // tar-stream reads no data for a directory (or an old-style "name/" file), and data for every other type.
-    const noData = type === "5" || ((type === "0" || type === "\0") && name.endsWith("/"));
+    const oldStyleDirectory = () => (pax?.get("path") ?? pending.longName?.toString("latin1") ?? ustarName(block, ustar)).endsWith("/");
+    const noData = type === "5" || ((type === "0" || type === "\0") && size !== 0 && oldStyleDirectory());
     if ((noData || EMPTY_TYPES.has(type)) && size !== 0) refused("a tar member that holds no content (a directory or link) has a non-zero size");
     if (DATA_TYPES.has(type)) {
       this.contentBytes += size;
