@@ -3,7 +3,7 @@
 // damaged stored snapshots and untrusted manifests (DATA_LOSS, never INTERNAL,
 // never a crash, never half-applied), links that would escape through links
 // already in the workspace, and a slow client that holds nobody else up.
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -266,6 +266,22 @@ describe("one slow client holds nobody up (item 3)", () => {
     stop.abort();
     await slow;
     expect(existsSync(path.join(d.hostDir("slow"), "slow.txt"))).toBe(false);
+  });
+});
+
+describe("a call that gave up waiting for the workspace is never applied later (item 3)", () => {
+  it("a RestoreSnapshot whose deadline passes while a long FinishRun holds the workspace", async () => {
+    const id = await workspaceWithSnapshot("late");
+    const { run } = await d.client.workspaces.startRun({ workspace: "late" });
+    // Incompressible content, so that packing it takes a while.
+    writeFileSync(path.join(d.hostDir("late"), "noise.bin"), randomBytes(96 << 20));
+    const finishing = d.client.workspaces.finishRun({ workspace: "late", runId: run!.id });
+    await sleep(300);
+    await expectError(d.client.workspaces.restoreSnapshot({ workspace: "late", snapshotId: id }, { deadline: 300 }), "DEADLINE_EXCEEDED");
+    await finishing;
+    await sleep(500);
+    expect(readFileSync(path.join(d.hostDir("late"), "a.txt"), "utf8")).toBe("live\n");
+    expect(existsSync(path.join(d.hostDir("late"), "noise.bin"))).toBe(true);
   });
 });
 
