@@ -176,7 +176,7 @@ class DataLoss(FileToolsError):
     """
 
     status_code = grpc.StatusCode.DATA_LOSS
-    reason_value = _Reason.ERROR_REASON_DATA_LOSS
+    reason_value: ClassVar[int | None] = _Reason.ERROR_REASON_DATA_LOSS
 
 
 class ChecksumMismatch(DataLoss):
