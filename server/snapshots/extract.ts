@@ -76,6 +76,12 @@ export interface StagedArchive extends ExtractResult {
    * resolved) of a tree that `existing` describes, resolves outside the root.
    */
   checkLinksAgainst(existing: (parts: readonly string[]) => TreeEntry, into: readonly string[]): void;
+  /**
+   * Refuses (UNSAFE_ARCHIVE) the merge when it would make one of the
+   * workspace's own links (`links`: where, and its target) that resolves
+   * inside now resolve outside (an archive's `e -> .` under a link `y -> e/..`).
+   */
+  checkExistingLinks(links: AsyncIterable<{ at: string[]; target: string }>, existing: (parts: readonly string[]) => TreeEntry, into: readonly string[]): Promise<void>;
 }
 
 function unsafe(message: string): never {
@@ -260,18 +266,32 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
     const target = links.get(rel);
     return target === undefined ? undefined : { kind: "link", target, fromRoot: false };
   };
+  /** The staged entry at workspace path `at` when the staging tree lands in `into`; undefined when it has none there. */
+  const stagedAt = (at: readonly string[], into: readonly string[]): TreeEntry | undefined => {
+    const under = at.length >= into.length && into.every((part, i) => at[i] === part);
+    return under ? stagedEntry(at.slice(into.length).join("/")) : undefined;
+  };
+  // What the merged tree will hold: the staged entry where there is one, else the existing one.
+  const merged = (existing: (parts: readonly string[]) => TreeEntry, into: readonly string[]) => (at: readonly string[]) => stagedAt(at, into) ?? existing(at);
   return {
     fileCount,
     sizeBytes,
     checkLinksAgainst(existing, into) {
-      // What the merged tree will hold: the staged entry where there is one, else the existing one.
-      const entryAt = (at: readonly string[]): TreeEntry => {
-        const under = at.length >= into.length && into.every((part, i) => at[i] === part);
-        return (under ? stagedEntry(at.slice(into.length).join("/")) : undefined) ?? existing(at);
-      };
+      const entryAt = merged(existing, into);
       for (const link of pendingLinks) {
         if (!resolvesInside([...into, ...link.parts], link.target, entryAt)) {
           unsafe(`archive symbolic link ${link.parts.join("/")} points outside the workspace through what is already there`);
+        }
+      }
+    },
+    async checkExistingLinks(links, existing, into) {
+      if (pendingLinks.length === 0) return;
+      const entryAt = merged(existing, into);
+      for await (const link of links) {
+        // Absolute targets are outside or name the root directly: the archive does not change them.
+        if (link.target.startsWith("/") || stagedAt(link.at, into) !== undefined) continue;
+        if (resolvesInside(link.at, link.target, existing) && !resolvesInside(link.at, link.target, entryAt)) {
+          unsafe(`the archive's symbolic links would make the link /${link.at.join("/")} already in the workspace point outside it`);
         }
       }
     },

@@ -208,9 +208,10 @@ export class Snapshots {
       }
       return await this.stageAndApply(workspaceId, spool, "UNSAFE_ARCHIVE", signal, async (staging, staged) => {
         const workspace = await this.registry.get(workspaceId);
-        await workspace.mergeStaging(staging, parts, (into, entryAt) => {
+        signal?.throwIfAborted(); // the commit point (the link check below may still refuse, before anything moves)
+        await workspace.mergeStaging(staging, parts, async (into, entryAt) => {
           staged.checkLinksAgainst(entryAt, into);
-          signal?.throwIfAborted(); // the commit point
+          await staged.checkExistingLinks(linksIn(workspace), entryAt, into);
         });
       });
     } finally {
@@ -337,6 +338,16 @@ export class Snapshots {
       }
     }
     return { size: measure.size, sha256: measure.hash.digest("hex"), fileCount, chunks: chunks() };
+  }
+}
+
+/** Every symbolic link in the workspace and its target (for the import's link check; only walked when the archive has links). */
+async function* linksIn(workspace: Workspace): AsyncGenerator<{ at: string[]; target: string }> {
+  for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false })) {
+    if (entry.type !== "symlink") continue;
+    const at = entry.path.slice(1).split("/");
+    const target = await workspace.readLink(at).catch(() => null);
+    if (target !== null) yield { at, target };
   }
 }
 

@@ -298,7 +298,7 @@ export class Workspace {
    * `beforeMerge` sees the target's components from the root (links
    * resolved) and a view of the tree as it is, and may refuse the merge.
    */
-  async mergeStaging(staging: Staging, parts: Components, beforeMerge: (into: string[], entryAt: (parts: readonly string[]) => TreeEntry) => void): Promise<void> {
+  async mergeStaging(staging: Staging, parts: Components, beforeMerge: (into: string[], entryAt: (parts: readonly string[]) => TreeEntry) => Promise<void>): Promise<void> {
     const shown = displayPath(parts);
     await staging.release();
     let dest: Directory;
@@ -320,7 +320,7 @@ export class Workspace {
         const rootPath = readlinkSync(self(root));
         const destPath = readlinkSync(self(dest));
         const into = destPath === rootPath ? [] : destPath.slice(rootPath.length + 1).split("/");
-        beforeMerge(into, (at) => existingEntry(root, at));
+        await beforeMerge(into, (at) => existingEntry(root, at));
       } finally {
         root.close();
       }

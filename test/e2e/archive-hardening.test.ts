@@ -234,6 +234,16 @@ describe("links across archives: the check sees the links already in the workspa
     expect(readlinkSync(path.join(d.hostDir("links"), "sub", "in"))).toBe("e/sub");
   });
 
+  it("the other way round: a link already there (y -> e/..) would point out once the archive adds e -> .", async () => {
+    await d.client.workspaces.createWorkspace({ workspace: "links2" });
+    symlinkSync("e/..", path.join(d.hostDir("links2"), "y"));
+    const before = tree(d.hostDir("links2"));
+    await expectError(importBytes(d, "links2", await makeTar([{ name: "e", type: "symlink", linkname: "." }])), "FAILED_PRECONDITION", "UNSAFE_ARCHIVE");
+    expect(tree(d.hostDir("links2"))).toEqual(before);
+    // A link that does not change where y leads is fine.
+    await importBytes(d, "links2", await makeTar([{ name: "f", type: "symlink", linkname: "y" }]));
+  });
+
   it("an operator's link in a bound workspace (hostlink -> /outside), then m -> hostlink/../secret", async () => {
     const before = tree(bound);
     await expectError(importBytes(d, "bound", await makeTar([{ name: "m", type: "symlink", linkname: "hostlink/../secret" }])), "FAILED_PRECONDITION", "UNSAFE_ARCHIVE");
