@@ -145,16 +145,28 @@ function archiveEntry(links: ReadonlyMap<string, string>, name: string): TreeEnt
   return target === undefined ? { kind: "absent" } : { kind: "link", target, fromRoot: false };
 }
 
+/** Where pass 1 keeps the archive for pass 2: its bytes as they came, or the plain tar (decompressed, so pass 2 need not inflate it again). */
+export interface KeptArchive {
+  form: "as-received" | "plain-tar";
+  write(bytes: Uint8Array): Promise<void>;
+}
+
 /**
  * Pass 1: reads the whole archive through the guard, creating nothing, so a
  * bomb or a malformed archive is refused at reading speed (before a million
- * empty files are created, say). `onRaw` sees every byte as it came (to
- * spool or hash it). Throws UNSAFE_ARCHIVE, or `damaged` for a cut-off one.
+ * empty files are created, say), handing it to `keep` on the way. Throws
+ * UNSAFE_ARCHIVE, or `damaged` for a cut-off one.
  */
-export async function inspectArchive(source: AsyncIterable<Uint8Array>, options: ExtractOptions, onRaw?: (chunk: Uint8Array) => Promise<void>): Promise<void> {
-  const sink = new Writable({ write: (_chunk, _encoding, callback) => callback() });
+export async function inspectArchive(source: AsyncIterable<Uint8Array>, options: ExtractOptions, keep?: KeptArchive): Promise<void> {
+  const plain = keep?.form === "plain-tar" ? keep : undefined;
+  const sink = new Writable({
+    write: (chunk: Buffer, _encoding, callback) => {
+      if (plain) plain.write(chunk).then(() => callback(), callback);
+      else callback();
+    },
+  });
   try {
-    await decode(source, options, sink, onRaw);
+    await decode(source, options, sink, keep?.form === "as-received" ? (chunk) => keep.write(chunk) : undefined);
   } catch (error) {
     throw asArchiveError(error, options.damaged);
   }

@@ -8,7 +8,7 @@ import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
 import type { FileHandle } from "node:fs/promises";
 import { pipeline } from "node:stream";
-import { createGunzip, createGzip } from "node:zlib";
+import { createGzip } from "node:zlib";
 import picomatch from "picomatch";
 import tar from "tar-stream";
 import { fail, FileToolsError } from "../errors.js";
@@ -41,8 +41,8 @@ export interface ExportStream {
 /**
  * Snapshots of workspaces, restores and imports. A restore or import first
  * receives its archive (a download verified against the manifest, or the
- * client's stream) into a scratch file while the guard reads it (pass 1:
- * caps, bombs, malformed archives), then extracts it into a staging
+ * client's stream) into a scratch file while the guard reads all of it (pass
+ * 1: caps, bombs, malformed archives), then extracts it into a staging
  * directory (pass 2); neither holds the workspace. Only applying it (the swap
  * or the merge) and packing a snapshot take the workspace's lock, so a slow
  * client delays nobody else. The lock wait ends when the call's signal aborts.
@@ -202,7 +202,8 @@ export class Snapshots {
     try {
       const handle = await fsp.open(spool, "wx", 0o600);
       try {
-        await inspectArchive(chunks, { limits: this.limits, damaged: "UNSAFE_ARCHIVE" }, (chunk) => writeAll(handle, chunk));
+        // As received: a client's archive may be a bomb, and its compressed bytes are what is cheap to keep.
+        await inspectArchive(chunks, { limits: this.limits, damaged: "UNSAFE_ARCHIVE" }, { form: "as-received", write: (chunk) => writeAll(handle, chunk) });
       } finally {
         await handle.close();
       }
@@ -292,9 +293,10 @@ export class Snapshots {
   }
 
   /**
-   * Downloads a tarball to a scratch file, checking its size and sha256
-   * against the manifest and reading it through the archive guard (pass 1)
-   * before anything uses it. DATA_LOSS when it is damaged or does not match.
+   * Downloads a tarball, checking its size and sha256 against the manifest
+   * and reading it through the archive guard (pass 1), into a scratch file of
+   * plain tar that nothing uses before all of it passed. DATA_LOSS when it is
+   * damaged or does not match.
    */
   private async download(manifest: Manifest, signal?: AbortSignal): Promise<string> {
     const file = this.scratchPath("download");
@@ -314,7 +316,8 @@ export class Snapshots {
       }
       const handle = await fsp.open(file, "wx", 0o600);
       try {
-        await inspectArchive(checked(), { limits: this.limits, damaged: "DATA_LOSS" }, (chunk) => writeAll(handle, chunk));
+        // As plain tar: a restore then inflates the snapshot once, not twice.
+        await inspectArchive(checked(), { limits: this.limits, damaged: "DATA_LOSS" }, { form: "plain-tar", write: (chunk) => writeAll(handle, chunk) });
       } finally {
         await handle.close();
       }
@@ -398,8 +401,8 @@ async function writeAll(handle: FileHandle, chunk: Uint8Array): Promise<void> {
 }
 
 /**
- * Re-packs the members of a verified (guarded) gzipped tarball whose names
- * match `include`, handing the new tarball's bytes to `consume`; resolves
+ * Re-packs the members of a verified and guarded tar (as download keeps it,
+ * decompressed) whose names match `include`, handing the new tarball's bytes to `consume`; resolves
  * with the number of files kept. A tarball that turns out damaged is
  * DATA_LOSS; every stream's error ends in the returned promise.
  */
@@ -414,7 +417,7 @@ async function filterTarball(source: AsyncIterable<Uint8Array>, include: readonl
     pack.destroy();
     gzip.destroy(asDamaged(error));
   };
-  (pipeline as (...args: unknown[]) => void)(source, createGunzip(), extract, settle);
+  (pipeline as (...args: unknown[]) => void)(source, extract, settle);
   (pipeline as (...args: unknown[]) => void)(pack, gzip, settle);
   let fileCount = 0;
   const repack = (async () => {
