@@ -31,6 +31,7 @@ export type ErrorReason =
   | "DEADLINE_EXCEEDED"
   | "UNAUTHENTICATED"
   | "WORKSPACE_NOT_ALLOWED"
+  | "DATA_LOSS"
   | "ACCESS_DENIED"
   | "IO_ERROR";
 

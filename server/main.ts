@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   // A promise nobody awaited failed: a bug to fix, but one call's bug must not
   // take down every other call, so log it loudly and keep serving.
   process.on("unhandledRejection", (reason) => logger.error({ err: reason }, "unhandled rejection"));
-  const handlers = await createHandlers(config);
+  const handlers = await createHandlers(config, logger);
 
   const server = createServer(config);
   const shutdown = new AbortController();

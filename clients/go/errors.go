@@ -47,6 +47,7 @@ const (
 	ReasonDeadlineExceeded     Reason = "DEADLINE_EXCEEDED"
 	ReasonUnauthenticated      Reason = "UNAUTHENTICATED"
 	ReasonWorkspaceNotAllowed  Reason = "WORKSPACE_NOT_ALLOWED"
+	ReasonDataLoss             Reason = "DATA_LOSS"
 	ReasonAccessDenied         Reason = "ACCESS_DENIED"
 	ReasonIOError              Reason = "IO_ERROR"
 )
@@ -87,6 +88,7 @@ var (
 	ErrInvalidArgument      = &Error{Reason: ReasonInvalidArgument}
 	ErrUnauthenticated      = &Error{Reason: ReasonUnauthenticated}
 	ErrWorkspaceNotAllowed  = &Error{Reason: ReasonWorkspaceNotAllowed}
+	ErrDataLoss             = &Error{Reason: ReasonDataLoss}
 	ErrAccessDenied         = &Error{Reason: ReasonAccessDenied}
 	ErrIOError              = &Error{Reason: ReasonIOError}
 )

@@ -58,6 +58,8 @@ export class CallScope {
   /** The caller's grant once authenticated; undefined when the daemon has no tokens file. */
   private grant: Grant | undefined;
   private readonly detach: () => void;
+  /** Set by CallContext.committed: a later abort no longer changes the outcome. */
+  private isCommitted = false;
 
   constructor(
     private readonly call: ServerCall,
@@ -98,6 +100,9 @@ export class CallScope {
         this.workspace = id;
       },
       mayAccess: (id) => this.grant?.allows(id) ?? true,
+      committed: () => {
+        this.isCommitted = true;
+      },
     };
   }
 
@@ -118,12 +123,16 @@ export class CallScope {
     if (this.grant && !this.grant.allows(id)) fail("WORKSPACE_NOT_ALLOWED", `token ${this.grant.name} may not use workspace ${id}`);
   }
 
-  /** The handler completed: returns undefined when the call may end OK, else the status to send. */
+  /**
+   * The handler completed: returns undefined when the call may end OK, else
+   * the status to send. An abort that came meanwhile fails the call, unless
+   * the handler had committed (its change is in place: see CallContext.committed).
+   */
   succeed(): StatusObject | undefined {
     const { signal } = this.controller;
-    if (signal.aborted) return this.fail(signal.reason);
+    if (signal.aborted && !this.isCommitted) return this.fail(signal.reason);
     this.detach();
-    this.options.logger.info({ ...this.logFields(), code: "OK" }, "call");
+    this.options.logger.info({ ...this.logFields(), code: "OK", ...(signal.aborted ? { committed_after_abort: true } : {}) }, "call");
     return undefined;
   }
 

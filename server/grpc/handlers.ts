@@ -24,6 +24,14 @@ export interface CallContext {
    * this is for calls that return other workspaces (ListWorkspaces).
    */
   mayAccess(id: string): boolean;
+  /**
+   * The call's change is in place (it passed its commit point, after its last
+   * look at `signal`): the call now ends OK even if the signal aborts later.
+   * The caller may then already have given up and seen CANCELLED or
+   * DEADLINE_EXCEEDED from its own side; the log line says OK with
+   * `committed_after_abort`, so an operator can tell.
+   */
+  committed(): void;
 }
 
 export type UnaryHandler<I extends DescMessage, O extends DescMessage> = (

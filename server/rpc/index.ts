@@ -3,6 +3,7 @@ import type { Files } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
 import type { Workspaces } from "../../clients/ts/src/gen/filetools/v1/workspaces_pb.js";
 import path from "node:path";
 import type { DaemonConfig } from "../config.js";
+import type { Logger } from "../log.js";
 import type { ServiceHandlers } from "../grpc/handlers.js";
 import { WorkspaceRegistry } from "../workspace/registry.js";
 import type { Deps } from "./types.js";
@@ -43,16 +44,16 @@ export interface Handlers {
   close(): Promise<void>;
 }
 
-export async function createHandlers(config: DaemonConfig): Promise<Handlers> {
+export async function createHandlers(config: DaemonConfig, logger?: Logger): Promise<Handlers> {
   const workspaces = await WorkspaceRegistry.start(config.dataDir, new Map(config.binds.map((bind) => [bind.name, bind.dir])));
   await workspaces.sweepTempFiles();
   const searchPool = await SearchPool.start(config.workers);
   // The store is bound once; one that is unusable now stops the start-up (never a silent local fallback).
   const store = await openStore(config.store, config.dataDir, config.s3);
   await store.check();
-  const snapshots = new Snapshots(store, config.keepSnapshots, path.join(config.dataDir, "tmp"), workspaces);
+  const snapshots = new Snapshots(store, config.keepSnapshots, path.join(config.dataDir, "tmp"), workspaces, logger);
   await snapshots.prepare();
-  const runs = await RunManager.load(config.dataDir);
+  const runs = await RunManager.load(config.dataDir, logger);
   const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex: new LineIndex(), runs, snapshots };
   return {
     files: {

@@ -5,7 +5,9 @@ import { randomBytes } from "node:crypto";
 import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { fail } from "../errors.js";
+import type { Logger } from "../log.js";
 import type { Change, ChangeRecorder } from "../tools/changes.js";
+import { ChangeSchema, parseRecord, RunInfoSchema } from "./records.js";
 
 export interface RunInfo {
   id: string;
@@ -27,6 +29,7 @@ export interface ChangeSummary {
 }
 
 const RUN_ID = /^run-[0-9]{8}T[0-9]{9}Z-[0-9a-f]{8}$/;
+const RUN_RECORD = /^run-[0-9]{8}T[0-9]{9}Z-[0-9a-f]{8}\.json$/;
 
 export class RunManager implements ChangeRecorder {
   /** Active runs by workspace. */
@@ -36,16 +39,24 @@ export class RunManager implements ChangeRecorder {
   /** Per-run append queue, so entries land in order. */
   private readonly queues = new Map<string, Promise<void>>();
 
-  private constructor(private readonly dir: string) {}
+  private constructor(
+    private readonly dir: string,
+    private readonly logger?: Pick<Logger, "warn">,
+  ) {}
 
-  static async load(dataDir: string): Promise<RunManager> {
+  /**
+   * Reads the run records under DATA_DIR/runs. A record that is not a valid
+   * run (torn, edited, from another program) is left out with a warning: the
+   * daemon starts, and that run is as if it never ran here.
+   */
+  static async load(dataDir: string, logger?: Pick<Logger, "warn">): Promise<RunManager> {
     const dir = path.join(dataDir, "runs");
     await fsp.mkdir(dir, { recursive: true });
-    const manager = new RunManager(dir);
+    const manager = new RunManager(dir, logger);
     for (const name of await fsp.readdir(dir)) {
-      if (!name.endsWith(".json")) continue;
-      const info = JSON.parse(await fsp.readFile(path.join(dir, name), "utf8")) as RunInfo;
-      if (info.state === "active") manager.active.set(info.workspace, info);
+      if (!RUN_RECORD.test(name)) continue;
+      const info = await manager.readRun(name.slice(0, -".json".length));
+      if (info?.state === "active") manager.active.set(info.workspace, info);
     }
     return manager;
   }
@@ -122,29 +133,35 @@ export class RunManager implements ChangeRecorder {
 
   /** A run known locally (active or finished), or undefined. */
   async find(runId: string): Promise<RunInfo | undefined> {
-    if (!RUN_ID.test(runId)) return undefined;
-    try {
-      return JSON.parse(await fsp.readFile(this.runPath(runId), "utf8")) as RunInfo;
-    } catch {
-      return undefined;
-    }
+    return RUN_ID.test(runId) ? this.readRun(runId) : undefined;
   }
 
   /** The change set of a run known locally. */
   async changes(runId: string): Promise<Change[]> {
     await this.queues.get(runId);
     const text = await fsp.readFile(this.changesPath(runId), "utf8").catch(() => "");
-    // A line torn by a crash is the last one; it is dropped.
-    return text
-      .split("\n")
-      .filter((line) => line.trim() !== "")
-      .flatMap((line) => {
-        try {
-          return [JSON.parse(line) as Change];
-        } catch {
-          return [];
-        }
-      });
+    // A line torn by a crash is the last one; it is dropped, as is any other line that is not a valid change (with a warning).
+    const lines = text.split("\n").filter((line) => line.trim() !== "");
+    return lines.flatMap((line, index) => {
+      const parsed = parseRecord(ChangeSchema, line);
+      if (parsed.ok) return [parsed.value];
+      if (index < lines.length - 1 || text.endsWith("\n")) this.logger?.warn({ run_id: runId, line: index + 1, problem: parsed.problem }, "change set entry left out");
+      return [];
+    });
+  }
+
+  /** The run record `runId`, or undefined when there is none or it is not a valid one (with a warning). */
+  private async readRun(runId: string): Promise<RunInfo | undefined> {
+    let text: string;
+    try {
+      text = await fsp.readFile(this.runPath(runId), "utf8");
+    } catch {
+      return undefined;
+    }
+    const parsed = parseRecord(RunInfoSchema, text);
+    if (parsed.ok && parsed.value.id === runId) return parsed.value;
+    this.logger?.warn({ run_id: runId, problem: parsed.ok ? "the record names another run" : parsed.problem }, "run record left out");
+    return undefined;
   }
 
   /** Forgets the local records of a workspace's runs (DeleteWorkspace). */

@@ -47,7 +47,7 @@ afterAll(async () => {
 async function refused(archive: Buffer, limits: ExtractLimits): Promise<string> {
   const staging = await workspace.createStaging();
   try {
-    await extractArchive(bytes(archive), staging, limits);
+    await extractArchive(bytes(archive), staging, { limits, damaged: "UNSAFE_ARCHIVE" });
   } catch (error) {
     await staging.discard();
     expect(error).toBeInstanceOf(FileToolsError);

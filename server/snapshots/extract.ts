@@ -5,14 +5,17 @@
 // regular files, symbolic links whose target stays inside and hard links to an
 // earlier regular file of the same archive are accepted. Symbolic links are
 // created last, and the staging module never opens a path through a link.
-import { Readable, Transform, pipeline } from "node:stream";
+import { Readable, Transform, Writable, pipeline } from "node:stream";
 import { createGunzip } from "node:zlib";
 import tar from "tar-stream";
 import { fail, FileToolsError } from "../errors.js";
-import type { Staging } from "../workspace/staging.js";
+import { errnoOf, translateErrno } from "../workspace/errno.js";
+import type { Staging, TreeEntry } from "../workspace/staging.js";
 import { MAX_CONTENT_BYTES, MAX_DEPTH, MAX_ENTRIES, MAX_PATH_BYTES, MAX_SYMLINK_TARGET_BYTES, MAX_COMPONENT_BYTES } from "../workspace/limits.js";
 import { byteLengthOfName, nameFromBytes } from "../workspace/names.js";
+import { ArchiveProblem, problemError, TarGuard } from "./tar-guard.js";
 
+/** The caps on an archive, in one place (README "Snapshots"). */
 export interface ExtractLimits {
   /** Total bytes of regular-file content. */
   maxBytes: number;
@@ -22,6 +25,12 @@ export interface ExtractLimits {
   maxDepth: number;
   /** Bytes in a member's path, its components joined by "/" (one component: 255). */
   maxNameBytes: number;
+  /** Bytes in a symbolic link's target (Linux refuses 4096 and more). */
+  maxLinkTargetBytes: number;
+  /** A gzip archive may expand to at most this many times its compressed size... */
+  maxExpansionRatio: number;
+  /** ...once it has expanded past this many bytes (smaller archives are never refused for their ratio). */
+  ratioFloorBytes: number;
 }
 
 /** Files up to this size are collected in memory and written with synchronous calls. */
@@ -30,13 +39,19 @@ const SMALL_FILE_BYTES = 1 << 20;
 /** Output per inflate call on the thread pool (the default 16 KiB costs a main-thread round trip each). */
 const INFLATE_CHUNK_BYTES = 1 << 20;
 const INFLATE_AHEAD_BYTES = 8 << 20;
+/** Symbolic links followed while resolving one link's target (the kernel's limit). */
+const MAX_LINK_HOPS = 40;
 
-/** The tree limits of workspace/limits.ts: what the API can create and the packer stores, a restore accepts. */
+/** The tree limits of workspace/limits.ts (what the API can create and the packer stores, a restore accepts), and the archive's own caps. */
 export const DEFAULT_LIMITS: ExtractLimits = {
   maxBytes: MAX_CONTENT_BYTES,
   maxMembers: MAX_ENTRIES,
   maxDepth: MAX_DEPTH,
   maxNameBytes: MAX_PATH_BYTES,
+  maxLinkTargetBytes: MAX_SYMLINK_TARGET_BYTES,
+  // Source trees gzip 3-10x, logs up to ~100x; DEFLATE's ceiling is ~1030x (zeros).
+  maxExpansionRatio: 200,
+  ratioFloorBytes: 256 * 1024 ** 2,
 };
 
 /**
@@ -63,9 +78,37 @@ export function heldMemberNames(header: tar.Header): { name: string; linkname: s
   };
 }
 
+/**
+ * How an archive's damage (truncation, a bad checksum, broken gzip) is
+ * reported: a client's archive is UNSAFE_ARCHIVE, a stored snapshot DATA_LOSS.
+ * What the archive says that is refused is UNSAFE_ARCHIVE either way.
+ */
+export type DamagedReason = "UNSAFE_ARCHIVE" | "DATA_LOSS";
+
+export interface ExtractOptions {
+  limits: ExtractLimits;
+  damaged: DamagedReason;
+}
+
 export interface ExtractResult {
   fileCount: number;
   sizeBytes: number;
+}
+
+/** What extraction staged: its counts, and what it needs to check its links against the tree it merges into. */
+export interface StagedArchive extends ExtractResult {
+  /**
+   * Refuses (UNSAFE_ARCHIVE) a staged symbolic link that, once the staging
+   * tree is merged into directory `into` (workspace components, links
+   * resolved) of a tree that `existing` describes, resolves outside the root.
+   */
+  checkLinksAgainst(existing: (parts: readonly string[]) => TreeEntry, into: readonly string[]): void;
+  /**
+   * Refuses (UNSAFE_ARCHIVE) the merge when it would make one of the
+   * workspace's own links (`links`: where, and its target) that resolves
+   * inside now resolve outside (an archive's `e -> .` under a link `y -> e/..`).
+   */
+  checkExistingLinks(links: AsyncIterable<{ at: string[]; target: string }>, existing: (parts: readonly string[]) => TreeEntry, into: readonly string[]): Promise<void>;
 }
 
 function unsafe(message: string): never {
@@ -96,66 +139,96 @@ export function memberParts(raw: string, limits: ExtractLimits): string[] {
 }
 
 /**
- * Resolves a symbolic link's target the way the kernel would, through the
- * archive's other symbolic links; false when it leaves the archive root.
+ * Resolves a symbolic link's target the way the kernel would, component by
+ * component, following every link `entryAt` reports (the archive's own, and
+ * the tree's it lands in); false when it leaves the root. A name that is
+ * absent or not a directory is taken as a directory: it may become one later,
+ * and a `..` after it must not then escape.
  */
-function staysInside(linkParts: readonly string[], target: string, links: ReadonlyMap<string, string>): boolean {
-  let out = linkParts.slice(0, -1);
-  let pending = target.split("/");
-  let budget = 40;
+function resolvesInside(linkAt: readonly string[], target: string, entryAt: (parts: readonly string[]) => TreeEntry): boolean {
+  const out = linkAt.slice(0, -1);
+  // Components still to walk, last first (pop is cheap).
+  const pending = target.split("/").reverse();
+  let hops = MAX_LINK_HOPS;
   while (pending.length > 0) {
-    const part = pending.shift()!;
+    const part = pending.pop()!;
     if (part === "" || part === ".") continue;
     if (part === "..") {
       if (out.length === 0) return false;
-      out = out.slice(0, -1);
+      out.pop();
       continue;
     }
-    const next = [...out, part];
-    const linked = links.get(next.join("/"));
-    if (linked !== undefined) {
-      if (--budget < 0 || linked.startsWith("/")) return false;
-      pending = [...linked.split("/"), ...pending];
-      continue;
+    out.push(part);
+    const entry = entryAt(out);
+    if (entry.kind === "outside") return false;
+    if (entry.kind === "link") {
+      if (--hops < 0) return false;
+      out.pop();
+      if (entry.fromRoot) out.length = 0;
+      pending.push(...entry.target.split("/").reverse());
     }
-    out = next;
   }
   return true;
 }
 
-/** Extracts `source` into `staging`; throws UNSAFE_ARCHIVE (or the I/O error) on the first problem. */
-export async function extractArchive(source: AsyncIterable<Uint8Array>, staging: Staging, limits: ExtractLimits = DEFAULT_LIMITS): Promise<ExtractResult> {
-  const { first, rest } = await peek(source);
-  const gzipped = first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b;
-  // Decompressed bytes: content plus headers and padding, bounded so a gzip bomb stops early.
-  const maxRaw = limits.maxBytes + (limits.maxMembers + 2) * 1536 + 10240;
-  let raw = 0;
-  const counter = new Transform({
-    // Room for the inflater to run ahead while the main thread creates files.
-    highWaterMark: INFLATE_AHEAD_BYTES,
-    transform(chunk: Buffer, _encoding, callback) {
-      raw += chunk.length;
-      if (raw > maxRaw) callback(new FileToolsError("UNSAFE_ARCHIVE", `archive expands to more than ${limits.maxBytes} bytes`));
-      else callback(null, chunk);
+/** Archive links as the resolver sees them: relative targets only (absolute ones are refused on sight). */
+function archiveEntry(links: ReadonlyMap<string, string>, name: string): TreeEntry {
+  const target = links.get(name);
+  return target === undefined ? { kind: "absent" } : { kind: "link", target, fromRoot: false };
+}
+
+/** Where pass 1 keeps the archive for pass 2: its bytes as they came, or the plain tar (decompressed, so pass 2 need not inflate it again). */
+export interface KeptArchive {
+  form: "as-received" | "plain-tar";
+  write(bytes: Uint8Array): Promise<void>;
+}
+
+/**
+ * Pass 1: reads the whole archive through the guard, creating nothing, so a
+ * bomb or a malformed archive is refused at reading speed (before a million
+ * empty files are created, say), handing it to `keep` on the way. Throws
+ * UNSAFE_ARCHIVE, or `damaged` for a cut-off one.
+ */
+export async function inspectArchive(source: AsyncIterable<Uint8Array>, options: ExtractOptions, keep?: KeptArchive): Promise<void> {
+  const plain = keep?.form === "plain-tar" ? keep : undefined;
+  const sink = new Writable({
+    write: (chunk: Buffer, _encoding, callback) => {
+      if (plain) plain.write(chunk).then(() => callback(), callback);
+      else callback();
     },
   });
+  try {
+    await decode(source, options, sink, keep?.form === "as-received" ? (chunk) => keep.write(chunk) : undefined);
+  } catch (error) {
+    throw asArchiveError(error, options.damaged);
+  }
+}
+
+/**
+ * Pass 2: extracts `source` into `staging`; throws UNSAFE_ARCHIVE (or
+ * `damaged`, or the I/O error) on the first problem. Links are checked
+ * against the archive's own links here; StagedArchive.checkLinksAgainst
+ * checks them against the tree they will land in.
+ */
+export async function extractArchive(source: AsyncIterable<Uint8Array>, staging: Staging, options: ExtractOptions): Promise<StagedArchive> {
+  const { limits } = options;
   const extract = nameExactExtract();
-  let streamError: unknown = null;
-  const input = Readable.from(rest);
-  const streams = gzipped ? [input, createGunzip({ chunkSize: INFLATE_CHUNK_BYTES }), counter, extract] : [input, counter, extract];
-  const done = new Promise<void>((resolve) => {
-    (pipeline as (...args: unknown[]) => void)(...streams, (error: unknown) => {
-      if (error) streamError = error;
-      resolve();
-    });
-  });
+  const done = decode(source, options, extract).then(
+    () => null,
+    (error: unknown) => error,
+  );
 
   const files = new Set<string>();
+  /** Directories the staged tree holds: explicit members and every member's parents. */
+  const dirs = new Set<string>();
   const links = new Map<string, string>();
   const pendingLinks: Array<{ parts: string[]; target: string }> = [];
   let members = 0;
   let sizeBytes = 0;
   let fileCount = 0;
+  const addParents = (parts: readonly string[], self: boolean) => {
+    for (let i = 1; i < parts.length + (self ? 1 : 0); i++) dirs.add(parts.slice(0, i).join("/"));
+  };
   try {
     for await (const entry of extract) {
       const header = entry.header;
@@ -167,6 +240,7 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
       for (let i = 1; i < parts.length; i++) {
         if (links.has(parts.slice(0, i).join("/"))) unsafe(`archive member ${name} goes through the symbolic link ${parts.slice(0, i).join("/")}`);
       }
+      addParents(parts, header.type === "directory");
       switch (header.type) {
         case "directory":
           entry.resume();
@@ -195,10 +269,10 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
           entry.resume();
           const target = linkname;
           if (parts.length === 0) unsafe("archive symbolic link names the extraction root");
-          if (byteLengthOfName(target) > MAX_SYMLINK_TARGET_BYTES) unsafe(`archive symbolic link ${name} has a target longer than ${MAX_SYMLINK_TARGET_BYTES} bytes`);
           if (target === "" || target.startsWith("/") || target.includes("\0")) unsafe(`archive symbolic link ${name} has an absolute or empty target`);
+          if (byteLengthOfName(target) > limits.maxLinkTargetBytes) unsafe(`archive symbolic link ${name} has a target longer than ${limits.maxLinkTargetBytes} bytes`);
           if (files.has(name)) unsafe(`archive symbolic link ${name} replaces a file`);
-          for (const existing of files) if (existing.startsWith(name + "/")) unsafe(`archive symbolic link ${name} replaces a directory`);
+          if (dirs.has(name)) unsafe(`archive symbolic link ${name} replaces a directory`);
           if (links.has(name)) unsafe(`archive has two symbolic links named ${name}`);
           links.set(name, target);
           pendingLinks.push({ parts, target });
@@ -218,27 +292,120 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
           unsafe(`archive member ${name} is a ${header.type}, which is refused`);
       }
     }
-    await done;
+    const streamError = await done;
     if (streamError) throw streamError;
     for (const link of pendingLinks) {
-      if (!staysInside(link.parts, link.target, links)) unsafe(`archive symbolic link ${link.parts.join("/")} points outside`);
+      if (!resolvesInside(link.parts, link.target, (at) => archiveEntry(links, at.join("/")))) unsafe(`archive symbolic link ${link.parts.join("/")} points outside`);
     }
     for (const link of pendingLinks) await staging.symlink(link.parts, link.target);
-    return { fileCount, sizeBytes };
   } catch (error) {
     extract.destroy();
-    input.destroy();
-    await done;
-    if (error instanceof FileToolsError) throw error;
-    if (streamError instanceof FileToolsError) throw streamError;
-    const message = (error as Error)?.message ?? String(error);
-    if (/tar|header|gzip|unexpected end|invalid|incorrect/i.test(message) || (error as NodeJS.ErrnoException)?.code?.startsWith("Z_")) {
-      unsafe(`not a valid tar archive: ${message}`);
-    }
-    throw error;
+    const streamError = await done;
+    throw asArchiveError(error instanceof FileToolsError || !streamError ? error : streamError, options.damaged);
   } finally {
     await staging.release();
   }
+
+  const stagedEntry = (rel: string): TreeEntry | undefined => {
+    if (rel === "" || dirs.has(rel)) return { kind: "directory" };
+    if (files.has(rel)) return { kind: "other" };
+    const target = links.get(rel);
+    return target === undefined ? undefined : { kind: "link", target, fromRoot: false };
+  };
+  /** The staged entry at workspace path `at` when the staging tree lands in `into`; undefined when it has none there. */
+  const stagedAt = (at: readonly string[], into: readonly string[]): TreeEntry | undefined => {
+    const under = at.length >= into.length && into.every((part, i) => at[i] === part);
+    return under ? stagedEntry(at.slice(into.length).join("/")) : undefined;
+  };
+  // What the merged tree will hold: the staged entry where there is one, else the existing one.
+  const merged = (existing: (parts: readonly string[]) => TreeEntry, into: readonly string[]) => (at: readonly string[]) => stagedAt(at, into) ?? existing(at);
+  return {
+    fileCount,
+    sizeBytes,
+    checkLinksAgainst(existing, into) {
+      const entryAt = merged(existing, into);
+      for (const link of pendingLinks) {
+        if (!resolvesInside([...into, ...link.parts], link.target, entryAt)) {
+          unsafe(`archive symbolic link ${link.parts.join("/")} points outside the workspace through what is already there`);
+        }
+      }
+    },
+    async checkExistingLinks(links, existing, into) {
+      if (pendingLinks.length === 0) return;
+      const entryAt = merged(existing, into);
+      for await (const link of links) {
+        // Absolute targets are outside or name the root directly: the archive does not change them.
+        if (link.target.startsWith("/") || stagedAt(link.at, into) !== undefined) continue;
+        if (resolvesInside(link.at, link.target, existing) && !resolvesInside(link.at, link.target, entryAt)) {
+          unsafe(`the archive's symbolic links would make the link /${link.at.join("/")} already in the workspace point outside it`);
+        }
+      }
+    },
+  };
+}
+
+/**
+ * Streams `source` (gzip or plain tar) through the guard into `sink`, counting
+ * compressed and expanded bytes for the ratio cap. Every stream's error ends
+ * here, in the promise.
+ */
+async function decode(source: AsyncIterable<Uint8Array>, options: ExtractOptions, sink: Writable | tar.Extract, onRaw?: (chunk: Uint8Array) => Promise<void>): Promise<void> {
+  const { limits } = options;
+  const { first, rest } = await peek(source);
+  const gzipped = first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b;
+  let compressed = 0;
+  let expanded = 0;
+  const guard = new TarGuard(limits);
+  async function* counted(): AsyncGenerator<Uint8Array> {
+    for await (const chunk of rest) {
+      compressed += chunk.length;
+      if (onRaw) await onRaw(chunk);
+      yield chunk;
+    }
+  }
+  const guarding = new Transform({
+    // Room for the inflater to run ahead while the main thread creates files.
+    highWaterMark: INFLATE_AHEAD_BYTES,
+    transform(chunk: Buffer, _encoding, callback) {
+      try {
+        expanded += chunk.length;
+        if (gzipped && expanded > limits.ratioFloorBytes && expanded > compressed * limits.maxExpansionRatio) {
+          throw new ArchiveProblem("refused", `the archive expands more than ${limits.maxExpansionRatio} times (a compression bomb)`);
+        }
+        guard.write(chunk);
+        callback(null, chunk);
+      } catch (error) {
+        callback(error as Error);
+      }
+    },
+    flush(callback) {
+      try {
+        guard.end();
+        callback();
+      } catch (error) {
+        callback(error as Error);
+      }
+    },
+  });
+  const input = Readable.from(counted());
+  const streams = gzipped ? [input, createGunzip({ chunkSize: INFLATE_CHUNK_BYTES }), guarding, sink] : [input, guarding, sink];
+  await new Promise<void>((resolve, reject) => {
+    (pipeline as (...args: unknown[]) => void)(...streams, (error: unknown) => (error ? reject(error) : resolve()));
+  });
+}
+
+/** Any failure while reading an archive or staging its members, as the FileToolsError it stands for. */
+function asArchiveError(error: unknown, damaged: DamagedReason): unknown {
+  if (error instanceof FileToolsError) return error;
+  if (error instanceof ArchiveProblem) return problemError(error, damaged);
+  const code = errnoOf(error);
+  const message = (error as Error)?.message ?? String(error);
+  if (code?.startsWith("Z_") || /tar header|unexpected end|invalid header|header exceeds/i.test(message)) {
+    return new FileToolsError(damaged, `the archive is damaged or not a tar archive: ${message}`);
+  }
+  // What the file system refuses to create from a member's name or target is the archive's doing.
+  if (code === "ENAMETOOLONG" || code === "EINVAL" || code === "EILSEQ") return new FileToolsError("UNSAFE_ARCHIVE", `an archive member cannot be created here (${code})`);
+  return code === undefined ? error : translateErrno(error, "the staging directory");
 }
 
 /** The first non-empty chunk (for format detection) and an iterable of everything. */
@@ -255,11 +422,15 @@ async function peek(source: AsyncIterable<Uint8Array>): Promise<{ first: Uint8Ar
   }
   const head = first;
   async function* rest(): AsyncGenerator<Uint8Array> {
-    if (head.length > 0) yield head;
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done) return;
-      yield next.value;
+    try {
+      if (head.length > 0) yield head;
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      await iterator.return?.();
     }
   }
   return { first, rest: rest() };

@@ -55,15 +55,22 @@ export class FileStore implements SnapshotStore {
 
   async get(key: string): Promise<AsyncIterable<Uint8Array>> {
     const file = this.pathOf(key);
+    let handle: fsp.FileHandle;
     try {
-      const handle = await fsp.open(file, "r");
-      // 256 KiB reads: an export streams these straight to the client, and smaller buffers keep the daemon's peak memory down.
-      // The stream owns the handle and closes it once (closing its number as well would close whatever reused it).
-      return handle.createReadStream({ highWaterMark: 1 << 18 });
+      handle = await fsp.open(file, "r");
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") fail("NOT_FOUND", `snapshot object ${key} does not exist`);
       throw storeError(error, `reading ${key}`);
     }
+    try {
+      if (!(await handle.stat()).isFile()) fail("DATA_LOSS", `snapshot object ${key} is not a file`);
+    } catch (error) {
+      await handle.close();
+      throw storeError(error, `reading ${key}`);
+    }
+    // 256 KiB reads: an export streams these straight to the client, and smaller buffers keep the daemon's peak memory down.
+    // The stream owns the handle and closes it once (closing its number as well would close whatever reused it).
+    return handle.createReadStream({ highWaterMark: 1 << 18 });
   }
 
   async list(prefix: string): Promise<string[]> {

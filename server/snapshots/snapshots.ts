@@ -6,43 +6,41 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
+import type { FileHandle } from "node:fs/promises";
 import { pipeline } from "node:stream";
-import { createGunzip, createGzip } from "node:zlib";
+import { createGzip } from "node:zlib";
 import picomatch from "picomatch";
 import tar from "tar-stream";
 import { fail, FileToolsError } from "../errors.js";
+import type { Logger } from "../log.js";
 import type { Change } from "../tools/changes.js";
-import type { ChangeSummary } from "../runs/runs.js";
+import { LockTable } from "../tools/locks.js";
 import { summarize } from "../runs/runs.js";
+import type { Staging } from "../workspace/staging.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { WORKSPACE_ID_PATTERN, type WorkspaceRegistry } from "../workspace/registry.js";
 import type { Components } from "../workspace/paths.js";
 import { escapeName } from "../workspace/names.js";
-import { extractArchive, heldMemberNames, nameExactExtract, DEFAULT_LIMITS, type ExtractLimits, type ExtractResult } from "./extract.js";
+import {
+  extractArchive,
+  heldMemberNames,
+  inspectArchive,
+  nameExactExtract,
+  DEFAULT_LIMITS,
+  type DamagedReason,
+  type ExtractLimits,
+  type ExtractResult,
+  type StagedArchive,
+} from "./extract.js";
+import { parseManifest, SNAPSHOT_ID, tarballKey, type Manifest } from "./manifest.js";
 import { packMember, packWorkspace } from "./pack.js";
 import type { SnapshotStore } from "./store.js";
+
+export type { Manifest } from "./manifest.js";
 
 export const EXPORT_CHUNK_BYTES = 1 << 20;
 /** Reads of a verified tarball during a restore: fewer thread-pool round trips than the 64 KiB default. */
 const RESTORE_READ_BYTES = 1 << 20;
-const SNAPSHOT_ID = /^[0-9]{8}T[0-9]{9}Z-[0-9a-f]{8}$/;
-
-export interface Manifest {
-  id: string;
-  workspace: string;
-  runId: string;
-  /** ISO 8601. */
-  createdAt: string;
-  sizeBytes: number;
-  sha256: string;
-  fileCount: number;
-  labels: Record<string, string>;
-  changes: ChangeSummary;
-  /** The run's change set, in order ([] for a snapshot outside a run). */
-  changeSet: Change[];
-  /** Store key of the tarball. */
-  tarball: string;
-}
 
 export interface ExportStream {
   size: number;
@@ -51,16 +49,31 @@ export interface ExportStream {
   chunks: AsyncIterable<Buffer>;
 }
 
+/**
+ * Snapshots of workspaces, restores and imports. A restore or import first
+ * receives its archive (a download verified against the manifest, or the
+ * client's stream) into a scratch file while the guard reads all of it (pass
+ * 1: caps, bombs, malformed archives), then extracts it into a staging
+ * directory (pass 2); neither holds the workspace. Only applying it (the swap
+ * or the merge) and packing a snapshot take the workspace's lock, so a slow
+ * client delays nobody else. The lock wait ends when the call's signal aborts.
+ *
+ * The commit point: with the lock held, the signal is checked once more, and
+ * from then on it is ignored: the apply runs to its end and the call reports
+ * OK (its handler marks the call committed, see CallContext.committed). A
+ * call whose caller was told it failed before that point has changed nothing.
+ */
 export class Snapshots {
-  /** Per workspace: snapshots, restores and imports run one at a time. */
-  private readonly tails = new Map<string, Promise<unknown>>();
+  /** Per workspace: snapshots, applied restores and applied imports run one at a time. */
+  private readonly locks = new LockTable();
 
   constructor(
     readonly store: SnapshotStore,
     private readonly keep: number,
-    /** Scratch directory on the daemon's disk (downloads to verify, live exports). */
+    /** Scratch directory on the daemon's disk (downloads to verify, imports received, exports). */
     private readonly tmpDir: string,
     private readonly registry: WorkspaceRegistry,
+    private readonly logger?: Pick<Logger, "warn">,
     readonly limits: ExtractLimits = DEFAULT_LIMITS,
   ) {}
 
@@ -70,15 +83,15 @@ export class Snapshots {
     await fsp.mkdir(this.tmpDir, { recursive: true });
   }
 
-  /** Packs the workspace into the store, then writes the manifest, then prunes. */
+  /** Packs the workspace into the store, then writes the manifest (the commit point), then prunes. */
   async create(workspace: Workspace, meta: { runId: string; labels: Record<string, string>; changeSet: Change[] }, signal?: AbortSignal): Promise<Manifest> {
-    // The registry's current Workspace: a restore queued before may have swapped the directory.
-    return this.exclusive(workspace.id, async () => this.createNow(await this.registry.get(workspace.id), meta, signal));
+    // The registry's current Workspace: a restore applied before may have swapped the directory.
+    return this.locks.with([workspace.id], async () => this.createNow(await this.registry.get(workspace.id), meta, signal), signal);
   }
 
   private async createNow(workspace: Workspace, meta: { runId: string; labels: Record<string, string>; changeSet: Change[] }, signal?: AbortSignal): Promise<Manifest> {
     const id = newSnapshotId();
-    const tarball = `${workspace.id}/${id}.tar.gz`;
+    const tarball = tarballKey(workspace.id, id);
     const packed = packWorkspace(workspace, { signal });
     const measure = { size: 0, hash: createHash("sha256") };
     await this.store.put(tarball, measured(packed.bytes, measure), signal);
@@ -95,19 +108,30 @@ export class Snapshots {
       changeSet: meta.changeSet,
       tarball,
     };
-    await this.store.put(`${workspace.id}/${id}.json`, single(Buffer.from(JSON.stringify(manifest, null, 1))), signal);
+    // The commit point: past it the manifest (what makes the snapshot exist) is written whatever the signal says.
+    signal?.throwIfAborted();
+    await this.store.put(`${workspace.id}/${id}.json`, single(Buffer.from(JSON.stringify(manifest, null, 1))));
     await this.prune(workspace.id, id).catch(() => undefined);
     return manifest;
   }
 
-  /** Manifests of a workspace, newest first. */
+  /** Manifests of a workspace, newest first; a damaged one is left out (with a warning), one deleted meanwhile too. */
   async list(workspaceId: string, signal?: AbortSignal): Promise<Manifest[]> {
     const ids = await this.manifestIds(workspaceId, signal);
-    const manifests = await Promise.all(ids.reverse().map((id) => this.readManifest(workspaceId, id, signal).catch(() => null)));
+    const manifests = await Promise.all(
+      ids.reverse().map((id) =>
+        this.readManifest(workspaceId, id, signal).catch((error: unknown) => {
+          if (!(error instanceof FileToolsError)) throw error;
+          if (error.reason === "DATA_LOSS") this.logger?.warn({ workspace: workspaceId, snapshot: id, reason: error.reason, problem: error.message }, "snapshot left out of the list");
+          else if (error.reason !== "NOT_FOUND") throw error;
+          return null;
+        }),
+      ),
+    );
     return manifests.filter((m): m is Manifest => m !== null);
   }
 
-  /** One manifest; "" = the newest. NOT_FOUND when absent. */
+  /** One manifest; "" = the newest. NOT_FOUND when absent, DATA_LOSS when damaged. */
   async find(workspaceId: string, snapshotId: string, signal?: AbortSignal): Promise<Manifest> {
     if (snapshotId === "") {
       const ids = await this.manifestIds(workspaceId, signal);
@@ -125,16 +149,18 @@ export class Snapshots {
     return (await this.list(workspaceId, signal)).find((m) => m.runId === runId);
   }
 
-  /** A stored tarball, streamed in ≤ 1 MiB chunks; fails at the end if its bytes do not match the manifest. */
+  /** A stored tarball, streamed in ≤ 1 MiB chunks; fails (DATA_LOSS) at the end if its bytes do not match the manifest. */
   exportStored(manifest: Manifest, signal?: AbortSignal): ExportStream {
-    const store = this.store;
+    const tarball = (): Promise<AsyncIterable<Uint8Array>> => this.getTarball(manifest, signal);
     async function* chunks(): AsyncGenerator<Buffer> {
       const hash = createHash("sha256");
-      for await (const chunk of rechunk(await store.get(manifest.tarball, signal))) {
+      let size = 0;
+      for await (const chunk of rechunk(await tarball())) {
         hash.update(chunk);
+        size += chunk.length;
         yield chunk;
       }
-      if (hash.digest("hex") !== manifest.sha256) fail("STORE_UNAVAILABLE", `snapshot ${manifest.id} in the store does not match its manifest's sha256`);
+      if (size !== manifest.sizeBytes || hash.digest("hex") !== manifest.sha256) fail("DATA_LOSS", `snapshot ${manifest.id} in the store does not match its manifest's size and sha256`);
     }
     return { size: manifest.sizeBytes, sha256: manifest.sha256, fileCount: manifest.fileCount, chunks: chunks() };
   }
@@ -147,29 +173,20 @@ export class Snapshots {
   async exportFiltered(source: { workspace: Workspace } | { manifest: Manifest }, include: readonly string[], signal?: AbortSignal): Promise<ExportStream> {
     const file = this.scratchPath("export");
     const measure = { size: 0, hash: createHash("sha256") };
-    let fileCount = 0;
     try {
-      let bytes: AsyncIterable<Uint8Array>;
-      let counted: () => number;
+      let fileCount: number;
       if ("workspace" in source) {
         const packed = packWorkspace(source.workspace, { include, signal });
-        bytes = packed.bytes;
-        counted = () => packed.fileCount;
+        await writeFileFrom(file, measured(packed.bytes, measure));
+        fileCount = packed.fileCount;
       } else {
         const verified = await this.download(source.manifest, signal);
         try {
-          const filtered = filterTarball(createReadStream(verified), include);
-          bytes = filtered.bytes;
-          counted = () => filtered.fileCount;
-          await writeFileFrom(file, measured(bytes, measure));
+          fileCount = await filterTarball(createReadStream(verified, { highWaterMark: RESTORE_READ_BYTES }), include, (bytes) => writeFileFrom(file, measured(bytes, measure)));
         } finally {
           await fsp.unlink(verified).catch(() => undefined);
         }
-        fileCount = counted();
-        return this.scratchExport(file, measure, fileCount);
       }
-      await writeFileFrom(file, measured(bytes, measure));
-      fileCount = counted();
       return this.scratchExport(file, measure, fileCount);
     } catch (error) {
       await fsp.unlink(file).catch(() => undefined);
@@ -177,44 +194,60 @@ export class Snapshots {
     }
   }
 
-  /** Replaces the workspace's contents with the snapshot (sha256 verified first; extracted into staging; swapped in). */
+  /** Replaces the workspace's contents with the snapshot: verified and extracted first, then swapped in (see the class comment). */
   async restore(workspaceId: string, manifest: Manifest, signal?: AbortSignal): Promise<void> {
-    return this.exclusive(workspaceId, () => this.restoreNow(workspaceId, manifest, signal));
-  }
-
-  private async restoreNow(workspaceId: string, manifest: Manifest, signal?: AbortSignal): Promise<void> {
     const verified = await this.download(manifest, signal);
     try {
-      const workspace = await this.registry.get(workspaceId);
-      const staging = await workspace.createStaging();
-      try {
-        await extractArchive(createReadStream(verified, { highWaterMark: RESTORE_READ_BYTES }), staging, this.limits);
+      await this.stageAndApply(workspaceId, verified, "DATA_LOSS", signal, async (staging) => {
+        signal?.throwIfAborted(); // the commit point
         await this.registry.replaceWithStaging(workspaceId, staging);
-      } catch (error) {
-        await staging.discard(); // nothing once handed over
-        throw error;
-      }
+      });
     } finally {
       await fsp.unlink(verified).catch(() => undefined);
     }
   }
 
-  /** Unpacks an untrusted tarball into directory `parts` of the workspace; a refusal changes nothing. */
-  async importArchive(workspace: Workspace, parts: Components, chunks: AsyncIterable<Uint8Array>): Promise<ExtractResult> {
-    return this.exclusive(workspace.id, async () => this.importNow(await this.registry.get(workspace.id), parts, chunks));
+  /** Unpacks an untrusted tarball into directory `parts` of the workspace; a refusal changes nothing (see the class comment). */
+  async importArchive(workspaceId: string, parts: Components, chunks: AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<ExtractResult> {
+    const spool = this.scratchPath("import");
+    try {
+      const handle = await fsp.open(spool, "wx", 0o600);
+      try {
+        // As received: a client's archive may be a bomb, and its compressed bytes are what is cheap to keep.
+        await inspectArchive(chunks, { limits: this.limits, damaged: "UNSAFE_ARCHIVE" }, { form: "as-received", write: (chunk) => writeAll(handle, chunk) });
+      } finally {
+        await handle.close();
+      }
+      return await this.stageAndApply(workspaceId, spool, "UNSAFE_ARCHIVE", signal, async (staging, staged) => {
+        const workspace = await this.registry.get(workspaceId);
+        signal?.throwIfAborted(); // the commit point (the link check below may still refuse, before anything moves)
+        await workspace.mergeStaging(staging, parts, async (into, entryAt) => {
+          staged.checkLinksAgainst(entryAt, into);
+          await staged.checkExistingLinks(linksIn(workspace), entryAt, into);
+        });
+      });
+    } finally {
+      await fsp.unlink(spool).catch(() => undefined);
+    }
   }
 
-  private async importNow(workspace: Workspace, parts: Components, chunks: AsyncIterable<Uint8Array>): Promise<ExtractResult> {
-    const staging = await workspace.createStaging();
-    let result: ExtractResult;
+  /** Extracts the archive in `file` into a fresh staging directory, then runs `apply` with the workspace's lock held; the staging directory is gone after. */
+  private async stageAndApply(
+    workspaceId: string,
+    file: string,
+    damaged: DamagedReason,
+    signal: AbortSignal | undefined,
+    apply: (staging: Staging, staged: StagedArchive) => Promise<void>,
+  ): Promise<ExtractResult> {
+    const staging = await this.registry.createStaging(workspaceId);
     try {
-      result = await extractArchive(chunks, staging, this.limits);
-    } catch (error) {
-      await staging.discard();
-      throw error;
+      const staged = await extractArchive(createReadStream(file, { highWaterMark: RESTORE_READ_BYTES }), staging, { limits: this.limits, damaged });
+      signal?.throwIfAborted();
+      await this.locks.with([workspaceId], () => apply(staging, staged), signal);
+      return { fileCount: staged.fileCount, sizeBytes: staged.sizeBytes };
+    } finally {
+      await staging.discard(); // nothing once handed over
     }
-    await workspace.mergeStaging(staging, parts);
-    return result;
   }
 
   /** Deletes every snapshot of a workspace. */
@@ -226,24 +259,13 @@ export class Snapshots {
     for (const key of await this.store.list(`${workspaceId}/`, signal)) await this.store.delete(key, signal);
   }
 
-  private exclusive<T>(workspaceId: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(workspaceId) ?? Promise.resolve();
-    const mine = previous.catch(() => undefined).then(work);
-    const tail = mine.catch(() => undefined);
-    this.tails.set(workspaceId, tail);
-    void tail.then(() => {
-      if (this.tails.get(workspaceId) === tail) this.tails.delete(workspaceId);
-    });
-    return mine;
-  }
-
   /** Keeps the newest `keep` snapshots; also drops tarballs older than `newestId` that never got a manifest. */
   private async prune(workspaceId: string, newestId: string): Promise<void> {
     const keys = await this.store.list(`${workspaceId}/`);
     const ids = keys.filter((k) => k.endsWith(".json")).map((k) => idOf(k));
     for (const id of ids.slice(0, Math.max(0, ids.length - this.keep))) {
       await this.store.delete(`${workspaceId}/${id}.json`);
-      await this.store.delete(`${workspaceId}/${id}.tar.gz`);
+      await this.store.delete(tarballKey(workspaceId, id));
     }
     const kept = new Set(ids);
     for (const key of keys) {
@@ -266,28 +288,52 @@ export class Snapshots {
       if (error instanceof FileToolsError && error.reason === "NOT_FOUND") fail("NOT_FOUND", `snapshot ${id} of workspace ${workspaceId} does not exist`);
       throw error;
     }
-    try {
-      return JSON.parse(Buffer.concat(parts).toString("utf8")) as Manifest;
-    } catch {
-      fail("STORE_UNAVAILABLE", `the manifest of snapshot ${id} is not valid JSON`);
-    }
+    return parseManifest(workspaceId, id, Buffer.concat(parts).toString("utf8"));
   }
 
-  /** Downloads a tarball to a scratch file, checking size and sha256 against the manifest before anything uses it. */
+  /** The tarball's bytes; NOT_FOUND when the snapshot was deleted meanwhile, DATA_LOSS when its manifest is there without it. */
+  private async getTarball(manifest: Manifest, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
+    try {
+      return await this.store.get(manifest.tarball, signal);
+    } catch (error) {
+      if (!(error instanceof FileToolsError && error.reason === "NOT_FOUND")) throw error;
+    }
+    const manifestKey = `${manifest.workspace}/${manifest.id}.json`;
+    if (!(await this.store.list(manifestKey, signal)).includes(manifestKey)) fail("NOT_FOUND", `snapshot ${manifest.id} of workspace ${manifest.workspace} was deleted meanwhile`);
+    fail("DATA_LOSS", `the tarball of snapshot ${manifest.id} of workspace ${manifest.workspace} is missing from the store`);
+  }
+
+  /**
+   * Downloads a tarball, checking its size and sha256 against the manifest
+   * and reading it through the archive guard (pass 1), into a scratch file of
+   * plain tar that nothing uses before all of it passed. DATA_LOSS when it is
+   * damaged or does not match.
+   */
   private async download(manifest: Manifest, signal?: AbortSignal): Promise<string> {
     const file = this.scratchPath("download");
     const measure = { size: 0, hash: createHash("sha256") };
     try {
-      const limit = manifest.sizeBytes;
-      async function* capped(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+      const source = await this.getTarball(manifest, signal);
+      async function* checked(): AsyncGenerator<Uint8Array> {
         for await (const chunk of source) {
-          if (measure.size + chunk.length > limit) fail("UNSAFE_ARCHIVE", `snapshot ${manifest.id} is larger than its manifest says`);
+          if (measure.size + chunk.length > manifest.sizeBytes) fail("DATA_LOSS", `snapshot ${manifest.id} is larger than its manifest says; nothing was changed`);
+          measure.hash.update(chunk);
+          measure.size += chunk.length;
           yield chunk;
         }
+        if (measure.size !== manifest.sizeBytes || measure.hash.digest("hex") !== manifest.sha256) {
+          fail("DATA_LOSS", `snapshot ${manifest.id} does not match the size and sha256 of its manifest; nothing was changed`);
+        }
       }
-      await writeFileFrom(file, measured(capped(await this.store.get(manifest.tarball, signal)), measure));
-      if (measure.size !== manifest.sizeBytes || measure.hash.digest("hex") !== manifest.sha256) {
-        fail("UNSAFE_ARCHIVE", `snapshot ${manifest.id} does not match the sha256 of its manifest; nothing was changed`);
+      const handle = await fsp.open(file, "wx", 0o600);
+      try {
+        // As plain tar: a restore then inflates the snapshot once, not twice. No
+        // ratio cap: the sha256 says a daemon packed this tree, and a workspace
+        // may hold files of zeros (the content and member caps still bound it).
+        const limits = { ...this.limits, maxExpansionRatio: Number.POSITIVE_INFINITY };
+        await inspectArchive(checked(), { limits, damaged: "DATA_LOSS" }, { form: "plain-tar", write: (chunk) => writeAll(handle, chunk) });
+      } finally {
+        await handle.close();
       }
       return file;
     } catch (error) {
@@ -309,6 +355,16 @@ export class Snapshots {
       }
     }
     return { size: measure.size, sha256: measure.hash.digest("hex"), fileCount, chunks: chunks() };
+  }
+}
+
+/** Every symbolic link in the workspace and its target (for the import's link check; only walked when the archive has links). */
+async function* linksIn(workspace: Workspace): AsyncGenerator<{ at: string[]; target: string }> {
+  for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false })) {
+    if (entry.type !== "symlink") continue;
+    const at = entry.path.slice(1).split("/");
+    const target = await workspace.readLink(at).catch(() => null);
+    if (target !== null) yield { at, target };
   }
 }
 
@@ -347,28 +403,39 @@ async function* rechunk(source: AsyncIterable<Uint8Array>): AsyncGenerator<Buffe
 async function writeFileFrom(file: string, source: AsyncIterable<Uint8Array>): Promise<void> {
   const handle = await fsp.open(file, "wx", 0o600);
   try {
-    for await (const chunk of source) {
-      let offset = 0;
-      while (offset < chunk.length) offset += (await handle.write(chunk, offset, chunk.length - offset)).bytesWritten;
-    }
+    for await (const chunk of source) await writeAll(handle, chunk);
   } finally {
     await handle.close();
   }
 }
 
-/** The members of a (trusted, verified) gzipped tarball whose names match `include`, re-packed. */
-function filterTarball(source: AsyncIterable<Uint8Array>, include: readonly string[]): { bytes: AsyncIterable<Uint8Array>; readonly fileCount: number } {
+async function writeAll(handle: FileHandle, chunk: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.length) offset += (await handle.write(chunk, offset, chunk.length - offset)).bytesWritten;
+}
+
+/**
+ * Re-packs the members of a verified and guarded tar (as download keeps it,
+ * decompressed) whose names match `include`, handing the new tarball's bytes to `consume`; resolves
+ * with the number of files kept. A tarball that turns out damaged is
+ * DATA_LOSS; every stream's error ends in the returned promise.
+ */
+async function filterTarball(source: AsyncIterable<Uint8Array>, include: readonly string[], consume: (bytes: AsyncIterable<Uint8Array>) => Promise<void>): Promise<number> {
   const matches = picomatch([...include], { dot: true });
   // Names as bytes both ways (a stored snapshot's non-UTF-8 names survive); globs see the shown path.
   const extract = nameExactExtract();
   const pack = tar.pack();
   const gzip = createGzip();
-  const result = { fileCount: 0, bytes: gzip as AsyncIterable<Uint8Array> };
-  pipeline(pack, gzip, () => undefined);
-  (pipeline as (...args: unknown[]) => void)(source, createGunzip(), extract, (error: unknown) => {
-    if (error) gzip.destroy(error as Error);
-  });
-  void (async () => {
+  const settle = (error: unknown): void => {
+    if (!error) return;
+    extract.destroy();
+    pack.destroy();
+    gzip.destroy(asDamaged(error));
+  };
+  (pipeline as (...args: unknown[]) => void)(source, extract, settle);
+  (pipeline as (...args: unknown[]) => void)(pack, gzip, settle);
+  let fileCount = 0;
+  const repack = (async () => {
     for await (const entry of extract) {
       const header = { ...entry.header, ...heldMemberNames(entry.header) };
       const name = header.name.replace(/\/$/, "");
@@ -376,15 +443,21 @@ function filterTarball(source: AsyncIterable<Uint8Array>, include: readonly stri
         entry.resume();
         continue;
       }
+      if (header.type === "file") fileCount++;
       await new Promise<void>((resolve, reject) => {
         const sink = packMember(pack, header, (error) => (error ? reject(error) : resolve()));
-        if (header.type === "file") {
-          result.fileCount++;
-          entry.pipe(sink);
-        } else entry.resume();
+        if (header.type === "file") (pipeline as (...args: unknown[]) => void)(entry, sink, (error: unknown) => error && reject(error));
+        else entry.resume();
       });
     }
     pack.finalize();
-  })().catch((error: unknown) => gzip.destroy(error as Error));
-  return result;
+  })().catch(settle);
+  await consume(gzip);
+  await repack;
+  return fileCount;
+}
+
+function asDamaged(error: unknown): Error {
+  if (error instanceof FileToolsError) return error;
+  return new FileToolsError("DATA_LOSS", `the stored snapshot is damaged: ${(error as Error)?.message ?? String(error)}`);
 }

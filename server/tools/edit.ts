@@ -28,7 +28,7 @@ export interface EditOutcome {
   version: string;
 }
 
-export async function editFile(workspace: Workspace, input: EditInput, recorder?: ChangeRecorder): Promise<EditOutcome> {
+export async function editFile(workspace: Workspace, input: EditInput, recorder?: ChangeRecorder, signal?: AbortSignal): Promise<EditOutcome> {
   const parts = parseFilePath(input.path);
   const path = displayPath(parts);
   return withPathLocks([pathKey(workspace.id, path)], async () => {
@@ -54,5 +54,5 @@ export async function editFile(workspace: Workspace, input: EditInput, recorder?
       await recorder.record(workspace.id, { kind: "modify", path, sourcePath: "", sha256Before: outcome.sha256Before, sha256After: outcome.sha256After });
     }
     return { ...outcome, version: written.entry.version };
-  });
+  }, signal);
 }

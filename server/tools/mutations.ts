@@ -10,6 +10,7 @@ export async function deletePath(
   rawPath: string,
   options: { recursive: boolean; ifVersion?: string },
   recorder?: ChangeRecorder,
+  signal?: AbortSignal,
 ): Promise<{ path: string; existed: boolean }> {
   const parts = parsePath(rawPath);
   const path = displayPath(parts);
@@ -19,7 +20,7 @@ export async function deletePath(
     const removed = await workspace.remove(parts, options);
     if (removed && recording) await recorder!.record(workspace.id, { kind: "delete", path, sourcePath: "", sha256Before: before, sha256After: "" });
     return removed;
-  });
+  }, signal);
   return { path, existed };
 }
 
@@ -29,6 +30,7 @@ export async function movePath(
   rawDestination: string,
   options: { overwrite: boolean; createDirs: boolean; ifVersion?: string },
   recorder?: ChangeRecorder,
+  signal?: AbortSignal,
 ): Promise<{ source: string; destination: string; entry: Entry }> {
   const source = parseFilePath(rawSource);
   const destination = parseFilePath(rawDestination);
@@ -41,13 +43,13 @@ export async function movePath(
       await recorder!.record(workspace.id, { kind: "move", path: displayPath(destination), sourcePath: displayPath(source), sha256Before: hash, sha256After: hash });
     }
     return moved;
-  });
+  }, signal);
   return { source: displayPath(source), destination: displayPath(destination), entry };
 }
 
-export async function makeDirectory(workspace: Workspace, rawPath: string, options: { parents: boolean }): Promise<{ path: string; created: boolean }> {
+export async function makeDirectory(workspace: Workspace, rawPath: string, options: { parents: boolean }, signal?: AbortSignal): Promise<{ path: string; created: boolean }> {
   const parts = parsePath(rawPath);
   const path = displayPath(parts);
-  const created = await withPathLocks([pathKey(workspace.id, path)], () => workspace.makeDir(parts, options));
+  const created = await withPathLocks([pathKey(workspace.id, path)], () => workspace.makeDir(parts, options), signal);
   return { path, created };
 }

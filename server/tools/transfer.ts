@@ -61,6 +61,7 @@ export async function uploadFile(
   target: UploadTarget,
   chunks: AsyncIterable<Uint8Array>,
   recorder?: ChangeRecorder,
+  signal?: AbortSignal,
 ): Promise<WriteResult & { sha256: string }> {
   const parts = parseFilePath(target.path);
   const shown = displayPath(parts);
@@ -84,5 +85,5 @@ export async function uploadFile(
     const sha256 = hash.digest("hex");
     if (recording) await recorder!.record(workspace.id, { kind: result.created ? "create" : "modify", path: shown, sourcePath: "", sha256Before: before, sha256After: sha256 });
     return { ...result, sha256 };
-  });
+  }, signal);
 }

@@ -26,7 +26,7 @@ export interface WriteOutcome extends WriteResult {
   sha256: string;
 }
 
-export async function writeFile(workspace: Workspace, input: WriteInput, recorder?: ChangeRecorder): Promise<WriteOutcome> {
+export async function writeFile(workspace: Workspace, input: WriteInput, recorder?: ChangeRecorder, signal?: AbortSignal): Promise<WriteOutcome> {
   const parts = parseFilePath(input.path);
   return withPathLocks([pathKey(workspace.id, displayPath(parts))], async () => {
     const recording = recorder?.isRecording(workspace.id) ?? false;
@@ -36,7 +36,7 @@ export async function writeFile(workspace: Workspace, input: WriteInput, recorde
       await recorder!.record(workspace.id, { kind: outcome.created ? "create" : "modify", path: displayPath(parts), sourcePath: "", sha256Before: before, sha256After: outcome.sha256 });
     }
     return outcome;
-  });
+  }, signal);
 }
 
 async function writeUnlocked(workspace: Workspace, parts: Components, input: WriteInput): Promise<WriteOutcome> {

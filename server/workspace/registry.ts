@@ -5,7 +5,9 @@ import path from "node:path";
 import { fail } from "../errors.js";
 import { errnoOf } from "./errno.js";
 import { Workspace } from "./workspace.js";
-import type { Staging } from "./staging.js";
+import { Staging } from "./staging.js";
+import { Directory } from "./directory.js";
+import { at } from "./resolver.js";
 import { randomBytes } from "node:crypto";
 import { syncDirectory } from "./sync-directory.js";
 
@@ -79,7 +81,28 @@ export class WorkspaceRegistry {
   }
 
   /**
-   * Replaces workspace `id` by the staging directory (made by its
+   * A fresh staging directory for workspace `id`: for a managed workspace a
+   * sibling of its directory (DATA_DIR/workspaces/.staging-ID-TAG), so that a
+   * restore swapping the directory meanwhile does not take it along; for a
+   * bound one inside its root (temp-named: hidden, kept by an in-place
+   * replace, swept at start-up). Either way on the workspace's file system.
+   */
+  async createStaging(id: string): Promise<Staging> {
+    const workspace = await this.get(id);
+    if (workspace.bound) return workspace.createStaging();
+    const name = `.staging-${id}-${randomBytes(8).toString("hex")}`;
+    await fsp.mkdir(path.join(this.managedDir, name), 0o700);
+    const parent = Directory.open(this.managedDir, true);
+    try {
+      return new Staging(name, parent, Directory.open(at(parent, name)));
+    } catch (error) {
+      parent.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Replaces workspace `id` by the staging directory (made by
    * createStaging). A managed workspace's directory is swapped by renames
    * (staging → .swap, live → .old, .swap → live), which start-up recovery
    * completes or rolls back after a crash; a bound one is replaced in place.
@@ -98,11 +121,13 @@ export class WorkspaceRegistry {
     await fsp.chmod(swap, 0o755);
     await fsp.rename(live, old);
     await fsp.rename(swap, live);
-    await syncDirectory(this.managedDir);
-    await this.openManaged(id);
+    // The swap is done (the restore's commit): nothing after it may fail the call. A failed open is retried
+    // by the next get, and what is not removed now is removed at start-up.
+    await syncDirectory(this.managedDir).catch(() => undefined);
+    await this.openManaged(id).catch(() => undefined);
     // Calls still holding the old Workspace keep the descriptors they opened; new ones through it fail (CONTENT_CHANGED).
     await workspace.close();
-    await fsp.rm(old, { recursive: true, force: true });
+    await fsp.rm(old, { recursive: true, force: true }).catch(() => undefined);
   }
 
   /** Removes temp files left by a crash in every workspace; returns how many. */
@@ -165,6 +190,6 @@ async function recoverSwaps(managedDir: string): Promise<void> {
     }
   }
   for (const name of await fsp.readdir(managedDir)) {
-    if (/^\.swap-.+-[0-9a-f]{16}$/.test(name)) await fsp.rm(path.join(managedDir, name), { recursive: true, force: true });
+    if (/^\.(swap|staging)-.+-[0-9a-f]{16}$/.test(name)) await fsp.rm(path.join(managedDir, name), { recursive: true, force: true });
   }
 }

@@ -7,7 +7,7 @@
 // Calls are synchronous: an archive holds thousands of members, each a few
 // cheap system calls, and an async thread-pool round trip per call made
 // restores several times slower than GNU tar.
-import { closeSync, constants, fchmodSync, linkSync, lstatSync, mkdirSync, openSync, promises as fsp, symlinkSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, linkSync, lstatSync, mkdirSync, openSync, promises as fsp, readlinkSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { fail } from "../errors.js";
@@ -23,6 +23,18 @@ const DIRECTORY_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 function unsafe(message: string): never {
   fail("UNSAFE_ARCHIVE", message);
 }
+
+/**
+ * What a name is, for resolving a link's target without following it: a link
+ * (its target; `fromRoot` when it was absolute and names the workspace root
+ * or below), a directory, something else, nothing, or a link out of the workspace.
+ */
+export type TreeEntry =
+  | { kind: "link"; target: string; fromRoot: boolean }
+  | { kind: "directory" }
+  | { kind: "other" }
+  | { kind: "absent" }
+  | { kind: "outside" };
 
 export class Staging {
   private cached: { key: string; fd: number } | null = null;
@@ -206,3 +218,47 @@ function inside(dirFd: number, name: string): string | Buffer {
   return fsPath(`/proc/self/fd/${dirFd}/`, name);
 }
 
+
+/**
+ * What `parts` (components from the workspace root `root`, none of the
+ * parents a link) names in the workspace as it is now, the link itself when
+ * it is one. A parent that is missing or not a directory makes the name absent.
+ */
+export function existingEntry(root: Directory, parts: readonly string[]): TreeEntry {
+  let dir: number;
+  try {
+    dir = openBelow(root, parts.slice(0, -1));
+  } catch {
+    return { kind: "absent" };
+  }
+  try {
+    const target = inside(dir, parts[parts.length - 1]!);
+    const stats = lstatSync(target, { throwIfNoEntry: false });
+    if (!stats) return { kind: "absent" };
+    if (stats.isDirectory()) return { kind: "directory" };
+    if (!stats.isSymbolicLink()) return { kind: "other" };
+    const link = readlinkSync(target);
+    if (!link.startsWith("/")) return { kind: "link", target: link, fromRoot: false };
+    const rootPath = readlinkSync(self(root));
+    if (link === rootPath || link.startsWith(rootPath + "/")) return { kind: "link", target: link.slice(rootPath.length), fromRoot: true };
+    return { kind: "outside" };
+  } finally {
+    closeSync(dir);
+  }
+}
+
+/** Opens the directory `parts` below `root`, never through a symlink; throws when one is missing or not a directory. */
+function openBelow(root: Directory, parts: readonly string[]): number {
+  let dir = openSync(self(root), O_RDONLY | O_DIRECTORY);
+  for (const name of parts) {
+    try {
+      const next = openSync(inside(dir, name), DIRECTORY_FLAGS);
+      closeSync(dir);
+      dir = next;
+    } catch (error) {
+      closeSync(dir);
+      throw error;
+    }
+  }
+  return dir;
+}

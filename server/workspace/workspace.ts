@@ -14,7 +14,7 @@ import { OpenFile } from "./open-file.js";
 import { Directory } from "./directory.js";
 import { walk, walkFiles, type FileWalkOptions, type HeldBatch, type WalkEntry, type WalkOptions } from "./walk.js";
 import { TEMP_FILE_PATTERN, tempFileName } from "./temp-files.js";
-import { Staging } from "./staging.js";
+import { existingEntry, Staging, type TreeEntry } from "./staging.js";
 import { removeContents, removeTree } from "./remove.js";
 import { HeldPath, readNames, treeFits, type DirectoryName } from "./tree.js";
 
@@ -331,8 +331,10 @@ export class Workspace {
    * Moves everything in `staging` into the directory `parts` (created when
    * missing): an entry of the same name is replaced, directories present on
    * both sides are merged. The staging directory is then removed.
+   * `beforeMerge` sees the target's components from the root (links
+   * resolved) and a view of the tree as it is, and may refuse the merge.
    */
-  async mergeStaging(staging: Staging, parts: Components): Promise<void> {
+  async mergeStaging(staging: Staging, parts: Components, beforeMerge: (into: string[], entryAt: (parts: readonly string[]) => TreeEntry) => Promise<void>): Promise<void> {
     const shown = displayPath(parts);
     await staging.release();
     let dest: Directory;
@@ -352,6 +354,15 @@ export class Workspace {
     }
     try {
       this.resolver.assertInside(dest, shown);
+      const root = this.resolver.openRoot();
+      try {
+        const rootPath = readlinkSync(self(root));
+        const destPath = readlinkSync(self(dest));
+        const into = destPath === rootPath ? [] : destPath.slice(rootPath.length + 1).split("/");
+        await beforeMerge(into, (at) => existingEntry(root, at));
+      } finally {
+        root.close();
+      }
       await mergeInto(staging.dir, dest);
       await dest.sync();
     } finally {
@@ -374,7 +385,8 @@ export class Workspace {
       const trash = Directory.open(at(root, trashName));
       try {
         for (const { name } of readNames(root)) {
-          if (name === trashName || name === staging.name) continue;
+          // Other calls' staging directories stay (they are temp-named too).
+          if (name === trashName || TEMP_FILE_PATTERN.test(name)) continue;
           await fsp.rename(at(root, name), at(trash, name));
         }
         for (const { name } of readNames(staging.dir)) await fsp.rename(at(staging.dir, name), at(root, name));

@@ -144,6 +144,29 @@ describe("round trip: FinishRun → a fresh daemon → StartRun restore", () => 
     }
   }, 180_000);
 
+  it("a file of zeros far past the import's expansion ratio round-trips (a verified snapshot has no ratio cap)", async () => {
+    const store = `file://${path.join(scratch, "store-zeros")}`;
+    const a = await startDaemon({ args: ["--store", store] });
+    let snapshotId = "";
+    try {
+      const { run } = await a.client.workspaces.startRun({ workspace: "zeros", restore: "NONE" });
+      // 300 MiB of zeros (sparse, made by a shell): gzip packs it ~1,000 to 1, past 256 MiB expanded
+      execFileSync("truncate", ["-s", "300M", path.join(a.hostDir("zeros"), "zeros.bin")]);
+      snapshotId = (await a.client.workspaces.finishRun({ workspace: "zeros", runId: run!.id })).snapshot!.id;
+    } finally {
+      await a.stop();
+    }
+    const b = await startDaemon({ args: ["--store", store] });
+    try {
+      await b.client.workspaces.startRun({ workspace: "zeros", restore: snapshotId });
+      const restored = path.join(b.hostDir("zeros"), "zeros.bin");
+      expect(lstatSync(restored).size).toBe(300 * 1024 ** 2);
+      expect(execFileSync("cmp", ["-n", String(300 * 1024 ** 2), restored, "/dev/zero"]).length).toBe(0);
+    } finally {
+      await b.stop();
+    }
+  }, 120_000);
+
   it("a tree past the limits (made by a shell) fails FinishRun with QUOTA_EXCEEDED, naming no store fault", async () => {
     const d = await startDaemon({ args: ["--store", `file://${path.join(scratch, "store-deep")}`] });
     try {

@@ -59,7 +59,7 @@ def test_every_error_reason_has_its_own_exception_class() -> None:
         (grpc.StatusCode.DEADLINE_EXCEEDED, errors.DeadlineExceeded),
         (grpc.StatusCode.CANCELLED, errors.Cancelled),
         (grpc.StatusCode.UNAVAILABLE, errors.Unavailable),
-        (grpc.StatusCode.DATA_LOSS, errors.ChecksumMismatch),
+        (grpc.StatusCode.DATA_LOSS, errors.DataLoss),
         (grpc.StatusCode.UNKNOWN, errors.FileToolsError),
     ],
 )

@@ -2,8 +2,8 @@ import { deletePath } from "../../tools/mutations.js";
 import type { Deps, FilesHandler } from "../types.js";
 
 export function deleteHandler(deps: Deps): FilesHandler<"delete"> {
-  return async (request) => {
+  return async (request, ctx) => {
     const workspace = await deps.workspaces.get(request.workspace);
-    return deletePath(workspace, request.path, { recursive: request.recursive, ifVersion: request.ifVersion || undefined }, deps.runs);
+    return deletePath(workspace, request.path, { recursive: request.recursive, ifVersion: request.ifVersion || undefined }, deps.runs, ctx.signal);
   };
 }

@@ -2,7 +2,7 @@ import { editFile } from "../../tools/edit.js";
 import type { Deps, FilesHandler } from "../types.js";
 
 export function editHandler(deps: Deps): FilesHandler<"edit"> {
-  return async (request) => {
+  return async (request, ctx) => {
     const workspace = await deps.workspaces.get(request.workspace);
     const result = await editFile(workspace, {
       path: request.path,
@@ -10,7 +10,7 @@ export function editHandler(deps: Deps): FilesHandler<"edit"> {
       dryRun: request.dryRun,
       ifVersion: request.ifVersion || undefined,
       encoding: request.encoding,
-    }, deps.runs);
+    }, deps.runs, ctx.signal);
     return { ...result, replacements: BigInt(result.replacements) };
   };
 }

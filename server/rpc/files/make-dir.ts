@@ -2,8 +2,8 @@ import { makeDirectory } from "../../tools/mutations.js";
 import type { Deps, FilesHandler } from "../types.js";
 
 export function makeDirHandler(deps: Deps): FilesHandler<"makeDir"> {
-  return async (request) => {
+  return async (request, ctx) => {
     const workspace = await deps.workspaces.get(request.workspace);
-    return makeDirectory(workspace, request.path, { parents: request.parents ?? true });
+    return makeDirectory(workspace, request.path, { parents: request.parents ?? true }, ctx.signal);
   };
 }

@@ -3,13 +3,13 @@ import { fileInfo } from "../convert.js";
 import type { Deps, FilesHandler } from "../types.js";
 
 export function moveHandler(deps: Deps): FilesHandler<"move"> {
-  return async (request) => {
+  return async (request, ctx) => {
     const workspace = await deps.workspaces.get(request.workspace);
     const moved = await movePath(workspace, request.source, request.destination, {
       overwrite: request.overwrite,
       createDirs: request.createDirs ?? true,
       ifVersion: request.ifVersion || undefined,
-    }, deps.runs);
+    }, deps.runs, ctx.signal);
     return { source: moved.source, destination: moved.destination, file: fileInfo(moved.entry) };
   };
 }

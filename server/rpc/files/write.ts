@@ -13,7 +13,7 @@ const NEWLINE_MODES: Record<Newline, NewlineMode> = {
 };
 
 export function writeHandler(deps: Deps): FilesHandler<"write"> {
-  return async (request) => {
+  return async (request, ctx) => {
     const workspace = await deps.workspaces.get(request.workspace);
     const { body } = request;
     if (body.case === undefined) fail("INVALID_ARGUMENT", "set content (text) or data (bytes)");
@@ -26,7 +26,7 @@ export function writeHandler(deps: Deps): FilesHandler<"write"> {
       mode: request.mode === WriteMode.APPEND ? "append" : writeMode(request.mode),
       newline,
       ifVersion: request.ifVersion || undefined,
-    }, deps.runs);
+    }, deps.runs, ctx.signal);
     return { path: result.entry.path, size: result.entry.size, created: result.created, sha256: result.sha256, version: result.entry.version };
   };
 }

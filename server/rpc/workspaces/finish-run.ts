@@ -6,6 +6,7 @@ export function finishRunHandler(deps: Deps): WorkspacesHandler<"finishRun"> {
   return async (request, ctx) => {
     const options = { snapshot: request.snapshot ?? true, labels: request.labels };
     const { manifest, changes } = await finishRun(deps, request.workspace, request.runId, options, ctx.signal);
+    ctx.committed();
     return { snapshot: manifest && snapshotMessage(manifest), changes: summaryMessage(changes) };
   };
 }

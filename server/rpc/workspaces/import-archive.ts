@@ -6,8 +6,9 @@ export function importArchiveHandler(deps: Deps): WorkspacesHandler<"importArchi
   return async (requests, ctx) => {
     const { header, chunks } = await headerThenChunks(requests, "an import");
     ctx.setWorkspace(header.workspace);
-    const workspace = await deps.workspaces.get(header.workspace);
-    const result = await deps.snapshots.importArchive(workspace, parsePath(header.path), chunks);
+    await deps.workspaces.get(header.workspace);
+    const result = await deps.snapshots.importArchive(header.workspace, parsePath(header.path), chunks, ctx.signal);
+    ctx.committed();
     return { fileCount: BigInt(result.fileCount), sizeBytes: BigInt(result.sizeBytes) };
   };
 }

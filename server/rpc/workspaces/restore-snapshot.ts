@@ -6,6 +6,7 @@ export function restoreSnapshotHandler(deps: Deps): WorkspacesHandler<"restoreSn
     await deps.workspaces.get(request.workspace);
     const manifest = await deps.snapshots.find(request.workspace, request.snapshotId, ctx.signal);
     await deps.snapshots.restore(request.workspace, manifest, ctx.signal);
+    ctx.committed();
     return { snapshot: snapshotMessage(manifest) };
   };
 }

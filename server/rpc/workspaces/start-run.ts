@@ -3,5 +3,9 @@ import { runMessage } from "./snapshot-convert.js";
 import type { Deps, WorkspacesHandler } from "../types.js";
 
 export function startRunHandler(deps: Deps): WorkspacesHandler<"startRun"> {
-  return async (request, ctx) => ({ run: runMessage(await startRun(deps, request.workspace, request.restore, request.labels, ctx.signal)) });
+  return async (request, ctx) => {
+    const run = await startRun(deps, request.workspace, request.restore, request.labels, ctx.signal);
+    ctx.committed();
+    return { run: runMessage(run) };
+  };
 }

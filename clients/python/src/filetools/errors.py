@@ -34,6 +34,7 @@ __all__ = [
     "Cancelled",
     "ChecksumMismatch",
     "ContentChanged",
+    "DataLoss",
     "DeadlineExceeded",
     "DirectoryNotEmpty",
     "DiskError",
@@ -170,13 +171,23 @@ class Internal(FileToolsError):
         return cls(grpc.StatusCode.INTERNAL, "", message)
 
 
-class ChecksumMismatch(FileToolsError):
-    """A downloaded or exported file did not match the size or sha256 its header announced.
+class DataLoss(FileToolsError):
+    """DATA_LOSS: a stored snapshot is damaged (truncated, not matching its manifest, or missing).
 
-    Raised by the client itself (code DATA_LOSS); nothing is left at the destination.
+    Nothing was changed in the workspace.
     """
 
     status_code = grpc.StatusCode.DATA_LOSS
+    reason_value: ClassVar[int | None] = _Reason.ERROR_REASON_DATA_LOSS
+
+
+class ChecksumMismatch(DataLoss):
+    """A downloaded or exported file did not match the size or sha256 its header announced.
+
+    Raised by the client itself (code DATA_LOSS, no reason); nothing is left at the destination.
+    """
+
+    reason_value = None
 
     @classmethod
     def of(cls, path: Path, size: int, sha256: str, received: int, digest: str) -> ChecksumMismatch:

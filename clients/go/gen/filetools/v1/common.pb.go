@@ -133,7 +133,13 @@ const (
 	ErrorReason_ERROR_REASON_QUOTA_EXCEEDED ErrorReason = 14
 	// UNAVAILABLE: the snapshot store failed.
 	ErrorReason_ERROR_REASON_STORE_UNAVAILABLE ErrorReason = 15
-	// FAILED_PRECONDITION: an archive member would be unsafe to extract.
+	// FAILED_PRECONDITION: an archive (ImportArchive, or a stored snapshot's
+	// contents) is refused: a member would be unsafe to extract, the archive is
+	// malformed or ambiguous (a NUL inside a name, a pax number that does not
+	// parse, data after its end), empty (zero bytes, an empty gzip), over a cap
+	// (content bytes, members, depth, name length, expansion ratio), or an
+	// import's link would leave the workspace through links already there.
+	// Nothing was changed.
 	ErrorReason_ERROR_REASON_UNSAFE_ARCHIVE ErrorReason = 16
 	// DEADLINE_EXCEEDED: a search ran past its time budget.
 	ErrorReason_ERROR_REASON_SEARCH_TIMEOUT ErrorReason = 17
@@ -161,6 +167,11 @@ const (
 	// PERMISSION_DENIED: the call's token is not allowed this workspace (its
 	// workspace globs in the tokens file do not match the id).
 	ErrorReason_ERROR_REASON_WORKSPACE_NOT_ALLOWED ErrorReason = 27
+	// DATA_LOSS: a stored snapshot is damaged: its tarball is truncated or not
+	// valid gzip/tar, does not match its manifest's size or sha256, is missing
+	// while its manifest is there, or its manifest is not a valid manifest.
+	// Nothing was changed; ListSnapshots leaves such a snapshot out.
+	ErrorReason_ERROR_REASON_DATA_LOSS ErrorReason = 28
 	// PERMISSION_DENIED: the file system refused the operation: permissions
 	// (a file or directory an agent's shell made unreadable, chmod 000), a
 	// read-only file system, a running program's file, an immutable file.
@@ -201,6 +212,7 @@ var (
 		25: "ERROR_REASON_DEADLINE_EXCEEDED",
 		26: "ERROR_REASON_UNAUTHENTICATED",
 		27: "ERROR_REASON_WORKSPACE_NOT_ALLOWED",
+		28: "ERROR_REASON_DATA_LOSS",
 		29: "ERROR_REASON_ACCESS_DENIED",
 		30: "ERROR_REASON_IO_ERROR",
 	}
@@ -233,6 +245,7 @@ var (
 		"ERROR_REASON_DEADLINE_EXCEEDED":      25,
 		"ERROR_REASON_UNAUTHENTICATED":        26,
 		"ERROR_REASON_WORKSPACE_NOT_ALLOWED":  27,
+		"ERROR_REASON_DATA_LOSS":              28,
 		"ERROR_REASON_ACCESS_DENIED":          29,
 		"ERROR_REASON_IO_ERROR":               30,
 	}
@@ -480,7 +493,7 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\x0eFILE_TYPE_FILE\x10\x01\x12\x17\n" +
 	"\x13FILE_TYPE_DIRECTORY\x10\x02\x12\x15\n" +
 	"\x11FILE_TYPE_SYMLINK\x10\x03\x12\x13\n" +
-	"\x0fFILE_TYPE_OTHER\x10\x04*\xfb\a\n" +
+	"\x0fFILE_TYPE_OTHER\x10\x04*\x97\b\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12'\n" +
 	"#ERROR_REASON_PATH_ESCAPES_WORKSPACE\x10\x01\x12\x1d\n" +
@@ -510,7 +523,8 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\x16ERROR_REASON_CANCELLED\x10\x18\x12\"\n" +
 	"\x1eERROR_REASON_DEADLINE_EXCEEDED\x10\x19\x12 \n" +
 	"\x1cERROR_REASON_UNAUTHENTICATED\x10\x1a\x12&\n" +
-	"\"ERROR_REASON_WORKSPACE_NOT_ALLOWED\x10\x1b\x12\x1e\n" +
+	"\"ERROR_REASON_WORKSPACE_NOT_ALLOWED\x10\x1b\x12\x1a\n" +
+	"\x16ERROR_REASON_DATA_LOSS\x10\x1c\x12\x1e\n" +
 	"\x1aERROR_REASON_ACCESS_DENIED\x10\x1d\x12\x19\n" +
 	"\x15ERROR_REASON_IO_ERROR\x10\x1eBHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
 

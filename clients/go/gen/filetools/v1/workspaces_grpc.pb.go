@@ -59,21 +59,33 @@ type WorkspacesClient interface {
 	// The run's change-set entries: from this daemon's records, else from the
 	// manifest of the run's snapshot in the store (a run of another daemon).
 	GetChangeSet(ctx context.Context, in *GetChangeSetRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[GetChangeSetResponse], error)
-	// A workspace's snapshots, newest first.
+	// A workspace's snapshots, newest first. A snapshot whose manifest is
+	// damaged (not a valid manifest) is left out, with a warning in the log.
 	ListSnapshots(ctx context.Context, in *ListSnapshotsRequest, opts ...grpc.CallOption) (*ListSnapshotsResponse, error)
-	// A snapshot's tarball (gzip): a header, then chunks.
+	// A snapshot's tarball (gzip): a header, then chunks. A damaged stored
+	// snapshot (bytes that do not match its manifest, a truncated gzip or tar
+	// when filtered by include) fails with DATA_LOSS.
 	ExportSnapshot(ctx context.Context, in *ExportSnapshotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportSnapshotResponse], error)
-	// Replace a workspace's contents with a snapshot. The tarball's sha256 is
-	// checked against the manifest first, then it is extracted into a fresh
-	// staging directory and swapped in; an unsafe or corrupt archive is
-	// FAILED_PRECONDITION / UNSAFE_ARCHIVE and changes nothing.
+	// Replace a workspace's contents with a snapshot. The tarball's size and
+	// sha256 are checked against the manifest and the whole archive is read
+	// first, then it is extracted into a fresh staging directory and swapped in.
+	// A damaged snapshot (truncated or broken gzip/tar, not matching its
+	// manifest, missing, or a manifest that is not valid) is DATA_LOSS; an
+	// unsafe or malformed one (see ErrorReason UNSAFE_ARCHIVE), an empty one
+	// included, is FAILED_PRECONDITION / UNSAFE_ARCHIVE. Either way nothing
+	// changes. A call cancelled (or past its deadline) before the swap changes
+	// nothing; once the swap began it completes and the call ends OK.
 	RestoreSnapshot(ctx context.Context, in *RestoreSnapshotRequest, opts ...grpc.CallOption) (*RestoreSnapshotResponse, error)
 	// Unpack a tarball into a directory of a workspace, with the same checks as
 	// RestoreSnapshot: absolute names, "..", members through symbolic links,
 	// hard links to anything but an earlier file of the archive, symbolic links
 	// pointing out, devices and FIFOs are refused (UNSAFE_ARCHIVE, nothing
-	// changes); set-uid/set-gid bits are dropped; bytes, members, depth and
-	// name length are capped. Not recorded in a run's change set.
+	// changes), as are symbolic links that would leave the workspace through
+	// links already in it; set-uid/set-gid bits are dropped; bytes, members,
+	// depth, name length and gzip expansion (200x past 256 MiB) are capped. The
+	// archive is received and checked before the workspace is locked. Cancelled
+	// before the merge begins: nothing changes; once it began it completes and
+	// the call ends OK. Not recorded in a run's change set.
 	ImportArchive(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportArchiveRequest, ImportArchiveResponse], error)
 }
 
@@ -243,21 +255,33 @@ type WorkspacesServer interface {
 	// The run's change-set entries: from this daemon's records, else from the
 	// manifest of the run's snapshot in the store (a run of another daemon).
 	GetChangeSet(*GetChangeSetRequest, grpc.ServerStreamingServer[GetChangeSetResponse]) error
-	// A workspace's snapshots, newest first.
+	// A workspace's snapshots, newest first. A snapshot whose manifest is
+	// damaged (not a valid manifest) is left out, with a warning in the log.
 	ListSnapshots(context.Context, *ListSnapshotsRequest) (*ListSnapshotsResponse, error)
-	// A snapshot's tarball (gzip): a header, then chunks.
+	// A snapshot's tarball (gzip): a header, then chunks. A damaged stored
+	// snapshot (bytes that do not match its manifest, a truncated gzip or tar
+	// when filtered by include) fails with DATA_LOSS.
 	ExportSnapshot(*ExportSnapshotRequest, grpc.ServerStreamingServer[ExportSnapshotResponse]) error
-	// Replace a workspace's contents with a snapshot. The tarball's sha256 is
-	// checked against the manifest first, then it is extracted into a fresh
-	// staging directory and swapped in; an unsafe or corrupt archive is
-	// FAILED_PRECONDITION / UNSAFE_ARCHIVE and changes nothing.
+	// Replace a workspace's contents with a snapshot. The tarball's size and
+	// sha256 are checked against the manifest and the whole archive is read
+	// first, then it is extracted into a fresh staging directory and swapped in.
+	// A damaged snapshot (truncated or broken gzip/tar, not matching its
+	// manifest, missing, or a manifest that is not valid) is DATA_LOSS; an
+	// unsafe or malformed one (see ErrorReason UNSAFE_ARCHIVE), an empty one
+	// included, is FAILED_PRECONDITION / UNSAFE_ARCHIVE. Either way nothing
+	// changes. A call cancelled (or past its deadline) before the swap changes
+	// nothing; once the swap began it completes and the call ends OK.
 	RestoreSnapshot(context.Context, *RestoreSnapshotRequest) (*RestoreSnapshotResponse, error)
 	// Unpack a tarball into a directory of a workspace, with the same checks as
 	// RestoreSnapshot: absolute names, "..", members through symbolic links,
 	// hard links to anything but an earlier file of the archive, symbolic links
 	// pointing out, devices and FIFOs are refused (UNSAFE_ARCHIVE, nothing
-	// changes); set-uid/set-gid bits are dropped; bytes, members, depth and
-	// name length are capped. Not recorded in a run's change set.
+	// changes), as are symbolic links that would leave the workspace through
+	// links already in it; set-uid/set-gid bits are dropped; bytes, members,
+	// depth, name length and gzip expansion (200x past 256 MiB) are capped. The
+	// archive is received and checked before the workspace is locked. Cancelled
+	// before the merge begins: nothing changes; once it began it completes and
+	// the call ends OK. Not recorded in a run's change set.
 	ImportArchive(grpc.ClientStreamingServer[ImportArchiveRequest, ImportArchiveResponse]) error
 	mustEmbedUnimplementedWorkspacesServer()
 }

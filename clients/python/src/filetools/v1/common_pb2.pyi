@@ -47,6 +47,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_DEADLINE_EXCEEDED: _ClassVar[ErrorReason]
     ERROR_REASON_UNAUTHENTICATED: _ClassVar[ErrorReason]
     ERROR_REASON_WORKSPACE_NOT_ALLOWED: _ClassVar[ErrorReason]
+    ERROR_REASON_DATA_LOSS: _ClassVar[ErrorReason]
     ERROR_REASON_ACCESS_DENIED: _ClassVar[ErrorReason]
     ERROR_REASON_IO_ERROR: _ClassVar[ErrorReason]
 FILE_TYPE_UNSPECIFIED: FileType
@@ -82,6 +83,7 @@ ERROR_REASON_CANCELLED: ErrorReason
 ERROR_REASON_DEADLINE_EXCEEDED: ErrorReason
 ERROR_REASON_UNAUTHENTICATED: ErrorReason
 ERROR_REASON_WORKSPACE_NOT_ALLOWED: ErrorReason
+ERROR_REASON_DATA_LOSS: ErrorReason
 ERROR_REASON_ACCESS_DENIED: ErrorReason
 ERROR_REASON_IO_ERROR: ErrorReason
 

@@ -155,24 +155,32 @@ class WorkspacesServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListSnapshots(self, request, context):
-        """A workspace's snapshots, newest first.
+        """A workspace's snapshots, newest first. A snapshot whose manifest is
+        damaged (not a valid manifest) is left out, with a warning in the log.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ExportSnapshot(self, request, context):
-        """A snapshot's tarball (gzip): a header, then chunks.
+        """A snapshot's tarball (gzip): a header, then chunks. A damaged stored
+        snapshot (bytes that do not match its manifest, a truncated gzip or tar
+        when filtered by include) fails with DATA_LOSS.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def RestoreSnapshot(self, request, context):
-        """Replace a workspace's contents with a snapshot. The tarball's sha256 is
-        checked against the manifest first, then it is extracted into a fresh
-        staging directory and swapped in; an unsafe or corrupt archive is
-        FAILED_PRECONDITION / UNSAFE_ARCHIVE and changes nothing.
+        """Replace a workspace's contents with a snapshot. The tarball's size and
+        sha256 are checked against the manifest and the whole archive is read
+        first, then it is extracted into a fresh staging directory and swapped in.
+        A damaged snapshot (truncated or broken gzip/tar, not matching its
+        manifest, missing, or a manifest that is not valid) is DATA_LOSS; an
+        unsafe or malformed one (see ErrorReason UNSAFE_ARCHIVE), an empty one
+        included, is FAILED_PRECONDITION / UNSAFE_ARCHIVE. Either way nothing
+        changes. A call cancelled (or past its deadline) before the swap changes
+        nothing; once the swap began it completes and the call ends OK.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -183,8 +191,12 @@ class WorkspacesServicer:
         RestoreSnapshot: absolute names, "..", members through symbolic links,
         hard links to anything but an earlier file of the archive, symbolic links
         pointing out, devices and FIFOs are refused (UNSAFE_ARCHIVE, nothing
-        changes); set-uid/set-gid bits are dropped; bytes, members, depth and
-        name length are capped. Not recorded in a run's change set.
+        changes), as are symbolic links that would leave the workspace through
+        links already in it; set-uid/set-gid bits are dropped; bytes, members,
+        depth, name length and gzip expansion (200x past 256 MiB) are capped. The
+        archive is received and checked before the workspace is locked. Cancelled
+        before the merge begins: nothing changes; once it began it completes and
+        the call ends OK. Not recorded in a run's change set.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

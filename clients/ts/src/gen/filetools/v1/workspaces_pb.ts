@@ -993,7 +993,8 @@ export const Workspaces: GenService<{
     output: typeof GetChangeSetResponseSchema;
   },
   /**
-   * A workspace's snapshots, newest first.
+   * A workspace's snapshots, newest first. A snapshot whose manifest is
+   * damaged (not a valid manifest) is left out, with a warning in the log.
    *
    * @generated from rpc filetools.v1.Workspaces.ListSnapshots
    */
@@ -1003,7 +1004,9 @@ export const Workspaces: GenService<{
     output: typeof ListSnapshotsResponseSchema;
   },
   /**
-   * A snapshot's tarball (gzip): a header, then chunks.
+   * A snapshot's tarball (gzip): a header, then chunks. A damaged stored
+   * snapshot (bytes that do not match its manifest, a truncated gzip or tar
+   * when filtered by include) fails with DATA_LOSS.
    *
    * @generated from rpc filetools.v1.Workspaces.ExportSnapshot
    */
@@ -1013,10 +1016,15 @@ export const Workspaces: GenService<{
     output: typeof ExportSnapshotResponseSchema;
   },
   /**
-   * Replace a workspace's contents with a snapshot. The tarball's sha256 is
-   * checked against the manifest first, then it is extracted into a fresh
-   * staging directory and swapped in; an unsafe or corrupt archive is
-   * FAILED_PRECONDITION / UNSAFE_ARCHIVE and changes nothing.
+   * Replace a workspace's contents with a snapshot. The tarball's size and
+   * sha256 are checked against the manifest and the whole archive is read
+   * first, then it is extracted into a fresh staging directory and swapped in.
+   * A damaged snapshot (truncated or broken gzip/tar, not matching its
+   * manifest, missing, or a manifest that is not valid) is DATA_LOSS; an
+   * unsafe or malformed one (see ErrorReason UNSAFE_ARCHIVE), an empty one
+   * included, is FAILED_PRECONDITION / UNSAFE_ARCHIVE. Either way nothing
+   * changes. A call cancelled (or past its deadline) before the swap changes
+   * nothing; once the swap began it completes and the call ends OK.
    *
    * @generated from rpc filetools.v1.Workspaces.RestoreSnapshot
    */
@@ -1030,8 +1038,12 @@ export const Workspaces: GenService<{
    * RestoreSnapshot: absolute names, "..", members through symbolic links,
    * hard links to anything but an earlier file of the archive, symbolic links
    * pointing out, devices and FIFOs are refused (UNSAFE_ARCHIVE, nothing
-   * changes); set-uid/set-gid bits are dropped; bytes, members, depth and
-   * name length are capped. Not recorded in a run's change set.
+   * changes), as are symbolic links that would leave the workspace through
+   * links already in it; set-uid/set-gid bits are dropped; bytes, members,
+   * depth, name length and gzip expansion (200x past 256 MiB) are capped. The
+   * archive is received and checked before the workspace is locked. Cancelled
+   * before the merge begins: nothing changes; once it began it completes and
+   * the call ends OK. Not recorded in a run's change set.
    *
    * @generated from rpc filetools.v1.Workspaces.ImportArchive
    */

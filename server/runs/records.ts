@@ -1,0 +1,49 @@
+// The schemas of what the runs module persists under DATA_DIR/runs (a run's
+// JSON record, its JSON-lines change set) and of the change set a snapshot
+// manifest carries. Everything read back from disk or the store is untrusted
+// (another process, a torn write, an older or newer daemon) and is checked
+// against these before it is used.
+import { z } from "zod";
+
+const SHA256_OR_EMPTY = z.string().regex(/^([0-9a-f]{64})?$/);
+
+export const ChangeSchema = z.object({
+  kind: z.enum(["create", "modify", "delete", "move"]),
+  path: z.string(),
+  sourcePath: z.string(),
+  sha256Before: SHA256_OR_EMPTY,
+  sha256After: SHA256_OR_EMPTY,
+  time: z.iso.datetime(),
+});
+
+export const ChangeSummarySchema = z.object({
+  created: z.int().nonnegative(),
+  modified: z.int().nonnegative(),
+  deleted: z.int().nonnegative(),
+  moved: z.int().nonnegative(),
+});
+
+export const RunInfoSchema = z.object({
+  id: z.string().regex(/^run-[0-9]{8}T[0-9]{9}Z-[0-9a-f]{8}$/),
+  workspace: z.string(),
+  startedAt: z.iso.datetime(),
+  restoredFrom: z.string(),
+  labels: z.record(z.string(), z.string()),
+  state: z.enum(["active", "finished"]),
+  finishedAt: z.iso.datetime().optional(),
+  snapshotId: z.string().optional(),
+});
+
+/** `text` parsed as JSON and checked against `schema`; the problem in a few words otherwise. */
+export function parseRecord<T>(schema: z.ZodType<T>, text: string): { ok: true; value: T } | { ok: false; problem: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { ok: false, problem: "not valid JSON" };
+  }
+  const parsed = schema.safeParse(json);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const issue = parsed.error.issues[0]!;
+  return { ok: false, problem: `${issue.path.join(".") || "(the record)"}: ${issue.message}` };
+}

@@ -1,0 +1,44 @@
+// A snapshot's manifest: written by the daemon, read back from a store that
+// other processes can write to, so every manifest read is checked against
+// this schema before anything acts on it (ListSnapshots leaves out one that
+// fails, with a warning; the other calls answer DATA_LOSS).
+import { z } from "zod";
+import { fail } from "../errors.js";
+import { ChangeSchema, ChangeSummarySchema, parseRecord } from "../runs/records.js";
+
+export const SNAPSHOT_ID = /^[0-9]{8}T[0-9]{9}Z-[0-9a-f]{8}$/;
+
+const ManifestSchema = z.object({
+  id: z.string().regex(SNAPSHOT_ID),
+  workspace: z.string(),
+  runId: z.string(),
+  /** ISO 8601. */
+  createdAt: z.iso.datetime(),
+  sizeBytes: z.int().nonnegative(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  fileCount: z.int().nonnegative(),
+  labels: z.record(z.string(), z.string()),
+  changes: ChangeSummarySchema,
+  /** The run's change set, in order ([] for a snapshot outside a run). */
+  changeSet: z.array(ChangeSchema),
+  /** Store key of the tarball: always `<workspace>/<id>.tar.gz`. */
+  tarball: z.string(),
+});
+
+export type Manifest = z.infer<typeof ManifestSchema>;
+
+/** The store key of a snapshot's tarball. */
+export function tarballKey(workspaceId: string, id: string): string {
+  return `${workspaceId}/${id}.tar.gz`;
+}
+
+/** The manifest stored as `<workspaceId>/<id>.json`; DATA_LOSS when it is not a valid one, or names another snapshot or tarball. */
+export function parseManifest(workspaceId: string, id: string, text: string): Manifest {
+  const parsed = parseRecord(ManifestSchema, text);
+  if (!parsed.ok) fail("DATA_LOSS", `the manifest of snapshot ${id} of workspace ${workspaceId} is damaged (${parsed.problem})`);
+  const manifest = parsed.value;
+  if (manifest.id !== id || manifest.workspace !== workspaceId || manifest.tarball !== tarballKey(workspaceId, id)) {
+    fail("DATA_LOSS", `the manifest of snapshot ${id} of workspace ${workspaceId} names another snapshot or tarball`);
+  }
+  return manifest;
+}
