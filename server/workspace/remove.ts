@@ -5,7 +5,7 @@
 import { rmdirSync, unlinkSync } from "node:fs";
 import { Directory } from "./directory.js";
 import { at, self } from "./resolver.js";
-import { HeldPath, readNames, type DirectoryName } from "./tree.js";
+import { DepthFirst, HeldPath } from "./tree.js";
 
 /** Deletes the directory `name` inside `parent` and everything in it. */
 export async function removeTree(parent: Directory, name: string): Promise<void> {
@@ -20,20 +20,11 @@ export async function removeTree(parent: Directory, name: string): Promise<void>
 export async function removeContents(dir: Directory, owned = false): Promise<void> {
   const path = new HeldPath(owned ? dir : Directory.open(self(dir), true));
   try {
-    const pending: Array<{ names: DirectoryName[]; next: number }> = [{ names: readNames(path.current()), next: 0 }];
-    while (pending.length > 0) {
-      const level = pending[pending.length - 1]!;
-      if (level.next === level.names.length) {
-        pending.pop();
-        if (pending.length === 0) break;
-        const emptied = path.names().at(-1)!;
-        path.leave();
-        rmdirSync(at(path.current(), emptied));
-        continue;
-      }
-      const child = level.names[level.next++]!;
-      if (child.kind === "directory" && path.enter(child.name)) pending.push({ names: readNames(path.current()), next: 0 });
-      else if (child.kind !== "directory") unlinkSync(at(path.current(), child.name));
+    const walk = new DepthFirst(path);
+    for (let step = walk.next(); step; step = walk.next()) {
+      if ("left" in step) rmdirSync(at(path.current(), step.left));
+      else if (step.entry.kind !== "directory") unlinkSync(at(path.current(), step.entry.name));
+      else walk.descend(step.entry.name);
     }
   } finally {
     path.close();

@@ -108,6 +108,49 @@ export class HeldPath {
   }
 }
 
+/** A step of a DepthFirst walk: an entry (the path at its parent), or a directory done with (the path back at its parent). */
+export type TreeStep = { entry: DirectoryName } | { left: string };
+
+/**
+ * The entries below a HeldPath's current directory, depth first, without
+ * recursion: next() gives each entry while the path is at its parent, and
+ * after a directory's last entry the name of the directory left. A directory
+ * is gone into only when the caller calls descend() on it.
+ */
+export class DepthFirst {
+  private readonly pending: Array<{ names: DirectoryName[]; next: number }>;
+
+  constructor(private readonly path: HeldPath) {
+    this.pending = [{ names: readNames(path.current()), next: 0 }];
+  }
+
+  /** Levels of the entry just given (1 for the start directory's entries). */
+  get level(): number {
+    return this.pending.length;
+  }
+
+  /** The next step, or null when the start directory is done. */
+  next(): TreeStep | null {
+    for (;;) {
+      const level = this.pending.at(-1);
+      if (!level) return null;
+      if (level.next < level.names.length) return { entry: level.names[level.next++]! };
+      this.pending.pop();
+      if (this.pending.length === 0) return null;
+      const left = this.path.names().at(-1)!;
+      this.path.leave();
+      return { left };
+    }
+  }
+
+  /** Goes into the directory `name` just given: its entries come next. False when it is gone or not a directory. */
+  descend(name: string): boolean {
+    if (!this.path.enter(name)) return false;
+    this.pending.push({ names: readNames(this.path.current()), next: 0 });
+    return true;
+  }
+}
+
 /**
  * Whether the tree below `dir` (which it closes) fits a budget: depth levels below it and
  * bytes of paths relative to it (components joined by "/"). Returns the
@@ -117,18 +160,18 @@ export class HeldPath {
 export function treeFits(dir: Directory, budget: { depth: number; bytes: number }): string[] | null {
   const path = new HeldPath(dir);
   try {
-    const pending: Array<{ names: DirectoryName[]; next: number; bytes: number }> = [{ names: readNames(path.current()), next: 0, bytes: 0 }];
-    while (pending.length > 0) {
-      const level = pending[pending.length - 1]!;
-      if (level.next === level.names.length) {
-        pending.pop();
-        if (pending.length > 0) path.leave();
+    const walk = new DepthFirst(path);
+    /** Bytes of the path of each directory gone into, the start's (0) first. */
+    const bytesOf = [0];
+    for (let step = walk.next(); step; step = walk.next()) {
+      if ("left" in step) {
+        bytesOf.pop();
         continue;
       }
-      const child = level.names[level.next++]!;
-      const bytes = level.bytes + (level.bytes > 0 ? 1 : 0) + byteLengthOfName(child.name);
-      if (pending.length > budget.depth || bytes > budget.bytes) return [...path.names(), child.name];
-      if (child.kind === "directory" && path.enter(child.name)) pending.push({ names: readNames(path.current()), next: 0, bytes });
+      const parent = bytesOf.at(-1)!;
+      const bytes = parent + (parent > 0 ? 1 : 0) + byteLengthOfName(step.entry.name);
+      if (walk.level > budget.depth || bytes > budget.bytes) return [...path.names(), step.entry.name];
+      if (step.entry.kind === "directory" && walk.descend(step.entry.name)) bytesOf.push(bytes);
     }
     return null;
   } finally {

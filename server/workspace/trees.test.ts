@@ -11,6 +11,7 @@ import { MAX_DEPTH } from "./limits.js";
 import { displayPath, parseFilePath, parsePath } from "./paths.js";
 import { bytesOfName, escapeName, nameFromBytes, unescapeName } from "./names.js";
 import { Workspace } from "./workspace.js";
+import { deepChain as deepChainWith, reasonOf as reasonOfCall } from "../../test/support/trees.js";
 
 let base: string;
 let root: string;
@@ -28,34 +29,11 @@ afterEach(() => {
   execFileSync("rm", ["-rf", base]); // deep trees: GNU rm walks by descriptors
 });
 
-async function reasonOf(promise: Promise<unknown> | (() => unknown)): Promise<string> {
-  try {
-    await (typeof promise === "function" ? promise() : promise);
-  } catch (error) {
-    if (error instanceof FileToolsError) {
-      expect(error.message).not.toContain(base);
-      return error.reason;
-    }
-    throw error;
-  }
-  return "no error";
-}
+const reasonOf = (call: Promise<unknown> | (() => unknown)) => reasonOfCall(base, call);
 
 const openDescriptors = () => readdirSync("/proc/self/fd").length;
 
-/** A chain of `depth` directories "x" below `top`, a file at the bottom, built through descriptors (the host path passes PATH_MAX). */
-function deepChain(top: string, depth: number): void {
-  mkdirSync(top, { recursive: true });
-  let fd = openSync(top, constants.O_RDONLY | constants.O_DIRECTORY);
-  for (let i = 0; i < depth; i++) {
-    mkdirSync(`/proc/self/fd/${fd}/x`);
-    const next = openSync(`/proc/self/fd/${fd}/x`, constants.O_RDONLY | constants.O_DIRECTORY);
-    closeSync(fd);
-    fd = next;
-  }
-  writeFileSync(`/proc/self/fd/${fd}/bottom.txt`, "bottom\n");
-  closeSync(fd);
-}
+const deepChain = (top: string, depth: number) => deepChainWith(top, depth, { name: "bottom.txt", content: "bottom\n" });
 
 describe("names that are not UTF-8", () => {
   it("map to held strings and back byte for byte, shown as \\xHH and \\\\", () => {

@@ -3,9 +3,9 @@ import { mkdtempSync, mkdirSync, promises as fsp, readFileSync, readdirSync, ren
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FileToolsError } from "../errors.js";
 import { parsePath } from "./paths.js";
 import { Workspace } from "./workspace.js";
+import { reasonOf as reasonOfCall } from "../../test/support/trees.js";
 
 let base: string;
 let root: string;
@@ -27,18 +27,7 @@ afterEach(async () => {
   rmSync(base, { recursive: true, force: true });
 });
 
-async function reasonOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof FileToolsError) {
-      expect(error.message).not.toContain(base);
-      return error.reason;
-    }
-    throw error;
-  }
-  return "no error";
-}
+const reasonOf = (call: Promise<unknown>) => reasonOfCall(base, call);
 
 async function readText(raw: string): Promise<string> {
   const file = await workspace.openFile(parsePath(raw));

@@ -16,7 +16,7 @@ import { walk, walkFiles, type FileWalkOptions, type HeldBatch, type WalkEntry, 
 import { TEMP_FILE_PATTERN, tempFileName } from "./temp-files.js";
 import { existingEntry, Staging, type TreeEntry } from "./staging.js";
 import { removeContents, removeTree } from "./remove.js";
-import { HeldPath, readNames, treeFits, type DirectoryName } from "./tree.js";
+import { DepthFirst, HeldPath, readNames, treeFits } from "./tree.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK } = constants;
 
@@ -523,21 +523,16 @@ async function sweep(dir: Directory): Promise<number> {
   const path = new HeldPath(dir);
   let removed = 0;
   try {
-    const pending: Array<{ names: DirectoryName[]; next: number }> = [{ names: readNames(path.current()), next: 0 }];
-    while (pending.length > 0) {
-      const level = pending[pending.length - 1]!;
-      if (level.next === level.names.length) {
-        pending.pop();
-        if (pending.length > 0) path.leave();
-        continue;
-      }
-      const child = level.names[level.next++]!;
+    const walk = new DepthFirst(path);
+    for (let step = walk.next(); step; step = walk.next()) {
+      if ("left" in step) continue;
+      const child = step.entry;
       if (child.kind === "directory" && TEMP_FILE_PATTERN.test(child.name)) {
         // a staging directory of an interrupted restore or import
         await removeTree(path.current(), child.name);
         removed++;
       } else if (child.kind === "directory") {
-        if (path.enter(child.name)) pending.push({ names: readNames(path.current()), next: 0 });
+        walk.descend(child.name);
       } else if (child.kind === "file" && TEMP_FILE_PATTERN.test(child.name)) {
         await fsp.unlink(at(path.current(), child.name));
         removed++;
@@ -557,26 +552,18 @@ async function mergeInto(src: Directory, dst: Directory): Promise<void> {
   const from = new HeldPath(Directory.open(self(src), true));
   const to = new HeldPath(Directory.open(self(dst), true));
   try {
-    const pending: Array<{ names: DirectoryName[]; next: number }> = [{ names: readNames(from.current()), next: 0 }];
-    while (pending.length > 0) {
-      const level = pending[pending.length - 1]!;
-      if (level.next === level.names.length) {
-        pending.pop();
-        if (pending.length > 0) {
-          from.leave();
-          to.leave();
-        }
+    const walk = new DepthFirst(from);
+    for (let step = walk.next(); step; step = walk.next()) {
+      if ("left" in step) {
+        to.leave();
         continue;
       }
-      const child = level.names[level.next++]!;
+      const child = step.entry;
       const present = await fsp.lstat(at(to.current(), child.name)).catch(() => null);
-      if (child.kind === "directory" && present?.isDirectory()) {
-        if (!from.enter(child.name)) continue; // gone from the staging tree: nothing to move
-        if (to.enter(child.name)) {
-          pending.push({ names: readNames(from.current()), next: 0 });
-          continue;
-        }
-        from.leave(); // the target went away meanwhile: move the directory whole
+      if (child.kind === "directory" && present?.isDirectory() && to.enter(child.name)) {
+        if (walk.descend(child.name)) continue;
+        to.leave();
+        continue; // gone from the staging tree: nothing to move
       }
       // A directory cannot be renamed over a file or link, nor a file over a directory: remove what is there first.
       if (present?.isDirectory()) await removeTree(to.current(), child.name);

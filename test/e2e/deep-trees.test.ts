@@ -2,11 +2,12 @@
 // levels. Every walker answers (no "Maximum call stack size exceeded"); a
 // snapshot of such a tree fails clearly (QUOTA_EXCEEDED, not STORE_UNAVAILABLE);
 // a recursive Delete removes it.
-import { closeSync, constants, existsSync, mkdirSync, openSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collect, expectError, listAll, setup } from "./daemon.js";
 import { exportTarball } from "./runs-scenario.js";
+import { deepChain as deepChainWith } from "../support/trees.js";
 
 let d: Awaited<ReturnType<typeof setup>>;
 beforeAll(async () => {
@@ -18,19 +19,7 @@ afterAll(async () => {
   await d.stop();
 });
 
-/** A chain of `depth` directories "x" below `top`, a file at the bottom, built through descriptors. */
-function deepChain(top: string, depth: number): void {
-  mkdirSync(top, { recursive: true });
-  let fd = openSync(top, constants.O_RDONLY | constants.O_DIRECTORY);
-  for (let i = 0; i < depth; i++) {
-    mkdirSync(`/proc/self/fd/${fd}/x`);
-    const next = openSync(`/proc/self/fd/${fd}/x`, constants.O_RDONLY | constants.O_DIRECTORY);
-    closeSync(fd);
-    fd = next;
-  }
-  writeFileSync(`/proc/self/fd/${fd}/needle.txt`, "a needle at the bottom\n");
-  closeSync(fd);
-}
+const deepChain = (top: string, depth: number) => deepChainWith(top, depth, { name: "needle.txt", content: "a needle at the bottom\n" });
 
 describe("trees deeper than any limit", () => {
   it("List, Search, live Export, FinishRun and Delete of a 4,000-deep tree answer, each with a clear result", async () => {
