@@ -6,7 +6,6 @@ import { connect } from "node:net";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import type { TlsFiles } from "../config.js";
 
-const MiB = 1024 * 1024;
 
 /** A server with explicit limits (see notes/security.md, "gRPC server hardening"). */
 export function createServer(limits: { maxMessageBytes: number }): Server {
@@ -17,8 +16,14 @@ export function createServer(limits: { maxMessageBytes: number }): Server {
     "grpc.max_concurrent_streams": 64,
     // No channelz service is served: its bookkeeping cost ~10 % of a small Read's CPU.
     "grpc.enable_channelz": 0,
-    // HTTP/2 memory per connection, in MB: room for a few messages in flight at the largest size.
-    "grpc-node.max_session_memory": Math.max(32, Math.ceil((4 * limits.maxMessageBytes) / MiB)),
+    // No cap on a connection's HTTP/2 session memory. Node counts the data
+    // queued for a stream that the client reset (RST_STREAM CANCEL) against
+    // the session until the session ends, so with a cap a few hundred
+    // cancelled Downloads leave the connection refusing every new stream
+    // (ENHANCE_YOUR_CALM → RESOURCE_EXHAUSTED). What a stream may queue is
+    // bounded by us instead (SendQueue: one message and 64 KiB behind it) and
+    // the streams per connection by max_concurrent_streams.
+    "grpc-node.max_session_memory": Number.MAX_SAFE_INTEGER,
     "grpc.keepalive_time_ms": 60_000,
     "grpc.keepalive_timeout_ms": 20_000,
     "grpc.max_connection_idle_ms": 600_000,

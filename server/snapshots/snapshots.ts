@@ -47,6 +47,8 @@ export interface ExportStream {
   sha256: string;
   fileCount: number;
   chunks: AsyncIterable<Buffer>;
+  /** Frees what the stream holds (its scratch file), whether or not its chunks were read; call it once the stream is done with. */
+  release(): Promise<void>;
 }
 
 /**
@@ -162,7 +164,14 @@ export class Snapshots {
       }
       if (size !== manifest.sizeBytes || hash.digest("hex") !== manifest.sha256) fail("DATA_LOSS", `snapshot ${manifest.id} in the store does not match its manifest's size and sha256`);
     }
-    return { size: manifest.sizeBytes, sha256: manifest.sha256, fileCount: manifest.fileCount, chunks: chunks() };
+    const stream = chunks();
+    return {
+      size: manifest.sizeBytes,
+      sha256: manifest.sha256,
+      fileCount: manifest.fileCount,
+      chunks: stream,
+      release: async () => void (await stream.return(undefined)),
+    };
   }
 
   /**
@@ -347,14 +356,18 @@ export class Snapshots {
   }
 
   private scratchExport(file: string, measure: { size: number; hash: ReturnType<typeof createHash> }, fileCount: number): ExportStream {
-    async function* chunks(): AsyncGenerator<Buffer> {
-      try {
-        for await (const chunk of createReadStream(file, { highWaterMark: EXPORT_CHUNK_BYTES })) yield chunk as Buffer;
-      } finally {
+    const reader = createReadStream(file, { highWaterMark: EXPORT_CHUNK_BYTES });
+    return {
+      size: measure.size,
+      sha256: measure.hash.digest("hex"),
+      fileCount,
+      chunks: reader as AsyncIterable<Buffer>,
+      // Also when the call ended before the first chunk was asked for: the scratch file goes either way.
+      release: async () => {
+        reader.destroy();
         await fsp.unlink(file).catch(() => undefined);
-      }
-    }
-    return { size: measure.size, sha256: measure.hash.digest("hex"), fileCount, chunks: chunks() };
+      },
+    };
   }
 }
 

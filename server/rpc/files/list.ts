@@ -19,18 +19,23 @@ export function listHandler(deps: Deps): FilesHandler<"list"> {
       maxEntries: request.maxEntries,
     });
     let batch: MessageInitShape<typeof FileInfoSchema>[] = [];
-    for (;;) {
-      const next = await entries.next();
-      if (next.done) {
-        if (batch.length > 0) yield { event: { case: "entries", value: { entries: batch } } };
-        yield { event: { case: "summary", value: { total: BigInt(next.value.total), truncated: next.value.truncated } } };
-        return;
+    try {
+      for (;;) {
+        const next = await entries.next();
+        if (next.done) {
+          if (batch.length > 0) yield { event: { case: "entries", value: { entries: batch } } };
+          yield { event: { case: "summary", value: { total: BigInt(next.value.total), truncated: next.value.truncated } } };
+          return;
+        }
+        batch.push(fileInfo(next.value));
+        if (batch.length === BATCH_SIZE) {
+          yield { event: { case: "entries", value: { entries: batch } } };
+          batch = [];
+        }
       }
-      batch.push(fileInfo(next.value));
-      if (batch.length === BATCH_SIZE) {
-        yield { event: { case: "entries", value: { entries: batch } } };
-        batch = [];
-      }
+    } finally {
+      // Cancelled at a yield: the walk's open directories close.
+      await entries.return(undefined as never);
     }
   };
 }

@@ -9,33 +9,38 @@ export function readHandler(deps: Deps): FilesHandler<"read"> {
   return async function* (request, ctx) {
     const workspace = await deps.workspaces.get(request.workspace);
     const window = readFile(workspace, request.path, { ...request, utf8Chunks: true }, deps.maxReadBytes, ctx.signal, deps.lineIndex);
-    for (;;) {
-      const next = await window.next();
-      if (next.done) {
-        const trailer = next.value;
-        yield {
-          event: {
-            case: "trailer",
-            value: {
-              linesReturned: BigInt(trailer.linesReturned),
-              bytesReturned: BigInt(trailer.bytesReturned),
-              nextLine: BigInt(trailer.nextLine),
-              truncated: trailer.truncated,
-              eof: trailer.eof,
-              lineCut: trailer.lineCut,
-              totalLines: trailer.totalLines === undefined ? undefined : BigInt(trailer.totalLines),
+    try {
+      for (;;) {
+        const next = await window.next();
+        if (next.done) {
+          const trailer = next.value;
+          yield {
+            event: {
+              case: "trailer",
+              value: {
+                linesReturned: BigInt(trailer.linesReturned),
+                bytesReturned: BigInt(trailer.bytesReturned),
+                nextLine: BigInt(trailer.nextLine),
+                truncated: trailer.truncated,
+                eof: trailer.eof,
+                lineCut: trailer.lineCut,
+                totalLines: trailer.totalLines === undefined ? undefined : BigInt(trailer.totalLines),
+              },
             },
-          },
-        };
-        return;
+          };
+          return;
+        }
+        const part = next.value;
+        if ("text" in part) {
+          yield part.utf8 ? encodedChunk(part.firstLine, part.utf8) : { event: { case: "chunk", value: { firstLine: BigInt(part.firstLine), text: part.text } } };
+        } else {
+          const totalLines = part.totalLines === undefined ? undefined : BigInt(part.totalLines);
+          yield { event: { case: "header", value: { file: fileInfo(part.entry), encoding: part.encoding, totalLines } } };
+        }
       }
-      const part = next.value;
-      if ("text" in part) {
-        yield part.utf8 ? encodedChunk(part.firstLine, part.utf8) : { event: { case: "chunk", value: { firstLine: BigInt(part.firstLine), text: part.text } } };
-      } else {
-        const totalLines = part.totalLines === undefined ? undefined : BigInt(part.totalLines);
-        yield { event: { case: "header", value: { file: fileInfo(part.entry), encoding: part.encoding, totalLines } } };
-      }
+    } finally {
+      // Cancelled at a yield: the file's descriptor closes.
+      await window.return(undefined as never);
     }
   };
 }

@@ -11,7 +11,12 @@ export function exportSnapshotHandler(deps: Deps): WorkspacesHandler<"exportSnap
       const manifest = await deps.snapshots.find(request.workspace, request.snapshotId, ctx.signal);
       stream = include.length > 0 ? await deps.snapshots.exportFiltered({ manifest }, include, ctx.signal) : deps.snapshots.exportStored(manifest, ctx.signal);
     }
-    yield { event: { case: "header", value: { size: BigInt(stream.size), sha256: stream.sha256, fileCount: BigInt(stream.fileCount) } } };
-    for await (const data of stream.chunks) yield { event: { case: "chunk", value: { data } } };
+    try {
+      yield { event: { case: "header", value: { size: BigInt(stream.size), sha256: stream.sha256, fileCount: BigInt(stream.fileCount) } } };
+      for await (const data of stream.chunks) yield { event: { case: "chunk", value: { data } } };
+    } finally {
+      // Cancelled at any yield (even the header's): the scratch file and the store's download go.
+      await stream.release();
+    }
   };
 }
