@@ -27,8 +27,15 @@ describe("parseConfig", () => {
       s3: { forcePathStyle: false },
       store: `file://${path.resolve(".filetools", "snapshots")}`,
       keepSnapshots: 20,
+      clientStreamIdleMs: 30_000,
       workers: os.availableParallelism(),
     });
+  });
+
+  it("reads --client-stream-idle-ms and FILETOOLS_CLIENT_STREAM_IDLE_MS (at least 1 ms)", () => {
+    expect(parseConfig(["--client-stream-idle-ms", "500"], {}).clientStreamIdleMs).toBe(500);
+    expect(parseConfig([], { FILETOOLS_CLIENT_STREAM_IDLE_MS: "90000" }).clientStreamIdleMs).toBe(90_000);
+    expect(configError(["--client-stream-idle-ms", "0"]).message).toMatch(/--client-stream-idle-ms/);
   });
 
   it("reads --workers and FILETOOLS_WORKERS (1 to 256)", () => {

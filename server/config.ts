@@ -41,6 +41,8 @@ export interface DaemonConfig {
   store: string;
   /** Snapshots kept per workspace; older ones are pruned after a successful snapshot. */
   keepSnapshots: number;
+  /** How long a client stream (Upload, ImportArchive) may send nothing before it fails, in ms. */
+  clientStreamIdleMs: number;
   /** Settings of an s3:// store (credentials come from the AWS SDK's default chain, never from here). */
   s3: S3Settings;
 }
@@ -96,6 +98,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     .option("--log-level <level>", `${LOG_LEVELS.join(", ")} (env FILETOOLS_LOG_LEVEL)`, "info")
     .option("--max-read-bytes <bytes>", "server maximum for Read max_bytes (env FILETOOLS_MAX_READ_BYTES)", "64MiB")
     .option("--max-message-bytes <bytes>", "gRPC maximum message size (env FILETOOLS_MAX_MESSAGE_BYTES)", "8MiB")
+    .option("--client-stream-idle-ms <ms>", "an upload or import that sends nothing this long fails (env FILETOOLS_CLIENT_STREAM_IDLE_MS)", "30000")
     .option("--insecure", "allow a non-loopback listen address without tokens or TLS (env FILETOOLS_INSECURE)")
     .option("--tokens <file>", "JSON tokens file; every call then needs authorization: Bearer TOKEN (env FILETOOLS_TOKENS)")
     .option("--tls-cert <file>", "PEM certificate chain: serve TLS (with --tls-key; env FILETOOLS_TLS_CERT)")
@@ -155,6 +158,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
       MIN_MESSAGE_BYTES,
       MAX_MESSAGE_BYTES,
     ),
+    clientStreamIdleMs: parseCount("--client-stream-idle-ms", String(setting("clientStreamIdleMs")), 1),
     insecure,
     tokens,
     tls,

@@ -24,10 +24,9 @@ async function main(): Promise<void> {
   const handlers = await createHandlers(config, logger);
 
   const server = createServer(config);
-  const shutdown = new AbortController();
   const inFlight = new InFlightCalls();
   // Health and reflection are served outside the adapter, so they need no token (probes and tooling).
-  const adapterOptions = { logger, shutdownSignal: shutdown.signal, inFlight, tokens: config.tokens };
+  const adapterOptions = { logger, inFlight, tokens: config.tokens, clientStreamIdleMs: config.clientStreamIdleMs };
   registerService(server, Files, handlers.files, adapterOptions);
   registerService(server, Workspaces, handlers.workspaces, adapterOptions);
   new HealthImplementation({ "": "SERVING", [Files.typeName]: "SERVING", [Workspaces.typeName]: "SERVING" }).addToServer(
@@ -56,7 +55,7 @@ async function main(): Promise<void> {
     logger.info({ signal, grace_ms: SHUTDOWN_GRACE_MS }, "shutting down");
     await shutDown(server, SHUTDOWN_GRACE_MS, () => {
       logger.warn("grace period over: cancelling the calls still running");
-      shutdown.abort();
+      inFlight.abortAll();
     }, inFlight);
     // Every active run is snapshotted (and stays active: the next daemon resumes it).
     for (const failure of await handlers.snapshotActiveRuns()) {

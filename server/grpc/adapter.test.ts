@@ -1,7 +1,7 @@
 // The adapter end to end: a real grpc-js server on a loopback port, test
 // handlers for the real Files service, and the TypeScript client.
 import { setTimeout as sleep } from "node:timers/promises";
-import { status as Code } from "@grpc/grpc-js";
+import { Client, credentials, status as Code, type ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, FileToolsError as ClientError, type FileToolsClient } from "../../clients/ts/src/client.js";
 import { Files, type ReadResponse } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
@@ -255,5 +255,73 @@ describe("client streams", () => {
     expect(error.code).toBe(Code.CANCELLED);
     await waitFor(() => seen.uploadError !== undefined);
     expect(seen.uploadError).toMatchObject({ reason: "CANCELLED" });
+  });
+});
+
+describe("bad input", () => {
+  /** A raw call whose request bytes are not a valid message (a length-delimited field longer than what follows). */
+  const garbage = () => Buffer.from([0x12, 0x7f, 0x61]);
+
+  it("answers a request that does not decode with INVALID_ARGUMENT, not INTERNAL", async () => {
+    const raw = new Client(address, credentials.createInsecure());
+    try {
+      const unary = await new Promise<ServiceError>((resolve) =>
+        raw.makeUnaryRequest("/filetools.v1.Files/Stat", (b: Buffer) => b, (b: Buffer) => b, garbage(), (error) => resolve(error!)),
+      );
+      expect({ code: unary.code, details: unary.details }).toMatchObject({ code: Code.INVALID_ARGUMENT, details: expect.stringMatching(/not a valid filetools\.v1\.StatRequest/) });
+      const stream = raw.makeServerStreamRequest("/filetools.v1.Files/Read", (b: Buffer) => b, (b: Buffer) => b, garbage());
+      const streamed = await new Promise<ServiceError>((resolve) => stream.on("error", resolve).on("data", () => {}));
+      expect(streamed.code).toBe(Code.INVALID_ARGUMENT);
+      const upload = await new Promise<ServiceError>((resolve) => {
+        const call = raw.makeClientStreamRequest("/filetools.v1.Files/Upload", (b: Buffer) => b, (b: Buffer) => b, (error) => resolve(error!));
+        call.write(garbage());
+        call.end();
+      });
+      expect(upload.code).toBe(Code.INVALID_ARGUMENT);
+    } finally {
+      raw.close();
+    }
+  });
+});
+
+describe("idle client streams", () => {
+  const IDLE_MS = 400;
+  let idleServer: ReturnType<typeof createServer>;
+  let idleClient: FileToolsClient;
+
+  beforeAll(async () => {
+    idleServer = createServer({ maxMessageBytes: 8 * 1024 * 1024 });
+    registerService(idleServer, Files, files, { logger, clientStreamIdleMs: IDLE_MS });
+    idleClient = connect(await listen(idleServer, "127.0.0.1:0"));
+  });
+
+  afterAll(() => {
+    idleClient.close();
+    idleServer.forceShutdown();
+  });
+
+  it("fails a client stream that sends nothing for the idle bound, naming the flag", async () => {
+    seen.uploadError = undefined;
+    const stalled = new AbortController();
+    async function* requests() {
+      yield { event: { case: "header" as const, value: { workspace: "ws-13", path: "/stalled.bin" } } };
+      await sleep(60_000, undefined, { signal: stalled.signal }).catch(() => {});
+    }
+    const error = await failure(idleClient.files.upload(requests()));
+    stalled.abort();
+    expect({ code: error.code, reason: error.reason }).toEqual({ code: Code.DEADLINE_EXCEEDED, reason: "DEADLINE_EXCEEDED" });
+    expect(error.message).toContain("--client-stream-idle-ms");
+    expect(seen.uploadError).toMatchObject({ reason: "DEADLINE_EXCEEDED" });
+  });
+
+  it("does not cut a client that keeps sending, however long the whole stream takes", async () => {
+    async function* requests() {
+      yield { event: { case: "header" as const, value: { workspace: "ws-14", path: "/steady.bin" } } };
+      for (let i = 0; i < 20; i++) {
+        await sleep(IDLE_MS / 8);
+        yield { event: { case: "chunk" as const, value: { data: new Uint8Array(10) } } };
+      }
+    }
+    expect(await idleClient.files.upload(requests())).toMatchObject({ path: "/steady.bin", size: 200n });
   });
 });

@@ -52,10 +52,36 @@ function methodDefinition(method: DescMethod): grpc.MethodDefinition<Message, Bu
     requestStream: streamsIn,
     responseStream: streamsOut,
     requestSerialize: (request) => encode(method.input, request),
-    requestDeserialize: (bytes) => fromBinary(method.input, bytes),
+    // grpc-js answers a request it cannot decode with INTERNAL; the marker lets the handler's scope say INVALID_ARGUMENT.
+    requestDeserialize: (bytes) => {
+      try {
+        return fromBinary(method.input, bytes);
+      } catch (error) {
+        return new Undecodable(method.input, error) as unknown as Message;
+      }
+    },
     responseSerialize: (bytes) => bytes,
     responseDeserialize: (bytes) => bytes,
   };
+}
+
+/** A request message that does not decode as its type. */
+class Undecodable {
+  constructor(
+    private readonly schema: DescMessage,
+    private readonly cause: unknown,
+  ) {}
+
+  fail(): never {
+    const why = this.cause instanceof Error ? `: ${this.cause.message}` : "";
+    throw new FileToolsError("INVALID_ARGUMENT", `the request is not a valid ${this.schema.typeName}${why}`);
+  }
+}
+
+/** The request, or INVALID_ARGUMENT for one that did not decode. */
+function decoded(request: Message): Message {
+  if (request instanceof Undecodable) request.fail();
+  return request;
 }
 
 function serve(method: DescMethod, handler: AnyHandler, options: AdapterOptions): grpc.UntypedHandleCall {
@@ -81,8 +107,9 @@ function serveUnary(method: DescMethod, handler: UnaryFn, options: AdapterOption
     void (async () => {
       try {
         scope.authenticate();
-        scope.admitWorkspace(call.request);
-        const response = encode(method.output, await handler(call.request, scope.context));
+        const request = decoded(call.request);
+        scope.admitWorkspace(request);
+        const response = encode(method.output, await handler(request, scope.context));
         const status = scope.succeed();
         if (status) callback(status);
         else callback(null, response);
@@ -104,9 +131,10 @@ function serveServerStream(
     void (async () => {
       try {
         scope.authenticate();
-        scope.admitWorkspace(call.request);
+        const request = decoded(call.request);
+        scope.admitWorkspace(request);
         const queue = new SendQueue(call, signal);
-        for await (const response of handler(call.request, scope.context)) {
+        for await (const response of handler(request, scope.context)) {
           // Leaving the loop calls the generator's return(): its finally blocks run.
           if (queue.closed) break;
           await queue.send(encode(method.output, response));
@@ -131,7 +159,7 @@ function serveClientStream(
     void (async () => {
       try {
         scope.authenticate();
-        const response = encode(method.output, await handler(requestsOf(call, scope), scope.context));
+        const response = encode(method.output, await handler(requestsOf(call, scope, options.clientStreamIdleMs), scope.context));
         const status = scope.succeed();
         if (status) callback(status);
         else callback(null, response);
@@ -145,19 +173,28 @@ function serveClientStream(
 /**
  * The client's messages, the first one admitted (its header names the
  * workspace). If the client cancels, iterating throws the abort reason rather
- * than ending: a cut-off upload must not look complete.
+ * than ending: a cut-off upload must not look complete. A client that sends
+ * nothing for `idleMs` fails the call (DEADLINE_EXCEEDED): a stalled or
+ * trickling client must not hold a call, and what it holds, forever.
  */
-async function* requestsOf(call: grpc.ServerReadableStream<Message, Buffer>, scope: CallScope): AsyncGenerator<Message> {
+async function* requestsOf(call: grpc.ServerReadableStream<Message, Buffer>, scope: CallScope, idleMs: number | undefined): AsyncGenerator<Message> {
   const { signal } = scope.context;
+  const messages = (call as AsyncIterable<Message>)[Symbol.asyncIterator]();
   let first = true;
   try {
-    for await (const request of call as AsyncIterable<Message>) {
+    for (;;) {
+      const next = await withinIdle(messages.next(), idleMs);
+      if (next.done) break;
+      const request = decoded(next.value);
       if (first) scope.admitWorkspace(request);
       first = false;
       yield request;
     }
   } catch (error) {
     throw signal.aborted ? signal.reason : error;
+  } finally {
+    // Ended early (failed, idle, or the handler stopped reading): the stream is destroyed, its buffers freed.
+    void messages.return?.();
   }
   // A half-close does not yet prove the client sent everything: a grpc-js
   // client that cancels sends END_STREAM and then RST_STREAM (Node's
@@ -165,6 +202,19 @@ async function* requestsOf(call: grpc.ServerReadableStream<Message, Buffer>, sco
   // to arrive, so that a cancelled upload fails instead of looking complete.
   await sleep(CANCEL_SETTLE_MS, undefined, { signal }).catch(() => {});
   if (signal.aborted) throw signal.reason;
+}
+
+/** `next`, unless `idleMs` passes first (DEADLINE_EXCEEDED naming the flag). */
+function withinIdle<T>(next: Promise<T>, idleMs: number | undefined): Promise<T> {
+  if (idleMs === undefined) return next;
+  let timer: NodeJS.Timeout | undefined;
+  const idle = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new FileToolsError("DEADLINE_EXCEEDED", `the client sent nothing for ${idleMs} ms (the daemon's --client-stream-idle-ms)`)),
+      idleMs,
+    );
+  });
+  return Promise.race([next, idle]).finally(() => clearTimeout(timer));
 }
 
 /**

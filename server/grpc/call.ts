@@ -15,29 +15,41 @@ const DEADLINE_TOLERANCE_MS = 100;
 
 export interface AdapterOptions {
   logger: Logger;
-  /** Aborting it aborts every call in flight (the daemon's shutdown grace period is over). */
-  shutdownSignal?: AbortSignal;
-  /** Counts the calls in flight, so that shutdown knows when none is left. */
+  /** The calls in flight: shutdown waits until none is left, and past its grace period aborts them. */
   inFlight?: InFlightCalls;
+  /** How long a client stream may send nothing before it fails (--client-stream-idle-ms); undefined: no bound. */
+  clientStreamIdleMs?: number;
   /** With a tokens table, every call needs a bearer token, and its grant decides which workspaces it may touch. */
   tokens?: TokenTable;
 }
 
-/** The number of calls in flight, and a promise for the moment there is none. */
+/**
+ * The calls in flight, each with the function that aborts it; a promise for
+ * the moment there is none. One set rather than a listener per call on a
+ * shared shutdown signal: an EventTarget warns past ten listeners.
+ */
 export class InFlightCalls {
-  private count = 0;
+  private readonly aborts = new Set<() => void>();
   private waiters: Array<() => void> = [];
+  private abortingAll = false;
 
-  started(): void {
-    this.count++;
+  /** A call started; `abort` cancels it (once shutdown aborts all, at once). Returns what to call when it ends. */
+  started(abort: () => void): () => void {
+    this.aborts.add(abort);
+    if (this.abortingAll) abort();
+    return () => {
+      if (this.aborts.delete(abort) && this.aborts.size === 0) for (const wake of this.waiters.splice(0)) wake();
+    };
   }
 
-  ended(): void {
-    if (--this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+  /** Aborts every call in flight, and every call that starts from now on. */
+  abortAll(): void {
+    this.abortingAll = true;
+    for (const abort of [...this.aborts]) abort();
   }
 
   none(): Promise<void> {
-    return this.count === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
+    return this.aborts.size === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
   }
 }
 
@@ -83,13 +95,10 @@ export class CallScope {
       );
     const onShutdown = () => this.abort(new FileToolsError("CANCELLED", "the daemon is shutting down"));
     call.once("cancelled", onCancelled);
-    options.inFlight?.started();
-    options.shutdownSignal?.addEventListener("abort", onShutdown, { once: true });
-    if (options.shutdownSignal?.aborted) onShutdown();
+    const ended = options.inFlight?.started(onShutdown);
     this.detach = () => {
-      options.inFlight?.ended();
+      ended?.();
       call.off("cancelled", onCancelled);
-      options.shutdownSignal?.removeEventListener("abort", onShutdown);
     };
 
     this.context = {

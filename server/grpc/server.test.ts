@@ -62,7 +62,6 @@ const LISTEN_ON_ARGV1 = "require('node:net').createServer().listen(process.argv[
 describe("shutDown", () => {
   it("lets calls finish within the grace period, then aborts their signals", async () => {
     const server = createServer({ maxMessageBytes: 8 << 20 });
-    const shutdown = new AbortController();
     const inFlight = new InFlightCalls();
     let reason: unknown;
     registerService(
@@ -76,7 +75,7 @@ describe("shutDown", () => {
           throw reason;
         },
       },
-      { logger, shutdownSignal: shutdown.signal, inFlight },
+      { logger, inFlight },
     );
     const client = connect(await listen(server, "127.0.0.1:0"));
     cleanups.push(() => client.close());
@@ -85,7 +84,7 @@ describe("shutDown", () => {
     const stuck = client.files.stat({ workspace: "w", path: "/stuck" }).catch((e: unknown) => e);
     await new Promise((resolve) => setTimeout(resolve, 50));
     const started = Date.now();
-    await shutDown(server, 300, () => shutdown.abort(), inFlight);
+    await shutDown(server, 300, () => inFlight.abortAll(), inFlight);
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
     expect(reason).toMatchObject({ reason: "CANCELLED", message: "the daemon is shutting down" });
     expect(await stuck).toBeInstanceOf(FileToolsError);

@@ -159,7 +159,9 @@ const (
 	ErrorReason_ERROR_REASON_INTERNAL ErrorReason = 23
 	// CANCELLED: the client cancelled the call.
 	ErrorReason_ERROR_REASON_CANCELLED ErrorReason = 24
-	// DEADLINE_EXCEEDED: the call's deadline passed before the work finished.
+	// DEADLINE_EXCEEDED: the call's deadline passed before the work finished,
+	// or a client stream (Upload, ImportArchive) sent nothing for the daemon's
+	// --client-stream-idle-ms.
 	ErrorReason_ERROR_REASON_DEADLINE_EXCEEDED ErrorReason = 25
 	// UNAUTHENTICATED: the daemon has a tokens file (--tokens) and the call
 	// carries no `authorization: Bearer TOKEN` metadata, or an unknown token.

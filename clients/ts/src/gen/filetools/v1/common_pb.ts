@@ -385,7 +385,9 @@ export enum ErrorReason {
   CANCELLED = 24,
 
   /**
-   * DEADLINE_EXCEEDED: the call's deadline passed before the work finished.
+   * DEADLINE_EXCEEDED: the call's deadline passed before the work finished,
+   * or a client stream (Upload, ImportArchive) sent nothing for the daemon's
+   * --client-stream-idle-ms.
    *
    * @generated from enum value: ERROR_REASON_DEADLINE_EXCEEDED = 25;
    */
