@@ -55,7 +55,12 @@ export interface UploadTarget {
   sha256: string;
 }
 
-/** Writes the streamed bytes atomically; nothing is written when the stream fails or the hash differs. */
+/**
+ * Writes the streamed bytes atomically; nothing is written when the stream
+ * fails or the hash differs. The bytes are received (staged) first and the
+ * path's lock taken only to put them in place: a slow client delays nobody
+ * else who writes the path, and an upload it cut off changes nothing.
+ */
 export async function uploadFile(
   workspace: Workspace,
   target: UploadTarget,
@@ -66,24 +71,26 @@ export async function uploadFile(
   const parts = parseFilePath(target.path);
   const shown = displayPath(parts);
   const hash = createHash("sha256");
-  let size = 0;
   async function* hashed(): AsyncGenerator<Uint8Array> {
     for await (const chunk of chunks) {
       hash.update(chunk);
-      size += chunk.length;
       yield chunk;
     }
-    // Thrown before the rename: the temp file is dropped, the target untouched.
-    if (target.sha256 && hash.copy().digest("hex") !== target.sha256.toLowerCase()) {
+  }
+  const staged = await workspace.stageFile(parts, hashed());
+  try {
+    const sha256 = hash.digest("hex");
+    if (target.sha256 && sha256 !== target.sha256.toLowerCase()) {
       fail("INVALID_ARGUMENT", `the bytes received for ${shown} do not match the sha256 in the header`);
     }
+    return await withPathLocks([pathKey(workspace.id, shown)], async () => {
+      const recording = recorder?.isRecording(workspace.id) ?? false;
+      const before = recording ? await sha256OrEmpty(workspace, parts) : "";
+      const result = await workspace.writeFile(parts, staged, { createDirs: target.createDirs, mode: target.mode, ifVersion: target.ifVersion });
+      if (recording) await recorder!.record(workspace.id, { kind: result.created ? "create" : "modify", path: shown, sourcePath: "", sha256Before: before, sha256After: sha256 });
+      return { ...result, sha256 };
+    }, signal);
+  } finally {
+    await staged.discard();
   }
-  return withPathLocks([pathKey(workspace.id, shown)], async () => {
-    const recording = recorder?.isRecording(workspace.id) ?? false;
-    const before = recording ? await sha256OrEmpty(workspace, parts) : "";
-    const result = await workspace.writeFile(parts, hashed(), { createDirs: target.createDirs, mode: target.mode, ifVersion: target.ifVersion });
-    const sha256 = hash.digest("hex");
-    if (recording) await recorder!.record(workspace.id, { kind: result.created ? "create" : "modify", path: shown, sourcePath: "", sha256Before: before, sha256After: sha256 });
-    return { ...result, sha256 };
-  }, signal);
 }

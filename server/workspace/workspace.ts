@@ -1,7 +1,7 @@
 // One workspace: the only place where the file tools touch the file system.
 // Every operation resolves its path through the Resolver (held directory
 // descriptors, /proc/self/fd) and reports workspace paths only.
-import { closeSync, constants, fstatSync, openSync, promises as fsp, readlinkSync } from "node:fs";
+import { closeSync, constants, createReadStream, fstatSync, openSync, promises as fsp, readlinkSync } from "node:fs";
 import type { BigIntStats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { fail, FileToolsError } from "../errors.js";
@@ -114,7 +114,7 @@ export class Workspace {
    * fsync, rename over the target, fsync of the directory. Replacing keeps the
    * permission bits; a symlink inside the workspace is written through.
    */
-  async writeFile(parts: Components, content: Uint8Array | AsyncIterable<Uint8Array>, options: WriteOptions): Promise<WriteResult> {
+  async writeFile(parts: Components, content: Uint8Array | AsyncIterable<Uint8Array> | StagedFile, options: WriteOptions): Promise<WriteResult> {
     const shown = displayPath(parts);
     if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
     const loc = await this.resolver.locateFollowing(parts, options.createDirs);
@@ -127,7 +127,7 @@ export class Workspace {
       if (!existing && options.mode === "replace-only") fail("NOT_FOUND", `${shown} does not exist`);
       checkVersion(existing, options.ifVersion, shown);
       const permissions = existing ? Number(existing.mode & 0o7777n) : NEW_FILE_MODE;
-      const temp = await writeTempFile(loc.dir, content, permissions, shown);
+      const temp = content instanceof StagedFile ? await content.moveInto(loc.dir, permissions, shown) : await writeTempFile(loc.dir, content, permissions, shown);
       try {
         if (options.mode === "create-only") {
           // link(2) fails on an existing name: no-clobber even against other processes.
@@ -143,6 +143,21 @@ export class Workspace {
       await loc.dir.sync();
       return { entry: await statAt(loc, shown), created: !existing };
     });
+  }
+
+  /**
+   * Receives `content` into a temp file at the workspace root (hidden, swept
+   * at start-up), for a writeFile later: a slow sender holds no lock while
+   * its bytes arrive. `parts` only names the target in messages.
+   */
+  async stageFile(parts: Components, content: AsyncIterable<Uint8Array>): Promise<StagedFile> {
+    const root = this.resolver.openRoot();
+    try {
+      return new StagedFile(root, await writeTempFile(root, content, 0o600, displayPath(parts)));
+    } catch (error) {
+      root.close();
+      throw error;
+    }
   }
 
   /**
@@ -485,6 +500,44 @@ function assertRegularFile(stats: BigIntStats, shown: string): void {
 function assertSingleLink(stats: BigIntStats, shown: string): void {
   if (stats.nlink > 1n) {
     fail("PATH_ESCAPES_WORKSPACE", `${shown} has ${stats.nlink} hard links and may be shared with a file outside the workspace`);
+  }
+}
+
+/** Bytes received by stageFile, waiting for writeFile to put them in place; discard() drops them unless they were. */
+export class StagedFile {
+  private placed = false;
+
+  constructor(
+    private readonly root: Directory,
+    private readonly name: string,
+  ) {}
+
+  /** Moves the bytes into `dir` under a new temp name, with `permissions`; returns that name. */
+  async moveInto(dir: Directory, permissions: number, shown: string): Promise<string> {
+    const name = tempFileName();
+    try {
+      await fsp.rename(at(this.root, this.name), at(dir, name));
+    } catch (error) {
+      // A bound workspace may hold another file system below its root: copy across it.
+      if (errnoOf(error) !== "EXDEV") throw translateErrno(error, shown);
+      const copied = await writeTempFile(dir, createReadStream(at(this.root, this.name)), permissions, shown);
+      await this.discard();
+      return copied;
+    }
+    this.placed = true;
+    try {
+      await fsp.chmod(at(dir, name), permissions);
+    } catch (error) {
+      await fsp.unlink(at(dir, name)).catch(() => undefined);
+      throw translateErrno(error, shown);
+    }
+    return name;
+  }
+
+  async discard(): Promise<void> {
+    if (!this.placed) await fsp.unlink(at(this.root, this.name)).catch(() => undefined);
+    this.placed = true;
+    this.root.close();
   }
 }
 

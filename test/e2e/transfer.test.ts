@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError, collect, setup } from "./daemon.js";
@@ -35,6 +35,43 @@ describe("Upload", () => {
       "INVALID_ARGUMENT",
     );
     expect(existsSync(path.join(d.root, "up/bad.bin"))).toBe(false);
+  });
+
+  it("a slow upload holds no lock while its bytes arrive: a Write of the same path goes first, the upload then replaces it", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let firstChunkSent!: () => void;
+    const sentOne = new Promise<void>((resolve) => (firstChunkSent = resolve));
+    async function* slow() {
+      yield { event: { case: "header" as const, value: { workspace: d.ws, path: "up/contended.txt" } } };
+      yield { event: { case: "chunk" as const, value: { data: Buffer.from("from the ") } } };
+      firstChunkSent();
+      await released;
+      yield { event: { case: "chunk" as const, value: { data: Buffer.from("upload") } } };
+    }
+    const upload = d.client.files.upload(slow());
+    await sentOne;
+    // Within its deadline, although the upload to the same path is still receiving.
+    await d.client.files.write({ workspace: d.ws, path: "up/contended.txt", body: { case: "content", value: "from the write" } }, { deadline: 10_000 });
+    expect(readFileSync(path.join(d.root, "up/contended.txt"), "utf8")).toBe("from the write");
+    release();
+    expect(await upload).toMatchObject({ created: false });
+    expect(readFileSync(path.join(d.root, "up/contended.txt"), "utf8")).toBe("from the upload");
+  });
+
+  it("a cancelled upload changes nothing and leaves no staged file", async () => {
+    const controller = new AbortController();
+    async function* cut() {
+      yield { event: { case: "header" as const, value: { workspace: d.ws, path: "up/cut.bin" } } };
+      yield { event: { case: "chunk" as const, value: { data: randomBytes(MiB) } } };
+      controller.abort();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    await expectError(d.client.files.upload(cut(), { signal: controller.signal }), "CANCELLED");
+    expect(existsSync(path.join(d.root, "up/cut.bin"))).toBe(false);
+    const staged = () => readdirSync(d.root).filter((name) => name.startsWith(".filetools-tmp-"));
+    for (let i = 0; i < 50 && staged().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(staged()).toEqual([]);
   });
 
   it("APPEND mode is INVALID_ARGUMENT", async () => {
