@@ -278,6 +278,11 @@ describe("bad input", () => {
         call.end();
       });
       expect(upload.code).toBe(Code.INVALID_ARGUMENT);
+      // A string field that is not UTF-8 (a path of the bytes 62 ff): protobuf refuses it, so must we, clearly.
+      const notUtf8 = await new Promise<ServiceError>((resolve) =>
+        raw.makeUnaryRequest("/filetools.v1.Files/Stat", (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0x12, 0x02, 0x62, 0xff]), (error) => resolve(error!)),
+      );
+      expect({ code: notUtf8.code, details: notUtf8.details }).toMatchObject({ code: Code.INVALID_ARGUMENT, details: expect.stringContaining("utf-8") });
     } finally {
       raw.close();
     }

@@ -185,6 +185,8 @@ describe("1,000 cancelled calls of each streaming RPC over four connections", ()
     } finally {
       clearInterval(sampler);
     }
+    // Figures for people (no assertion on them): how the calls ended, descriptors, peak RSS so far.
+    console.log(`${rpc}: ${JSON.stringify(codes)}, descriptors ${baseline} before, ${openDescriptors()} just after, peak RSS ${Math.round(peakRss / MiB)} MiB`);
     expect(Object.keys(codes).filter((code) => code !== "CANCELLED" && code !== "OK"), JSON.stringify(codes)).toEqual([]);
     expect(codes.CANCELLED ?? 0).toBeGreaterThan(CALLS_PER_RPC / 2);
     expect(await settled(openDescriptors, (count) => count <= baseline)).toBeLessThanOrEqual(baseline);
