@@ -356,15 +356,19 @@ export class Snapshots {
   }
 
   private scratchExport(file: string, measure: { size: number; hash: ReturnType<typeof createHash> }, fileCount: number): ExportStream {
-    const reader = createReadStream(file, { highWaterMark: EXPORT_CHUNK_BYTES });
+    // The file is opened on the first chunk asked for: a stream opened and then released unread would fail its open later, with nobody listening.
+    async function* chunks(): AsyncGenerator<Buffer> {
+      for await (const chunk of createReadStream(file, { highWaterMark: EXPORT_CHUNK_BYTES })) yield chunk as Buffer;
+    }
+    const stream = chunks();
     return {
       size: measure.size,
       sha256: measure.hash.digest("hex"),
       fileCount,
-      chunks: reader as AsyncIterable<Buffer>,
+      chunks: stream,
       // Also when the call ended before the first chunk was asked for: the scratch file goes either way.
       release: async () => {
-        reader.destroy();
+        await stream.return(undefined);
         await fsp.unlink(file).catch(() => undefined);
       },
     };

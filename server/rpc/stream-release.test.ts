@@ -1,0 +1,75 @@
+// The streaming handlers, stopped at each of their yields the way the adapter
+// stops a cancelled call (return() on the handler's generator): whatever the
+// call opened — a file's descriptor, a walk's directories, an export's
+// scratch file — is released there and then, not when (or if) an inner
+// generator that nobody resumes would have got to its finally.
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { Metadata } from "@grpc/grpc-js";
+import { DownloadRequestSchema, ListRequestSchema, ReadRequestSchema, WriteRequestSchema } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
+import { CreateWorkspaceRequestSchema, ExportSnapshotRequestSchema } from "../../clients/ts/src/gen/filetools/v1/workspaces_pb.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseConfig } from "../config.js";
+import type { CallContext } from "../grpc/handlers.js";
+import { createHandlers, type Handlers } from "./index.js";
+
+const dataDir = mkdtempSync(path.join(tmpdir(), "filetools-stream-release-"));
+let handlers: Handlers;
+
+const ctx: CallContext = {
+  signal: new AbortController().signal,
+  metadata: new Metadata(),
+  setWorkspace: () => {},
+  mayAccess: () => true,
+  committed: () => {},
+};
+
+const openDescriptors = () => readdirSync("/proc/self/fd").length;
+const scratchFiles = () => readdirSync(path.join(dataDir, "tmp"));
+
+beforeAll(async () => {
+  handlers = await createHandlers(parseConfig(["--data-dir", dataDir, "--workers", "1"], {}));
+  await handlers.workspaces.createWorkspace!(create(CreateWorkspaceRequestSchema, { workspace: "w" }), ctx);
+  const text = Buffer.from("line\n".repeat(300_000));
+  await handlers.files.write!(create(WriteRequestSchema, { workspace: "w", path: "/big.txt", body: { case: "data", value: text } }), ctx);
+  for (let i = 0; i < 1_200; i++) await handlers.files.write!(create(WriteRequestSchema, { workspace: "w", path: `/many/f${i}`, body: { case: "data", value: Buffer.from("x") } }), ctx);
+}, 120_000);
+
+afterAll(async () => {
+  await handlers?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Takes `messages` messages of the stream, then stops it as the adapter does when the client goes away. */
+async function stopAfter(stream: AsyncIterable<unknown>, messages: number): Promise<void> {
+  const iterator = stream[Symbol.asyncIterator]();
+  for (let i = 0; i < messages; i++) expect((await iterator.next()).done).toBe(false);
+  await iterator.return!();
+}
+
+describe("a streaming handler stopped at a yield releases what it holds", () => {
+  it.each([1, 2, 3])("Read stopped after %i messages closes the file", async (messages) => {
+    const before = openDescriptors();
+    await stopAfter(handlers.files.read!(create(ReadRequestSchema, { workspace: "w", path: "/big.txt", lineCount: 300_000n }), ctx), messages);
+    expect(openDescriptors()).toBe(before);
+  });
+
+  it("List stopped after its first batch closes the directories it walks", async () => {
+    const before = openDescriptors();
+    await stopAfter(handlers.files.list!(create(ListRequestSchema, { workspace: "w", path: "/many" }), ctx), 1);
+    expect(openDescriptors()).toBe(before);
+  });
+
+  it.each([1, 2])("a live ExportSnapshot stopped after %i messages (the header, a chunk) removes its scratch file", async (messages) => {
+    await stopAfter(handlers.workspaces.exportSnapshot!(create(ExportSnapshotRequestSchema, { workspace: "w", live: true, include: ["**"] }), ctx), messages);
+    expect(scratchFiles()).toEqual([]);
+  });
+
+  it("Download stopped at its header closes the file", async () => {
+    const before = openDescriptors();
+    await stopAfter(handlers.files.download!(create(DownloadRequestSchema, { workspace: "w", path: "/big.txt" }), ctx), 1);
+    expect(openDescriptors()).toBe(before);
+  });
+});
