@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { GENERATED, ROOT, bufGenerate, ensureGoPlugins, ensureVenv } from "./toolchain.mjs";
+import { GENERATED, ROOT, bufGenerate, copyCatalogue, ensureGoPlugins, ensureVenv } from "./toolchain.mjs";
 
 /** Files under `dir` relative to `base`, skipping Python's bytecode caches. */
 function listFiles(base, dir) {
@@ -33,6 +33,7 @@ try {
   ensureVenv();
   ensureGoPlugins();
   bufGenerate(tmp);
+  copyCatalogue(tmp);
   for (const dir of GENERATED) {
     const fresh = new Set(listFiles(tmp, dir));
     const tree = new Set(listFiles(ROOT, dir));

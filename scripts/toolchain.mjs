@@ -3,14 +3,16 @@
 // buf with it. Run from anywhere; paths are resolved from the repository root.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-/** Directories that hold only generated code (all outputs of buf.gen.yaml). */
-export const GENERATED = ["clients/ts/src/gen", "clients/python/src/filetools/v1", "clients/go/gen"];
+/** Directories that hold only generated code: the outputs of buf.gen.yaml and the catalogue copies. */
+/** Where each client keeps its copy of the tool catalogue (catalogue/tools.json; see copyCatalogue). */
+export const CATALOGUE_COPIES = ["clients/ts/catalogue", "clients/python/src/filetools/catalogue", "clients/go/catalogue"];
+export const GENERATED = ["clients/ts/src/gen", "clients/python/src/filetools/v1", "clients/go/gen", ...CATALOGUE_COPIES];
 
 /** Exact pins of the Python development environment (.venv). */
 export const PYTHON_REQUIREMENTS = "clients/python/requirements-dev.txt";
@@ -72,6 +74,19 @@ export function ensureGoPlugins() {
 export function bufGenerate(outBase) {
   const args = ["generate", ...(outBase ? ["--output", outBase] : [])];
   run(path.join(ROOT, "node_modules", ".bin", "buf"), args);
+}
+
+/**
+ * Copies the tool catalogue into each client, which ships it (TypeScript reads
+ * it from its package, Python as package data, Go embeds it): one source,
+ * copies checked by the freshness check and by each client's own test.
+ * With `outBase`, the copies go under it instead of the work tree.
+ */
+export function copyCatalogue(outBase = ROOT) {
+  for (const dir of CATALOGUE_COPIES) {
+    mkdirSync(path.join(outBase, dir), { recursive: true });
+    copyFileSync(path.join(ROOT, "catalogue", "tools.json"), path.join(outBase, dir, "tools.json"));
+  }
 }
 
 /**

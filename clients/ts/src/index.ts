@@ -12,6 +12,8 @@ export {
 export { FileToolsError, type ErrorReasonName } from "./errors.js";
 export { headerThenData, receiveVerified, saveVerified, type HeaderThenData, type OnProgress, type Progress } from "./byte-streams.js";
 export { numberLines, type NumberLinesOptions } from "./format.js";
+export { catalogue, type Catalogue, type ToolAnnotations, type ToolDefinition } from "./tools/catalogue.js";
+export { ToolDispatcher, type DispatcherOptions, type ToolResult } from "./tools/dispatcher.js";
 export {
   SearchResults,
   WorkspaceClient,

@@ -1,0 +1,40 @@
+// The tool catalogue: what a model sees of filetools (names, descriptions,
+// argument schemas, annotations, the hints appended to errors). Its one source
+// is catalogue/tools.json at the repository root; `npm run generate` copies it
+// next to this package (clients/ts/catalogue/tools.json), where it is read at
+// run time from src/ and from dist/ alike.
+import { readFileSync } from "node:fs";
+
+/** A JSON Schema object, as the catalogue writes it (a subset of draft 2020-12). */
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+export interface ToolDefinition {
+  /** snake_case, e.g. "read", "make_dir". */
+  name: string;
+  title: string;
+  /** The RPC the tool calls, e.g. "filetools.v1.Files/Read". */
+  rpc: string;
+  /** Model-facing: what the tool does and how to use it well. */
+  description: string;
+  annotations: ToolAnnotations;
+  input_schema: JsonSchema;
+}
+
+export interface Catalogue {
+  version: number;
+  tools: ToolDefinition[];
+  /** Sentences appended to an error's message, by reason; see catalogue/README.md. */
+  error_hints: Record<string, string[]>;
+}
+
+/** The catalogue as this package ships it. */
+export const CATALOGUE_FILE = new URL("../../catalogue/tools.json", import.meta.url);
+
+export const catalogue: Catalogue = JSON.parse(readFileSync(CATALOGUE_FILE, "utf8"));

@@ -1,0 +1,311 @@
+// The tools of the catalogue, callable by name: definitions in the shapes
+// model APIs take (OpenAI function calling, Anthropic tool use, MCP), and
+// call(name, arguments) → what the model should read, plus the structured
+// result for programs. Arguments are validated against the catalogue's JSON
+// Schema first; nothing a model sends makes call() throw.
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { FileToolsError } from "../errors.js";
+import { WriteMode } from "../gen/filetools/v1/files_pb.js";
+import type { CallOptions } from "../client.js";
+import type { WorkspaceClient } from "../workspace.js";
+import { catalogue, type JsonSchema, type ToolDefinition } from "./catalogue.js";
+import * as texts from "./texts.js";
+
+/** What a tool call gives back. */
+export interface ToolResult {
+  /** What the model reads. */
+  text: string;
+  /** True when the call failed; `text` then says why and what to do next. */
+  isError: boolean;
+  /** The result as data (snake_case keys), for programs and MCP's structuredContent. */
+  structured: Record<string, unknown>;
+}
+
+export interface DispatcherOptions {
+  /** Offer only the tools that change nothing (read, list, search, stat). */
+  readOnly?: boolean;
+}
+
+/** Lines a read returns unless told otherwise, and the text it may carry: a window a model can take in. */
+export const DEFAULT_READ_LINES = 2000;
+export const READ_MAX_BYTES = 100_000;
+const DEFAULT_LIST_ENTRIES = 1000;
+
+type Args = Record<string, unknown>;
+type Handler = (args: Args, options: CallOptions) => Promise<ToolResult>;
+
+export class ToolDispatcher {
+  private readonly tools: ToolDefinition[];
+  private readonly validators = new Map<string, ValidateFunction>();
+  private readonly handlers: Record<string, Handler>;
+
+  constructor(
+    private readonly workspace: WorkspaceClient,
+    options: DispatcherOptions = {},
+  ) {
+    this.tools = catalogue.tools.filter((tool) => !options.readOnly || tool.annotations.readOnlyHint);
+    const ajv = new Ajv({ allErrors: false, strict: true });
+    for (const tool of this.tools) this.validators.set(tool.name, ajv.compile(tool.input_schema));
+    this.handlers = {
+      read: (args, o) => this.read(args, o),
+      write: (args, o) => this.write(args, o),
+      edit: (args, o) => this.edit(args, o),
+      delete: (args, o) => this.remove(args, o),
+      move: (args, o) => this.move(args, o),
+      make_dir: (args, o) => this.makeDir(args, o),
+      list: (args, o) => this.list(args, o),
+      search: (args, o) => this.search(args, o),
+      stat: (args, o) => this.stat(args, o),
+    };
+  }
+
+  /** The tools offered, as the catalogue defines them. */
+  definitions(): ToolDefinition[] {
+    return this.tools;
+  }
+
+  /** For OpenAI-style function calling (`tools` of a chat completion or response request). */
+  openAITools(): Array<{ type: "function"; function: { name: string; description: string; parameters: JsonSchema } }> {
+    return this.tools.map((tool) => ({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.input_schema } }));
+  }
+
+  /** For Anthropic tool use (`tools` of a Messages request). */
+  anthropicTools(): Array<{ name: string; description: string; input_schema: JsonSchema }> {
+    return this.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.input_schema }));
+  }
+
+  /**
+   * Calls tool `name` with `args` (an object, or its JSON text as OpenAI sends
+   * it). Bad arguments, unknown tools and failed calls come back as results
+   * with isError; only a cancelled `options.signal` rejects.
+   */
+  async call(name: string, args: unknown, options: CallOptions = {}): Promise<ToolResult> {
+    const handler = this.handlers[name];
+    const validate = this.validators.get(name);
+    if (!handler || !validate) {
+      return failure("UNKNOWN_TOOL", `there is no tool named ${JSON.stringify(name)}; the tools are ${this.tools.map((t) => t.name).join(", ")}`);
+    }
+    const parsed = parseArguments(args);
+    if (typeof parsed === "string") return failure("INVALID_ARGUMENT", `invalid arguments for ${name}: ${parsed}`);
+    if (!validate(parsed)) return failure("INVALID_ARGUMENT", `invalid arguments for ${name}: ${describe(validate.errors?.[0])}`);
+    try {
+      return await handler(parsed, options);
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      if (error instanceof FileToolsError) return { text: texts.errorText(error), isError: true, structured: errorFields(error) };
+      throw error;
+    }
+  }
+
+  private async read(args: Args, options: CallOptions): Promise<ToolResult> {
+    const path = args.path as string;
+    const tail = args.tail as number | undefined;
+    const window = await this.workspace.readText(path, {
+      ...options,
+      ...(tail === undefined ? { startLine: (args.start_line as number | undefined) ?? 1, lineCount: (args.line_count as number | undefined) ?? DEFAULT_READ_LINES } : { tail }),
+      maxBytes: READ_MAX_BYTES,
+    });
+    return ok(texts.readText(window, READ_MAX_BYTES), {
+      path: window.file.path,
+      first_line: window.firstLine,
+      last_line: window.lastLine,
+      total_lines: window.totalLines ?? null,
+      next_start_line: window.nextStartLine ?? null,
+      eof: window.eof,
+      version: window.version,
+      text: window.text,
+    });
+  }
+
+  private async write(args: Args, options: CallOptions): Promise<ToolResult> {
+    const mode = WRITE_MODES[(args.mode as string | undefined) ?? "create_or_replace"]!;
+    const response = await this.workspace.writeText(args.path as string, args.content as string, { ...options, mode, ifVersion: args.if_version as string | undefined });
+    const appended = mode === WriteMode.APPEND && !response.created;
+    return ok(texts.writeText(response.path, response.size, response.created, appended, response.version), {
+      path: response.path,
+      size: Number(response.size),
+      created: response.created,
+      version: response.version,
+      sha256: response.sha256,
+    });
+  }
+
+  private async edit(args: Args, options: CallOptions): Promise<ToolResult> {
+    const edits = (args.edits as Array<{ old_text: string; new_text: string; replace_all?: boolean }>).map((e) => ({
+      oldText: e.old_text,
+      newText: e.new_text,
+      replaceAll: e.replace_all ?? false,
+    }));
+    const dryRun = (args.dry_run as boolean | undefined) ?? false;
+    const response = await this.workspace.edit(args.path as string, edits, { ...options, dryRun, ifVersion: args.if_version as string | undefined });
+    return ok(texts.editText(response.path, response.replacements, response.diff, dryRun, response.version), {
+      path: response.path,
+      replacements: Number(response.replacements),
+      diff: response.diff,
+      dry_run: dryRun,
+      version: response.version,
+    });
+  }
+
+  private async remove(args: Args, options: CallOptions): Promise<ToolResult> {
+    const response = await this.workspace.delete(args.path as string, { ...options, recursive: args.recursive as boolean | undefined, ifVersion: args.if_version as string | undefined });
+    return ok(texts.deleteText(response.path, response.existed), { path: response.path, existed: response.existed });
+  }
+
+  private async move(args: Args, options: CallOptions): Promise<ToolResult> {
+    const response = await this.workspace.move(args.source as string, args.destination as string, {
+      ...options,
+      overwrite: args.overwrite as boolean | undefined,
+      ifVersion: args.if_version as string | undefined,
+    });
+    return ok(texts.moveText(response.source, response.destination), { source: response.source, destination: response.destination, version: response.file?.version ?? "" });
+  }
+
+  private async makeDir(args: Args, options: CallOptions): Promise<ToolResult> {
+    const response = await this.workspace.mkdir(args.path as string, options);
+    return ok(texts.makeDirText(response.path, response.created), { path: response.path, created: response.created });
+  }
+
+  private async list(args: Args, options: CallOptions): Promise<ToolResult> {
+    const listing = await this.workspace.list((args.path as string | undefined) ?? "/", {
+      ...options,
+      pattern: args.pattern as string | undefined,
+      recursive: args.recursive as boolean | undefined,
+      maxDepth: args.max_depth as number | undefined,
+      includeHidden: args.include_hidden as boolean | undefined,
+      respectGitignore: args.respect_gitignore as boolean | undefined,
+      maxEntries: (args.max_entries as number | undefined) ?? DEFAULT_LIST_ENTRIES,
+    });
+    return ok(texts.listText(listing.entries, listing.truncated), {
+      entries: listing.entries.map((e) => ({ path: e.path, type: FILE_TYPES[e.type] ?? "other", size: Number(e.size), version: e.version })),
+      truncated: listing.truncated,
+    });
+  }
+
+  private async search(args: Args, options: CallOptions): Promise<ToolResult> {
+    const context = (args.context as number | undefined) ?? 0;
+    const searchOptions = {
+      ...options,
+      path: (args.path as string | undefined) ?? "/",
+      fixedStrings: args.fixed_strings as boolean | undefined,
+      caseInsensitive: args.case_insensitive as boolean | undefined,
+      include: args.include as string[] | undefined,
+      exclude: args.exclude as string[] | undefined,
+      contextBefore: context,
+      contextAfter: context,
+      maxResults: args.max_results as number | undefined,
+    };
+    const pattern = args.pattern as string;
+    const mode = (args.output_mode as string | undefined) ?? "content";
+    if (mode === "files_with_matches") {
+      const results = this.workspace.searchFiles(pattern, searchOptions);
+      const paths: string[] = [];
+      for await (const path of results) paths.push(path);
+      return ok(texts.searchFilesText(paths, results.summary), { files: paths, ...summaryFields(results.summary) });
+    }
+    if (mode === "count") {
+      const results = this.workspace.searchCounts(pattern, searchOptions);
+      const counts: Array<{ path: string; count: bigint }> = [];
+      for await (const c of results) counts.push({ path: c.path, count: c.count });
+      return ok(texts.searchCountsText(counts, results.summary), { counts: counts.map((c) => ({ path: c.path, count: Number(c.count) })), ...summaryFields(results.summary) });
+    }
+    const results = this.workspace.search(pattern, searchOptions);
+    const hits: texts.SearchHit[] = [];
+    for await (const m of results) hits.push({ path: m.path, lineNumber: m.lineNumber, line: m.line, before: m.before, after: m.after });
+    return ok(texts.searchMatchesText(hits, results.summary, context > 0), {
+      matches: hits.map((h) => ({ path: h.path, line_number: Number(h.lineNumber), line: h.line, before: h.before, after: h.after })),
+      ...summaryFields(results.summary),
+    });
+  }
+
+  private async stat(args: Args, options: CallOptions): Promise<ToolResult> {
+    const file = await this.workspace.stat((args.path as string | undefined) ?? "/", { ...options, countLines: args.count_lines as boolean | undefined });
+    return ok(texts.statText(file), {
+      path: file.path,
+      type: FILE_TYPES[file.type] ?? "other",
+      size: Number(file.size),
+      mode: file.mode,
+      version: file.version,
+      line_count: file.lineCount === undefined ? null : Number(file.lineCount),
+    });
+  }
+}
+
+const WRITE_MODES: Record<string, WriteMode> = {
+  create_or_replace: WriteMode.CREATE_OR_REPLACE,
+  create_only: WriteMode.CREATE_ONLY,
+  replace_only: WriteMode.REPLACE_ONLY,
+  append: WriteMode.APPEND,
+};
+
+const FILE_TYPES: Record<number, string> = { 1: "file", 2: "directory", 3: "symlink", 4: "other" };
+
+function ok(text: string, structured: Record<string, unknown>): ToolResult {
+  return { text, isError: false, structured };
+}
+
+/** A tool-level failure (no daemon call was made): the same text shape as a daemon error. */
+function failure(reason: string, message: string): ToolResult {
+  return { text: texts.errorText({ message, reason, codeName: reason, metadata: {} }), isError: true, structured: { error: { reason, message } } };
+}
+
+function errorFields(error: FileToolsError): Record<string, unknown> {
+  return { error: { reason: error.reason || error.codeName, code: error.codeName, message: error.message, metadata: error.metadata } };
+}
+
+function summaryFields(summary: { filesSearched: bigint; filesMatched: bigint; matches: bigint; truncated: boolean; timedOut: boolean } | undefined) {
+  return {
+    files_searched: Number(summary?.filesSearched ?? 0n),
+    files_matched: Number(summary?.filesMatched ?? 0n),
+    truncated: summary?.truncated ?? false,
+    timed_out: summary?.timedOut ?? false,
+  };
+}
+
+/** An arguments object, from an object or its JSON text; otherwise what is wrong with it. */
+function parseArguments(args: unknown): Args | string {
+  let value = args ?? {};
+  if (typeof value === "string") {
+    try {
+      value = JSON.parse(value === "" ? "{}" : value);
+    } catch {
+      return "the arguments are not valid JSON";
+    }
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return "the arguments must be a JSON object";
+  return value as Args;
+}
+
+/**
+ * One schema violation in words every client writes the same way (the
+ * Python and Go dispatchers map their validators' errors to these too).
+ */
+function describe(error: ErrorObject | undefined): string {
+  if (!error) return "they do not match the tool's schema";
+  const where = error.instancePath === "" ? "" : `${error.instancePath.slice(1).replace(/\//g, ".")} `;
+  const p = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case "required":
+      return `${where}missing required argument ${p.missingProperty}`.trim();
+    case "additionalProperties":
+      return `${where}unknown argument ${p.additionalProperty}`.trim();
+    case "type":
+      return `${where}must be ${p.type === "integer" ? "an integer" : `a ${p.type}`}`;
+    case "enum":
+      return `${where}must be one of ${(p.allowedValues as unknown[]).join(", ")}`;
+    case "minimum":
+      return `${where}must be at least ${p.limit}`;
+    case "maximum":
+      return `${where}must be at most ${p.limit}`;
+    case "minLength":
+      return `${where}must not be empty`;
+    case "maxLength":
+      return `${where}must be at most ${p.limit} characters`;
+    case "minItems":
+      return `${where}must have at least ${p.limit} items`;
+    case "maxItems":
+      return `${where}must have at most ${p.limit} items`;
+    default:
+      return `${where}${error.message ?? "is not valid"}`;
+  }
+}

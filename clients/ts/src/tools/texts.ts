@@ -1,0 +1,162 @@
+// What a model reads back from each tool: the texts specified in
+// catalogue/README.md, which the Python and Go dispatchers produce too, byte
+// for byte. Plain functions of the daemon's answers, no I/O.
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { FileType, type FileInfo } from "../gen/filetools/v1/common_pb.js";
+import type { SearchSummary } from "../gen/filetools/v1/files_pb.js";
+import type { FileToolsError } from "../errors.js";
+import { numberLines } from "../format.js";
+import type { ReadWindow } from "../workspace.js";
+import { catalogue } from "./catalogue.js";
+
+/** 9840 → "9,840": grouped by hand, so that every language writes the same digits. */
+export function count(n: number | bigint): string {
+  const digits = String(n < 0 ? -BigInt(n) : BigInt(n));
+  const grouped = digits.replace(/\B(?=(\d{3})+$)/g, ",");
+  return n < 0 ? `-${grouped}` : grouped;
+}
+
+function plural(n: number | bigint, one: string, many = `${one}s`): string {
+  return `${count(n)} ${BigInt(n) === 1n ? one : many}`;
+}
+
+/** A read window: its lines `cat -n` style, then where to go on. */
+export function readText(window: ReadWindow & { text: string }, maxBytes: number): string {
+  let text = numberLines(window.text, { firstLine: window.firstLine });
+  if (text !== "" && !text.endsWith("\n")) text += "\n";
+  const total = window.totalLines === undefined ? "" : `; ${plural(window.totalLines, "line")} in all`;
+  if (window.text === "") text = window.totalLines === 0 ? "(empty file)\n" : `(no lines here${total})\n`;
+  if (window.lineCut) text += `(a line longer than ${count(maxBytes)} bytes was cut)\n`;
+  if (window.nextStartLine !== undefined) text += `… call read with start_line ${window.nextStartLine} for more${total}\n`;
+  return text;
+}
+
+export function writeText(path: string, size: bigint, created: boolean, appended: boolean, version: string): string {
+  const what = appended ? "appended to" : created ? "created" : "replaced";
+  return `Wrote ${path} (${what}): ${plural(size, "byte")} now. Version ${version}.\n`;
+}
+
+export function editText(path: string, replacements: bigint, diff: string, dryRun: boolean, version: string): string {
+  const head = dryRun
+    ? `Dry run, nothing written: ${plural(replacements, "replacement")} in ${path} would make this change.\n`
+    : `Edited ${path}: ${plural(replacements, "replacement")}. Version ${version}.\n`;
+  return diff === "" ? head : `${head}\n${diff.endsWith("\n") ? diff : `${diff}\n`}`;
+}
+
+export function deleteText(path: string, existed: boolean): string {
+  return existed ? `Deleted ${path}.\n` : `${path} did not exist; nothing was deleted.\n`;
+}
+
+export function moveText(source: string, destination: string): string {
+  return `Moved ${source} to ${destination}.\n`;
+}
+
+export function makeDirText(path: string, created: boolean): string {
+  return created ? `Created directory ${path}.\n` : `Directory ${path} already exists.\n`;
+}
+
+/** One line per entry: directories end in "/", files show their size. */
+export function listText(entries: FileInfo[], truncated: boolean): string {
+  if (entries.length === 0) return "(no entries)\n";
+  let text = "";
+  for (const entry of entries) text += `${entryLine(entry)}\n`;
+  if (truncated) text += `… stopped at ${plural(entries.length, "entry", "entries")}: narrow it with pattern or max_depth, or raise max_entries\n`;
+  return text;
+}
+
+function entryLine(entry: FileInfo): string {
+  switch (entry.type) {
+    case FileType.DIRECTORY:
+      return entry.path === "/" ? "/" : `${entry.path}/`;
+    case FileType.FILE:
+      return `${entry.path} (${plural(entry.size, "byte")})`;
+    case FileType.SYMLINK:
+      return `${entry.path} (symbolic link)`;
+    default:
+      return `${entry.path} (special file)`;
+  }
+}
+
+export interface SearchHit {
+  path: string;
+  lineNumber: bigint;
+  line: string;
+  before: string[];
+  after: string[];
+}
+
+/** Matches grouped by file, as `grep -n` with context: "12:match", "13-context", "--" between blocks that do not touch. */
+export function searchMatchesText(hits: SearchHit[], summary: SearchSummary | undefined, withContext: boolean): string {
+  let text = "";
+  let file: string | undefined;
+  let lastLine = 0n;
+  for (const hit of hits) {
+    const first = hit.lineNumber - BigInt(hit.before.length);
+    if (hit.path !== file) {
+      text += `${file === undefined ? "" : "\n"}${hit.path}\n`;
+      file = hit.path;
+    } else if (withContext && first > lastLine + 1n) {
+      text += "--\n";
+    }
+    hit.before.forEach((line, i) => (text += `${first + BigInt(i)}-${line}\n`));
+    text += `${hit.lineNumber}:${hit.line}\n`;
+    hit.after.forEach((line, i) => (text += `${hit.lineNumber + 1n + BigInt(i)}-${line}\n`));
+    lastLine = hit.lineNumber + BigInt(hit.after.length);
+  }
+  return text + summaryLine(summary, `${plural(summary?.matches ?? 0n, "matching line")} in ${plural(summary?.filesMatched ?? 0n, "file")}`);
+}
+
+export function searchFilesText(paths: string[], summary: SearchSummary | undefined): string {
+  return paths.map((path) => `${path}\n`).join("") + summaryLine(summary, `${plural(paths.length, "file")} with matches`);
+}
+
+export function searchCountsText(counts: Array<{ path: string; count: bigint }>, summary: SearchSummary | undefined): string {
+  const lines = counts.map(({ path, count: n }) => `${path}:${n}\n`).join("");
+  return lines + summaryLine(summary, `${plural(summary?.matches ?? 0n, "matching line")} in ${plural(counts.length, "file")}`);
+}
+
+function summaryLine(summary: SearchSummary | undefined, found: string): string {
+  if (!summary || summary.matches === 0n) {
+    return `No matches (${plural(summary?.filesSearched ?? 0n, "file")} searched).\n`;
+  }
+  let line = `(${found}; ${plural(summary.filesSearched, "file")} searched`;
+  if (summary.truncated) line += "; more exist: raise max_results or narrow the search";
+  if (summary.timedOut) line += "; the search ran out of time, so results are partial";
+  return `${line})\n`;
+}
+
+export function statText(file: FileInfo): string {
+  const kind = { [FileType.FILE]: "file", [FileType.DIRECTORY]: "directory", [FileType.SYMLINK]: "symbolic link" }[file.type as number] ?? "special file";
+  const mode = file.mode.toString(8).padStart(4, "0");
+  let text = `${file.path}: ${kind}, ${plural(file.size, "byte")}, mode ${mode}, modified ${isoTime(file.mtime)}, version ${file.version}\n`;
+  if (file.lineCount !== undefined) text += `${plural(file.lineCount, "line")}\n`;
+  return text;
+}
+
+/** RFC 3339 in UTC with milliseconds, e.g. 2026-12-03T10:00:00.123Z. */
+function isoTime(time: Timestamp | undefined): string {
+  if (!time) return "unknown";
+  return new Date(Number(time.seconds) * 1000 + Math.floor(time.nanos / 1e6)).toISOString();
+}
+
+/** A failed call, for a model: the daemon's message and reason, then what to do next. */
+export function errorText(error: Pick<FileToolsError, "message" | "reason" | "codeName" | "metadata">): string {
+  const reason = error.reason || error.codeName;
+  let text = `Error (${reason}): ${error.message.replace(/\.?$/, ".")}\n`;
+  for (const hint of hintsFor(reason, error.metadata)) text += `${hint}\n`;
+  return text;
+}
+
+/** The catalogue's sentences for `reason`, those with placeholders only when the metadata fills them all. */
+export function hintsFor(reason: string, metadata: Record<string, string>): string[] {
+  const hints: string[] = [];
+  for (const sentence of catalogue.error_hints[reason] ?? []) {
+    let complete = true;
+    const filled = sentence.replace(/\{(\w+)\}/g, (_, key: string) => {
+      if (metadata[key] === undefined || metadata[key] === "") complete = false;
+      return metadata[key] ?? "";
+    });
+    if (complete) hints.push(filled);
+  }
+  return hints;
+}
