@@ -26,6 +26,7 @@ const ctx: CallContext = {
   committed: () => {},
 };
 
+// At most as many as before (not exactly: a descriptor an earlier test released asynchronously may close meanwhile).
 const openDescriptors = () => readdirSync("/proc/self/fd").length;
 const scratchFiles = () => readdirSync(path.join(dataDir, "tmp"));
 
@@ -53,13 +54,13 @@ describe("a streaming handler stopped at a yield releases what it holds", () => 
   it.each([1, 2, 3])("Read stopped after %i messages closes the file", async (messages) => {
     const before = openDescriptors();
     await stopAfter(handlers.files.read!(create(ReadRequestSchema, { workspace: "w", path: "/big.txt", lineCount: 300_000n }), ctx), messages);
-    expect(openDescriptors()).toBe(before);
+    expect(openDescriptors()).toBeLessThanOrEqual(before);
   });
 
   it("List stopped after its first batch closes the directories it walks", async () => {
     const before = openDescriptors();
     await stopAfter(handlers.files.list!(create(ListRequestSchema, { workspace: "w", path: "/many" }), ctx), 1);
-    expect(openDescriptors()).toBe(before);
+    expect(openDescriptors()).toBeLessThanOrEqual(before);
   });
 
   it.each([1, 2])("a live ExportSnapshot stopped after %i messages (the header, a chunk) removes its scratch file", async (messages) => {
@@ -70,6 +71,6 @@ describe("a streaming handler stopped at a yield releases what it holds", () => 
   it("Download stopped at its header closes the file", async () => {
     const before = openDescriptors();
     await stopAfter(handlers.files.download!(create(DownloadRequestSchema, { workspace: "w", path: "/big.txt" }), ctx), 1);
-    expect(openDescriptors()).toBe(before);
+    expect(openDescriptors()).toBeLessThanOrEqual(before);
   });
 });
