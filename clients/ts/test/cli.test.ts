@@ -136,6 +136,14 @@ describe("filetools", () => {
     expect(helps[0]!.stdout).toContain("--tail <lines>");
   });
 
+  it("npx filetools from the repository root runs this command line, not the root package's bin", async () => {
+    const npx = spawn("npx", ["filetools", "--help"], { cwd: path.resolve(PACKAGE, "../.."), env: cliEnv() });
+    npx.stdin.end();
+    const help = await finished(npx);
+    expect({ code: help.code, stderr: help.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(help.stdout).toMatch(/^Usage: filetools \[options\] \[command\]\n/);
+  });
+
   it("workspaces create, show, ls (text and --json)", async () => {
     expect(await ok(["workspaces", "create", "demo"])).toBe("created workspace demo\n");
     expect((await json(["workspaces", "show", "demo"])).id).toBe("demo");

@@ -1,7 +1,7 @@
 // The npm package as a user gets it: `npm pack` the workspace package, install
 // the tarball into a fresh project, import it there and call a real daemon.
 import { execFile, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -37,6 +37,20 @@ console.log(JSON.stringify({
 }));
 client.close();
 `;
+
+it("a clone's npm install links `filetools` before anything is built, so npx finds it and says to build", { timeout: 120_000 }, async () => {
+  // A clone's manifests and the committed launcher, without dist/: the root package, named filetools too, has only filetoolsd.
+  const clone = path.join(dir, "clone");
+  mkdirSync(path.join(clone, "clients/ts"), { recursive: true });
+  const { name, bin, workspaces } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  writeFileSync(path.join(clone, "package.json"), JSON.stringify({ name, private: true, type: "module", bin, workspaces }));
+  cpSync(path.join(ROOT, "clients/ts/package.json"), path.join(clone, "clients/ts/package.json"));
+  cpSync(path.join(ROOT, "clients/ts/bin"), path.join(clone, "clients/ts/bin"), { recursive: true });
+  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], { cwd: clone });
+
+  const npx = await run("npx", ["filetools", "--help"], { cwd: clone }).catch((error: { code: number; stderr: string }) => error);
+  expect(npx).toMatchObject({ code: 1, stderr: "filetools: the command line is not built yet: run `npm run build` in the repository\n" });
+});
 
 it("installs from its npm pack tarball into a fresh project and talks to the daemon", { timeout: 120_000 }, async () => {
   // Packing builds clients/ts/dist (prepack), which the CLI tests run: under their build lock.
