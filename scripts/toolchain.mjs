@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Directories that hold only generated code (all outputs of buf.gen.yaml). */
-export const GENERATED = ["clients/ts/src/gen", "clients/python/src/filetools/v1", "clients/go/gen"];
+export const GENERATED = ["gen/ts/src", "clients/python/src/filetools/v1", "clients/go/gen"];
 
 /** Exact pins of the Python development environment (.venv). */
 export const PYTHON_REQUIREMENTS = "clients/python/requirements-dev.txt";

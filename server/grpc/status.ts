@@ -7,8 +7,8 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { anyPack } from "@bufbuild/protobuf/wkt";
 import { Metadata, status as Code, type StatusObject } from "@grpc/grpc-js";
-import { ErrorInfoSchema } from "../../clients/ts/src/gen/google/rpc/error_details_pb.js";
-import { StatusSchema } from "../../clients/ts/src/gen/google/rpc/status_pb.js";
+import { ErrorInfoSchema } from "@filetools/proto/google/rpc/error_details_pb.js";
+import { StatusSchema } from "@filetools/proto/google/rpc/status_pb.js";
 import { FileToolsError, type ErrorReason } from "../errors.js";
 
 export const ERROR_DOMAIN = "filetools";

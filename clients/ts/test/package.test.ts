@@ -41,29 +41,34 @@ client.close();
 it("a clone's npm install links `filetools` before anything is built, so npx finds it and says to build", { timeout: 120_000 }, async () => {
   // A clone's manifests and the committed launcher, without dist/: the root package, named filetools too, has only filetoolsd.
   const clone = path.join(dir, "clone");
-  mkdirSync(path.join(clone, "clients/ts"), { recursive: true });
   const { name, bin, workspaces } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  mkdirSync(clone);
   writeFileSync(path.join(clone, "package.json"), JSON.stringify({ name, private: true, type: "module", bin, workspaces }));
-  cpSync(path.join(ROOT, "clients/ts/package.json"), path.join(clone, "clients/ts/package.json"));
-  cpSync(path.join(ROOT, "clients/ts/bin"), path.join(clone, "clients/ts/bin"), { recursive: true });
-  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], { cwd: clone });
+  for (const file of ["clients/ts/package.json", "clients/ts/bin", "gen/ts/package.json"]) {
+    cpSync(path.join(ROOT, file), path.join(clone, file), { recursive: true });
+  }
+  // No scripts: nothing is built here (gen/ts would be), and bins are linked all the same.
+  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--ignore-scripts"], { cwd: clone });
 
   const npx = await run("npx", ["filetools", "--help"], { cwd: clone }).catch((error: { code: number; stderr: string }) => error);
   expect(npx).toMatchObject({ code: 1, stderr: "filetools: the command line is not built yet: run `npm run build` in the repository\n" });
 });
 
-it("installs from its npm pack tarball into a fresh project and talks to the daemon", { timeout: 120_000 }, async () => {
+it("installs from its npm pack tarballs (with @filetools/proto's) into a fresh project and talks to the daemon", { timeout: 120_000 }, async () => {
   // Packing builds clients/ts/dist (prepack), which the CLI tests run: under their build lock.
   const packed = withDirectoryLock("filetools-cli-build.lock", 120_000, () =>
-    execFileSync("npm", ["pack", "-w", "@filetools/client", "--pack-destination", dir, "--json"], { cwd: ROOT, encoding: "utf8" }),
+    execFileSync("npm", ["pack", "-w", "@filetools/proto", "-w", "@filetools/client", "--pack-destination", dir, "--json"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    }),
   );
-  const [{ filename }] = JSON.parse(packed) as [{ filename: string }];
-  const tarball = path.join(dir, filename);
+  const tarballs = (JSON.parse(packed) as { filename: string }[]).map(({ filename }) => path.join(dir, filename));
+  expect(tarballs.map((tarball) => path.basename(tarball))).toEqual(["filetools-proto-0.1.0.tgz", "filetools-client-0.1.0.tgz"]);
 
   const app = path.join(dir, "app");
   mkdirSync(app);
   writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
-  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball], { cwd: app });
+  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...tarballs], { cwd: app });
   expect(existsSync(path.join(app, "node_modules/@filetools/client/dist/index.d.ts"))).toBe(true);
 
   writeFileSync(path.join(app, "main.js"), USER_CODE);
