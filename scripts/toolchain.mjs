@@ -9,10 +9,10 @@ import { fileURLToPath } from "node:url";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-/** Directories that hold only generated code: the outputs of buf.gen.yaml and the catalogue copies. */
 /** Where each client keeps its copy of the tool catalogue (catalogue/tools.json; see copyCatalogue). */
 export const CATALOGUE_COPIES = ["clients/ts/catalogue", "clients/python/src/filetools/catalogue", "clients/go/catalogue"];
-export const GENERATED = ["clients/ts/src/gen", "clients/python/src/filetools/v1", "clients/go/gen", ...CATALOGUE_COPIES];
+/** Directories that hold only generated code: the outputs of buf.gen.yaml and the catalogue copies. */
+export const GENERATED = ["gen/ts/src", "clients/python/src/filetools/v1", "clients/go/gen", ...CATALOGUE_COPIES];
 
 /** Exact pins of the Python development environment (.venv). */
 export const PYTHON_REQUIREMENTS = "clients/python/requirements-dev.txt";

@@ -10,7 +10,7 @@ import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { fromBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ErrorInfoSchema } from "../clients/ts/src/gen/google/rpc/error_details_pb.js";
+import { ErrorInfoSchema } from "@filetools/proto/google/rpc/error_details_pb.js";
 import { LAUNCHER as launcher } from "../test/support/dist.js";
 
 const run = promisify(execFile);

@@ -3,10 +3,10 @@
 // and reflection) over gRPC, print where it listens, and stop cleanly on
 // SIGTERM/SIGINT.
 import { HealthImplementation } from "grpc-health-check";
-import { Files } from "../clients/ts/src/gen/filetools/v1/files_pb.js";
-import { Workspaces } from "../clients/ts/src/gen/filetools/v1/workspaces_pb.js";
-import { file_google_rpc_error_details } from "../clients/ts/src/gen/google/rpc/error_details_pb.js";
-import { Health } from "../clients/ts/src/gen/grpc/health/v1/health_pb.js";
+import { Files } from "@filetools/proto/filetools/v1/files_pb.js";
+import { Workspaces } from "@filetools/proto/filetools/v1/workspaces_pb.js";
+import { file_google_rpc_error_details } from "@filetools/proto/google/rpc/error_details_pb.js";
+import { Health } from "@filetools/proto/grpc/health/v1/health_pb.js";
 import { ConfigError, parseConfig, type DaemonConfig } from "./config.js";
 import { InFlightCalls, addReflection, createServer, credentialsOf, listen, registerService, shutDown } from "./grpc/index.js";
 import { createLogger } from "./log.js";

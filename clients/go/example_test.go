@@ -47,7 +47,7 @@ func TestExampleSearchExport(t *testing.T) {
 		"/out/report.md:2: TODO: sign off\n",
 		"/src/main.go:2: // TODO: retry\n",
 		"2 matches in 2 of 2 files\n",
-		"wrote " + tarball + ": 1 files, ",
+		"wrote " + tarball + ": 1 file, ",
 		"sha256 " + sha256File(t, tarball) + "\n",
 	} {
 		if !strings.Contains(got, want) {
@@ -56,6 +56,18 @@ func TestExampleSearchExport(t *testing.T) {
 	}
 	if members := tarMembers(t, tarball); len(members) != 1 || members["out/report.md"] != "# Report\nTODO: sign off\n" {
 		t.Errorf("exported artifacts: %v, want out/report.md alone", members)
+	}
+
+	// One match is "1 match"; an -include that matches nothing says so.
+	output, err = exec.Command(program, "-address", daemon.address, "-workspace", "reports", "-pattern", "sign off", "-include", "docs/**", "-o", filepath.Join(dir, "empty.tar.gz")).CombinedOutput()
+	got = string(output)
+	if err != nil {
+		t.Fatalf("search-export: %v\n%s", err, output)
+	}
+	for _, want := range []string{"1 match in 1 of 2 files\n", ": 0 files, ", "no file matched -include docs/**\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("search-export output lacks %q:\n%s", want, got)
+		}
 	}
 
 	// A workspace that does not exist: a message for a person and exit code 1.

@@ -5,7 +5,7 @@
 import { EventEmitter } from "node:events";
 import { Metadata, status as Code } from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
-import { Workspaces } from "../../clients/ts/src/gen/filetools/v1/workspaces_pb.js";
+import { Workspaces } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { createLogger } from "../log.js";
 import { CallScope, InFlightCalls } from "./call.js";
 

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { connect, FileToolsError } from "../../clients/ts/src/client.js";
-import { Files } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
+import { Files } from "@filetools/proto/filetools/v1/files_pb.js";
 import { createLogger } from "../log.js";
 import { InFlightCalls, createServer, listen, registerService, shutDown } from "./index.js";
 

@@ -1,14 +1,14 @@
 // The one mapping from errors to gRPC statuses. A FileToolsError becomes its
 // reason's status code and message, plus a google.rpc.Status carrying an
 // ErrorInfo{reason, domain: "filetools", metadata} in the
-// grpc-status-details-bin trailer, which grpcio-status, Go's status package
-// and buf curl all decode. Anything else becomes a generic INTERNAL: its
+// grpc-status-details-bin trailer, which grpcio-status and Go's status package
+// decode (buf curl prints it as base64). Anything else becomes a generic INTERNAL: its
 // message may hold a host path, so it is only logged.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { anyPack } from "@bufbuild/protobuf/wkt";
 import { Metadata, status as Code, type StatusObject } from "@grpc/grpc-js";
-import { ErrorInfoSchema } from "../../clients/ts/src/gen/google/rpc/error_details_pb.js";
-import { StatusSchema } from "../../clients/ts/src/gen/google/rpc/status_pb.js";
+import { ErrorInfoSchema } from "@filetools/proto/google/rpc/error_details_pb.js";
+import { StatusSchema } from "@filetools/proto/google/rpc/status_pb.js";
 import { FileToolsError, type ErrorReason } from "../errors.js";
 
 export const ERROR_DOMAIN = "filetools";

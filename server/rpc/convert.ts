@@ -1,9 +1,9 @@
 // Domain values → protobuf message shapes (the handlers' only translation).
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { TimestampSchema } from "@bufbuild/protobuf/wkt";
-import { FileType, type FileInfoSchema } from "../../clients/ts/src/gen/filetools/v1/common_pb.js";
-import { WriteMode } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
-import type { WorkspaceSchema } from "../../clients/ts/src/gen/filetools/v1/workspaces_pb.js";
+import { FileType, type FileInfoSchema } from "@filetools/proto/filetools/v1/common_pb.js";
+import { WriteMode } from "@filetools/proto/filetools/v1/files_pb.js";
+import type { WorkspaceSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { fail } from "../errors.js";
 import type { Entry, EntryType } from "../workspace/entry.js";
 import type { Workspace, WriteMode as DomainWriteMode } from "../workspace/workspace.js";

@@ -1,6 +1,6 @@
 // Wires one handler per RPC to the domain: the workspace registry and the tools.
-import type { Files } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
-import type { Workspaces } from "../../clients/ts/src/gen/filetools/v1/workspaces_pb.js";
+import type { Files } from "@filetools/proto/filetools/v1/files_pb.js";
+import type { Workspaces } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import path from "node:path";
 import type { DaemonConfig } from "../config.js";
 import type { Logger } from "../log.js";

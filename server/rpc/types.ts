@@ -1,6 +1,6 @@
 // What every handler gets, and the handler type of each RPC by name.
-import type { Files } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
-import type { Workspaces } from "../../clients/ts/src/gen/filetools/v1/workspaces_pb.js";
+import type { Files } from "@filetools/proto/filetools/v1/files_pb.js";
+import type { Workspaces } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import type { HandlerFor, MethodsOf } from "../grpc/handlers.js";
 import type { WorkspaceRegistry } from "../workspace/registry.js";
 import type { LineIndex } from "../lineindex/line-index.js";

@@ -49,7 +49,9 @@ export function compilePattern(pattern: string, options: PatternOptions): Patter
     try {
       new RegExp(source);
     } catch (error) {
-      fail("INVALID_ARGUMENT", `invalid regular expression: ${(error as Error).message}`);
+      // V8's message starts with "Invalid regular expression: " already; the rest names the pattern and the fault.
+      const fault = (error as Error).message.replace(/^Invalid regular expression: /, "");
+      fail("INVALID_ARGUMENT", `invalid regular expression ${fault}`);
     }
     checkShape(source);
   }

@@ -43,7 +43,7 @@ describe("patterns", () => {
     expect(reason(() => compilePattern("a".repeat(1025), { fixedStrings: false, caseInsensitive: false }))).toMatch(/INVALID_ARGUMENT: .*1024/);
     expect(reason(() => compilePattern("(".repeat(51) + "a" + ")".repeat(51), { fixedStrings: false, caseInsensitive: false }))).toMatch(/nests/);
     expect(reason(() => compilePattern("(a{1,5000})", { fixedStrings: false, caseInsensitive: false }))).toMatch(/repeats/);
-    expect(reason(() => compilePattern("a(b", { fixedStrings: false, caseInsensitive: false }))).toMatch(/INVALID_ARGUMENT: invalid regular expression: .*Unterminated group/);
+    expect(reason(() => compilePattern("a(b", { fixedStrings: false, caseInsensitive: false }))).toBe("INVALID_ARGUMENT: invalid regular expression /a(b/: Unterminated group");
     expect(reason(() => compilePattern("a(b", { fixedStrings: true, caseInsensitive: false }))).toBe("ok");
   });
 

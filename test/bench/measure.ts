@@ -183,7 +183,7 @@ export function describeMachine(dataRoot: string): string[] {
   const fs = statfsSync(dataRoot);
   const gib = (n: number) => `${(n / 2 ** 30).toFixed(1)} GiB`;
   const git = (args: string[]) => spawnSync("git", args, { cwd: ROOT, encoding: "utf8" }).stdout.trim();
-  const dirty = git(["status", "--porcelain", "--untracked-files=no", "server", "clients/ts/src"]) ? " (+ uncommitted changes)" : "";
+  const dirty = git(["status", "--porcelain", "--untracked-files=no", "server", "gen/ts/src", "clients/ts/src"]) ? " (+ uncommitted changes)" : "";
   return [
     `machine: ${cpu}, ${os.cpus().length} cores, ${gib(os.totalmem())} RAM, ${gib(fs.bavail * fs.bsize)} free on the data disk; ${os.type()} ${os.release()}; load average ${loadAverage()}`,
     `filetoolsd: ${git(["log", "-1", "--format=%h %s"])}${dirty}; node ${process.version}`,

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { FileToolsError } from "../../clients/ts/src/client.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { OutputMode, type SearchRequestSchema } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
+import { OutputMode, type SearchRequestSchema } from "@filetools/proto/filetools/v1/files_pb.js";
 import { ALTERNATION, BIG_FILE, BIG_LINES, COMMON_WORD, RARE_LITERAL, ensureData, prng } from "./data.js";
 import { Daemon, ensureBuilt, ensureRipgrep, lineCount, loadAverage, loopTool, machine, median, ms, quantile, runTool } from "./measure.js";
 import { formatMs, renderTable, type Compared, type Row } from "./table.js";

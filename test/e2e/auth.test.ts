@@ -14,7 +14,7 @@ import {
   HealthCheckResponseSchema,
   type HealthCheckRequest,
   type HealthCheckResponse,
-} from "../../clients/ts/src/gen/grpc/health/v1/health_pb.js";
+} from "@filetools/proto/grpc/health/v1/health_pb.js";
 import { collect, expectError, ROOT, startDaemon, type Daemon } from "./daemon.js";
 
 const ADMIN = "admin-token-0123";

@@ -17,6 +17,7 @@ export function ensureBuilt(): void {
   if (!isDistStale()) return;
   withDirectoryLock("filetoolsd-e2e-build.lock", 120_000, () => {
     if (!isDistStale()) return;
+    execFileSync("npx", ["tsc", "-p", "gen/ts/tsconfig.json"], { cwd: ROOT, stdio: "inherit" }); // @filetools/proto, which the daemon imports
     execFileSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: ROOT, stdio: "inherit" });
     markDistFresh();
   });

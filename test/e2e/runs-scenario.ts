@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "vitest";
-import { ChangeKind } from "../../clients/ts/src/gen/filetools/v1/workspaces_pb.js";
+import { ChangeKind } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { collect, startDaemon } from "./daemon.js";
 
 export async function download(client: Awaited<ReturnType<typeof startDaemon>>["client"], workspace: string, p: string): Promise<Buffer> {

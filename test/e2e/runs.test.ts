@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpath
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ChangeKind } from "../../clients/ts/src/gen/filetools/v1/workspaces_pb.js";
+import { ChangeKind } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { collect, ensureBuilt, expectError, ROOT, startDaemon } from "./daemon.js";
 import { download, exportTarball, runScenario, tarList } from "./runs-scenario.js";
 

@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OutputMode } from "../../clients/ts/src/gen/filetools/v1/files_pb.js";
+import { OutputMode } from "@filetools/proto/filetools/v1/files_pb.js";
 import { collect, expectError, setup } from "./daemon.js";
 
 type D = Awaited<ReturnType<typeof setup>>;

@@ -9,11 +9,11 @@ export const MAIN = path.join(ROOT, "dist/server/main.js");
 /** bin/filetoolsd: MAIN under node with the daemon's V8 flags, as `npm start` and installs run it. */
 export const LAUNCHER = path.join(ROOT, "bin/filetoolsd");
 
-/** True when dist/server/main.js is missing or older than a source file of server/ or clients/ts/src. */
+/** True when dist/server/main.js is missing or older than a source file of server/ or of the generated gen/ts/src. */
 export function isDistStale(): boolean {
   if (!existsSync(MAIN)) return true;
   const built = statSync(MAIN).mtimeMs;
-  return newestSource(path.join(ROOT, "server")) > built || newestSource(path.join(ROOT, "clients/ts/src")) > built;
+  return newestSource(path.join(ROOT, "server")) > built || newestSource(path.join(ROOT, "gen/ts/src")) > built;
 }
 
 /** tsc leaves the mtimes of unchanged outputs alone: mark the build as fresh after building. */

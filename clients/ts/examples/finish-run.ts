@@ -5,7 +5,7 @@
 //   npx tsx clients/ts/examples/finish-run.ts [address] [output.tar.gz]
 //
 // In your own project, import from "@filetools/client" instead.
-import { connect, FileToolsError } from "../src/index.js";
+import { connect, FileToolsError, type OnProgress } from "../src/index.js";
 
 const address = process.argv[2] ?? process.env.FILETOOLS_ADDRESS ?? "127.0.0.1:7447";
 const output = process.argv[3] ?? "reports-snapshot.tar.gz";
@@ -21,14 +21,15 @@ try {
 
   const { snapshot, changes } = await reports.finishRun(run.id);
   if (!snapshot) throw new Error("the run finished without a snapshot");
-  console.log(`snapshot ${snapshot.id}: ${snapshot.fileCount} files; ${changes?.created ?? 0n} created, ${changes?.modified ?? 0n} modified`);
+  const files = snapshot.fileCount === 1n ? "1 file" : `${snapshot.fileCount} files`;
+  console.log(`snapshot ${snapshot.id}: ${files}; ${changes?.created ?? 0n} created, ${changes?.modified ?? 0n} modified`);
 
-  const saved = await reports.exportSnapshot(output, {
-    snapshotId: snapshot.id,
-    deadline: 60_000,
-    onProgress: ({ bytes, totalBytes }) => process.stderr.write(`\r${bytes} of ${totalBytes} bytes`),
-  });
-  console.error();
+  // A line redrawn with \r, on a terminal only: in a log or a pipe each update would pile onto the last.
+  const onProgress: OnProgress | undefined = process.stderr.isTTY
+    ? ({ bytes, totalBytes }) => process.stderr.write(`\r${bytes} of ${totalBytes} bytes`)
+    : undefined;
+  const saved = await reports.exportSnapshot(output, { snapshotId: snapshot.id, deadline: 60_000, onProgress });
+  if (onProgress) process.stderr.write("\n");
   console.log(`saved ${output}: ${saved.size} bytes, sha256 ${saved.sha256} (checked)`);
 } catch (error) {
   if (!(error instanceof FileToolsError)) throw error;

@@ -77,7 +77,10 @@ export async function receiveVerified<H extends StreamHeader>(
  */
 export async function saveVerified<H extends StreamHeader>(stream: HeaderThenData<H>, toFilePath: string, onProgress?: OnProgress): Promise<H> {
   const tempPath = path.join(path.dirname(toFilePath), `.${path.basename(toFilePath)}.${randomBytes(6).toString("hex")}.tmp`);
-  const file = await open(tempPath, "wx");
+  // Before the stream is read, so a destination that cannot be written starts no call (the client's streams start on first read).
+  const file = await open(tempPath, "wx").catch((error: unknown) => {
+    throw aboutDestination(error, toFilePath);
+  });
   let header: H;
   try {
     const received = await receiveVerified(stream, onProgress);
@@ -85,7 +88,9 @@ export async function saveVerified<H extends StreamHeader>(stream: HeaderThenDat
     for await (const bytes of received.data) await file.write(bytes); // a failed write leaves the loop: the call is cancelled
     await file.sync();
     await file.close();
-    await rename(tempPath, toFilePath);
+    await rename(tempPath, toFilePath).catch((error: unknown) => {
+      throw aboutDestination(error, toFilePath);
+    });
   } catch (error) {
     await file.close().catch(() => {}); // already closed when the rename failed
     await unlink(tempPath).catch(() => {});
@@ -93,6 +98,26 @@ export async function saveVerified<H extends StreamHeader>(stream: HeaderThenDat
   }
   await syncDirectory(path.dirname(toFilePath)); // so the rename survives a crash
   return header;
+}
+
+/**
+ * A failure to create the temp file or to rename it into place, told about
+ * `toFilePath`: the caller never named the temp file, and Node's message would
+ * name only it. Keeps the error's code ("ENOENT: …" for a missing directory).
+ */
+function aboutDestination(error: unknown, toFilePath: string): unknown {
+  const { code, message } = error as NodeJS.ErrnoException;
+  if (typeof code !== "string") return error;
+  const directory = path.dirname(toFilePath);
+  const why =
+    code === "ENOENT"
+      ? `directory ${directory} does not exist`
+      : code === "ENOTDIR"
+        ? `${directory} is not a directory`
+        : code === "EISDIR"
+          ? "it is a directory"
+          : message.replace(`${code}: `, "").replace(/, \w+ '.*$/, ""); // "permission denied, open '…'" → "permission denied"
+  return Object.assign(new Error(`${code}: cannot save ${toFilePath}: ${why}`, { cause: error }), { code, path: toFilePath });
 }
 
 /**

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, listen, registerService } from "../../../server/grpc/index.js";
 import { createLogger } from "../../../server/log.js";
 import { connect, FileToolsError, type FileToolsClient } from "./client.js";
-import { Files } from "./gen/filetools/v1/files_pb.js";
+import { Files } from "@filetools/proto/filetools/v1/files_pb.js";
 
 let client: FileToolsClient;
 const server = createServer({ maxMessageBytes: 8 << 20 });

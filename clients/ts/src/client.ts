@@ -14,8 +14,8 @@ import {
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import * as grpc from "@grpc/grpc-js";
 import { FileToolsError, present } from "./errors.js";
-import { Files } from "./gen/filetools/v1/files_pb.js";
-import { Workspaces, type Workspace } from "./gen/filetools/v1/workspaces_pb.js";
+import { Files } from "@filetools/proto/filetools/v1/files_pb.js";
+import { Workspaces, type Workspace } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { WorkspaceClient } from "./workspace.js";
 
 export { FileToolsError, type ErrorReasonName } from "./errors.js";

@@ -3,9 +3,9 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import * as grpc from "@grpc/grpc-js";
-import type { ErrorReason } from "./gen/filetools/v1/common_pb.js";
-import { ErrorInfoSchema } from "./gen/google/rpc/error_details_pb.js";
-import { StatusSchema } from "./gen/google/rpc/status_pb.js";
+import type { ErrorReason } from "@filetools/proto/filetools/v1/common_pb.js";
+import { ErrorInfoSchema } from "@filetools/proto/google/rpc/error_details_pb.js";
+import { StatusSchema } from "@filetools/proto/google/rpc/status_pb.js";
 
 /** A reason the daemon sends (ErrorReason without its prefix), e.g. "PATH_ESCAPES_WORKSPACE". */
 export type ErrorReasonName = Exclude<keyof typeof ErrorReason, "UNSPECIFIED">;

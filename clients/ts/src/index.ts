@@ -29,6 +29,6 @@ export {
   type TransferOptions,
   type WriteTextOptions,
 } from "./workspace.js";
-export * from "./gen/filetools/v1/common_pb.js";
-export * from "./gen/filetools/v1/files_pb.js";
-export * from "./gen/filetools/v1/workspaces_pb.js";
+export * from "@filetools/proto/filetools/v1/common_pb.js";
+export * from "@filetools/proto/filetools/v1/files_pb.js";
+export * from "@filetools/proto/filetools/v1/workspaces_pb.js";

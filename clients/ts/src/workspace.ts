@@ -4,7 +4,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { CallOptions, RawClient } from "./client.js";
 import { present } from "./errors.js";
-import type { FileInfo } from "./gen/filetools/v1/common_pb.js";
+import type { FileInfo } from "@filetools/proto/filetools/v1/common_pb.js";
 import {
   OutputMode,
   type DeleteResponse,
@@ -23,8 +23,8 @@ import {
   type UploadResponse,
   type WriteMode,
   type WriteResponse,
-} from "./gen/filetools/v1/files_pb.js";
-import type { Change, ExportHeader, FinishRunResponse, ImportArchiveResponse, Run, Snapshot } from "./gen/filetools/v1/workspaces_pb.js";
+} from "@filetools/proto/filetools/v1/files_pb.js";
+import type { Change, ExportHeader, FinishRunResponse, ImportArchiveResponse, Run, Snapshot } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { headerThenData, saveVerified, type OnProgress } from "./byte-streams.js";
 
 export interface ReadTextOptions extends CallOptions {

@@ -40,3 +40,13 @@ it.each([
   expect(error).toMatchObject({ code: Code.DATA_LOSS });
   expect(readdirSync(dir)).toEqual([]);
 });
+
+it("into a missing directory: ENOENT naming the caller's path and its directory, not the temp file", async () => {
+  const target = path.join(dir, "no-such-dir", "x.bin");
+  const error = await saveVerified(stream(header(5n, HELLO_SHA256), chunk("hello")), target).catch((e: unknown) => e);
+  expect(error).toMatchObject({
+    code: "ENOENT",
+    path: target,
+    message: `ENOENT: cannot save ${target}: directory ${path.join(dir, "no-such-dir")} does not exist`,
+  });
+});

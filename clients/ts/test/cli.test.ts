@@ -136,6 +136,14 @@ describe("filetools", () => {
     expect(helps[0]!.stdout).toContain("--tail <lines>");
   });
 
+  it("npx filetools from the repository root runs this command line, not the root package's bin", async () => {
+    const npx = spawn("npx", ["filetools", "--help"], { cwd: path.resolve(PACKAGE, "../.."), env: cliEnv() });
+    npx.stdin.end();
+    const help = await finished(npx);
+    expect({ code: help.code, stderr: help.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(help.stdout).toMatch(/^Usage: filetools \[options\] \[command\]\n/);
+  });
+
   it("workspaces create, show, ls (text and --json)", async () => {
     expect(await ok(["workspaces", "create", "demo"])).toBe("created workspace demo\n");
     expect((await json(["workspaces", "show", "demo"])).id).toBe("demo");
@@ -386,6 +394,42 @@ describe("filetools", () => {
     const unsafe = await cli(["import", "demo", "evil.tar"]);
     expect(unsafe.code).toBe(1);
     expect(unsafe.stderr).toContain("(UNSAFE_ARCHIVE)");
+  });
+
+  it("messages name the flags and commands the user typed, not the request's fields and RPCs", async () => {
+    await ok(["write", "demo", "words/twice.md", "-"], { input: "same\nsame\n" });
+    await ok(["upload", "demo", "-", "words/bytes.bin"], { input: Buffer.from([0, 1, 2, 0]) });
+    const error = async (args: string[]) => (await cli(args)).stderr;
+
+    expect(await error(["edit", "demo", "words/twice.md", "--old", "absent", "--new", "x"])).toMatch(/^filetools: --old #1 not found in \/words\/twice\.md/);
+    // Edits apply in order: the first takes both lines, so the second finds nothing.
+    expect(await error(["edit", "demo", "words/twice.md", "--old", "same\nsame\n", "--new", "one\n", "--old", "same", "--new", "y"])).toMatch(
+      /^filetools: --old #2 not found in \/words\/twice\.md/,
+    );
+    expect(await error(["edit", "demo", "words/twice.md", "--old", "same", "--new", "other"])).toMatch(
+      /^filetools: --old #1 occurs 2 times in \/words\/twice\.md; include more surrounding text to make it unique, or add --all \(OLD_TEXT_NOT_UNIQUE\)\n/,
+    );
+    expect(await error(["edit", "demo", "words/twice.md", "--old", "same", "--new", "same"])).toMatch(
+      /^filetools: edit #1: --new is the same as --old \(INVALID_ARGUMENT\)\n/,
+    );
+    expect(await error(["read", "demo", "words/bytes.bin"])).toBe(
+      "filetools: /words/bytes.bin is a binary file; use `filetools download` for its bytes (BINARY_FILE)\n",
+    );
+    expect(await error(["grep", "demo", "a(b"])).toBe("filetools: invalid regular expression /a(b/: Unterminated group (INVALID_ARGUMENT)\n");
+    expect(await error(["grep", "demo", "same", "-C", "5000"])).toBe("filetools: -B/-C must be at most 1000 (got 5000) (INVALID_ARGUMENT)\n");
+    expect(await error(["ls", "demo", "--max-entries", "100000000"])).toBe(
+      "filetools: --max-entries must be at most 100000 (got 100000000) (INVALID_ARGUMENT)\n",
+    );
+
+    const intoMissing = await cli(["download", "demo", "words/twice.md", "no-such-dir/twice.md"]);
+    expect(intoMissing).toMatchObject({
+      code: 3,
+      stderr: "filetools: cannot save no-such-dir/twice.md: directory no-such-dir does not exist (ENOENT)\n",
+    });
+    mkdirSync(path.join(dir, "a-dir"));
+    const ontoDirectory = await cli(["download", "demo", "words/twice.md", "a-dir"]);
+    expect(ontoDirectory).toMatchObject({ code: 1, stderr: "filetools: cannot save a-dir: it is a directory (EISDIR)\n" });
+    expect(readdirSync(dir).filter((name) => name.endsWith(".tmp"))).toEqual([]); // the temp file went
   });
 
   it("exit codes: 2 usage, 3 not found, 4 denied (path, token, workspace), 5 unavailable (no daemon, TLS refused), 130 interrupted", async () => {

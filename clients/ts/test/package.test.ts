@@ -1,7 +1,7 @@
 // The npm package as a user gets it: `npm pack` the workspace package, install
 // the tarball into a fresh project, import it there and call a real daemon.
 import { execFile, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -38,18 +38,37 @@ console.log(JSON.stringify({
 client.close();
 `;
 
-it("installs from its npm pack tarball into a fresh project and talks to the daemon", { timeout: 120_000 }, async () => {
+it("a clone's npm install links `filetools` before anything is built, so npx finds it and says to build", { timeout: 120_000 }, async () => {
+  // A clone's manifests and the committed launcher, without dist/: the root package, named filetools too, has only filetoolsd.
+  const clone = path.join(dir, "clone");
+  const { name, bin, workspaces } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  mkdirSync(clone);
+  writeFileSync(path.join(clone, "package.json"), JSON.stringify({ name, private: true, type: "module", bin, workspaces }));
+  for (const file of ["clients/ts/package.json", "clients/ts/bin", "gen/ts/package.json"]) {
+    cpSync(path.join(ROOT, file), path.join(clone, file), { recursive: true });
+  }
+  // No scripts: nothing is built here (gen/ts would be), and bins are linked all the same.
+  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--ignore-scripts"], { cwd: clone });
+
+  const npx = await run("npx", ["filetools", "--help"], { cwd: clone }).catch((error: { code: number; stderr: string }) => error);
+  expect(npx).toMatchObject({ code: 1, stderr: "filetools: the command line is not built yet: run `npm run build` in the repository\n" });
+});
+
+it("installs from its npm pack tarballs (with @filetools/proto's) into a fresh project and talks to the daemon", { timeout: 120_000 }, async () => {
   // Packing builds clients/ts/dist (prepack), which the CLI tests run: under their build lock.
   const packed = withDirectoryLock("filetools-cli-build.lock", 120_000, () =>
-    execFileSync("npm", ["pack", "-w", "@filetools/client", "--pack-destination", dir, "--json"], { cwd: ROOT, encoding: "utf8" }),
+    execFileSync("npm", ["pack", "-w", "@filetools/proto", "-w", "@filetools/client", "--pack-destination", dir, "--json"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    }),
   );
-  const [{ filename }] = JSON.parse(packed) as [{ filename: string }];
-  const tarball = path.join(dir, filename);
+  const tarballs = (JSON.parse(packed) as { filename: string }[]).map(({ filename }) => path.join(dir, filename));
+  expect(tarballs.map((tarball) => path.basename(tarball))).toEqual(["filetools-proto-0.1.0.tgz", "filetools-client-0.1.0.tgz"]);
 
   const app = path.join(dir, "app");
   mkdirSync(app);
   writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
-  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball], { cwd: app });
+  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...tarballs], { cwd: app });
   expect(existsSync(path.join(app, "node_modules/@filetools/client/dist/index.d.ts"))).toBe(true);
 
   writeFileSync(path.join(app, "main.js"), USER_CODE);

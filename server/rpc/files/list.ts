@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { FileInfoSchema } from "../../../clients/ts/src/gen/filetools/v1/common_pb.js";
+import type { FileInfoSchema } from "@filetools/proto/filetools/v1/common_pb.js";
 import { listEntries } from "../../tools/list.js";
 import { fileInfo } from "../convert.js";
 import type { Deps, FilesHandler } from "../types.js";

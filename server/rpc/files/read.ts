@@ -1,5 +1,5 @@
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import { ReadChunkSchema, ReadResponseSchema } from "../../../clients/ts/src/gen/filetools/v1/files_pb.js";
+import { ReadChunkSchema, ReadResponseSchema } from "@filetools/proto/filetools/v1/files_pb.js";
 import { EncodedMessage } from "../../grpc/index.js";
 import { readFile } from "../../tools/read.js";
 import { fileInfo } from "../convert.js";

@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { OutputMode, type SearchResponseSchema } from "../../../clients/ts/src/gen/filetools/v1/files_pb.js";
+import { OutputMode, type SearchResponseSchema } from "@filetools/proto/filetools/v1/files_pb.js";
 import type { SearchPool } from "../../search/pool.js";
 import { search, searchBudgetMs } from "../../search/search.js";
 import type { OutputMode as ScanMode } from "../../search/scan.js";

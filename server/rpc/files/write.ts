@@ -1,4 +1,4 @@
-import { Newline, WriteMode } from "../../../clients/ts/src/gen/filetools/v1/files_pb.js";
+import { Newline, WriteMode } from "@filetools/proto/filetools/v1/files_pb.js";
 import { fail } from "../../errors.js";
 import type { NewlineMode } from "../../text/newline.js";
 import { writeFile } from "../../tools/write.js";

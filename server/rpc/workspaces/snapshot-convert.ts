@@ -1,6 +1,6 @@
 // Run, snapshot and change-set values → protobuf message shapes.
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ChangeKind, type ChangeSchema, type RunSchema, type SnapshotSchema } from "../../../clients/ts/src/gen/filetools/v1/workspaces_pb.js";
+import { ChangeKind, type ChangeSchema, type RunSchema, type SnapshotSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import type { RunInfo, ChangeSummary } from "../../runs/runs.js";
 import type { Manifest } from "../../snapshots/snapshots.js";
 import type { Change } from "../../tools/changes.js";

@@ -1,6 +1,6 @@
 // Command search-export searches a workspace of a running filetoolsd and
 // exports the artifacts of its last run (or, with -live, of the workspace as
-// it is now) to a .tar.gz file.
+// it is now) to a .tar.gz file. The README shows a run to try it on.
 //
 //	go run ./examples/search-export -workspace reports -pattern TODO -include 'out/**' -o artifacts.tar.gz
 package main
@@ -61,7 +61,7 @@ func main() {
 	if summary.Truncated {
 		more = " (more not shown)"
 	}
-	fmt.Printf("%d matches in %d of %d files%s\n", summary.Matches, summary.FilesMatched, summary.FilesSearched, more)
+	fmt.Printf("%s in %d of %s%s\n", count(summary.Matches, "match", "matches"), summary.FilesMatched, count(summary.FilesSearched, "file", "files"), more)
 
 	var globs []string
 	if *include != "" {
@@ -71,7 +71,18 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	fmt.Printf("wrote %s: %d files, %d bytes, sha256 %s\n", *out, info.GetFileCount(), info.GetSize(), info.GetSha256())
+	fmt.Printf("wrote %s: %s, %d bytes, sha256 %s\n", *out, count(info.GetFileCount(), "file", "files"), info.GetSize(), info.GetSha256())
+	if info.GetFileCount() == 0 && len(globs) > 0 {
+		fmt.Fprintf(os.Stderr, "no file matched -include %s\n", *include)
+	}
+}
+
+// count says n with its noun: "1 match", "2 matches".
+func count(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // fail prints an error for a person, naming the common cases, and exits 1.

@@ -3,6 +3,7 @@
 import { status as Code } from "@grpc/grpc-js";
 import { CommanderError } from "commander";
 import { FileToolsError } from "../client.js";
+import { inCliTerms } from "./terms.js";
 
 export const ExitCode = {
   ok: 0,
@@ -43,7 +44,7 @@ export function reportError(error: unknown, address: string | undefined): number
     const message =
       error.code === Code.UNAVAILABLE && !error.reason
         ? `cannot reach filetoolsd at ${address}: ${error.message.replace(/\s*Resolution note:\s*$/, "")}`
-        : error.message;
+        : inCliTerms(error.message);
     process.stderr.write(`filetools: ${message} (${error.reason || error.codeName})${details.join("")}\n`);
     return exitCodeOf(error);
   }

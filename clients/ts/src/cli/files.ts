@@ -1,7 +1,7 @@
 // File commands: read, write, edit, rm, mv, mkdir, stat, ls (one RPC each).
 import { readFile } from "node:fs/promises";
 import { Option, type Command } from "commander";
-import { FileInfoSchema, FileType } from "../gen/filetools/v1/common_pb.js";
+import { FileInfoSchema, FileType } from "@filetools/proto/filetools/v1/common_pb.js";
 import {
   DeleteResponseSchema,
   EditResponseSchema,
@@ -10,7 +10,7 @@ import {
   Newline,
   WriteMode,
   WriteResponseSchema,
-} from "../gen/filetools/v1/files_pb.js";
+} from "@filetools/proto/filetools/v1/files_pb.js";
 import { numberLines } from "../format.js";
 import { collect, integerAtLeast } from "./args.js";
 import { UsageError } from "./errors.js";

@@ -1,6 +1,6 @@
 // grep: the Search RPC, printed as grep -rn prints (or as JSON Lines).
 import { Option, type Command } from "commander";
-import { OutputMode, SearchResponseSchema, type SearchMatch, type SearchSummary } from "../gen/filetools/v1/files_pb.js";
+import { OutputMode, SearchResponseSchema, type SearchMatch, type SearchSummary } from "@filetools/proto/filetools/v1/files_pb.js";
 import { collect, int64, integerAtLeast } from "./args.js";
 import { jsonOf, note, printJsonLine, writeOut } from "./output.js";
 import { sessionOf } from "./session.js";

@@ -3,7 +3,7 @@
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { toJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import { FileType, type FileInfo } from "../gen/filetools/v1/common_pb.js";
+import { FileType, type FileInfo } from "@filetools/proto/filetools/v1/common_pb.js";
 
 /**
  * A message as proto3 JSON: camelCase names, 64-bit integers as strings, enums

@@ -8,7 +8,7 @@ import {
   type Change,
   type ChangeSummary,
   type Snapshot,
-} from "../gen/filetools/v1/workspaces_pb.js";
+} from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { label } from "./args.js";
 import { humanBytes, jsonOf, localTime, printJson, printJsonLine, table, writeOut } from "./output.js";
 import { sessionOf } from "./session.js";

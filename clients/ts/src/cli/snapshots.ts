@@ -1,6 +1,6 @@
 // snapshots ls|export|restore.
 import type { Command } from "commander";
-import { ExportHeaderSchema, SnapshotSchema } from "../gen/filetools/v1/workspaces_pb.js";
+import { ExportHeaderSchema, SnapshotSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { collect } from "./args.js";
 import { humanBytes, jsonOf, localTime, printJson, table, writeOut } from "./output.js";
 import { changesText } from "./runs.js";

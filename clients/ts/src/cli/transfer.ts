@@ -2,8 +2,8 @@
 import path from "node:path";
 import { Option, type Command } from "commander";
 import { headerThenData } from "../byte-streams.js";
-import { DownloadHeaderSchema, UploadResponseSchema } from "../gen/filetools/v1/files_pb.js";
-import { ImportArchiveResponseSchema } from "../gen/filetools/v1/workspaces_pb.js";
+import { DownloadHeaderSchema, UploadResponseSchema } from "@filetools/proto/filetools/v1/files_pb.js";
+import { ImportArchiveResponseSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { WRITE_MODES } from "./files.js";
 import { humanBytes, jsonOf, printJson, writeOut } from "./output.js";
 import { sessionOf } from "./session.js";

@@ -1,6 +1,6 @@
 // workspaces ls|show|create|delete.
 import type { Command } from "commander";
-import { DeleteWorkspaceResponseSchema, WorkspaceSchema, type Workspace } from "../gen/filetools/v1/workspaces_pb.js";
+import { DeleteWorkspaceResponseSchema, WorkspaceSchema, type Workspace } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { jsonOf, localTime, printJson, table, writeOut } from "./output.js";
 import { sessionOf } from "./session.js";
 

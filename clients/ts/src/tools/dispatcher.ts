@@ -5,7 +5,7 @@
 // Schema first; nothing a model sends makes call() throw.
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { FileToolsError } from "../errors.js";
-import { WriteMode } from "../gen/filetools/v1/files_pb.js";
+import { WriteMode } from "@filetools/proto/filetools/v1/files_pb.js";
 import type { CallOptions } from "../client.js";
 import type { WorkspaceClient } from "../workspace.js";
 import { catalogue, type JsonSchema, type ToolDefinition } from "./catalogue.js";

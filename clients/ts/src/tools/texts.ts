@@ -2,8 +2,8 @@
 // catalogue/README.md, which the Python and Go dispatchers produce too, byte
 // for byte. Plain functions of the daemon's answers, no I/O.
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { FileType, type FileInfo } from "../gen/filetools/v1/common_pb.js";
-import type { SearchSummary } from "../gen/filetools/v1/files_pb.js";
+import { FileType, type FileInfo } from "@filetools/proto/filetools/v1/common_pb.js";
+import type { SearchSummary } from "@filetools/proto/filetools/v1/files_pb.js";
 import type { FileToolsError } from "../errors.js";
 import { numberLines } from "../format.js";
 import type { ReadWindow } from "../workspace.js";
