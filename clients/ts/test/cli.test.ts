@@ -3,18 +3,16 @@
 // terminal, --help, and each exit code. One daemon; the steps run in order.
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDaemon, type Daemon } from "../../../test/e2e/daemon.js";
 import { makeCa, makeLeaf } from "../../../test/support/certs.js";
-import { withDirectoryLock } from "../../../test/support/lock.js";
 import { numberLines } from "../src/format.js";
+import { CLI, PACKAGE, ensureCliBuilt } from "./cli-build.js";
 
-const PACKAGE = path.resolve(import.meta.dirname, "..");
-const CLI = path.join(PACKAGE, "dist/cli/main.js");
 
 interface Result {
   code: number | null;
@@ -78,24 +76,6 @@ async function json(args: string[], options?: Parameters<typeof cli>[1]): Promis
 }
 
 const sha256 = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");
-
-/** Builds clients/ts/dist when it is missing or older than a source of clients/ts/src. */
-function ensureCliBuilt(): void {
-  const newest = (d: string): number =>
-    Math.max(
-      0,
-      ...readdirSync(d, { withFileTypes: true }).map((e) =>
-        e.isDirectory() ? newest(path.join(d, e.name)) : e.name.endsWith(".ts") ? statSync(path.join(d, e.name)).mtimeMs : 0,
-      ),
-    );
-  const stale = () => !existsSync(CLI) || newest(path.join(PACKAGE, "src")) > statSync(CLI).mtimeMs;
-  if (!stale()) return;
-  withDirectoryLock("filetools-cli-build.lock", 120_000, () => {
-    if (!stale()) return;
-    execFileSync("npx", ["tsc", "-p", path.join(PACKAGE, "tsconfig.json")], { cwd: PACKAGE, stdio: "inherit" });
-    execFileSync("touch", [CLI]); // tsc leaves unchanged outputs' mtimes alone
-  });
-}
 
 beforeAll(async () => {
   ensureCliBuilt();

@@ -6,7 +6,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, startDaemon, type Daemon } from "../../../test/e2e/daemon.js";
 import { connect, type FileToolsClient } from "../src/index.js";
-import { CATALOGUE_FILE } from "../src/tools/catalogue.js";
+import { Ajv } from "ajv";
+import { CATALOGUE_FILE, catalogue } from "../src/tools/catalogue.js";
 import { ToolDispatcher } from "../src/tools/dispatcher.js";
 
 let daemon: Daemon;
@@ -64,7 +65,10 @@ function substitute(args: unknown, saved: Record<string, unknown>): unknown {
   return args;
 }
 
-describe("the conformance table (catalogue/conformance.json), in order, on a fresh workspace", () => {
+const ajv = new Ajv({ strict: true });
+const outputValidators = new Map(catalogue.tools.map((tool) => [tool.name, ajv.compile(tool.output_schema)]));
+
+describe("the conformance table (catalogue/conformance.json), in order, on a fresh workspace; structured results match the output schemas", () => {
   const saved: Record<string, unknown> = {};
   let table: ToolDispatcher;
 
@@ -83,6 +87,7 @@ describe("the conformance table (catalogue/conformance.json), in order, on a fre
     if (call.text !== undefined) expect(result.text).toBe(call.text);
     else expect(result.text).toMatch(new RegExp(`^${call.pattern}$`));
     expect(result.isError).toBe(call.is_error ?? false);
+    if (!result.isError) expect(outputValidators.get(call.tool)!(result.structured), JSON.stringify(result.structured)).toBe(true);
     for (const [name, field] of Object.entries(call.save ?? {})) saved[name] = result.structured[field];
   });
 });

@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { EXIT_CODES_HELP, ExitCode, reportError, reportInterrupted } from "./errors.js";
 import { addFileCommands } from "./files.js";
 import { addGrepCommand } from "./grep.js";
+import { addMcpCommand } from "./mcp.js";
 import { addRunCommands } from "./runs.js";
 import { closeSession, DEFAULT_ADDRESS, interrupt, sessionAddress } from "./session.js";
 import { addSnapshotCommands } from "./snapshots.js";
@@ -65,6 +66,7 @@ addGrepCommand(program);
 addTransferCommands(program);
 addRunCommands(program);
 addSnapshotCommands(program);
+addMcpCommand(program);
 
 process.once("SIGINT", () => {
   interrupt.abort(); // cancels the call in flight

@@ -25,6 +25,8 @@ export interface ToolDefinition {
   description: string;
   annotations: ToolAnnotations;
   input_schema: JsonSchema;
+  /** The structured result of a call that succeeded (MCP outputSchema). */
+  output_schema: JsonSchema;
 }
 
 export interface Catalogue {

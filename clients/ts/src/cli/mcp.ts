@@ -1,0 +1,44 @@
+// mcp: serve one workspace to an MCP host (Claude Code and Desktop, Cursor, …).
+import { createRequire } from "node:module";
+import { InvalidArgumentError, type Command } from "commander";
+import { catalogueToolSet, createMcpServer, serveHttp, serveStdio } from "../mcp/server.js";
+import { ToolDispatcher } from "../tools/dispatcher.js";
+import { interrupt, sessionOf } from "./session.js";
+
+const { version } = createRequire(import.meta.url)("../../package.json") as { version: string };
+
+interface McpOptions {
+  workspace: string;
+  readOnly?: boolean;
+  http?: { host: string; port: number };
+}
+
+export function addMcpCommand(program: Command): void {
+  program
+    .command("mcp")
+    .summary("serve a workspace's file tools to an MCP host")
+    .description(
+      "Serve the file tools of one workspace as an MCP server: over stdio (what an MCP host starts), or over Streamable HTTP at http://HOST:PORT/mcp with --http. Uses the global --address and --token to reach the daemon.",
+    )
+    .requiredOption("--workspace <id>", "the workspace the tools act on")
+    .option("--read-only", "offer only read, list, search and stat")
+    .option("--http <host:port>", "serve Streamable HTTP instead of stdio (port 0: any free port)", hostPort)
+    .action(async (options: McpOptions, command: Command) => {
+      const { client } = sessionOf(command);
+      const dispatcher = new ToolDispatcher(client.workspace(options.workspace), { readOnly: options.readOnly });
+      const newServer = () => createMcpServer(catalogueToolSet(dispatcher), { version, workspace: options.workspace });
+      if (!options.http) return serveStdio(newServer);
+      const served = await serveHttp(newServer, options.http.host, options.http.port);
+      // stdout is not the MCP channel here, but keep it for data: the address goes to stderr.
+      process.stderr.write(`filetools mcp listening on ${served.url}\n`);
+      await new Promise((resolve) => interrupt.signal.addEventListener("abort", resolve, { once: true }));
+      await served.close();
+    });
+}
+
+function hostPort(value: string): { host: string; port: number } {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(value);
+  const port = Number(match?.[2]);
+  if (!match || !(port >= 0 && port <= 65535)) throw new InvalidArgumentError("expected HOST:PORT, e.g. 127.0.0.1:8808");
+  return { host: match[1]!.replace(/^\[|\]$/g, ""), port };
+}

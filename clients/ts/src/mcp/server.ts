@@ -1,0 +1,103 @@
+// `filetools mcp`: one workspace of a daemon as an MCP server (the official
+// SDK's low-level Server), over stdio or Streamable HTTP. The tools are the
+// catalogue's, through the ToolDispatcher: the texts are the dispatcher's,
+// errors are tool results with isError (never protocol errors), and an MCP
+// cancellation aborts the gRPC call.
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolDispatcher, ToolResult } from "../tools/dispatcher.js";
+
+export interface McpServerInfo {
+  /** The package's version, announced to the client. */
+  version: string;
+  /** The workspace served, named in the instructions the client may show the model. */
+  workspace: string;
+}
+
+/** A tool set an MCP server offers: the catalogue's own, or a profile shaped like another server's. */
+export interface McpToolSet {
+  tools(): Tool[];
+  call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult>;
+}
+
+/** The catalogue's tools, as MCP tools with annotations, output schemas and structured content. */
+export function catalogueToolSet(dispatcher: ToolDispatcher): McpToolSet {
+  return {
+    tools: () =>
+      dispatcher.definitions().map((tool) => ({
+        name: tool.name,
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.input_schema as Tool["inputSchema"],
+        outputSchema: tool.output_schema as Tool["outputSchema"],
+        annotations: { title: tool.title, ...tool.annotations },
+      })),
+    call: async (name, args, signal) => asMcpResult(await dispatcher.call(name, args, { signal })),
+  };
+}
+
+/** A dispatcher result as an MCP tool result; a failure carries no structuredContent (the client would check it against the output schema). */
+export function asMcpResult(result: ToolResult): CallToolResult {
+  const content = [{ type: "text" as const, text: result.text }];
+  return result.isError ? { content, isError: true } : { content, structuredContent: result.structured };
+}
+
+/** An MCP server for one workspace; connect it to a transport. */
+export function createMcpServer(toolSet: McpToolSet, info: McpServerInfo): Server {
+  const server = new Server(
+    { name: "filetools", version: info.version },
+    {
+      capabilities: { tools: {} },
+      instructions: `File tools for the workspace "${info.workspace}" of a filetools daemon. Paths are workspace paths: "/" is the workspace root, and nothing outside it can be reached.`,
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolSet.tools() }));
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => toolSet.call(request.params.name, request.params.arguments ?? {}, extra.signal));
+  return server;
+}
+
+/** Serves over standard input and output until the client closes them. */
+export async function serveStdio(newServer: () => Server): Promise<void> {
+  const server = newServer();
+  const closed = new Promise<void>((resolve) => (server.onclose = resolve));
+  await server.connect(new StdioServerTransport());
+  await closed;
+}
+
+/**
+ * Serves Streamable HTTP at http://HOST:PORT/mcp, stateless: each POST gets a
+ * fresh server and transport, so no session state outlives a request. Only
+ * requests whose Host header names this address are served (DNS rebinding).
+ * Resolves with the address once listening.
+ */
+export async function serveHttp(newServer: () => Server, host: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
+  const http = createHttpServer((req, res) => void handle(req, res));
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.url?.split("?")[0] !== "/mcp") return void res.writeHead(404).end("not found: the MCP endpoint is /mcp\n");
+    if (req.method !== "POST") return void res.writeHead(405, { allow: "POST" }).end("method not allowed: this server is stateless, POST only\n");
+    const address = http.address();
+    const listening = typeof address === "object" && address ? `${host.includes(":") ? `[${host}]` : host}:${address.port}` : "";
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableDnsRebindingProtection: true, allowedHosts: [listening] });
+    const server = newServer();
+    res.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+    } catch {
+      if (!res.headersSent) res.writeHead(500).end();
+    }
+  }
+  await new Promise<void>((resolve, reject) => http.once("error", reject).listen(port, host, resolve));
+  const address = http.address();
+  const bound = typeof address === "object" && address ? address.port : port;
+  return {
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${bound}/mcp`,
+    close: () => new Promise((resolve) => http.close(() => resolve())),
+  };
+}

@@ -1,0 +1,173 @@
+// `filetools mcp` driven by the official MCP SDK's client, over stdio (the
+// built CLI as a child process, as a host starts it) and over Streamable
+// HTTP, against a real daemon: the catalogue's tools with annotations and
+// output schemas, texts and structured content, errors as tool results, MCP
+// cancellation cancelling the gRPC call, and --read-only.
+import { spawn, type ChildProcess } from "node:child_process";
+import { request as httpRequest } from "node:http";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startDaemon, type Daemon } from "../../../test/e2e/daemon.js";
+import { connect, type FileToolsClient } from "../src/index.js";
+import { catalogue } from "../src/tools/catalogue.js";
+import { CLI, ensureCliBuilt } from "./cli-build.js";
+
+let daemon: Daemon;
+let client: FileToolsClient;
+
+beforeAll(async () => {
+  ensureCliBuilt();
+  daemon = await startDaemon({ args: ["--log-level", "info"] });
+  client = connect(daemon.address);
+  await client.createWorkspace("agent");
+  const ws = client.workspace("agent");
+  await ws.writeText("/notes.md", "# Notes\n\nfirst\nsecond\n");
+  // A search of it with a catastrophic pattern that has a backreference (only the backtracking engine runs it) goes on until its time budget: a cancel finds it running.
+  await ws.writeText("/slow.txt", `${"a".repeat(40_000)}!\n`.repeat(50));
+});
+
+afterAll(async () => {
+  client?.close();
+  await daemon?.stop();
+});
+
+/** A connected SDK client on `filetools mcp` over stdio, with extra CLI arguments. */
+async function stdioClient(...extra: string[]): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "--address", daemon.address, "mcp", "--workspace", "agent", ...extra],
+    stderr: "pipe",
+  });
+  const mcp = new Client({ name: "filetools-test", version: "1.0.0" });
+  await mcp.connect(transport);
+  return mcp;
+}
+
+const textOf = (result: unknown) => ((result as CallToolResult).content[0] as { text: string }).text;
+
+describe("over stdio", () => {
+  let mcp: Client;
+  beforeAll(async () => {
+    mcp = await stdioClient();
+  });
+  afterAll(() => mcp?.close());
+
+  it("lists the catalogue's tools with their annotations and output schemas", async () => {
+    const { tools } = await mcp.listTools();
+    expect(tools.map((t) => t.name)).toEqual(catalogue.tools.map((t) => t.name));
+    const read = tools.find((t) => t.name === "read")!;
+    expect(read.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
+    expect(read.outputSchema).toMatchObject({ type: "object" });
+    expect(tools.find((t) => t.name === "delete")!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+  });
+
+  it("answers a read with the dispatcher's text and structured content (checked by the SDK against the output schema)", async () => {
+    const result = await mcp.callTool({ name: "read", arguments: { path: "/notes.md", start_line: 3, line_count: 1 } });
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toBe("     3\tfirst\n… call read with start_line 4 for more\n");
+    expect(result.structuredContent).toMatchObject({ path: "/notes.md", first_line: 3, next_start_line: 4 });
+  });
+
+  it("edits, then a stale edit is a tool error a model can act on", async () => {
+    const { structuredContent } = await mcp.callTool({ name: "read", arguments: { path: "/notes.md" } });
+    const version = (structuredContent as { version: string }).version;
+    const edited = await mcp.callTool({ name: "edit", arguments: { path: "/notes.md", edits: [{ old_text: "first", new_text: "1st" }], if_version: version } });
+    expect(textOf(edited)).toContain("+1st\n");
+    const stale = await mcp.callTool({ name: "edit", arguments: { path: "/notes.md", edits: [{ old_text: "second", new_text: "2nd" }], if_version: version } });
+    expect(stale.isError).toBe(true);
+    expect(textOf(stale)).toMatch(/^Error \(CONTENT_CHANGED\): .*\nRead the file again, then retry with if_version \w+/);
+  });
+
+  it.each([
+    ["a path out of the workspace", "read", { path: "/../../etc/passwd" }, /^Error \(PATH_ESCAPES_WORKSPACE\)/],
+    ["a wrong type", "read", { path: 42 }, /^Error \(INVALID_ARGUMENT\): invalid arguments for read: path must be a string/],
+    ["a huge value", "search", { pattern: "x", max_results: 1e15 }, /max_results must be at most 10000/],
+    ["an unknown tool", "rm_rf", {}, /^Error \(UNKNOWN_TOOL\)/],
+  ])("%s is a tool result with isError, and the server keeps serving", async (_what, name, args, expected) => {
+    const result = await mcp.callTool({ name, arguments: args });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(expected);
+    expect((await mcp.callTool({ name: "stat", arguments: { path: "/notes.md" } })).isError).toBeFalsy();
+  });
+
+  it("an MCP cancellation cancels the daemon's call", async () => {
+    const controller = new AbortController();
+    const call = mcp.callTool({ name: "search", arguments: { pattern: "^(a|aa)+\\1$", path: "/slow.txt" } }, undefined, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 300);
+    await expect(call).rejects.toThrow();
+    await waitFor(() => /"method":"filetools\.v1\.Files\/Search"[^\n]*"code":"CANCELLED"/.test(daemon.logs()));
+    expect(daemon.logs()).toMatch(/"method":"filetools\.v1\.Files\/Search"[^\n]*"code":"CANCELLED"/);
+  });
+});
+
+describe("--read-only", () => {
+  it("offers only the tools that change nothing, and refuses the others", async () => {
+    const mcp = await stdioClient("--read-only");
+    try {
+      expect((await mcp.listTools()).tools.map((t) => t.name)).toEqual(["read", "list", "search", "stat"]);
+      const write = await mcp.callTool({ name: "write", arguments: { path: "/x", content: "y" } });
+      expect(write.isError).toBe(true);
+      expect(textOf(write)).toMatch(/^Error \(UNKNOWN_TOOL\)/);
+    } finally {
+      await mcp.close();
+    }
+  });
+});
+
+describe("over Streamable HTTP", () => {
+  let server: ChildProcess;
+  let url: string;
+
+  beforeAll(async () => {
+    server = spawn(process.execPath, [CLI, "--address", daemon.address, "mcp", "--workspace", "agent", "--http", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
+    url = await new Promise<string>((resolve, reject) => {
+      let stderr = "";
+      server.stderr!.on("data", (chunk) => {
+        stderr += chunk;
+        const found = /listening on (\S+)/.exec(stderr);
+        if (found) resolve(found[1]!);
+      });
+      server.once("exit", (code) => reject(new Error(`filetools mcp exited ${code}: ${stderr}`)));
+    });
+  });
+
+  afterAll(() => {
+    server?.kill("SIGINT");
+  });
+
+  it("serves the same tools and texts to two clients", async () => {
+    for (let i = 0; i < 2; i++) {
+      const mcp = new Client({ name: `filetools-test-${i}`, version: "1.0.0" });
+      await mcp.connect(new StreamableHTTPClientTransport(new URL(url)));
+      try {
+        expect((await mcp.listTools()).tools).toHaveLength(catalogue.tools.length);
+        expect(textOf(await mcp.callTool({ name: "list", arguments: { pattern: "slow*" } }))).toBe("/slow.txt (2,000,100 bytes)\n");
+      } finally {
+        await mcp.close();
+      }
+    }
+  });
+
+  it("refuses a request whose Host header is not the server's (DNS rebinding)", async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest(url, {
+        method: "POST",
+        headers: { host: "evil.example", "content-type": "application/json", accept: "application/json, text/event-stream" },
+      });
+      request.once("response", (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      request.once("error", reject);
+      request.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }));
+    });
+    expect(status).toBe(403);
+  });
+});
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+}
