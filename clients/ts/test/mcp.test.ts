@@ -171,3 +171,87 @@ describe("over Streamable HTTP", () => {
 async function waitFor(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
 }
+
+describe("--profile server-filesystem: the reference server's tools, stricter where it says so", () => {
+  let mcp: Client;
+  beforeAll(async () => {
+    const ws = client.workspace("agent");
+    await ws.writeText("/fs/a.txt", "one\ntwo\nthree\nfour\n");
+    await ws.writeText("/fs/dup.txt", "x\nx\n");
+    await ws.writeText("/fs/sub/deep.md", "deep\n");
+    await ws.writeText("/fs/node_modules/skip.js", "skip\n");
+    mcp = await stdioClient("--profile", "server-filesystem");
+  });
+  afterAll(() => mcp?.close());
+
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const result = await mcp.callTool({ name, arguments: args });
+    return { text: textOf(result), isError: result.isError === true, structured: result.structuredContent };
+  };
+
+  it("offers the reference's tool names, annotated, with output schemas", async () => {
+    const { tools } = await mcp.listTools();
+    expect(tools.map((t) => t.name)).toEqual([
+      "read_text_file",
+      "read_multiple_files",
+      "write_file",
+      "edit_file",
+      "create_directory",
+      "list_directory",
+      "list_directory_with_sizes",
+      "directory_tree",
+      "move_file",
+      "search_files",
+      "get_file_info",
+      "list_allowed_directories",
+    ]);
+    expect(tools.every((t) => t.annotations?.readOnlyHint !== undefined && t.outputSchema)).toBe(true);
+    expect(tools.find((t) => t.name === "edit_file")!.description).toContain("exactly once");
+  });
+
+  it("reads whole, head and tail, several at once; both head and tail is an error", async () => {
+    expect(await call("read_text_file", { path: "/fs/a.txt" })).toMatchObject({ text: "one\ntwo\nthree\nfour\n", structured: { content: "one\ntwo\nthree\nfour\n" } });
+    expect((await call("read_text_file", { path: "/fs/a.txt", head: 2 })).text).toBe("one\ntwo\n");
+    expect((await call("read_text_file", { path: "/fs/a.txt", tail: 1 })).text).toBe("four\n");
+    expect(await call("read_text_file", { path: "/fs/a.txt", head: 1, tail: 1 })).toMatchObject({ isError: true, text: expect.stringContaining("Cannot specify both head and tail") });
+    const several = await call("read_multiple_files", { paths: ["/fs/sub/deep.md", "/fs/none.txt"] });
+    expect(several.text).toMatch(/^\/fs\/sub\/deep\.md:\ndeep\n\n\n---\n\/fs\/none\.txt: Error - \/fs\/none\.txt does not exist$/);
+  });
+
+  it("writes, edits with a diff, and refuses an oldText that is not unique (the reference would edit the first)", async () => {
+    expect((await call("write_file", { path: "/fs/new.txt", content: "hello\n" })).text).toBe("Successfully wrote to /fs/new.txt");
+    const edited = await call("edit_file", { path: "/fs/new.txt", edits: [{ oldText: "hello", newText: "bye" }] });
+    expect(edited.text).toMatch(/^```diff\n--- a\/fs\/new\.txt\n\+\+\+ b\/fs\/new\.txt\n@@ -1,1 \+1,1 @@\n-hello\n\+bye\n```\n\n$/);
+    const dup = await call("edit_file", { path: "/fs/dup.txt", edits: [{ oldText: "x", newText: "y" }] });
+    expect(dup).toMatchObject({ isError: true, text: expect.stringMatching(/^Error \(OLD_TEXT_NOT_UNIQUE\)/) });
+    expect((await call("read_text_file", { path: "/fs/dup.txt" })).text).toBe("x\nx\n");
+  });
+
+  it("lists, with sizes, as a tree (excludePatterns), and searches names by glob", async () => {
+    expect((await call("list_directory", { path: "/fs" })).text).toBe("[FILE] a.txt\n[FILE] dup.txt\n[FILE] new.txt\n[DIR] node_modules\n[DIR] sub");
+    expect((await call("list_directory_with_sizes", { path: "/fs/sub" })).text).toBe(`[FILE] ${"deep.md".padEnd(30)} ${"5 B".padStart(10)}\n\nTotal: 1 files, 0 directories\nCombined size: 5 B`);
+    const tree = JSON.parse((await call("directory_tree", { path: "/fs", excludePatterns: ["node_modules"] })).text);
+    expect(tree).toEqual([
+      { name: "a.txt", type: "file" },
+      { name: "dup.txt", type: "file" },
+      { name: "new.txt", type: "file" },
+      { name: "sub", type: "directory", children: [{ name: "deep.md", type: "file" }] },
+    ]);
+    expect((await call("search_files", { path: "/fs", pattern: "**/*.md" })).text).toBe("/fs/sub/deep.md");
+    expect((await call("search_files", { path: "/fs", pattern: "*.none" })).text).toBe("No matches found");
+  });
+
+  it("moves without ever replacing, describes files, and names the one allowed directory", async () => {
+    expect((await call("move_file", { source: "/fs/new.txt", destination: "/fs/moved.txt" })).text).toBe("Successfully moved /fs/new.txt to /fs/moved.txt");
+    expect(await call("move_file", { source: "/fs/moved.txt", destination: "/fs/a.txt" })).toMatchObject({ isError: true, text: expect.stringMatching(/^Error \(ALREADY_EXISTS\)/) });
+    expect((await call("get_file_info", { path: "/fs/a.txt" })).text).toMatch(/^size: 19\nmodified: .+\nisDirectory: false\nisFile: true\npermissions: 644\nversion: \w+$/);
+    expect((await call("list_allowed_directories", {})).text).toBe("Allowed directories:\n/");
+    expect((await call("create_directory", { path: "/fs/made/deeper" })).text).toBe("Successfully created directory /fs/made/deeper");
+  });
+
+  it("bad input is a tool error: a path out of the workspace, a wrong type, an unknown tool", async () => {
+    expect(await call("read_text_file", { path: "/../../../etc/passwd" })).toMatchObject({ isError: true, text: expect.stringMatching(/^Error \(PATH_ESCAPES_WORKSPACE\)/) });
+    expect(await call("read_text_file", { path: 7 as never })).toMatchObject({ isError: true, text: expect.stringMatching(/invalid arguments for read_text_file: path must be a string/) });
+    expect(await call("nope", {})).toMatchObject({ isError: true, text: expect.stringMatching(/^Error \(UNKNOWN_TOOL\)/) });
+  });
+});

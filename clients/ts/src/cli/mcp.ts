@@ -1,6 +1,7 @@
 // mcp: serve one workspace to an MCP host (Claude Code and Desktop, Cursor, …).
 import { createRequire } from "node:module";
-import { InvalidArgumentError, type Command } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
+import { serverFilesystemToolSet } from "../mcp/server-filesystem.js";
 import { catalogueToolSet, createMcpServer, serveHttp, serveStdio } from "../mcp/server.js";
 import { ToolDispatcher } from "../tools/dispatcher.js";
 import { interrupt, sessionOf } from "./session.js";
@@ -10,6 +11,7 @@ const { version } = createRequire(import.meta.url)("../../package.json") as { ve
 interface McpOptions {
   workspace: string;
   readOnly?: boolean;
+  profile: "filetools" | "server-filesystem";
   http?: { host: string; port: number };
 }
 
@@ -21,12 +23,21 @@ export function addMcpCommand(program: Command): void {
       "Serve the file tools of one workspace as an MCP server: over stdio (what an MCP host starts), or over Streamable HTTP at http://HOST:PORT/mcp with --http. Uses the global --address and --token to reach the daemon.",
     )
     .requiredOption("--workspace <id>", "the workspace the tools act on")
-    .option("--read-only", "offer only read, list, search and stat")
+    .option("--read-only", "offer only the tools that change nothing (read, list, search, stat)")
+    .addOption(
+      new Option("--profile <name>", "filetools: the catalogue's tools; server-filesystem: the tool names and arguments of @modelcontextprotocol/server-filesystem")
+        .choices(["filetools", "server-filesystem"])
+        .default("filetools"),
+    )
     .option("--http <host:port>", "serve Streamable HTTP instead of stdio (port 0: any free port)", hostPort)
     .action(async (options: McpOptions, command: Command) => {
       const { client } = sessionOf(command);
-      const dispatcher = new ToolDispatcher(client.workspace(options.workspace), { readOnly: options.readOnly });
-      const newServer = () => createMcpServer(catalogueToolSet(dispatcher), { version, workspace: options.workspace });
+      const workspace = client.workspace(options.workspace);
+      const toolSet =
+        options.profile === "server-filesystem"
+          ? serverFilesystemToolSet(workspace, { readOnly: options.readOnly })
+          : catalogueToolSet(new ToolDispatcher(workspace, { readOnly: options.readOnly }));
+      const newServer = () => createMcpServer(toolSet, { version, workspace: options.workspace });
       if (!options.http) return serveStdio(newServer);
       const served = await serveHttp(newServer, options.http.host, options.http.port);
       // stdout is not the MCP channel here, but keep it for data: the address goes to stderr.

@@ -87,7 +87,7 @@ export class ToolDispatcher {
     }
     const parsed = parseArguments(args);
     if (typeof parsed === "string") return failure("INVALID_ARGUMENT", `invalid arguments for ${name}: ${parsed}`);
-    if (!validate(parsed)) return failure("INVALID_ARGUMENT", `invalid arguments for ${name}: ${describe(validate.errors?.[0])}`);
+    if (!validate(parsed)) return failure("INVALID_ARGUMENT", `invalid arguments for ${name}: ${schemaViolation(validate.errors?.[0])}`);
     try {
       return await handler(parsed, options);
     } catch (error) {
@@ -280,7 +280,7 @@ function parseArguments(args: unknown): Args | string {
  * One schema violation in words every client writes the same way (the
  * Python and Go dispatchers map their validators' errors to these too).
  */
-function describe(error: ErrorObject | undefined): string {
+export function schemaViolation(error: ErrorObject | undefined): string {
   if (!error) return "they do not match the tool's schema";
   const where = error.instancePath === "" ? "" : `${error.instancePath.slice(1).replace(/\//g, ".")} `;
   const p = error.params as Record<string, unknown>;
