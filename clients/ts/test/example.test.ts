@@ -1,4 +1,4 @@
-// The example finish-run.ts, run as a user would (under tsx) against a real daemon.
+// The examples, run as a user would (under tsx) against a real daemon: finish-run.ts and agent-loop.ts.
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -41,4 +41,20 @@ it("finish-run.ts shows its progress on a terminal, as one line redrawn", async 
   const command = `${process.execPath} --import tsx ${example} ${daemon.address} ${path.join(dir, "tty.tar.gz")}`;
   const { stdout } = await run("script", ["-qec", command, "/dev/null"], { cwd: ROOT });
   expect(stdout).toMatch(/\r(\d+) of \1 bytes\r?\n/);
+});
+
+it("agent-loop.ts: a scripted model (the AI SDK's MockLanguageModelV3) reads, searches, recovers from a stale edit, and the run finishes", async () => {
+  const agentLoop = path.join(ROOT, "clients/ts/examples/agent-loop.ts");
+  const { stdout } = await run(process.execPath, ["--import", "tsx", agentLoop, daemon.address], { cwd: ROOT });
+  // What the model was given: the window it asked for with the paging hint, the search, the error naming the version, the diff.
+  expect(stdout).toContain("  5001\t2026-12-03T10:00:20Z line 5001 ERROR request timed out\n");
+  expect(stdout).toContain("… call read with start_line 5003 for more; 10,000 lines in all\n");
+  expect(stdout).toContain("/src/config.py\n1:timeout = 5\n(1 matching line in 1 file; 1 file searched)\n");
+  expect(stdout).toMatch(/Error \(CONTENT_CHANGED\): \/src\/config\.py changed: its version is (\w+), not 0{16}\.\nRead the file again, then retry with if_version \1 if your change still applies\.\n/);
+  expect(stdout).toContain("-timeout = 5\n+timeout = 30\n");
+  expect(stdout).toMatch(/--- run run-\S+ finished: 2 created, 1 modified\n/);
+  const config = await daemon.client.workspace("agent-loop").readText("/src/config.py");
+  expect(config.text).toBe("timeout = 30\nretries = 3\n");
+  const [snapshot] = (await daemon.client.workspaces.listSnapshots({ workspace: "agent-loop" })).snapshots;
+  expect(snapshot).toBeDefined();
 });
