@@ -33,6 +33,8 @@ export interface DaemonConfig {
   insecure: boolean;
   /** The tokens file's table (--tokens); when set, every call needs a bearer token. */
   tokens?: TokenTable;
+  /** The tokens file itself, read again on SIGHUP (see readTokensFile). */
+  tokensFile?: string;
   /** TLS certificate and key (--tls-cert, --tls-key), and the CA that client certificates must chain to (--tls-client-ca). */
   tls?: TlsFiles;
   /** Search worker threads (default: the core count). */
@@ -131,7 +133,8 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
 
   const listen = parseListen(String(setting("listen")));
   const insecure = parseBoolean("insecure", setting("insecure"));
-  const tokens = readTokens(setting("tokens"));
+  const tokensFile = given(setting("tokens")) ? String(setting("tokens")) : undefined;
+  const tokens = tokensFile === undefined ? undefined : readTokensFile(tokensFile);
   const tls = readTls(setting("tlsCert"), setting("tlsKey"), setting("tlsClientCa"));
   if (!insecure && !tokens && !tls && !isLocalAddress(listen)) {
     throw new ConfigError(
@@ -161,6 +164,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     clientStreamIdleMs: parseCount("--client-stream-idle-ms", String(setting("clientStreamIdleMs")), 1),
     insecure,
     tokens,
+    tokensFile,
     tls,
     s3: parseS3Settings(setting("s3Endpoint"), setting("s3Region"), setting("s3ForcePathStyle")),
   };
@@ -179,8 +183,8 @@ function readFlagFile(flag: string, file: string): Buffer {
   }
 }
 
-function readTokens(file: unknown): TokenTable | undefined {
-  if (!given(file)) return undefined;
+/** The table of a tokens file (at start-up, and again on SIGHUP); ConfigError says what is wrong with it. */
+export function readTokensFile(file: string): TokenTable {
   try {
     return TokenTable.parse(readFlagFile("--tokens", file).toString("utf8"));
   } catch (error) {

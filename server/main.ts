@@ -7,9 +7,9 @@ import { Files } from "@filetools/proto/filetools/v1/files_pb.js";
 import { Workspaces } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { file_google_rpc_error_details } from "@filetools/proto/google/rpc/error_details_pb.js";
 import { Health } from "@filetools/proto/grpc/health/v1/health_pb.js";
-import { ConfigError, parseConfig, type DaemonConfig } from "./config.js";
-import { InFlightCalls, addReflection, createServer, credentialsOf, listen, registerService, shutDown } from "./grpc/index.js";
-import { createLogger } from "./log.js";
+import { ConfigError, parseConfig, readTokensFile, type DaemonConfig } from "./config.js";
+import { InFlightCalls, addReflection, type AdapterOptions, createServer, credentialsOf, listen, registerService, shutDown } from "./grpc/index.js";
+import { createLogger, type Logger } from "./log.js";
 import { createHandlers } from "./rpc/index.js";
 
 /** How long calls in flight may run on after SIGTERM/SIGINT before their signals abort. */
@@ -26,7 +26,8 @@ async function main(): Promise<void> {
   const server = createServer(config);
   const inFlight = new InFlightCalls();
   // Health and reflection are served outside the adapter, so they need no token (probes and tooling).
-  const adapterOptions = { logger, inFlight, tokens: config.tokens, clientStreamIdleMs: config.clientStreamIdleMs };
+  // One options object for both services: SIGHUP swaps its tokens table (see reloadTokensOnHangup).
+  const adapterOptions: AdapterOptions = { logger, inFlight, tokens: config.tokens, clientStreamIdleMs: config.clientStreamIdleMs };
   registerService(server, Files, handlers.files, adapterOptions);
   registerService(server, Workspaces, handlers.workspaces, adapterOptions);
   new HealthImplementation({ "": "SERVING", [Files.typeName]: "SERVING", [Workspaces.typeName]: "SERVING" }).addToServer(
@@ -65,6 +66,7 @@ async function main(): Promise<void> {
     logger.info("stopped");
     process.exit(0);
   };
+  reloadTokensOnHangup(config.tokensFile, adapterOptions, logger);
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.on(signal, () => void stop(signal).catch(fatal));
   }
@@ -86,3 +88,21 @@ function fatal(error: unknown): never {
 }
 
 main().catch(fatal);
+
+/**
+ * SIGHUP reads the tokens file again: calls that start from then on use the
+ * new table, calls in flight keep the grant they were admitted with. A file
+ * that does not parse leaves the old tokens in force, and the log says why.
+ */
+function reloadTokensOnHangup(file: string | undefined, options: AdapterOptions, logger: Logger): void {
+  process.on("SIGHUP", () => {
+    if (file === undefined) return logger.warn("SIGHUP: the daemon has no --tokens file to reload");
+    try {
+      const tokens = readTokensFile(file);
+      options.tokens = tokens;
+      logger.info({ tokens: tokens.size }, "tokens file reloaded");
+    } catch (error) {
+      logger.error({ reason: (error as Error).message }, "tokens file not reloaded: the tokens in force stay");
+    }
+  });
+}

@@ -54,6 +54,11 @@ export class TokenTable {
     return new TokenTable(entries);
   }
 
+  /** How many tokens it holds. */
+  get size(): number {
+    return this.entries.length;
+  }
+
   /** The grant of `token`, or undefined. Compares against every entry, so the time taken does not depend on which one matches. */
   find(token: string): Grant | undefined {
     const digest = sha256(token);

@@ -169,3 +169,50 @@ describe("--tokens: a file the daemon cannot use", () => {
     await expect(startDaemon({ args: ["--tokens", path.join(dir, "missing.json")] })).rejects.toThrow(/--tokens .*missing\.json: cannot read it \(ENOENT\)/);
   });
 });
+
+describe("SIGHUP reloads the tokens file", () => {
+  const reloadFile = path.join(dir, "reload.json");
+  const OLD = "old-token-0001";
+  const NEW = "new-token-0002";
+  const tokensOf = (...entries: Array<[string, string]>) => JSON.stringify({ tokens: entries.map(([name, token]) => ({ name, token, workspaces: ["*"] })) });
+  let r: Daemon;
+
+  /** Sends SIGHUP and waits until the daemon has logged the outcome (the `count`-th such line). */
+  async function hangUp(message: RegExp, count: number): Promise<void> {
+    r.proc.kill("SIGHUP");
+    for (let i = 0; i < 200 && (r.logs().match(new RegExp(message, "g")) ?? []).length < count; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect((r.logs().match(new RegExp(message, "g")) ?? []).length).toBe(count);
+  }
+
+  beforeAll(async () => {
+    writeFileSync(reloadFile, tokensOf(["old", OLD]));
+    r = await startDaemon({ args: ["--tokens", reloadFile, "--log-level", "info"] });
+    await r.client.workspaces.createWorkspace({ workspace: "w" }, as(OLD));
+  });
+  afterAll(() => r?.stop());
+
+  it("new calls use the new tokens; a call in flight keeps its grant; a bad file keeps the tokens in force", async () => {
+    // In flight across the reload: an upload admitted with OLD that finishes after OLD is gone.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    async function* slowUpload() {
+      yield { event: { case: "header" as const, value: { workspace: "w", path: "/inflight.txt" } } };
+      await released;
+      yield { event: { case: "chunk" as const, value: { data: Buffer.from("done") } } };
+    }
+    const inFlight = r.client.files.upload(slowUpload(), as(OLD));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    writeFileSync(reloadFile, tokensOf(["new", NEW]));
+    await hangUp(/"msg":"tokens file reloaded"/, 1);
+    await expectError(r.client.files.stat({ workspace: "w", path: "/" }, as(OLD)), "UNAUTHENTICATED");
+    await r.client.files.stat({ workspace: "w", path: "/" }, as(NEW));
+    release();
+    expect(await inFlight).toMatchObject({ path: "/inflight.txt" });
+
+    writeFileSync(reloadFile, "{ not json");
+    await hangUp(/"msg":"tokens file not reloaded: the tokens in force stay"/, 1);
+    await r.client.files.stat({ workspace: "w", path: "/" }, as(NEW));
+    expect(r.logs()).toMatch(/"reason":"--tokens [^"]*reload\.json: not valid JSON/);
+  });
+});
