@@ -32,6 +32,13 @@ describe("parseConfig", () => {
     });
   });
 
+  it("reads --metrics-listen HOST:PORT (off by default)", () => {
+    expect(parseConfig([], {}).metricsListen).toBeUndefined();
+    expect(parseConfig(["--metrics-listen", "127.0.0.1:9464"], {}).metricsListen).toEqual({ host: "127.0.0.1", port: 9464 });
+    expect(parseConfig([], { FILETOOLS_METRICS_LISTEN: "[::1]:0" }).metricsListen).toEqual({ host: "::1", port: 0 });
+    expect(configError(["--metrics-listen", "9464"]).message).toMatch(/--metrics-listen 9464: expected HOST:PORT/);
+  });
+
   it("reads --client-stream-idle-ms and FILETOOLS_CLIENT_STREAM_IDLE_MS (at least 1 ms)", () => {
     expect(parseConfig(["--client-stream-idle-ms", "500"], {}).clientStreamIdleMs).toBe(500);
     expect(parseConfig([], { FILETOOLS_CLIENT_STREAM_IDLE_MS: "90000" }).clientStreamIdleMs).toBe(90_000);

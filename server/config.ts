@@ -43,6 +43,8 @@ export interface DaemonConfig {
   store: string;
   /** Snapshots kept per workspace; older ones are pruned after a successful snapshot. */
   keepSnapshots: number;
+  /** Where to serve Prometheus metrics (--metrics-listen HOST:PORT); undefined: not served. */
+  metricsListen?: { host: string; port: number };
   /** How long a client stream (Upload, ImportArchive) may send nothing before it fails, in ms. */
   clientStreamIdleMs: number;
   /** Settings of an s3:// store (credentials come from the AWS SDK's default chain, never from here). */
@@ -100,6 +102,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     .option("--log-level <level>", `${LOG_LEVELS.join(", ")} (env FILETOOLS_LOG_LEVEL)`, "info")
     .option("--max-read-bytes <bytes>", "server maximum for Read max_bytes (env FILETOOLS_MAX_READ_BYTES)", "64MiB")
     .option("--max-message-bytes <bytes>", "gRPC maximum message size (env FILETOOLS_MAX_MESSAGE_BYTES)", "8MiB")
+    .option("--metrics-listen <host:port>", "serve Prometheus metrics at http://HOST:PORT/metrics (env FILETOOLS_METRICS_LISTEN; default: off)")
     .option("--client-stream-idle-ms <ms>", "an upload or import that sends nothing this long fails (env FILETOOLS_CLIENT_STREAM_IDLE_MS)", "30000")
     .option("--insecure", "allow a non-loopback listen address without tokens or TLS (env FILETOOLS_INSECURE)")
     .option("--tokens <file>", "JSON tokens file; every call then needs authorization: Bearer TOKEN (env FILETOOLS_TOKENS)")
@@ -161,6 +164,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
       MIN_MESSAGE_BYTES,
       MAX_MESSAGE_BYTES,
     ),
+    metricsListen: given(setting("metricsListen")) ? parseHostPort("--metrics-listen", String(setting("metricsListen"))) : undefined,
     clientStreamIdleMs: parseCount("--client-stream-idle-ms", String(setting("clientStreamIdleMs")), 1),
     insecure,
     tokens,
@@ -249,6 +253,13 @@ function parseS3Settings(endpoint: unknown, region: unknown, forcePathStyle: unk
 function parseStore(value: string): string {
   if (!/^(file|s3):\/\/./.test(value)) throw new ConfigError(`--store ${value}: expected file://DIR or s3://BUCKET/PREFIX`);
   return value;
+}
+
+function parseHostPort(flag: string, value: string): { host: string; port: number } {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(value.trim());
+  const port = Number(match?.[2]);
+  if (!match || !(port >= 0 && port <= 65535)) throw new ConfigError(`${flag} ${value}: expected HOST:PORT, e.g. 127.0.0.1:9464`);
+  return { host: match[1]!.replace(/^\[|\]$/g, ""), port };
 }
 
 function parseCount(flag: string, value: string, min: number): number {

@@ -10,6 +10,7 @@ import { Health } from "@filetools/proto/grpc/health/v1/health_pb.js";
 import { ConfigError, parseConfig, readTokensFile, type DaemonConfig } from "./config.js";
 import { InFlightCalls, addReflection, type AdapterOptions, createServer, credentialsOf, listen, registerService, shutDown } from "./grpc/index.js";
 import { createLogger, type Logger } from "./log.js";
+import { DaemonMetrics } from "./metrics/metrics.js";
 import { createHandlers } from "./rpc/index.js";
 
 /** How long calls in flight may run on after SIGTERM/SIGINT before their signals abort. */
@@ -21,13 +22,14 @@ async function main(): Promise<void> {
   // A promise nobody awaited failed: a bug to fix, but one call's bug must not
   // take down every other call, so log it loudly and keep serving.
   process.on("unhandledRejection", (reason) => logger.error({ err: reason }, "unhandled rejection"));
-  const handlers = await createHandlers(config, logger);
+  const metrics = config.metricsListen ? new DaemonMetrics() : undefined;
+  const handlers = await createHandlers(config, logger, metrics);
 
   const server = createServer(config);
   const inFlight = new InFlightCalls();
   // Health and reflection are served outside the adapter, so they need no token (probes and tooling).
   // One options object for both services: SIGHUP swaps its tokens table (see reloadTokensOnHangup).
-  const adapterOptions: AdapterOptions = { logger, inFlight, tokens: config.tokens, clientStreamIdleMs: config.clientStreamIdleMs };
+  const adapterOptions: AdapterOptions = { logger, inFlight, tokens: config.tokens, clientStreamIdleMs: config.clientStreamIdleMs, metrics };
   registerService(server, Files, handlers.files, adapterOptions);
   registerService(server, Workspaces, handlers.workspaces, adapterOptions);
   new HealthImplementation({ "": "SERVING", [Files.typeName]: "SERVING", [Workspaces.typeName]: "SERVING" }).addToServer(
@@ -38,6 +40,10 @@ async function main(): Promise<void> {
 
   const address = await listen(server, config.listen, credentialsOf(config.tls));
   process.stdout.write(`filetoolsd listening on ${address}\n`);
+  if (metrics && config.metricsListen) {
+    const { url } = await metrics.listen(config.metricsListen.host, config.metricsListen.port);
+    process.stdout.write(`filetoolsd metrics on ${url}\n`);
+  }
   logger.info(
     {
       address,

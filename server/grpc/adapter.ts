@@ -25,7 +25,7 @@ export function registerService<S extends DescService>(
   const implementation: grpc.UntypedServiceImplementation = {};
   for (const method of service.methods) {
     const handler = (handlers as Record<string, AnyHandler | undefined>)[method.localName] ?? notImplemented(method);
-    definition[method.localName] = methodDefinition(method);
+    definition[method.localName] = methodDefinition(method, options);
     implementation[method.localName] = serve(method, handler, options);
   }
   server.addService(definition, implementation);
@@ -43,7 +43,8 @@ function notImplemented(method: DescMethod): AnyHandler {
 
 // A server uses only requestDeserialize and responseSerialize; responses reach
 // it already encoded (see encode).
-function methodDefinition(method: DescMethod): grpc.MethodDefinition<Message, Buffer> {
+function methodDefinition(method: DescMethod, options: AdapterOptions): grpc.MethodDefinition<Message, Buffer> {
+  const name = `${method.parent.typeName}/${method.name}`;
   const streamsIn = method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming";
   const streamsOut = method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming";
   return {
@@ -54,6 +55,7 @@ function methodDefinition(method: DescMethod): grpc.MethodDefinition<Message, Bu
     requestSerialize: (request) => encode(method.input, request),
     // grpc-js answers a request it cannot decode with INTERNAL; the marker lets the handler's scope say INVALID_ARGUMENT.
     requestDeserialize: (bytes) => {
+      options.metrics?.bytes(name, "in", bytes.length);
       try {
         return fromBinary(method.input, bytes);
       } catch (error) {
@@ -109,7 +111,7 @@ function serveUnary(method: DescMethod, handler: UnaryFn, options: AdapterOption
         scope.authenticate();
         const request = decoded(call.request);
         scope.admitWorkspace(request);
-        const response = encode(method.output, await handler(request, scope.context));
+        const response = encodeFor(method, options)(await handler(request, scope.context));
         const status = scope.succeed();
         if (status) callback(status);
         else callback(null, response);
@@ -134,10 +136,11 @@ function serveServerStream(
         const request = decoded(call.request);
         scope.admitWorkspace(request);
         const queue = new SendQueue(call, signal);
+        const encodeResponse = encodeFor(method, options);
         for await (const response of handler(request, scope.context)) {
           // Leaving the loop calls the generator's return(): its finally blocks run.
           if (queue.closed) break;
-          await queue.send(encode(method.output, response));
+          await queue.send(encodeResponse(response));
         }
         const status = scope.succeed();
         if (status) call.emit("error", status);
@@ -159,7 +162,7 @@ function serveClientStream(
     void (async () => {
       try {
         scope.authenticate();
-        const response = encode(method.output, await handler(requestsOf(call, scope, options.clientStreamIdleMs), scope.context));
+        const response = encodeFor(method, options)(await handler(requestsOf(call, scope, options.clientStreamIdleMs), scope.context));
         const status = scope.succeed();
         if (status) callback(status);
         else callback(null, response);
@@ -265,6 +268,16 @@ class SendQueue {
       this.pendingBytes -= oldest.bytes;
     }
   }
+}
+
+/** encode for `method`'s responses, counting their bytes for the metrics. */
+function encodeFor(method: DescMethod, options: AdapterOptions): (value: unknown) => Buffer {
+  const name = `${method.parent.typeName}/${method.name}`;
+  return (value) => {
+    const bytes = encode(method.output, value);
+    options.metrics?.bytes(name, "out", bytes.length);
+    return bytes;
+  };
 }
 
 /** A message or init object → wire bytes, as the Buffer grpc-js needs (it calls .copy()). */

@@ -6,6 +6,7 @@ import { status as Code, type Metadata, type StatusObject } from "@grpc/grpc-js"
 import type { Grant, TokenTable } from "../auth/tokens.js";
 import { fail, FileToolsError } from "../errors.js";
 import type { Logger } from "../log.js";
+import type { CallMetrics } from "../metrics/metrics.js";
 import { authenticate } from "./auth.js";
 import type { CallContext } from "./handlers.js";
 import { publicError, statusOf } from "./status.js";
@@ -19,6 +20,8 @@ export interface AdapterOptions {
   inFlight?: InFlightCalls;
   /** How long a client stream may send nothing before it fails (--client-stream-idle-ms); undefined: no bound. */
   clientStreamIdleMs?: number;
+  /** Told of every call's start, end and status code (--metrics-listen). */
+  metrics?: CallMetrics;
   /** With a tokens table, every call needs a bearer token, and its grant decides which workspaces it may touch. */
   tokens?: TokenTable;
 }
@@ -69,7 +72,8 @@ export class CallScope {
   private workspace: string | undefined;
   /** The caller's grant once authenticated; undefined when the daemon has no tokens file. */
   private grant: Grant | undefined;
-  private readonly detach: () => void;
+  /** Ends the call's bookkeeping once (`code`: how it ended, for the metrics). */
+  private readonly detach: (code: string) => void;
   /** Set by CallContext.committed: a later abort no longer changes the outcome. */
   private isCommitted = false;
 
@@ -96,8 +100,13 @@ export class CallScope {
     const onShutdown = () => this.abort(new FileToolsError("CANCELLED", "the daemon is shutting down"));
     call.once("cancelled", onCancelled);
     const ended = options.inFlight?.started(onShutdown);
-    this.detach = () => {
+    const measured = options.metrics?.started(this.method);
+    let detached = false;
+    this.detach = (code) => {
+      if (detached) return;
+      detached = true;
       ended?.();
+      measured?.(code);
       call.off("cancelled", onCancelled);
     };
 
@@ -140,7 +149,7 @@ export class CallScope {
   succeed(): StatusObject | undefined {
     const { signal } = this.controller;
     if (signal.aborted && !this.isCommitted) return this.fail(signal.reason);
-    this.detach();
+    this.detach("OK");
     this.options.logger.info({ ...this.logFields(), code: "OK", ...(signal.aborted ? { committed_after_abort: true } : {}) }, "call");
     return undefined;
   }
@@ -150,11 +159,11 @@ export class CallScope {
    * aborted, the abort reason is the call's outcome, whatever the handler made of it.
    */
   fail(error: unknown): StatusObject {
-    this.detach();
     const { signal } = this.controller;
     const cause = signal.aborted ? signal.reason : error;
     const shown = publicError(cause);
     const status = statusOf(shown);
+    this.detach(Code[status.code]);
     const fields = { ...this.logFields(), code: Code[status.code], reason: shown.reason };
     if (shown === cause) this.options.logger.info(fields, "call failed");
     else this.options.logger.error({ ...fields, err: cause }, "call failed");

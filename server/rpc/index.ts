@@ -11,6 +11,8 @@ import { snapshotActiveRuns } from "../runs/lifecycle.js";
 import { LineIndex } from "../lineindex/line-index.js";
 import { RunManager } from "../runs/runs.js";
 import { openStore } from "../snapshots/open-store.js";
+import type { DaemonMetrics } from "../metrics/metrics.js";
+import { meteredStore } from "../metrics/metered-store.js";
 import { Snapshots } from "../snapshots/snapshots.js";
 import { exportSnapshotHandler } from "./workspaces/export-snapshot.js";
 import { finishRunHandler } from "./workspaces/finish-run.js";
@@ -44,17 +46,20 @@ export interface Handlers {
   close(): Promise<void>;
 }
 
-export async function createHandlers(config: DaemonConfig, logger?: Logger): Promise<Handlers> {
+export async function createHandlers(config: DaemonConfig, logger?: Logger, metrics?: DaemonMetrics): Promise<Handlers> {
   const workspaces = await WorkspaceRegistry.start(config.dataDir, new Map(config.binds.map((bind) => [bind.name, bind.dir])));
   await workspaces.sweepTempFiles();
   const searchPool = await SearchPool.start(config.workers);
   // The store is bound once; one that is unusable now stops the start-up (never a silent local fallback).
-  const store = await openStore(config.store, config.dataDir, config.s3);
-  await store.check();
-  const snapshots = new Snapshots(store, config.keepSnapshots, path.join(config.dataDir, "tmp"), workspaces, logger);
+  const opened = await openStore(config.store, config.dataDir, config.s3);
+  await opened.check();
+  const store = metrics ? meteredStore(opened, metrics) : opened;
+  const snapshots = new Snapshots(store, config.keepSnapshots, path.join(config.dataDir, "tmp"), workspaces, logger, undefined, metrics);
   await snapshots.prepare();
   const runs = await RunManager.load(config.dataDir, logger);
-  const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex: new LineIndex(), runs, snapshots };
+  const lineIndex = new LineIndex();
+  metrics?.sample({ searchPool: () => searchPool.stats(), lineIndex: () => ({ bytes: lineIndex.usedBytes, files: lineIndex.fileCount }) });
+  const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots };
   return {
     files: {
       read: readHandler(deps),

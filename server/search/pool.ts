@@ -37,6 +37,8 @@ export interface PoolLogger {
 export class SearchPool {
   /** Each live worker thread's exit, by thread id: a terminated worker runs on until it exits. */
   private readonly exits = new Map<number, Promise<void>>();
+  /** Batches handed to piscina and not yet settled (running or queued). */
+  private running = 0;
 
   private constructor(
     private readonly piscina: Piscina<WorkerTask, BatchResult | "pong">,
@@ -77,7 +79,14 @@ export class SearchPool {
 
   /** Runs one batch; aborting `signal` rejects at once and terminates the worker if it is running. */
   run(task: SearchTask, signal: AbortSignal): Promise<BatchResult> {
-    return this.piscina.run(task, { signal }) as Promise<BatchResult>;
+    this.running++;
+    return (this.piscina.run(task, { signal }) as Promise<BatchResult>).finally(() => this.running--);
+  }
+
+  /** For the metrics: batches waiting, workers busy, threads. */
+  stats(): { queued: number; busy: number; threads: number } {
+    const queued = this.piscina.queueSize;
+    return { queued, busy: Math.min(this.threads, Math.max(0, this.running - queued)), threads: this.piscina.threads.length };
   }
 
   /** Resolves once the worker thread `threadId` has exited (at once if it has). */

@@ -12,6 +12,7 @@ import { createGzip } from "node:zlib";
 import picomatch from "picomatch";
 import tar from "tar-stream";
 import { fail, FileToolsError } from "../errors.js";
+import type { StoreMetrics } from "../metrics/metrics.js";
 import type { Logger } from "../log.js";
 import type { Change } from "../tools/changes.js";
 import { LockTable } from "../tools/locks.js";
@@ -77,6 +78,8 @@ export class Snapshots {
     private readonly registry: WorkspaceRegistry,
     private readonly logger?: Pick<Logger, "warn">,
     readonly limits: ExtractLimits = DEFAULT_LIMITS,
+    /** Told how long each snapshot and restore took, and its size. */
+    private readonly metrics?: Pick<StoreMetrics, "snapshot">,
   ) {}
 
   /** Empties the scratch directory (start-up). */
@@ -88,7 +91,10 @@ export class Snapshots {
   /** Packs the workspace into the store, then writes the manifest (the commit point), then prunes. */
   async create(workspace: Workspace, meta: { runId: string; labels: Record<string, string>; changeSet: Change[] }, signal?: AbortSignal): Promise<Manifest> {
     // The registry's current Workspace: a restore applied before may have swapped the directory.
-    return this.locks.with([workspace.id], async () => this.createNow(await this.registry.get(workspace.id), meta, signal), signal);
+    const started = performance.now();
+    const manifest = await this.locks.with([workspace.id], async () => this.createNow(await this.registry.get(workspace.id), meta, signal), signal);
+    this.metrics?.snapshot("snapshot", (performance.now() - started) / 1000, manifest.sizeBytes);
+    return manifest;
   }
 
   private async createNow(workspace: Workspace, meta: { runId: string; labels: Record<string, string>; changeSet: Change[] }, signal?: AbortSignal): Promise<Manifest> {
@@ -205,12 +211,14 @@ export class Snapshots {
 
   /** Replaces the workspace's contents with the snapshot: verified and extracted first, then swapped in (see the class comment). */
   async restore(workspaceId: string, manifest: Manifest, signal?: AbortSignal): Promise<void> {
+    const started = performance.now();
     const verified = await this.download(manifest, signal);
     try {
       await this.stageAndApply(workspaceId, verified, "DATA_LOSS", signal, async (staging) => {
         signal?.throwIfAborted(); // the commit point
         await this.registry.replaceWithStaging(workspaceId, staging);
       });
+      this.metrics?.snapshot("restore", (performance.now() - started) / 1000, manifest.sizeBytes);
     } finally {
       await fsp.unlink(verified).catch(() => undefined);
     }

@@ -1,0 +1,27 @@
+// A snapshot store that reports each operation's outcome to the metrics.
+import { FileToolsError } from "../errors.js";
+import type { SnapshotStore } from "../snapshots/store.js";
+import type { StoreMetrics } from "./metrics.js";
+
+export function meteredStore(store: SnapshotStore, metrics: Pick<StoreMetrics, "storeOperation">): SnapshotStore {
+  const metered =
+    <A extends unknown[], R>(operation: string, call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        const result = await call(...args);
+        metrics.storeOperation(operation, "ok");
+        return result;
+      } catch (error) {
+        metrics.storeOperation(operation, error instanceof FileToolsError ? error.reason : "error");
+        throw error;
+      }
+    };
+  return {
+    description: store.description,
+    check: () => store.check(),
+    put: metered("put", (key: string, body: AsyncIterable<Uint8Array>, signal?: AbortSignal) => store.put(key, body, signal)),
+    get: metered("get", (key: string, signal?: AbortSignal) => store.get(key, signal)),
+    list: metered("list", (prefix: string, signal?: AbortSignal) => store.list(prefix, signal)),
+    delete: metered("delete", (key: string, signal?: AbortSignal) => store.delete(key, signal)),
+  };
+}
