@@ -24,17 +24,19 @@ export function startRun(services: RunServices, workspaceId: string, restore: st
   const { runs, snapshots } = services;
   return runs.start(workspaceId, labels, async () => {
     const workspace = await getOrCreate(services.workspaces, workspaceId);
-    if (restore === "NONE") return { restoredFrom: "" };
+    // What the run's snapshot will follow: the newest published now, whatever is restored.
+    const base = await snapshots.newestId(workspaceId, signal);
+    if (restore === "NONE") return { restoredFrom: "", base };
     if (restore === "" || restore === "LATEST") {
-      if (!(await isEmpty(workspace))) return { restoredFrom: "" };
+      if (!(await isEmpty(workspace))) return { restoredFrom: "", base };
       const [newest] = await snapshots.list(workspaceId, signal);
-      if (!newest) return { restoredFrom: "" };
+      if (!newest) return { restoredFrom: "", base };
       await snapshots.restore(workspaceId, newest, signal);
-      return { restoredFrom: newest.id };
+      return { restoredFrom: newest.id, base };
     }
     const manifest = await snapshots.find(workspaceId, restore, signal);
     await snapshots.restore(workspaceId, manifest, signal);
-    return { restoredFrom: manifest.id };
+    return { restoredFrom: manifest.id, base };
   });
 }
 
@@ -53,7 +55,7 @@ export async function finishRun(
   const run = services.runs.requireActive(workspaceId, runId);
   const changeSet = await services.runs.changes(run.id);
   const manifest = options.snapshot
-    ? await services.snapshots.create(workspace, { runId: run.id, labels: { ...run.labels, ...options.labels }, changeSet }, signal)
+    ? await services.snapshots.create(workspace, { runId: run.id, labels: { ...run.labels, ...options.labels }, changeSet, parent: run.base }, signal)
     : undefined;
   await services.runs.finish(run, manifest?.id ?? "");
   return { manifest, changes: summarize(changeSet) };
@@ -83,7 +85,8 @@ export async function snapshotActiveRuns(services: RunServices): Promise<Array<{
     try {
       const workspace = await services.workspaces.get(run.workspace);
       const changeSet = await services.runs.changes(run.id);
-      await services.snapshots.create(workspace, { runId: run.id, labels: { ...run.labels, "filetools.shutdown": "true" }, changeSet });
+      const manifest = await services.snapshots.create(workspace, { runId: run.id, labels: { ...run.labels, "filetools.shutdown": "true" }, changeSet, parent: run.base });
+      await services.runs.advanceBase(run, manifest.id);
     } catch (error) {
       failures.push({ workspace: run.workspace, error });
     }

@@ -28,6 +28,8 @@ export const RunInfoSchema = z.object({
   workspace: z.string(),
   startedAt: z.iso.datetime(),
   restoredFrom: z.string(),
+  /** The workspace's newest snapshot when the run started, then the run's own latest: what its next snapshot follows (absent in records older than the field: not checked). */
+  base: z.string().optional(),
   labels: z.record(z.string(), z.string()),
   state: z.enum(["active", "finished"]),
   finishedAt: z.iso.datetime().optional(),

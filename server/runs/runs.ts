@@ -15,6 +15,8 @@ export interface RunInfo {
   /** ISO 8601. */
   startedAt: string;
   restoredFrom: string;
+  /** The snapshot the run's next snapshot follows (see RunInfoSchema). */
+  base?: string;
   labels: Record<string, string>;
   state: "active" | "finished";
   finishedAt?: string;
@@ -87,13 +89,13 @@ export class RunManager implements ChangeRecorder {
    * Reserves the workspace for a new run (RUN_ACTIVE when one is active or
    * starting); `begin` then does the restore and returns the run's details.
    */
-  async start(workspaceId: string, labels: Record<string, string>, begin: () => Promise<{ restoredFrom: string }>): Promise<RunInfo> {
+  async start(workspaceId: string, labels: Record<string, string>, begin: () => Promise<{ restoredFrom: string; base: string }>): Promise<RunInfo> {
     const current = this.active.get(workspaceId);
     if (current) fail("RUN_ACTIVE", `workspace ${workspaceId} already has an active run (${current.id})`, { run_id: current.id });
     if (this.starting.has(workspaceId)) fail("RUN_ACTIVE", `a run is starting on workspace ${workspaceId}`);
     this.starting.add(workspaceId);
     try {
-      const { restoredFrom } = await begin();
+      const { restoredFrom, base } = await begin();
       const now = new Date();
       const stamp = now.toISOString().replace(/[-:]/g, "").replace(".", "");
       const run: RunInfo = {
@@ -101,6 +103,7 @@ export class RunManager implements ChangeRecorder {
         workspace: workspaceId,
         startedAt: now.toISOString(),
         restoredFrom,
+        base,
         labels: { ...labels },
         state: "active",
       };
@@ -120,6 +123,13 @@ export class RunManager implements ChangeRecorder {
       fail("NOT_FOUND", `run ${runId || "(none)"} is not the active run of workspace ${workspaceId}`);
     }
     return run;
+  }
+
+  /** The run published `snapshotId` and stays active (a shutdown snapshot): its next snapshot follows that one. */
+  async advanceBase(run: RunInfo, snapshotId: string): Promise<void> {
+    const advanced: RunInfo = { ...run, base: snapshotId };
+    await this.save(advanced);
+    if (this.active.get(run.workspace)?.id === run.id) this.active.set(run.workspace, advanced);
   }
 
   /** Marks the run finished (after its snapshot, if any, was written). */

@@ -23,6 +23,12 @@ const ManifestSchema = z.object({
   changeSet: z.array(ChangeSchema),
   /** Store key of the tarball: always `<workspace>/<id>.tar.gz`. */
   tarball: z.string(),
+  /**
+   * The snapshot this one follows: the workspace's newest when its run
+   * started, or the run's previous snapshot; "" for the first (and in
+   * manifests older than the field). History is the chain of parents.
+   */
+  parent: z.string().default(""),
 });
 
 export type Manifest = z.infer<typeof ManifestSchema>;

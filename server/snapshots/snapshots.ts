@@ -43,6 +43,15 @@ export const EXPORT_CHUNK_BYTES = 1 << 20;
 /** Reads of a verified tarball during a restore: fewer thread-pool round trips than the 64 KiB default. */
 const RESTORE_READ_BYTES = 1 << 20;
 
+/** What a new snapshot records besides its contents. */
+export interface SnapshotMeta {
+  runId: string;
+  labels: Record<string, string>;
+  changeSet: Change[];
+  /** The snapshot it must follow: the workspace's newest until this one is written ("" for none); undefined: not checked (a run recorded by an older daemon). */
+  parent?: string;
+}
+
 export interface ExportStream {
   size: number;
   sha256: string;
@@ -88,8 +97,14 @@ export class Snapshots {
     await fsp.mkdir(this.tmpDir, { recursive: true });
   }
 
-  /** Packs the workspace into the store, then writes the manifest (the commit point), then prunes. */
-  async create(workspace: Workspace, meta: { runId: string; labels: Record<string, string>; changeSet: Change[] }, signal?: AbortSignal): Promise<Manifest> {
+  /**
+   * Packs the workspace into the store, then writes the manifest (the commit
+   * point), then prunes. `parent` is the snapshot the new one must follow: when
+   * the workspace's newest is another (a run elsewhere published meanwhile),
+   * nothing is written and the call fails with CONTENT_CHANGED, rather than
+   * publish a snapshot that silently drops that run's work.
+   */
+  async create(workspace: Workspace, meta: SnapshotMeta, signal?: AbortSignal): Promise<Manifest> {
     // The registry's current Workspace: a restore applied before may have swapped the directory.
     const started = performance.now();
     const manifest = await this.locks.with([workspace.id], async () => this.createNow(await this.registry.get(workspace.id), meta, signal), signal);
@@ -97,7 +112,8 @@ export class Snapshots {
     return manifest;
   }
 
-  private async createNow(workspace: Workspace, meta: { runId: string; labels: Record<string, string>; changeSet: Change[] }, signal?: AbortSignal): Promise<Manifest> {
+  private async createNow(workspace: Workspace, meta: SnapshotMeta, signal?: AbortSignal): Promise<Manifest> {
+    if (meta.parent !== undefined) await this.checkFollows(workspace.id, meta.parent, signal);
     const id = newSnapshotId();
     const tarball = tarballKey(workspace.id, id);
     const packed = packWorkspace(workspace, { signal });
@@ -115,12 +131,31 @@ export class Snapshots {
       changes: summarize(meta.changeSet),
       changeSet: meta.changeSet,
       tarball,
+      parent: meta.parent ?? "",
     };
     // The commit point: past it the manifest (what makes the snapshot exist) is written whatever the signal says.
     signal?.throwIfAborted();
     await this.store.put(`${workspace.id}/${id}.json`, single(Buffer.from(JSON.stringify(manifest, null, 1))));
     await this.prune(workspace.id, id).catch(() => undefined);
     return manifest;
+  }
+
+  /** The id of the workspace's newest snapshot, "" when it has none. */
+  async newestId(workspaceId: string, signal?: AbortSignal): Promise<string> {
+    const ids = await this.manifestIds(workspaceId, signal);
+    return ids[ids.length - 1] ?? "";
+  }
+
+  /** CONTENT_CHANGED unless the workspace's newest snapshot is `parent` (see create). */
+  private async checkFollows(workspaceId: string, parent: string, signal?: AbortSignal): Promise<void> {
+    const newest = await this.newestId(workspaceId, signal);
+    if (newest === parent) return;
+    const since = parent === "" ? "none existed when this run started" : `this run started from ${parent}`;
+    fail(
+      "CONTENT_CHANGED",
+      `workspace ${workspaceId} has a newer snapshot, ${newest}, published by another run (${since}); this run's snapshot would drop that work. Finish the run without a snapshot, or start a new run from ${newest} and apply the work again`,
+      { newest_snapshot: newest, parent },
+    );
   }
 
   /** Manifests of a workspace, newest first; a damaged one is left out (with a warning), one deleted meanwhile too. */

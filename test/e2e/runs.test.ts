@@ -51,6 +51,43 @@ describe("runs", () => {
     }
   }, 60_000);
 
+  it("two daemons on one store: a FinishRun behind another run's snapshot is refused and publishes nothing; snapshots chain by parent", async () => {
+    const store = `file://${freshStore()}`;
+    const a = await startDaemon({ args: ["--store", store] });
+    const b = await startDaemon({ args: ["--store", store] });
+    try {
+      const runA = (await a.client.workspaces.startRun({ workspace: "shared" })).run!;
+      const runB = (await b.client.workspaces.startRun({ workspace: "shared" })).run!;
+      await a.client.files.write({ workspace: "shared", path: "a.txt", body: { case: "content", value: "from a\n" } });
+      await b.client.files.write({ workspace: "shared", path: "b.txt", body: { case: "content", value: "from b\n" } });
+      const first = (await b.client.workspaces.finishRun({ workspace: "shared", runId: runB.id })).snapshot!;
+      expect(first.parent).toBe("");
+
+      // A started before B's snapshot existed: publishing now would drop b.txt from the newest snapshot.
+      const stale = await expectError(a.client.workspaces.finishRun({ workspace: "shared", runId: runA.id }), "FAILED_PRECONDITION", "CONTENT_CHANGED");
+      expect(stale.message).toContain(`has a newer snapshot, ${first.id}, published by another run`);
+      expect(stale.metadata).toMatchObject({ newest_snapshot: first.id, parent: "" });
+      expect((await a.client.workspaces.listSnapshots({ workspace: "shared" })).snapshots.map((s) => s.id)).toEqual([first.id]);
+      // The run is still active: it can end without a snapshot.
+      await a.client.workspaces.finishRun({ workspace: "shared", runId: runA.id, snapshot: false });
+
+      // A run that starts from the newest snapshot follows it.
+      await a.client.workspaces.deleteWorkspace({ workspace: "shared" });
+      const runC = (await a.client.workspaces.startRun({ workspace: "shared" })).run!;
+      expect(runC.restoredFrom).toBe(first.id);
+      const second = (await a.client.workspaces.finishRun({ workspace: "shared", runId: runC.id })).snapshot!;
+      expect(second.parent).toBe(first.id);
+      const listed = (await b.client.workspaces.listSnapshots({ workspace: "shared" })).snapshots;
+      expect(listed.map((s) => [s.id, s.parent])).toEqual([
+        [second.id, first.id],
+        [first.id, ""],
+      ]);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  }, 60_000);
+
   it("StartRun LATEST restores only into an empty workspace; NONE never; an id always", async () => {
     const d = await startDaemon({ args: ["--store", `file://${freshStore()}`] });
     try {

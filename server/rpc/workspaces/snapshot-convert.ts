@@ -27,6 +27,7 @@ export function snapshotMessage(manifest: Manifest): MessageInitShape<typeof Sna
     fileCount: BigInt(manifest.fileCount),
     labels: manifest.labels,
     changes: summaryMessage(manifest.changes),
+    parent: manifest.parent,
   };
 }
 

@@ -791,7 +791,15 @@ type Snapshot struct {
 	// snapshot taken at daemon shutdown).
 	Labels map[string]string `protobuf:"bytes,8,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Summary of the run's change set.
-	Changes       *ChangeSummary `protobuf:"bytes,9,opt,name=changes,proto3" json:"changes,omitempty"`
+	Changes *ChangeSummary `protobuf:"bytes,9,opt,name=changes,proto3" json:"changes,omitempty"`
+	// The snapshot this one follows ("" for the first): the workspace's newest
+	// when its run started, or the run's previous snapshot (one taken at a
+	// shutdown). FinishRun refuses (FAILED_PRECONDITION / CONTENT_CHANGED, with
+	// metadata newest_snapshot and parent) when the workspace's newest snapshot
+	// is no longer that one: another run published meanwhile, and this run's
+	// snapshot would silently drop its work. Detection, not exclusion: two runs
+	// finishing at the same moment can still both publish.
+	Parent        string `protobuf:"bytes,10,opt,name=parent,proto3" json:"parent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -887,6 +895,13 @@ func (x *Snapshot) GetChanges() *ChangeSummary {
 		return x.Changes
 	}
 	return nil
+}
+
+func (x *Snapshot) GetParent() string {
+	if x != nil {
+		return x.Parent
+	}
+	return ""
 }
 
 type FinishRunRequest struct {
@@ -1860,7 +1875,7 @@ const file_filetools_v1_workspaces_proto_rawDesc = "" +
 	"\acreated\x18\x01 \x01(\x03R\acreated\x12\x1a\n" +
 	"\bmodified\x18\x02 \x01(\x03R\bmodified\x12\x18\n" +
 	"\adeleted\x18\x03 \x01(\x03R\adeleted\x12\x14\n" +
-	"\x05moved\x18\x04 \x01(\x03R\x05moved\"\x8e\x03\n" +
+	"\x05moved\x18\x04 \x01(\x03R\x05moved\"\xa6\x03\n" +
 	"\bSnapshot\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tworkspace\x18\x02 \x01(\tR\tworkspace\x12\x15\n" +
@@ -1873,7 +1888,9 @@ const file_filetools_v1_workspaces_proto_rawDesc = "" +
 	"\n" +
 	"file_count\x18\a \x01(\x03R\tfileCount\x12:\n" +
 	"\x06labels\x18\b \x03(\v2\".filetools.v1.Snapshot.LabelsEntryR\x06labels\x125\n" +
-	"\achanges\x18\t \x01(\v2\x1b.filetools.v1.ChangeSummaryR\achanges\x1a9\n" +
+	"\achanges\x18\t \x01(\v2\x1b.filetools.v1.ChangeSummaryR\achanges\x12\x16\n" +
+	"\x06parent\x18\n" +
+	" \x01(\tR\x06parent\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf4\x01\n" +

@@ -139,7 +139,7 @@ class ChangeSummary(_message.Message):
     def __init__(self, created: _Optional[int] = ..., modified: _Optional[int] = ..., deleted: _Optional[int] = ..., moved: _Optional[int] = ...) -> None: ...
 
 class Snapshot(_message.Message):
-    __slots__ = ("id", "workspace", "run_id", "created_at", "size_bytes", "sha256", "file_count", "labels", "changes")
+    __slots__ = ("id", "workspace", "run_id", "created_at", "size_bytes", "sha256", "file_count", "labels", "changes", "parent")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -156,6 +156,7 @@ class Snapshot(_message.Message):
     FILE_COUNT_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
     CHANGES_FIELD_NUMBER: _ClassVar[int]
+    PARENT_FIELD_NUMBER: _ClassVar[int]
     id: str
     workspace: str
     run_id: str
@@ -165,7 +166,8 @@ class Snapshot(_message.Message):
     file_count: int
     labels: _containers.ScalarMap[str, str]
     changes: ChangeSummary
-    def __init__(self, id: _Optional[str] = ..., workspace: _Optional[str] = ..., run_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., size_bytes: _Optional[int] = ..., sha256: _Optional[str] = ..., file_count: _Optional[int] = ..., labels: _Optional[_Mapping[str, str]] = ..., changes: _Optional[_Union[ChangeSummary, _Mapping]] = ...) -> None: ...
+    parent: str
+    def __init__(self, id: _Optional[str] = ..., workspace: _Optional[str] = ..., run_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., size_bytes: _Optional[int] = ..., sha256: _Optional[str] = ..., file_count: _Optional[int] = ..., labels: _Optional[_Mapping[str, str]] = ..., changes: _Optional[_Union[ChangeSummary, _Mapping]] = ..., parent: _Optional[str] = ...) -> None: ...
 
 class FinishRunRequest(_message.Message):
     __slots__ = ("workspace", "run_id", "snapshot", "labels")
