@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from filetools.aio import AsyncClient
@@ -38,7 +38,7 @@ class ToolResult:
     #: True when the call failed; ``text`` then says why and what to do next.
     is_error: bool
     #: The result as data (snake_case keys), for programs and MCP's structuredContent.
-    structured: dict[str, Any] = field(default_factory=dict)
+    structured: dict[str, Any]
 
 
 @dataclass(frozen=True)
