@@ -153,6 +153,10 @@ VALIDATION = [
     ("write", {"content": "x", "bogus": 1, "path": 5}, "unknown argument bogus"),
     ("write", {"path": "/a", "content": "x", "zzz": 1, "aaa": 2}, "unknown argument zzz"),
     ("write", {"bogus": 1}, "missing required argument path"),
+    # JavaScript orders an object's array-index keys first, and ajv reports the first unknown one in that order.
+    ("read", {"path": "/x", "zeta": 1, "10": 2, "2": 3}, "unknown argument 2"),
+    ("read", {"path": "/x", "zeta": 1, "01": 2}, "unknown argument zeta"),
+    ("read", {"path": "/x", "zeta": 1, "4294967295": 2, "4294967294": 3}, "unknown argument 4294967294"),
     ("write", {"path": "/a", "mode": 7, "content": "x"}, "mode must be a string"),
     ("write", {"path": "", "content": "x"}, "path must not be empty"),
     ("write", {"path": "/a", "content": "x", "if_version": "v" * 65}, "if_version must be at most 64 characters"),
@@ -196,6 +200,15 @@ def test_bad_arguments_are_described_as_the_typescript_dispatcher_does(
         f"Error (INVALID_ARGUMENT): invalid arguments for {tool}: {problem}.\nFix the arguments and call the tool again.\n"
     )
     assert result.structured == {"error": {"reason": "INVALID_ARGUMENT", "message": f"invalid arguments for {tool}: {problem}"}}
+
+
+@pytest.mark.parametrize(
+    "name, quoted", [("READ", '"READ"'), ("", '""'), ("tab\tname\u0001", '"tab\\tname\\u0001"'), ("bad\ud800", '"bad\\ud800"')]
+)
+def test_an_unknown_tool_is_named_as_json_stringify_writes_it(tools: ToolDispatcher, name: str, quoted: str) -> None:
+    result = tools.call(name, {})
+    assert result.is_error
+    assert result.text == f"Error (UNKNOWN_TOOL): there is no tool named {quoted}; the tools are {', '.join(TOOL_NAMES)}.\n"
 
 
 def test_integers_written_as_floats_are_integers(tools: ToolDispatcher) -> None:

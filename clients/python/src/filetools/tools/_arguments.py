@@ -1,14 +1,15 @@
 """A tool call's arguments: parsed as JSON when they come as text, checked against the tool's schema.
 
 The TypeScript dispatcher validates with ajv and reports ajv's first error;
-here jsonschema finds every error and the one ajv would have met first is
-described, in the same words (``describe`` in clients/ts/src/tools/dispatcher.ts).
+here jsonschema is made to meet the same error first (``in_ajv_order``), and it
+is described in the same words (``describe`` in clients/ts/src/tools/dispatcher.ts).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from jsonschema import Draft7Validator, ValidationError
@@ -16,9 +17,9 @@ from jsonschema import Draft7Validator, ValidationError
 Args = dict[str, Any]
 
 # The order ajv (draft 7, allErrors off) checks the keywords the catalogue uses
-# in, so the order its first error comes from: a value's type first, then enum,
-# then its number, string or array bounds; for an object, required, then
-# additionalProperties, then each property in the schema's order; for an
+# in, which decides which of several errors it reports: a value's type first,
+# then enum, then its number, string or array bounds; for an object, required,
+# then additionalProperties, then each property in the schema's order; for an
 # array, its items in order. A test checks the catalogue uses no other keyword.
 KEYWORD_ORDER = [
     "type",
@@ -34,7 +35,6 @@ KEYWORD_ORDER = [
     "properties",
     "items",
 ]
-_RANK = {keyword: rank for rank, keyword in enumerate(KEYWORD_ORDER)}
 
 
 def _reject_constant(name: str) -> Any:
@@ -69,33 +69,45 @@ def _well_formed(value: Any) -> Any:
     return value
 
 
+def in_ajv_order(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each (sub)schema's keywords in KEYWORD_ORDER.
+
+    jsonschema checks a schema's keywords in the order they are written and
+    yields its errors lazily, so with the keywords in ajv's order its first
+    error is ajv's, found without looking further (a huge argument that fails
+    maxItems is not checked item by item). The exact pin of jsonschema and the
+    tests that compare these texts with the TypeScript dispatcher's hold it.
+    """
+    rank = {keyword: i for i, keyword in enumerate(KEYWORD_ORDER)}
+    ordered = {keyword: schema[keyword] for keyword in sorted(schema, key=lambda k: rank.get(k, len(rank)))}
+    if "properties" in ordered:
+        ordered["properties"] = {name: in_ajv_order(sub) for name, sub in ordered["properties"].items()}
+    if "items" in ordered:
+        ordered["items"] = in_ajv_order(ordered["items"])
+    return ordered
+
+
 class Schema:
     """One tool's argument schema."""
 
     def __init__(self, schema: dict[str, Any]) -> None:
-        self._schema = schema
-        self._validator = Draft7Validator(schema)
+        self._validator = Draft7Validator(in_ajv_order(schema))
 
     def problem(self, args: Args) -> str | None:
         """What is wrong with ``args``, in the words every client uses; None when they fit the schema."""
-        errors = list(self._validator.iter_errors(args))
-        if not errors:
-            return None
-        return describe(min(errors, key=self._ajv_order))
+        error = next(self._validator.iter_errors(args), None)
+        return None if error is None else describe(error)
 
-    def _ajv_order(self, error: ValidationError) -> list[tuple[int, int]]:
-        """Sorts errors in the order ajv would meet them: by where they are, step by step, then by keyword."""
-        key = []
-        schema = self._schema
-        for step in error.absolute_path:
-            if isinstance(step, int):
-                key.append((_RANK["items"], step))
-                schema = schema["items"]
-            else:
-                key.append((_RANK["properties"], list(schema["properties"]).index(step)))
-                schema = schema["properties"][step]
-        key.append((_RANK.get(str(error.validator), len(_RANK)), 0))
-        return key
+
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,9}")
+
+
+def _javascript_order(keys: Iterable[Any]) -> list[Any]:
+    """An object's keys in the order JavaScript gives them (ajv looks for unknown arguments in it):
+    array indices ("0" to "4294967294") first, ascending, then the rest as written."""
+    keys = list(keys)
+    indices = {k for k in keys if isinstance(k, str) and _ARRAY_INDEX.fullmatch(k) and int(k) < 2**32 - 1}
+    return sorted(indices, key=int) + [k for k in keys if k not in indices]
 
 
 def describe(error: ValidationError) -> str:
@@ -112,7 +124,7 @@ def describe(error: ValidationError) -> str:
         return f"{where}missing required argument {missing}"
     if keyword == "additionalProperties":
         known = schema.get("properties", {})
-        unknown = next(name for name in instance if name not in known)
+        unknown = next(name for name in _javascript_order(instance) if name not in known)
         return f"{where}unknown argument {unknown}"
     if keyword == "type":
         # "a array", "a object": the TypeScript writes "a " before every type but integer.

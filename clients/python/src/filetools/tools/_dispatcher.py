@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -82,7 +83,7 @@ class _Tools:
         schema = self._schemas.get(name)
         if schema is None:
             tools = ", ".join(t["name"] for t in self._tools)
-            quoted = json.dumps(name, ensure_ascii=False)
+            quoted = _json_string(name)
             return _failure("UNKNOWN_TOOL", f"there is no tool named {quoted}; the tools are {tools}")
         args = parse(arguments)
         if isinstance(args, str):
@@ -149,6 +150,11 @@ class AsyncToolDispatcher(_Tools):
         except (FileToolsError, ValueError) as error:
             return _failed(name, error)
         return prepared.finish(answer)
+
+
+def _json_string(text: str) -> str:
+    """``text`` as JSON.stringify writes it: non-ASCII as it is, a lone surrogate escaped."""
+    return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
 def _ok(text: str, structured: dict[str, Any]) -> ToolResult:
