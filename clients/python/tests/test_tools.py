@@ -224,6 +224,15 @@ def test_a_lone_surrogate_is_written_as_u_fffd_as_javascript_would(
     assert sync_client.read_text("agent", "/half.txt").text == "\ufffd!"
 
 
+@pytest.mark.parametrize("depth", [900, 100_000])
+def test_deeply_nested_arguments_are_a_tool_error(tools: ToolDispatcher, depth: int) -> None:
+    result = tools.call("read", '{"path": ' + "[" * depth + "]" * depth + "}")
+    assert result.is_error
+    # JSON.parse reads both; Python's json gives up on the deeper one.
+    problem = "path must be a string" if depth < 1000 else "the arguments are not valid JSON"
+    assert result.text.startswith(f"Error (INVALID_ARGUMENT): invalid arguments for read: {problem}.")
+
+
 def test_a_start_line_beyond_int64_is_a_tool_error(tools: ToolDispatcher) -> None:
     result = tools.call("read", {"path": "/src/a.py", "start_line": 10**20})
     assert result.is_error

@@ -51,11 +51,14 @@ def parse(arguments: object) -> Args | str:
             return "the arguments are not valid JSON"
     if not isinstance(value, Mapping):
         return "the arguments must be a JSON object"
-    return {key: _well_formed(item) for key, item in value.items()}
+    return dict(value)
 
 
-def _well_formed(value: Any) -> Any:
-    """``value`` with each lone surrogate (half of a "\\ud83d\\ude00" pair) as U+FFFD, as JavaScript encodes it to UTF-8."""
+def well_formed(value: Any) -> Any:
+    """``value`` with each lone surrogate (half of a "\\ud83d\\ude00" pair) as U+FFFD, as JavaScript encodes it to UTF-8.
+
+    Run on arguments that fit their schema, so it recurses no deeper than the schema goes.
+    """
     if isinstance(value, str):
         try:
             value.encode("utf-8")
@@ -63,9 +66,9 @@ def _well_formed(value: Any) -> Any:
             return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
         return value
     if isinstance(value, list):
-        return [_well_formed(item) for item in value]
+        return [well_formed(item) for item in value]
     if isinstance(value, dict):
-        return {key: _well_formed(item) for key, item in value.items()}
+        return {key: well_formed(item) for key, item in value.items()}
     return value
 
 

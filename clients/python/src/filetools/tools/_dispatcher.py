@@ -19,7 +19,7 @@ from filetools.client import Client
 from filetools.errors import FileToolsError
 from filetools.models import TextWindow
 from filetools.tools import _texts as texts
-from filetools.tools._arguments import Args, Schema, parse
+from filetools.tools._arguments import Args, Schema, parse, well_formed
 from filetools.tools._catalogue import CATALOGUE, ToolDefinition
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import files_pb2 as f
@@ -91,7 +91,7 @@ class _Tools:
         problem = schema.problem(args)
         if problem is not None:
             return _failure("INVALID_ARGUMENT", f"invalid arguments for {name}: {problem}")
-        return _CALLS[name](args)
+        return _CALLS[name](well_formed(args))
 
 
 class ToolDispatcher(_Tools):
