@@ -29,3 +29,16 @@ def test_page_and_edit_pages_to_the_failing_line_and_fixes_it(daemon: Daemon) ->
     with filetools.Client(daemon.address) as client:
         assert client.read_text("agent", "logs/build.log", 13579, 1).text == "step 13579 status=retried\n"
         assert not list(client.search("agent", "FAILED"))
+
+
+def test_tool_calls_prints_what_a_model_reads_and_recovers_from_a_stale_version(daemon: Daemon) -> None:
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "tool_calls.py"), "--address", daemon.address, "--workspace", "agent"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("tools: read, write, edit, delete, move, make_dir, list, search, stat\n")
+    assert "Error (CONTENT_CHANGED): /app.py changed: its version is " in result.stdout
+    assert result.stdout.endswith('> read {"path": "/app.py"}\n     1\tDEBUG = None\n')

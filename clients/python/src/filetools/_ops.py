@@ -171,6 +171,8 @@ class _TextWindowFolder:
             last_line=first_line + trailer.lines_returned - 1,
             total_lines=total,
             truncated=trailer.truncated,
+            eof=trailer.eof,
+            line_cut=trailer.line_cut,
             next_start_line=trailer.next_line or None,
             version=header.file.version,
         )

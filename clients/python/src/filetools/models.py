@@ -35,6 +35,10 @@ class TextWindow:
     total_lines: int | None
     #: True when max_bytes stopped the window before line_count lines or the end of the file.
     truncated: bool
+    #: True when the window reached the end of the file.
+    eof: bool
+    #: True when a single line longer than max_bytes was cut.
+    line_cut: bool
     #: The start_line of the next window; None once the window reached the end of the file.
     next_start_line: int | None
     #: The file's version when it was read: pass it as ``if_version`` to edit it safely.

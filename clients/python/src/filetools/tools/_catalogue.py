@@ -1,0 +1,44 @@
+"""The tool catalogue as this package ships it.
+
+Its one source is catalogue/tools.json at the repository root; ``npm run
+generate`` copies it to filetools/catalogue/tools.json, package data read
+here through importlib.resources, so it is found in a wheel as in a clone.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any, TypedDict
+
+
+class ToolAnnotations(TypedDict):
+    readOnlyHint: bool
+    destructiveHint: bool
+    idempotentHint: bool
+    openWorldHint: bool
+
+
+class ToolDefinition(TypedDict):
+    #: snake_case, e.g. "read", "make_dir".
+    name: str
+    title: str
+    #: The RPC the tool calls, e.g. "filetools.v1.Files/Read".
+    rpc: str
+    #: Model-facing: what the tool does and how to use it well.
+    description: str
+    annotations: ToolAnnotations
+    #: JSON Schema (draft 7) of the arguments.
+    input_schema: dict[str, Any]
+
+
+class Catalogue(TypedDict):
+    version: int
+    tools: list[ToolDefinition]
+    #: Sentences appended to an error's message, by reason; see catalogue/README.md.
+    error_hints: dict[str, list[str]]
+
+
+CATALOGUE_FILE = resources.files("filetools") / "catalogue" / "tools.json"
+
+CATALOGUE: Catalogue = json.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))

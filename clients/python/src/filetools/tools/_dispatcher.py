@@ -1,0 +1,380 @@
+"""The tools of the catalogue, callable by name, on a Client or an AsyncClient.
+
+``ToolDispatcher`` and ``AsyncToolDispatcher`` differ only in how they run a
+client call: what each tool asks of the client and how its answer becomes the
+result (``_Call``) is written once, below, for both.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from filetools.aio import AsyncClient
+from filetools.client import Client
+from filetools.errors import FileToolsError
+from filetools.models import TextWindow
+from filetools.tools import _texts as texts
+from filetools.tools._arguments import Args, Schema, parse, well_formed
+from filetools.tools._catalogue import CATALOGUE, ToolDefinition
+from filetools.v1 import common_pb2 as c
+from filetools.v1 import files_pb2 as f
+
+#: Lines a read returns unless told otherwise, and the text it may carry: a window a model can take in.
+DEFAULT_READ_LINES = 2000
+READ_MAX_BYTES = 100_000
+DEFAULT_LIST_ENTRIES = 1000
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call gives back."""
+
+    #: What the model reads.
+    text: str
+    #: True when the call failed; ``text`` then says why and what to do next.
+    is_error: bool
+    #: The result as data (snake_case keys), for programs and MCP's structuredContent.
+    structured: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Call:
+    """The one client call a tool makes: a method that Client and AsyncClient both have, by name, with its arguments."""
+
+    method: str
+    kwargs: dict[str, Any]
+    #: The client's answer (for a stream: its items and its summary) -> the result.
+    finish: Callable[[Any], ToolResult]
+    stream: bool = False
+
+
+class _Tools:
+    """What the two dispatchers share: the tools offered, their definitions, and turning a call into a ``_Call``."""
+
+    def __init__(self, workspace: str, read_only: bool) -> None:
+        self._workspace = workspace
+        self._tools = [t for t in CATALOGUE["tools"] if not read_only or t["annotations"]["readOnlyHint"]]
+        self._schemas = {t["name"]: Schema(t["input_schema"]) for t in self._tools}
+
+    def definitions(self) -> list[ToolDefinition]:
+        """The tools offered, as the catalogue defines them (copies: a caller may change them)."""
+        return copy.deepcopy(self._tools)
+
+    def openai_tools(self) -> list[dict[str, Any]]:
+        """For OpenAI-style function calling (``tools`` of a chat completion or response request)."""
+        return [
+            {"type": "function", "function": {"name": t["name"], "description": t["description"], "parameters": t["input_schema"]}}
+            for t in self.definitions()
+        ]
+
+    def anthropic_tools(self) -> list[dict[str, Any]]:
+        """For Anthropic tool use (``tools`` of a Messages request)."""
+        return [
+            {"name": t["name"], "description": t["description"], "input_schema": t["input_schema"]} for t in self.definitions()
+        ]
+
+    def _prepare(self, name: str, arguments: object) -> _Call | ToolResult:
+        """The client call for ``name`` with ``arguments``, or the result that says why there is none."""
+        schema = self._schemas.get(name)
+        if schema is None:
+            tools = ", ".join(t["name"] for t in self._tools)
+            quoted = _json_string(name)
+            return _failure("UNKNOWN_TOOL", f"there is no tool named {quoted}; the tools are {tools}")
+        args = parse(arguments)
+        if isinstance(args, str):
+            return _failure("INVALID_ARGUMENT", f"invalid arguments for {name}: {args}")
+        problem = schema.problem(args)
+        if problem is not None:
+            return _failure("INVALID_ARGUMENT", f"invalid arguments for {name}: {problem}")
+        return _CALLS[name](well_formed(args))
+
+
+class ToolDispatcher(_Tools):
+    """The catalogue's tools on one workspace of a ``filetools.Client``.
+
+    ``read_only`` offers only the tools that change nothing (read, list, search, stat).
+    """
+
+    def __init__(self, client: Client, workspace: str, *, read_only: bool = False) -> None:
+        super().__init__(workspace, read_only)
+        self._client = client
+
+    def call(self, name: str, arguments: object = None, *, timeout: float | None = None) -> ToolResult:
+        """Calls tool ``name`` with ``arguments`` (a mapping, or its JSON text as OpenAI sends it).
+
+        Bad arguments, unknown tools and failed calls come back as results with
+        ``is_error``; nothing a model sends raises.
+        """
+        prepared = self._prepare(name, arguments)
+        if isinstance(prepared, ToolResult):
+            return prepared
+        method = getattr(self._client, prepared.method)
+        try:
+            if prepared.stream:
+                stream = method(self._workspace, timeout=timeout, **prepared.kwargs)
+                answer = (list(stream), stream.summary)
+            else:
+                answer = method(self._workspace, timeout=timeout, **prepared.kwargs)
+        except (FileToolsError, ValueError) as error:
+            return _failed(name, error)
+        return prepared.finish(answer)
+
+
+class AsyncToolDispatcher(_Tools):
+    """``ToolDispatcher`` on a ``filetools.AsyncClient``: ``await tools.call(name, arguments)``.
+
+    Cancelling the task that awaits a call cancels the call, and raises as usual.
+    """
+
+    def __init__(self, client: AsyncClient, workspace: str, *, read_only: bool = False) -> None:
+        super().__init__(workspace, read_only)
+        self._client = client
+
+    async def call(self, name: str, arguments: object = None, *, timeout: float | None = None) -> ToolResult:
+        """See ``ToolDispatcher.call``."""
+        prepared = self._prepare(name, arguments)
+        if isinstance(prepared, ToolResult):
+            return prepared
+        method = getattr(self._client, prepared.method)
+        try:
+            if prepared.stream:
+                stream = method(self._workspace, timeout=timeout, **prepared.kwargs)
+                answer = ([item async for item in stream], stream.summary)
+            else:
+                answer = await method(self._workspace, timeout=timeout, **prepared.kwargs)
+        except (FileToolsError, ValueError) as error:
+            return _failed(name, error)
+        return prepared.finish(answer)
+
+
+def _json_string(text: str) -> str:
+    """``text`` as JSON.stringify writes it: non-ASCII as it is, a lone surrogate escaped."""
+    return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
+
+
+def _ok(text: str, structured: dict[str, Any]) -> ToolResult:
+    return ToolResult(text, False, structured)
+
+
+def _failure(reason: str, message: str) -> ToolResult:
+    """A failure of the dispatcher's own (no daemon call was made): the same text shape as a daemon error."""
+    return ToolResult(texts.error_text(reason, message, {}), True, {"error": {"reason": reason, "message": message}})
+
+
+def _failed(name: str, error: FileToolsError | ValueError) -> ToolResult:
+    if isinstance(error, ValueError):
+        # The one value the schema leaves unbounded and protobuf refuses: an int64 out of range (start_line).
+        return _failure("INVALID_ARGUMENT", f"invalid arguments for {name}: {error}")
+    reason = error.reason or error.code.name
+    details = {"reason": reason, "code": error.code.name, "message": error.message, "metadata": error.metadata}
+    return ToolResult(texts.error(error), True, {"error": details})
+
+
+def _int(args: Args, name: str) -> int | None:
+    """An integer argument (JSON may write 2 as 2.0, which the schema lets through as an integer)."""
+    value = args.get(name)
+    return None if value is None else int(value)
+
+
+# --- each tool: its client call, and its answer as a result --------------------
+
+
+def _read(args: Args) -> _Call:
+    tail = _int(args, "tail")
+    if tail is None:
+        window: dict[str, Any] = {
+            "start_line": _int(args, "start_line") or 1,
+            "line_count": _int(args, "line_count") or DEFAULT_READ_LINES,
+        }
+    else:
+        window = {"tail": tail}
+
+    def finish(w: TextWindow) -> ToolResult:
+        return _ok(
+            texts.read(w, READ_MAX_BYTES),
+            {
+                "path": w.path,
+                "first_line": w.first_line,
+                "last_line": w.last_line,
+                "total_lines": w.total_lines,
+                "next_start_line": w.next_start_line,
+                "eof": w.eof,
+                "version": w.version,
+                "text": w.text,
+            },
+        )
+
+    return _Call("read_text", {"path": args["path"], **window, "max_bytes": READ_MAX_BYTES}, finish)
+
+
+def _write(args: Args) -> _Call:
+    mode = args.get("mode", "create_or_replace")
+
+    def finish(r: f.WriteResponse) -> ToolResult:
+        appended = mode == "append" and not r.created
+        return _ok(
+            texts.write(r.path, r.size, r.created, appended, r.version),
+            {"path": r.path, "size": r.size, "created": r.created, "version": r.version, "sha256": r.sha256},
+        )
+
+    kwargs = {"path": args["path"], "text": args["content"], "mode": mode, "if_version": args.get("if_version")}
+    return _Call("write_text", kwargs, finish)
+
+
+def _edit(args: Args) -> _Call:
+    edits = [
+        f.TextEdit(old_text=e["old_text"], new_text=e["new_text"], replace_all=e.get("replace_all", False))
+        for e in args["edits"]
+    ]
+    dry_run = args.get("dry_run", False)
+
+    def finish(r: f.EditResponse) -> ToolResult:
+        return _ok(
+            texts.edit(r.path, r.replacements, r.diff, dry_run, r.version),
+            {"path": r.path, "replacements": r.replacements, "diff": r.diff, "dry_run": dry_run, "version": r.version},
+        )
+
+    kwargs = {"path": args["path"], "edits": edits, "dry_run": dry_run, "if_version": args.get("if_version")}
+    return _Call("edit_many", kwargs, finish)
+
+
+def _delete(args: Args) -> _Call:
+    def finish(r: f.DeleteResponse) -> ToolResult:
+        return _ok(texts.delete(r.path, r.existed), {"path": r.path, "existed": r.existed})
+
+    kwargs = {"path": args["path"], "recursive": args.get("recursive", False), "if_version": args.get("if_version")}
+    return _Call("delete", kwargs, finish)
+
+
+def _move(args: Args) -> _Call:
+    def finish(r: f.MoveResponse) -> ToolResult:
+        version = r.file.version if r.HasField("file") else ""
+        return _ok(texts.move(r.source, r.destination), {"source": r.source, "destination": r.destination, "version": version})
+
+    kwargs = {
+        "source": args["source"],
+        "destination": args["destination"],
+        "overwrite": args.get("overwrite", False),
+        "if_version": args.get("if_version"),
+    }
+    return _Call("move", kwargs, finish)
+
+
+def _make_dir(args: Args) -> _Call:
+    def finish(r: f.MakeDirResponse) -> ToolResult:
+        return _ok(texts.make_dir(r.path, r.created), {"path": r.path, "created": r.created})
+
+    return _Call("make_dir", {"path": args["path"]}, finish)
+
+
+#: FileType -> the structured result's name for it.
+_FILE_TYPES = {c.FILE_TYPE_FILE: "file", c.FILE_TYPE_DIRECTORY: "directory", c.FILE_TYPE_SYMLINK: "symlink"}
+
+
+def _list(args: Args) -> _Call:
+    def finish(answer: tuple[list[c.FileInfo], f.ListSummary | None]) -> ToolResult:
+        entries, summary = answer
+        truncated = summary.truncated if summary else False
+        return _ok(
+            texts.listing(entries, truncated),
+            {
+                "entries": [
+                    {"path": e.path, "type": _FILE_TYPES.get(e.type, "other"), "size": e.size, "version": e.version}
+                    for e in entries
+                ],
+                "truncated": truncated,
+            },
+        )
+
+    kwargs = {
+        "path": args.get("path", "/"),
+        "pattern": args.get("pattern", ""),
+        "recursive": args.get("recursive", False),
+        "max_depth": _int(args, "max_depth"),
+        "include_hidden": args.get("include_hidden", True),
+        "respect_gitignore": args.get("respect_gitignore", True),
+        "max_entries": _int(args, "max_entries") or DEFAULT_LIST_ENTRIES,
+    }
+    return _Call("list_dir", kwargs, finish, stream=True)
+
+
+def _summary_fields(summary: f.SearchSummary | None) -> dict[str, Any]:
+    return {
+        "files_searched": summary.files_searched if summary else 0,
+        "files_matched": summary.files_matched if summary else 0,
+        "truncated": summary.truncated if summary else False,
+        "timed_out": summary.timed_out if summary else False,
+    }
+
+
+def _search(args: Args) -> _Call:
+    context = _int(args, "context") or 0
+    mode = args.get("output_mode", "content")
+
+    def files(answer: tuple[list[f.SearchFile], f.SearchSummary | None]) -> ToolResult:
+        hits, summary = answer
+        paths = [hit.path for hit in hits]
+        return _ok(texts.search_files(paths, summary), {"files": paths, **_summary_fields(summary)})
+
+    def counts(answer: tuple[list[f.SearchCount], f.SearchSummary | None]) -> ToolResult:
+        hits, summary = answer
+        structured = [{"path": hit.path, "count": hit.count} for hit in hits]
+        return _ok(texts.search_counts(hits, summary), {"counts": structured, **_summary_fields(summary)})
+
+    def matches(answer: tuple[list[f.SearchMatch], f.SearchSummary | None]) -> ToolResult:
+        hits, summary = answer
+        structured = [
+            {"path": h.path, "line_number": h.line_number, "line": h.line, "before": list(h.before), "after": list(h.after)}
+            for h in hits
+        ]
+        return _ok(texts.search_matches(hits, summary, context > 0), {"matches": structured, **_summary_fields(summary)})
+
+    finish = {"files_with_matches": files, "count": counts}.get(mode, matches)
+    kwargs = {
+        "pattern": args["pattern"],
+        "path": args.get("path", "/"),
+        "fixed_strings": args.get("fixed_strings", False),
+        "case_insensitive": args.get("case_insensitive", False),
+        "include": args.get("include", []),
+        "exclude": args.get("exclude", []),
+        "context_before": context,
+        "context_after": context,
+        "max_results": _int(args, "max_results"),
+        "output_mode": mode,
+    }
+    return _Call("search", kwargs, finish, stream=True)
+
+
+def _stat(args: Args) -> _Call:
+    def finish(file: c.FileInfo) -> ToolResult:
+        return _ok(
+            texts.stat(file),
+            {
+                "path": file.path,
+                "type": _FILE_TYPES.get(file.type, "other"),
+                "size": file.size,
+                "mode": file.mode,
+                "version": file.version,
+                "line_count": file.line_count if file.HasField("line_count") else None,
+            },
+        )
+
+    return _Call("stat", {"path": args.get("path", "/"), "count_lines": args.get("count_lines", False)}, finish)
+
+
+_CALLS: dict[str, Callable[[Args], _Call]] = {
+    "read": _read,
+    "write": _write,
+    "edit": _edit,
+    "delete": _delete,
+    "move": _move,
+    "make_dir": _make_dir,
+    "list": _list,
+    "search": _search,
+    "stat": _stat,
+}

@@ -1,0 +1,193 @@
+"""What a model reads back from each tool: the texts catalogue/README.md specifies.
+
+A port of clients/ts/src/tools/texts.ts, which the Go dispatcher follows too:
+the three must write the same text, byte for byte, for the same answers of the
+daemon. Plain functions of those answers, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping, Sequence
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from filetools.errors import FileToolsError
+from filetools.models import TextWindow
+from filetools.tools._catalogue import CATALOGUE
+from filetools.v1 import common_pb2 as c
+from filetools.v1 import files_pb2 as f
+
+
+def count(n: int) -> str:
+    """9840 -> "9,840"."""
+    return f"{n:,}"
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{count(n)} {one if n == 1 else (many or one + 's')}"
+
+
+# Lines end at LF only (a CR stays in its line), as numberLines in clients/ts/src/format.ts;
+# str.splitlines would also split at CR, VT, FF and more.
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+
+
+def _numbered(text: str, first_line: int) -> str:
+    return "".join(f"{first_line + i:6}\t{m.group()}" for i, m in enumerate(_LINE.finditer(text)))
+
+
+def read(window: TextWindow, max_bytes: int) -> str:
+    """A read window: its lines ``cat -n`` style, then where to go on."""
+    text = _numbered(window.text, window.first_line)
+    if text and not text.endswith("\n"):
+        text += "\n"
+    total = "" if window.total_lines is None else f"; {_plural(window.total_lines, 'line')} in all"
+    if window.text == "":
+        text = "(empty file)\n" if window.total_lines == 0 else f"(no lines here{total})\n"
+    if window.line_cut:
+        text += f"(a line longer than {count(max_bytes)} bytes was cut)\n"
+    if window.next_start_line is not None:
+        text += f"… call read with start_line {window.next_start_line} for more{total}\n"
+    return text
+
+
+def write(path: str, size: int, created: bool, appended: bool, version: str) -> str:
+    what = "appended to" if appended else "created" if created else "replaced"
+    return f"Wrote {path} ({what}): {_plural(size, 'byte')} now. Version {version}.\n"
+
+
+def edit(path: str, replacements: int, diff: str, dry_run: bool, version: str) -> str:
+    if dry_run:
+        head = f"Dry run, nothing written: {_plural(replacements, 'replacement')} in {path} would make this change.\n"
+    else:
+        head = f"Edited {path}: {_plural(replacements, 'replacement')}. Version {version}.\n"
+    if diff == "":
+        return head
+    return f"{head}\n{diff}" if diff.endswith("\n") else f"{head}\n{diff}\n"
+
+
+def delete(path: str, existed: bool) -> str:
+    return f"Deleted {path}.\n" if existed else f"{path} did not exist; nothing was deleted.\n"
+
+
+def move(source: str, destination: str) -> str:
+    return f"Moved {source} to {destination}.\n"
+
+
+def make_dir(path: str, created: bool) -> str:
+    return f"Created directory {path}.\n" if created else f"Directory {path} already exists.\n"
+
+
+def listing(entries: Sequence[c.FileInfo], truncated: bool) -> str:
+    """One line per entry: directories end in "/", files show their size."""
+    if not entries:
+        return "(no entries)\n"
+    text = "".join(f"{_entry_line(entry)}\n" for entry in entries)
+    if truncated:
+        stopped = _plural(len(entries), "entry", "entries")
+        text += f"… stopped at {stopped}: narrow it with pattern or max_depth, or raise max_entries\n"
+    return text
+
+
+def _entry_line(entry: c.FileInfo) -> str:
+    if entry.type == c.FILE_TYPE_DIRECTORY:
+        return "/" if entry.path == "/" else f"{entry.path}/"
+    if entry.type == c.FILE_TYPE_FILE:
+        return f"{entry.path} ({_plural(entry.size, 'byte')})"
+    if entry.type == c.FILE_TYPE_SYMLINK:
+        return f"{entry.path} (symbolic link)"
+    return f"{entry.path} (special file)"
+
+
+def search_matches(hits: Sequence[f.SearchMatch], summary: f.SearchSummary | None, with_context: bool) -> str:
+    """Matches grouped by file, as ``grep -n`` with context: "12:match", "13-context", "--" between blocks that do not touch."""
+    text = ""
+    file: str | None = None
+    last_line = 0
+    for hit in hits:
+        first = hit.line_number - len(hit.before)
+        if hit.path != file:
+            text += f"{hit.path}\n" if file is None else f"\n{hit.path}\n"
+            file = hit.path
+        elif with_context and first > last_line + 1:
+            text += "--\n"
+        text += "".join(f"{first + i}-{line}\n" for i, line in enumerate(hit.before))
+        text += f"{hit.line_number}:{hit.line}\n"
+        text += "".join(f"{hit.line_number + 1 + i}-{line}\n" for i, line in enumerate(hit.after))
+        last_line = hit.line_number + len(hit.after)
+    matches = summary.matches if summary else 0
+    files = summary.files_matched if summary else 0
+    return text + _summary_line(summary, f"{_plural(matches, 'matching line')} in {_plural(files, 'file')}")
+
+
+def search_files(paths: Sequence[str], summary: f.SearchSummary | None) -> str:
+    return "".join(f"{path}\n" for path in paths) + _summary_line(summary, f"{_plural(len(paths), 'file')} with matches")
+
+
+def search_counts(counts: Sequence[f.SearchCount], summary: f.SearchSummary | None) -> str:
+    lines = "".join(f"{entry.path}:{entry.count}\n" for entry in counts)
+    matches = summary.matches if summary else 0
+    return lines + _summary_line(summary, f"{_plural(matches, 'matching line')} in {_plural(len(counts), 'file')}")
+
+
+def _summary_line(summary: f.SearchSummary | None, found: str) -> str:
+    if summary is None or summary.matches == 0:
+        return f"No matches ({_plural(summary.files_searched if summary else 0, 'file')} searched).\n"
+    line = f"({found}; {_plural(summary.files_searched, 'file')} searched"
+    if summary.truncated:
+        line += "; more exist: raise max_results or narrow the search"
+    if summary.timed_out:
+        line += "; the search ran out of time, so results are partial"
+    return f"{line})\n"
+
+
+_KINDS = {c.FILE_TYPE_FILE: "file", c.FILE_TYPE_DIRECTORY: "directory", c.FILE_TYPE_SYMLINK: "symbolic link"}
+
+
+def stat(file: c.FileInfo) -> str:
+    kind = _KINDS.get(file.type, "special file")
+    modified = _iso_time(file.mtime) if file.HasField("mtime") else "unknown"
+    text = (
+        f"{file.path}: {kind}, {_plural(file.size, 'byte')}, mode {file.mode:04o}, "
+        f"modified {modified}, version {file.version}\n"
+    )
+    if file.HasField("line_count"):
+        text += f"{_plural(file.line_count, 'line')}\n"
+    return text
+
+
+def _iso_time(mtime: Timestamp) -> str:
+    """RFC 3339 in UTC with milliseconds, as JavaScript's Date.toISOString writes it (2026-12-03T10:00:00.123Z)."""
+    try:
+        t = time.gmtime(mtime.seconds)
+    except (OverflowError, OSError, ValueError):  # beyond what the platform's time_t holds
+        return "unknown"
+    # toISOString writes years outside 0-9999 with a sign and six digits.
+    year = f"{t.tm_year:04}" if 0 <= t.tm_year <= 9999 else f"{t.tm_year:+07}"
+    return f"{year}-{time.strftime('%m-%dT%H:%M:%S', t)}.{mtime.nanos // 1_000_000:03}Z"
+
+
+def error(error: FileToolsError) -> str:
+    """A failed call, for a model: the daemon's message and reason, then what to do next."""
+    return error_text(error.reason or error.code.name, error.message, error.metadata)
+
+
+def error_text(reason: str, message: str, metadata: Mapping[str, str]) -> str:
+    text = f"Error ({reason}): {message if message.endswith('.') else message + '.'}\n"
+    return text + "".join(f"{hint}\n" for hint in hints_for(reason, metadata))
+
+
+# ASCII \w, as the TypeScript reads placeholders.
+_PLACEHOLDER = re.compile(r"\{(\w+)\}", re.ASCII)
+
+
+def hints_for(reason: str, metadata: Mapping[str, str]) -> list[str]:
+    """The catalogue's sentences for ``reason``, those with placeholders only when the metadata fills them all."""
+    hints = []
+    for sentence in CATALOGUE["error_hints"].get(reason, []):
+        keys = _PLACEHOLDER.findall(sentence)
+        if all(metadata.get(key) for key in keys):
+            hints.append(_PLACEHOLDER.sub(lambda m: metadata[m.group(1)], sentence))
+    return hints

@@ -1,0 +1,346 @@
+"""The tool dispatcher against a real filetoolsd: the definitions are the catalogue's,
+each tool's text is what catalogue/README.md specifies (the conformance table the
+TypeScript and Go tests run too), and nothing a model sends raises."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import filetools
+from filetools.tools import CATALOGUE, CATALOGUE_FILE, AsyncToolDispatcher, ToolDispatcher
+from filetools.tools._arguments import KEYWORD_ORDER
+
+from conftest import REPO_ROOT, Daemon, start_daemon
+
+CONFORMANCE = json.loads((REPO_ROOT / "catalogue" / "conformance.json").read_text(encoding="utf-8"))
+TOOL_NAMES = ["read", "write", "edit", "delete", "move", "make_dir", "list", "search", "stat"]
+
+
+@pytest.fixture(scope="module")
+def shared_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    with start_daemon(tmp_path_factory.mktemp("tools")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def sync_client(shared_daemon: Daemon) -> Iterator[filetools.Client]:
+    with filetools.Client(shared_daemon.address) as connected:
+        yield connected
+
+
+@pytest.fixture(scope="module")
+def tools(sync_client: filetools.Client) -> ToolDispatcher:
+    sync_client.create_workspace("agent")
+    sync_client.write_text("agent", "/src/a.py", "def main():\n    print('hello')\n\nmain()\n")
+    return ToolDispatcher(sync_client, "agent")
+
+
+# --- the catalogue ---------------------------------------------------------------
+
+
+def test_the_packages_copy_is_catalogue_tools_json_byte_for_byte() -> None:
+    assert CATALOGUE_FILE.read_bytes() == (REPO_ROOT / "catalogue" / "tools.json").read_bytes()
+
+
+def test_every_tool_is_offered_in_the_three_shapes(tools: ToolDispatcher) -> None:
+    assert [t["name"] for t in tools.definitions()] == TOOL_NAMES
+    assert tools.definitions() == CATALOGUE["tools"]
+    read = tools.openai_tools()[0]
+    assert read["type"] == "function"
+    assert read["function"]["name"] == "read"
+    assert read["function"]["parameters"]["required"] == ["path"]
+    assert tools.anthropic_tools()[0] == {
+        "name": "read",
+        "description": CATALOGUE["tools"][0]["description"],
+        "input_schema": CATALOGUE["tools"][0]["input_schema"],
+    }
+
+
+def test_definitions_are_copies_a_caller_may_change(tools: ToolDispatcher) -> None:
+    tools.anthropic_tools()[0]["input_schema"]["properties"].clear()
+    tools.definitions()[0]["input_schema"]["required"].append("tail")
+    assert tools.definitions() == CATALOGUE["tools"]
+    assert tools.call("read", {"path": "/src/a.py", "line_count": 1}).text == "     1\tdef main():\n… call read with start_line 2 for more\n"
+
+
+def test_read_only_offers_and_runs_only_the_tools_that_change_nothing(
+    sync_client: filetools.Client, tools: ToolDispatcher
+) -> None:
+    read_only = ToolDispatcher(sync_client, "agent", read_only=True)
+    assert [t["name"] for t in read_only.definitions()] == ["read", "list", "search", "stat"]
+    assert [t["name"] for t in read_only.anthropic_tools()] == ["read", "list", "search", "stat"]
+    result = read_only.call("write", {"path": "/x", "content": "y"})
+    assert result.is_error
+    assert result.text == 'Error (UNKNOWN_TOOL): there is no tool named "write"; the tools are read, list, search, stat.\n'
+    assert tools.call("stat", {"path": "/x"}).text.startswith("Error (NOT_FOUND): /x does not exist.")
+
+
+def test_the_schemas_use_only_keywords_whose_errors_are_described_in_ajvs_order() -> None:
+    def keywords(schema: dict[str, Any]) -> set[str]:
+        found = {k for k in schema if k not in ("description", "properties", "items")}
+        found |= {"properties"} if "properties" in schema else set()
+        found |= {"items"} if "items" in schema else set()
+        for sub in schema.get("properties", {}).values():
+            found |= keywords(sub)
+        if "items" in schema:
+            found |= keywords(schema["items"])
+        return found
+
+    used = set().union(*(keywords(t["input_schema"]) for t in CATALOGUE["tools"]))
+    assert used <= set(KEYWORD_ORDER)
+
+
+# --- the conformance table, in order, on a fresh workspace --------------------------
+
+
+class Table:
+    def __init__(self, tools: ToolDispatcher) -> None:
+        self.tools = tools
+        self.saved: dict[str, Any] = {}
+
+
+@pytest.fixture(scope="module")
+def table(sync_client: filetools.Client) -> Table:
+    sync_client.create_workspace("conformance")
+    for path, content in CONFORMANCE["files"].items():
+        if isinstance(content, dict):
+            lines = (content["repeat_lines"].replace("{n}", str(n)) for n in range(1, content["count"] + 1))
+            content = "".join(f"{line}\n" for line in lines)
+        sync_client.write_text("conformance", path, content)
+    return Table(ToolDispatcher(sync_client, "conformance"))
+
+
+def substitute(args: Any, saved: dict[str, Any]) -> Any:
+    """"${name}" in string arguments -> what an earlier call saved under that name."""
+    if isinstance(args, str):
+        return re.sub(r"^\$\{(\w+)\}$", lambda m: str(saved[m.group(1)]), args)
+    if isinstance(args, list):
+        return [substitute(a, saved) for a in args]
+    if isinstance(args, dict):
+        return {k: substitute(v, saved) for k, v in args.items()}
+    return args
+
+
+@pytest.mark.parametrize(
+    "call", CONFORMANCE["calls"], ids=[f"{i} {c['tool']} {json.dumps(c['args'])}" for i, c in enumerate(CONFORMANCE["calls"])]
+)
+def test_conformance(table: Table, call: dict[str, Any]) -> None:
+    result = table.tools.call(call["tool"], substitute(call["args"], table.saved))
+    if "text" in call:
+        assert result.text == call["text"]
+    else:
+        assert re.fullmatch(call["pattern"], result.text), result.text
+    assert result.is_error == call.get("is_error", False)
+    for name, field in call.get("save", {}).items():
+        table.saved[name] = result.structured[field]
+
+
+# --- arguments: described as the TypeScript dispatcher describes them ---------------
+
+# Each case's text is what clients/ts/src/tools/dispatcher.ts returns for it
+# (ajv's first error, through describe()): where several errors exist, the
+# first one ajv meets is the one reported.
+VALIDATION = [
+    ("write", {"path": 5, "content": 3}, "path must be a string"),
+    ("write", {"content": "x", "bogus": 1, "path": 5}, "unknown argument bogus"),
+    ("write", {"path": "/a", "content": "x", "zzz": 1, "aaa": 2}, "unknown argument zzz"),
+    ("write", {"bogus": 1}, "missing required argument path"),
+    # JavaScript orders an object's array-index keys first, and ajv reports the first unknown one in that order.
+    ("read", {"path": "/x", "zeta": 1, "10": 2, "2": 3}, "unknown argument 2"),
+    ("read", {"path": "/x", "zeta": 1, "01": 2}, "unknown argument zeta"),
+    ("read", {"path": "/x", "zeta": 1, "4294967295": 2, "4294967294": 3}, "unknown argument 4294967294"),
+    ("write", {"path": "/a", "mode": 7, "content": "x"}, "mode must be a string"),
+    ("write", {"path": "", "content": "x"}, "path must not be empty"),
+    ("write", {"path": "/a", "content": "x", "if_version": "v" * 65}, "if_version must be at most 64 characters"),
+    ("edit", {"path": "/a", "edits": "nope"}, "edits must be a array"),
+    ("edit", {"path": "/a", "edits": [5]}, "edits.0 must be a object"),
+    ("edit", {"path": "/a", "edits": [{"old_text": 1, "new_text": 2, "zz": 1}]}, "edits.0 unknown argument zz"),
+    (
+        "edit",
+        {"path": "/a", "edits": [{"old_text": "a", "new_text": "b"}, {"old_text": "a", "new_text": "b", "replace_all": "yes"}]},
+        "edits.1.replace_all must be a boolean",
+    ),
+    ("edit", {"path": "/a", "edits": [{"old_text": "a"}], "dry_run": "x"}, "edits.0 missing required argument new_text"),
+    ("edit", {"path": "/a", "edits": [{"old_text": "a", "new_text": "b"}] * 101}, "edits must have at most 100 items"),
+    ("search", {"pattern": "a", "include": "x"}, "include must be a array"),
+    ("search", {"pattern": "a", "include": [1]}, "include.0 must be a string"),
+    ("search", {"pattern": "a", "context": 1.5}, "context must be an integer"),
+    ("search", {"pattern": "a", "context": True}, "context must be an integer"),
+    ("search", {"pattern": "a", "context": -1}, "context must be at least 0"),
+    ("search", {"pattern": "a", "output_mode": "lines"}, "output_mode must be one of content, files_with_matches, count"),
+    ("read", {"path": "/x", "start_line": None}, "start_line must be an integer"),
+    ("read", {"path": None}, "path must be a string"),
+    ("read", '{"path": "/x", "line_count": 1e400}', "line_count must be an integer"),
+    ("read", '{"path": "/x", "line_count": NaN}', "the arguments are not valid JSON"),
+    ("read", '"just a string"', "the arguments must be a JSON object"),
+    ("read", "null", "the arguments must be a JSON object"),
+    ("read", "", "missing required argument path"),
+    ("read", None, "missing required argument path"),
+    ("read", 5, "the arguments must be a JSON object"),
+    ("read", [1], "the arguments must be a JSON object"),
+    ("list", {"max_depth": 0}, "max_depth must be at least 1"),
+]
+
+
+@pytest.mark.parametrize("tool, args, problem", VALIDATION, ids=[f"{t} {a!r}"[:80] for t, a, _ in VALIDATION])
+def test_bad_arguments_are_described_as_the_typescript_dispatcher_does(
+    tools: ToolDispatcher, tool: str, args: Any, problem: str
+) -> None:
+    result = tools.call(tool, args)
+    assert result.is_error
+    assert result.text == (
+        f"Error (INVALID_ARGUMENT): invalid arguments for {tool}: {problem}.\nFix the arguments and call the tool again.\n"
+    )
+    assert result.structured == {"error": {"reason": "INVALID_ARGUMENT", "message": f"invalid arguments for {tool}: {problem}"}}
+
+
+@pytest.mark.parametrize(
+    "name, quoted", [("READ", '"READ"'), ("", '""'), ("tab\tname\u0001", '"tab\\tname\\u0001"'), ("bad\ud800", '"bad\\ud800"')]
+)
+def test_an_unknown_tool_is_named_as_json_stringify_writes_it(tools: ToolDispatcher, name: str, quoted: str) -> None:
+    result = tools.call(name, {})
+    assert result.is_error
+    assert result.text == f"Error (UNKNOWN_TOOL): there is no tool named {quoted}; the tools are {', '.join(TOOL_NAMES)}.\n"
+
+
+def test_integers_written_as_floats_are_integers(tools: ToolDispatcher) -> None:
+    result = tools.call("read", '{"path": "/src/a.py", "start_line": 2.0, "line_count": 1.0}')
+    assert result.text == "     2\t    print('hello')\n… call read with start_line 3 for more\n"
+
+
+def test_a_lone_surrogate_is_written_as_u_fffd_as_javascript_would(
+    tools: ToolDispatcher, sync_client: filetools.Client
+) -> None:
+    result = tools.call("write", '{"path": "/half.txt", "content": "\\ud83d!"}')
+    assert not result.is_error, result.text
+    assert sync_client.read_text("agent", "/half.txt").text == "\ufffd!"
+
+
+@pytest.mark.parametrize("depth", [900, 100_000])
+def test_deeply_nested_arguments_are_a_tool_error(tools: ToolDispatcher, depth: int) -> None:
+    result = tools.call("read", '{"path": ' + "[" * depth + "]" * depth + "}")
+    assert result.is_error
+    # JSON.parse reads both; Python's json gives up on the deeper one.
+    problem = "path must be a string" if depth < 1000 else "the arguments are not valid JSON"
+    assert result.text.startswith(f"Error (INVALID_ARGUMENT): invalid arguments for read: {problem}.")
+
+
+def test_a_start_line_beyond_int64_is_a_tool_error(tools: ToolDispatcher) -> None:
+    result = tools.call("read", {"path": "/src/a.py", "start_line": 10**20})
+    assert result.is_error
+    assert result.text.startswith("Error (INVALID_ARGUMENT): invalid arguments for read: ")
+
+
+def test_an_unreachable_daemon_is_a_tool_error() -> None:
+    with filetools.Client("127.0.0.1:1") as nowhere:
+        result = ToolDispatcher(nowhere, "agent").call("stat", {}, timeout=5)
+    assert result.is_error
+    assert result.text.startswith("Error (UNAVAILABLE): ")
+    assert result.structured["error"]["code"] == "UNAVAILABLE"
+
+
+def test_a_daemon_error_carries_its_reason_and_metadata(tools: ToolDispatcher) -> None:
+    tools.call("write", {"path": "/twice.py", "content": "x = 1\nx = 1\n"})
+    result = tools.call("edit", {"path": "/twice.py", "edits": [{"old_text": "x = 1", "new_text": "x = 2"}]})
+    assert result.is_error
+    error = result.structured["error"]
+    assert (error["reason"], error["code"], error["metadata"]["count"]) == ("OLD_TEXT_NOT_UNIQUE", "FAILED_PRECONDITION", "2")
+    assert result.text.endswith("Make old_text unique by adding the lines around it, or set replace_all to change all 2.\n")
+
+
+def test_structured_results_have_snake_case_fields(tools: ToolDispatcher) -> None:
+    window = tools.call("read", {"path": "/src/a.py", "line_count": 2}).structured
+    assert {k: v for k, v in window.items() if k != "version"} == {
+        "path": "/src/a.py",
+        "first_line": 1,
+        "last_line": 2,
+        "total_lines": None,
+        "next_start_line": 3,
+        "eof": False,
+        "text": "def main():\n    print('hello')\n",
+    }
+    matches = tools.call("search", {"pattern": "main", "path": "/src", "context": 1}).structured
+    assert matches["matches"][0] == {"path": "/src/a.py", "line_number": 1, "line": "def main():", "before": [], "after": ["    print('hello')"]}
+    assert (matches["files_searched"], matches["files_matched"], matches["truncated"], matches["timed_out"]) == (1, 1, False, False)
+
+
+# --- the async twin ---------------------------------------------------------------
+
+
+def test_the_async_dispatcher_writes_the_same_texts(shared_daemon: Daemon, tools: ToolDispatcher) -> None:
+    calls = [
+        ("read", {"path": "/src/a.py", "start_line": 2, "line_count": 2}),
+        ("search", {"pattern": "print", "path": "/src"}),
+        ("list", {"path": "/src"}),
+        ("read", {"path": "/missing.txt"}),
+        ("read", '{"path": 1}'),
+        ("nope", {}),
+    ]
+
+    async def run() -> list[tuple[str, bool]]:
+        async with filetools.AsyncClient(shared_daemon.address) as client:
+            async_tools = AsyncToolDispatcher(client, "agent")
+            assert async_tools.definitions() == tools.definitions()
+            return [((r := await async_tools.call(name, args)).text, r.is_error) for name, args in calls]
+
+    expected = [((r := tools.call(name, args)).text, r.is_error) for name, args in calls]
+    assert asyncio.run(run()) == expected
+    assert expected[0][0] == "     2\t    print('hello')\n     3\t\n… call read with start_line 4 for more\n"
+    assert [is_error for _, is_error in expected] == [False, False, False, True, True, True]
+
+
+def test_cancelling_an_async_call_raises_cancelled_error_rather_than_returning_a_result() -> None:
+    # A listener that accepts and never answers: the call waits until it is cancelled.
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+
+        async def run() -> None:
+            async with filetools.AsyncClient(f"127.0.0.1:{silent.getsockname()[1]}") as client:
+                task = asyncio.ensure_future(AsyncToolDispatcher(client, "agent").call("stat", {}, timeout=30))
+                await asyncio.sleep(0.5)
+                assert not task.done()
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+
+        asyncio.run(run())
+
+
+# --- texts the table does not reach ------------------------------------------------
+
+
+def test_texts_for_what_a_fresh_workspace_rarely_shows() -> None:
+    from google.protobuf.timestamp_pb2 import Timestamp
+
+    from filetools.tools import _texts as texts
+    from filetools.v1 import common_pb2 as c
+    from filetools.v1 import files_pb2 as f
+
+    entries = [
+        c.FileInfo(path="/link", type=c.FILE_TYPE_SYMLINK),
+        c.FileInfo(path="/fifo", type=c.FILE_TYPE_OTHER),
+        c.FileInfo(path="/one", type=c.FILE_TYPE_FILE, size=1),
+    ]
+    assert texts.listing(entries, True) == (
+        "/link (symbolic link)\n/fifo (special file)\n/one (1 byte)\n"
+        "… stopped at 3 entries: narrow it with pattern or max_depth, or raise max_entries\n"
+    )
+    hits = [
+        f.SearchMatch(path="/a", line_number=2, line="x", before=["w"]),
+        f.SearchMatch(path="/a", line_number=9, line="x", after=["y"]),
+    ]
+    summary = f.SearchSummary(files_searched=1234, files_matched=1, matches=2, timed_out=True)
+    assert texts.search_matches(hits, summary, True) == (
+        "/a\n1-w\n2:x\n--\n9:x\n10-y\n"
+        "(2 matching lines in 1 file; 1,234 files searched; the search ran out of time, so results are partial)\n"
+    )
+    far = c.FileInfo(path="/f", type=c.FILE_TYPE_FILE, mode=0o600, mtime=Timestamp(seconds=253402300800, nanos=5_000_000))
+    assert texts.stat(far) == "/f: file, 0 bytes, mode 0600, modified +010000-01-01T00:00:00.005Z, version \n"
+    assert texts.stat(c.FileInfo(path="/d", type=c.FILE_TYPE_DIRECTORY, mode=0o755)).startswith("/d: directory, 0 bytes, mode 0755, modified unknown,")
