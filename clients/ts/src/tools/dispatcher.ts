@@ -93,7 +93,8 @@ export class ToolDispatcher {
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       if (error instanceof FileToolsError) return { text: texts.errorText(error), isError: true, structured: errorFields(error) };
-      throw error;
+      // Not the daemon's answer (a bug here, a value the client cannot encode): still a result, never an exception out of the tool.
+      return failure("INTERNAL", `the tool failed in the client: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 
@@ -290,7 +291,7 @@ export function schemaViolation(error: ErrorObject | undefined): string {
     case "additionalProperties":
       return `${where}unknown argument ${p.additionalProperty}`.trim();
     case "type":
-      return `${where}must be ${p.type === "integer" ? "an integer" : `a ${p.type}`}`;
+      return `${where}must be ${/^[aeiou]/.test(String(p.type)) ? "an" : "a"} ${p.type}`;
     case "enum":
       return `${where}must be one of ${(p.allowedValues as unknown[]).join(", ")}`;
     case "minimum":

@@ -136,7 +136,9 @@ export function statText(file: FileInfo): string {
 /** RFC 3339 in UTC with milliseconds, e.g. 2026-12-03T10:00:00.123Z. */
 function isoTime(time: Timestamp | undefined): string {
   if (!time) return "unknown";
-  return new Date(Number(time.seconds) * 1000 + Math.floor(time.nanos / 1e6)).toISOString();
+  const date = new Date(Number(time.seconds) * 1000 + Math.floor(time.nanos / 1e6));
+  // Past JavaScript's dates (±275,760 years): a touch(1) with a wild time can set one.
+  return Number.isNaN(date.getTime()) ? "unknown" : date.toISOString();
 }
 
 /** A failed call, for a model: the daemon's message and reason, then what to do next. */

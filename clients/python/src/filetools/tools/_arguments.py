@@ -130,8 +130,8 @@ def describe(error: ValidationError) -> str:
         unknown = next(name for name in _javascript_order(instance) if name not in known)
         return f"{where}unknown argument {unknown}"
     if keyword == "type":
-        # "a array", "a object": the TypeScript writes "a " before every type but integer.
-        return f"{where}must be {'an integer' if limit == 'integer' else 'a ' + str(limit)}"
+        article = "an" if str(limit)[:1] in "aeiou" else "a"
+        return f"{where}must be {article} {limit}"
     if keyword == "enum":
         return f"{where}must be one of {', '.join(str(value) for value in limit)}"
     if keyword == "minimum":
