@@ -6,7 +6,9 @@ package filetools_test
 // back as text a model can act on, and nothing a model sends fails Call.
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -108,7 +110,7 @@ var savedName = regexp.MustCompile(`^\$\{(\w+)\}$`)
 // saved under name. The arguments go to Call as the table writes them: a
 // JSON string as that string (the JSON text a model API delivers), an object
 // as its JSON text (json.RawMessage), re-encoded only when something was
-// substituted.
+// substituted; null as nil.
 func substitute(t *testing.T, raw json.RawMessage, saved map[string]any) any {
 	var value any
 	if err := json.Unmarshal(raw, &value); err != nil {
@@ -137,6 +139,9 @@ func substitute(t *testing.T, raw json.RawMessage, saved map[string]any) any {
 	value = walk(value)
 	if s, isString := value.(string); isString {
 		return s
+	}
+	if value == nil { // args null: no arguments object, Go's nil
+		return nil
 	}
 	if !changed {
 		return raw
@@ -210,4 +215,267 @@ func matchWhole(pattern, text string) string {
 		}
 	}
 	return ""
+}
+
+// The calls of testdata/typescript-dispatcher.json give the texts and the
+// structured results the TypeScript dispatcher gave for them.
+func TestToolDispatcherAgreesWithTypeScript(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "typescript-dispatcher.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table struct {
+		Files map[string]string `json:"files"`
+		Calls []struct {
+			Tool       string          `json:"tool"`
+			Args       json.RawMessage `json:"args"`
+			Text       string          `json:"text"`
+			IsError    bool            `json:"is_error"`
+			Structured json.RawMessage `json:"structured"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal(raw, &table); err != nil {
+		t.Fatal(err)
+	}
+	client := startDaemon(t).client(t)
+	ctx := testContext(t)
+	if _, err := client.CreateWorkspace(ctx, "agent"); err != nil {
+		t.Fatal(err)
+	}
+	for path, content := range table.Files {
+		if _, err := client.WriteText(ctx, "agent", path, content, filetools.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tools := filetools.NewDispatcher(client, "agent", filetools.DispatcherOptions{})
+	for i, call := range table.Calls {
+		t.Run(fmt.Sprintf("%d %s %.80s", i, call.Tool, call.Args), func(t *testing.T) {
+			result, err := tools.Call(ctx, call.Tool, substitute(t, call.Args, nil))
+			if err != nil {
+				t.Fatalf("Call returned an error: %v", err)
+			}
+			if text := normalize(result.Text); text != call.Text {
+				t.Errorf("text:\n%q\nwant:\n%q", text, call.Text)
+			}
+			if result.IsError != call.IsError {
+				t.Errorf("IsError = %v, want %v", result.IsError, call.IsError)
+			}
+			if got, want := structuredJSON(t, result.Structured), structuredJSON(t, call.Structured); got != want {
+				t.Errorf("structured:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
+
+var (
+	versionRE = regexp.MustCompile(`\b[0-9a-f]{16}\b`)
+	mtimeRE   = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`)
+)
+
+// normalize writes a text's versions VERSION and its times MTIME.
+func normalize(text string) string {
+	return versionRE.ReplaceAllString(mtimeRE.ReplaceAllString(text, "MTIME"), "VERSION")
+}
+
+// structuredJSON is a structured result as canonical JSON (keys sorted),
+// its "version" fields and the versions in its strings written VERSION.
+func structuredJSON(t *testing.T, value any) string {
+	t.Helper()
+	encoded, err := json.Marshal(value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded any
+	if err := json.Unmarshal(encoded, &decoded); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if k == "version" {
+					v[k] = "VERSION"
+				} else {
+					v[k] = walk(x)
+				}
+			}
+		case []any:
+			for i := range v {
+				v[i] = walk(v[i])
+			}
+		case string:
+			return normalize(v)
+		}
+		return v
+	}
+	canonical, err := json.Marshal(walk(decoded))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(canonical)
+}
+
+func TestToolDefinitions(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "catalogue", "tools.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &file); err != nil {
+		t.Fatal(err)
+	}
+	tools := filetools.NewDispatcher(nil, "agent", filetools.DispatcherOptions{})
+	definitions := tools.Definitions()
+	if len(definitions) != len(file.Tools) {
+		t.Fatalf("%d definitions, the catalogue has %d tools", len(definitions), len(file.Tools))
+	}
+	for i, tool := range file.Tools {
+		if got, want := structuredJSON(t, definitions[i]), structuredJSON(t, tool); got != want {
+			t.Errorf("definition %d:\n%s\nthe catalogue's:\n%s", i, got, want)
+		}
+		if got := structuredJSON(t, tools.OpenAITools()[i]); got != structuredJSON(t, map[string]any{
+			"type": "function", "function": map[string]any{"name": tool["name"], "description": tool["description"], "parameters": tool["input_schema"]},
+		}) {
+			t.Errorf("OpenAI tool %d: %s", i, got)
+		}
+		if got := structuredJSON(t, tools.AnthropicTools()[i]); got != structuredJSON(t, map[string]any{
+			"name": tool["name"], "description": tool["description"], "input_schema": tool["input_schema"],
+		}) {
+			t.Errorf("Anthropic tool %d: %s", i, got)
+		}
+	}
+	if got := names(definitions); got != "read write edit delete move make_dir list search stat" {
+		t.Errorf("tools: %s", got)
+	}
+	readOnly := filetools.NewDispatcher(nil, "agent", filetools.DispatcherOptions{ReadOnly: true})
+	if got := names(readOnly.Definitions()); got != "read list search stat" {
+		t.Errorf("read-only tools: %s", got)
+	}
+	if n := len(readOnly.OpenAITools()) + len(readOnly.AnthropicTools()); n != 8 {
+		t.Errorf("read-only: %d OpenAI and Anthropic tools, want 4 + 4", n)
+	}
+	// A tool not offered is refused before anything reaches the daemon (there is none here).
+	result, err := readOnly.Call(context.Background(), "write", map[string]any{"path": "/x", "content": "y"})
+	want := "Error (UNKNOWN_TOOL): there is no tool named \"write\"; the tools are read, list, search, stat.\n"
+	if err != nil || result.Text != want || !result.IsError {
+		t.Errorf("read-only write: %+v, %v; want the text %q", result, err, want)
+	}
+}
+
+func names(definitions []filetools.ToolDefinition) string {
+	var all []string
+	for _, d := range definitions {
+		all = append(all, d.Name)
+	}
+	return strings.Join(all, " ")
+}
+
+// Whatever a model (or a program) hands Call, it gets a result to read back:
+// no panic, no error.
+func TestToolCallArgumentsOfAnyShape(t *testing.T) {
+	client := startDaemon(t).client(t)
+	ctx := testContext(t)
+	if _, err := client.CreateWorkspace(ctx, "agent"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.WriteText(ctx, "agent", "/a.txt", "one\ntwo\n", filetools.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tools := filetools.NewDispatcher(client, "agent", filetools.DispatcherOptions{})
+	invalid := func(problem string) string {
+		return "Error (INVALID_ARGUMENT): invalid arguments for read: " + problem + ".\nFix the arguments and call the tool again.\n"
+	}
+	type window struct {
+		Path      string `json:"path"`
+		LineCount int    `json:"line_count,omitempty"`
+	}
+	for _, c := range []struct {
+		name string
+		args any
+		want string
+	}{
+		{"a map", map[string]any{"path": "/a.txt", "line_count": 1}, "     1\tone\n… call read with start_line 2 for more\n"},
+		{"a struct", window{Path: "/a.txt", LineCount: 1}, "     1\tone\n… call read with start_line 2 for more\n"},
+		{"a pointer to a struct", &window{Path: "/a.txt"}, "     1\tone\n     2\ttwo\n"},
+		{"JSON text as bytes", []byte(`{"path": "/a.txt", "tail": 1}`), "     2\ttwo\n"},
+		{"a map with a wrong type", map[string]any{"path": 42}, invalid("path must be a string")},
+		{"nil", nil, invalid("missing required argument path")},
+		{"a nil map", map[string]any(nil), invalid("missing required argument path")},
+		{"empty bytes", json.RawMessage{}, invalid("missing required argument path")},
+		{"a list", []int{1, 2}, invalid("the arguments must be a JSON object")},
+		{"a number", 7, invalid("the arguments must be a JSON object")},
+		{"a value JSON cannot hold", map[string]any{"path": make(chan int)}, invalid("the arguments must be a JSON object")},
+		{"two JSON values", `{"path": "/a.txt"}{}`, invalid("the arguments are not valid JSON")},
+		{"nesting past any schema", strings.Repeat("[", 100000), invalid("the arguments are not valid JSON")},
+		{"a deep value where a string goes", `{"path": ` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}`, invalid("path must be a string")},
+		{"a number beyond float64", `{"path": "/a.txt", "line_count": -1e999}`, invalid("line_count must be an integer")},
+		{"a path of 4,097 characters", map[string]any{"path": strings.Repeat("é", 4097)}, invalid("path must be at most 4096 characters")},
+		{"bytes that are not UTF-8 (read as U+FFFD, as JSON.parse of decoded text would)", []byte("{\"path\": \"/\xff\"}"), "Error (NOT_FOUND): /\uFFFD does not exist.\nCheck the path with list, or create the file with write.\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			result, err := tools.Call(ctx, "read", c.args)
+			if err != nil {
+				t.Fatalf("Call returned an error: %v", err)
+			}
+			if result.Text != c.want {
+				t.Errorf("text:\n%q\nwant:\n%q", result.Text, c.want)
+			}
+			if result.IsError != strings.HasPrefix(c.want, "Error") {
+				t.Errorf("IsError = %v for %q", result.IsError, result.Text)
+			}
+		})
+	}
+}
+
+// Only the end of ctx makes Call return an error; the daemon's refusals are results.
+func TestToolCallCancelled(t *testing.T) {
+	client := startDaemon(t).client(t)
+	tools := filetools.NewDispatcher(client, "agent", filetools.DispatcherOptions{})
+	result, err := tools.Call(testContext(t), "read", `{"path": "/a.txt"}`)
+	if err != nil || !result.IsError || !strings.HasPrefix(result.Text, "Error (WORKSPACE_NOT_FOUND): ") {
+		t.Errorf("a read in a workspace that does not exist: %+v, %v", result, err)
+	}
+	ctx, cancel := context.WithCancel(testContext(t))
+	cancel()
+	result, err = tools.Call(ctx, "read", `{"path": "/a.txt"}`)
+	if !errors.Is(err, context.Canceled) || result.Text != "" || result.IsError {
+		t.Errorf("a cancelled call: %+v, %v; want the zero result and context.Canceled", result, err)
+	}
+}
+
+func TestMatchWholeComparesBackreferences(t *testing.T) {
+	pattern := `version is (\w+), not \w+\.\nretry with if_version \1 now\.\n`
+	if problem := matchWhole(pattern, "version is ab12, not cd34.\nretry with if_version ab12 now.\n"); problem != "" {
+		t.Errorf("same versions: %s", problem)
+	}
+	if problem := matchWhole(pattern, "version is ab12, not cd34.\nretry with if_version cd34 now.\n"); problem == "" {
+		t.Error("different versions matched")
+	}
+	if problem := matchWhole(`a\\1`, `a\1`); problem != "" { // an escaped backslash, then 1: no backreference
+		t.Errorf("a\\\\1: %s", problem)
+	}
+	if problem := matchWhole(`(a)`, "ab"); problem == "" {
+		t.Error("a pattern matched only a part of the text")
+	}
+}
+
+// A line longer than a read's 100,000 bytes is cut, and the text says so
+// (the text the TypeScript dispatcher gives, too long for a table).
+func TestToolReadCutsALongLine(t *testing.T) {
+	client := startDaemon(t).client(t)
+	ctx := testContext(t)
+	if _, err := client.CreateWorkspace(ctx, "agent"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.WriteText(ctx, "agent", "/long.txt", strings.Repeat("y", 150_000)+"\nend\n", filetools.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	result, err := filetools.NewDispatcher(client, "agent", filetools.DispatcherOptions{}).Call(ctx, "read", `{"path": "/long.txt"}`)
+	want := "     1\t" + strings.Repeat("y", 100_000) + "\n(a line longer than 100,000 bytes was cut)\n… call read with start_line 2 for more\n"
+	if err != nil || result.Text != want || result.Structured["text"] != strings.Repeat("y", 100_000) || result.Structured["next_start_line"] != int64(2) {
+		t.Errorf("read of a long line: %v, %.200q…; structured next_start_line %v", err, result.Text, result.Structured["next_start_line"])
+	}
 }
