@@ -117,7 +117,9 @@ func NewDispatcher(client *Client, workspace string, opts DispatcherOptions) *Di
 	return d
 }
 
-// Definitions are the tools offered, as the catalogue defines them.
+// Definitions are the tools offered, as the catalogue defines them. Their
+// schemas (here and in OpenAITools and AnthropicTools) are the catalogue's
+// own bytes: read them, do not change them.
 func (d *Dispatcher) Definitions() []ToolDefinition { return slices.Clone(d.tools) }
 
 // OpenAITools are the tools offered, for OpenAI-style function calling.

@@ -32,10 +32,10 @@ func TestCountGroupsDigitsByThree(t *testing.T) {
 // jsQuote writes what JSON.stringify writes.
 func TestJSQuoteIsJSONStringify(t *testing.T) {
 	for s, want := range map[string]string{
-		"no_such_tool":         `"no_such_tool"`,
-		`say "hi" \ bye`:       `"say \"hi\" \\ bye"`,
-		"a\nb\tc\r\b\f":        `"a\nb\tc\r\b\f"`,
-		"\x01\x1f\x7f":         `"\u0001\u001f` + "\x7f" + `"`,
+		"no_such_tool":       `"no_such_tool"`,
+		`say "hi" \ bye`:     `"say \"hi\" \\ bye"`,
+		"a\nb\tc\r\b\f":      `"a\nb\tc\r\b\f"`,
+		"\x01\x1f\x7f":       `"\u0001\u001f` + "\x7f" + `"`,
 		"<b>&\u2028\u2029é😀": "\"<b>&\u2028\u2029é😀\"",
 	} {
 		if got := jsQuote(s); got != want {

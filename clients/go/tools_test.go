@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -478,4 +479,27 @@ func TestToolReadCutsALongLine(t *testing.T) {
 	if err != nil || result.Text != want || result.Structured["text"] != strings.Repeat("y", 100_000) || result.Structured["next_start_line"] != int64(2) {
 		t.Errorf("read of a long line: %v, %.200q…; structured next_start_line %v", err, result.Text, result.Structured["next_start_line"])
 	}
+}
+
+// A model's tool calls, answered (compiled, not run: it needs a daemon).
+func ExampleDispatcher() {
+	ctx := context.Background()
+	client, err := filetools.Dial(ctx, "127.0.0.1:7447")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	tools := filetools.NewDispatcher(client, "agent", filetools.DispatcherOptions{})
+	definitions, err := json.Marshal(tools.OpenAITools()) // the "tools" of a chat completion request
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%d bytes of tool definitions\n", len(definitions))
+
+	// The name and the arguments of a tool call, as the model's reply gave them.
+	result, err := tools.Call(ctx, "read", `{"path": "/big.txt", "start_line": 149, "line_count": 2}`)
+	if err != nil {
+		log.Fatal(err) // ctx ended; everything else is a result the model reads
+	}
+	fmt.Print(result.Text) // sent back as the tool call's result; result.IsError says whether it failed
 }
