@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +48,9 @@ type ToolDefinition struct {
 	// The JSON Schema of the arguments, as the catalogue writes it (its
 	// properties in the catalogue's order, which a model sees).
 	InputSchema json.RawMessage `json:"input_schema"`
+	// The JSON Schema of the structured result of a call that succeeded
+	// (MCP's outputSchema).
+	OutputSchema json.RawMessage `json:"output_schema"`
 }
 
 // OpenAITool is a tool for OpenAI-style function calling (the tools of a
@@ -400,8 +402,9 @@ func failure(reason, message string) ToolResult {
 // errorResult is a failed call to the daemon, for the model.
 func errorResult(err error) ToolResult {
 	var e *Error
-	if !errors.As(err, &e) { // the client returns only *Error from a call; anything else is a bug to show, not to hide
-		e = &Error{Code: codes.Internal, Message: err.Error()}
+	if !errors.As(err, &e) {
+		// Not the daemon's answer (the client returns only *Error from a call, so a bug here): still a result.
+		return failure("INTERNAL", "the tool failed in the client: "+err.Error())
 	}
 	code := codeName(e.Code)
 	reason := string(e.Reason)
@@ -495,20 +498,13 @@ func (a arguments) boolean(name string) bool { b, _ := a[name].(bool); return b 
 // isFalse: the argument was given, as false (for settings whose default is true).
 func (a arguments) isFalse(name string) bool { b, given := a[name].(bool); return given && !b }
 
-// integer is a whole number the schema accepted. Only start_line has no
-// maximum; a value beyond int64 goes to the daemon as the nearest int64,
-// and the daemon refuses it with its own message.
+// integer is a whole number the schema accepted: every integer argument
+// has a maximum (at most 2^53-1, exact in a float64).
 func (a arguments) integer(name string, otherwise int64) int64 {
-	f, given := a[name].(float64)
-	switch {
-	case !given:
-		return otherwise
-	case f >= math.MaxInt64:
-		return math.MaxInt64
-	case f <= math.MinInt64:
-		return math.MinInt64
+	if f, given := a[name].(float64); given {
+		return int64(f)
 	}
-	return int64(f)
+	return otherwise
 }
 
 func (a arguments) strings(name string) []string {

@@ -330,11 +330,11 @@ func (s *toolSchema) describe(e *jsonschema.ValidationError, keys jsonKeys) stri
 	}
 }
 
-// typeName is "a string", "an integer", as the TypeScript dispatcher writes
-// them ("a object", "a array" too).
+// typeName is "a string", "an integer", "an object": the article by the
+// first letter, as the TypeScript dispatcher chooses it.
 func typeName(t string) string {
-	if t == "integer" {
-		return "an integer"
+	if t != "" && strings.ContainsRune("aeiou", rune(t[0])) {
+		return "an " + t
 	}
 	return "a " + t
 }

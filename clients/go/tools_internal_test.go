@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 func TestEmbeddedCatalogueIsTheRepositorysFile(t *testing.T) {
@@ -41,5 +43,33 @@ func TestJSQuoteIsJSONStringify(t *testing.T) {
 		if got := jsQuote(s); got != want {
 			t.Errorf("jsQuote(%q) = %s, want %s", s, got, want)
 		}
+	}
+}
+
+// isoTime writes what JavaScript's toISOString writes (the cases checked with node).
+func TestISOTimeIsJavaScripts(t *testing.T) {
+	for _, c := range []struct {
+		seconds int64
+		nanos   int32
+		want    string
+	}{
+		{0, 123456789, "1970-01-01T00:00:00.123Z"},
+		{1764756000, 500000000, "2025-12-03T10:00:00.500Z"},
+		{253402300800, 0, "+010000-01-01T00:00:00.000Z"},
+		{-62198755200, 999999999, "-000001-01-01T00:00:00.999Z"},
+		{8640000000000, 0, "+275760-09-13T00:00:00.000Z"},
+		{8640000000000, 1000000, "unknown"},
+		{8640000000001, 0, "unknown"},
+		{-8640000000000, 0, "-271821-04-20T00:00:00.000Z"},
+		{-8640000000001, 999999999, "unknown"},
+		{math.MaxInt64, 0, "unknown"},
+		{math.MinInt64, 0, "unknown"},
+	} {
+		if got := isoTime(&timestamppb.Timestamp{Seconds: c.seconds, Nanos: c.nanos}); got != c.want {
+			t.Errorf("isoTime(%d s, %d ns) = %s, want %s", c.seconds, c.nanos, got, c.want)
+		}
+	}
+	if got := isoTime(nil); got != "unknown" {
+		t.Errorf("isoTime(nil) = %s", got)
 	}
 }

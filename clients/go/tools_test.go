@@ -269,17 +269,18 @@ func TestToolDispatcherAgreesWithTypeScript(t *testing.T) {
 }
 
 var (
-	versionRE = regexp.MustCompile(`\b[0-9a-f]{16}\b`)
+	versionRE = regexp.MustCompile(`((?:[Vv]ersion|version is|if_version) )[0-9a-f]{16}\b`)
 	mtimeRE   = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`)
 )
 
 // normalize writes a text's versions VERSION and its times MTIME.
 func normalize(text string) string {
-	return versionRE.ReplaceAllString(mtimeRE.ReplaceAllString(text, "MTIME"), "VERSION")
+	return versionRE.ReplaceAllString(mtimeRE.ReplaceAllString(text, "MTIME"), "${1}VERSION")
 }
 
 // structuredJSON is a structured result as canonical JSON (keys sorted),
-// its "version" fields and the versions in its strings written VERSION.
+// its "version" and "current_version" fields and the versions in its
+// strings written VERSION.
 func structuredJSON(t *testing.T, value any) string {
 	t.Helper()
 	encoded, err := json.Marshal(value)
@@ -295,7 +296,7 @@ func structuredJSON(t *testing.T, value any) string {
 		switch v := v.(type) {
 		case map[string]any:
 			for k, x := range v {
-				if k == "version" {
+				if k == "version" || k == "current_version" {
 					v[k] = "VERSION"
 				} else {
 					v[k] = walk(x)

@@ -261,12 +261,23 @@ func fileKind(t filetoolsv1.FileType) string {
 }
 
 // isoTime is RFC 3339 in UTC with milliseconds (2026-12-03T10:00:00.123Z),
-// as JavaScript's Date.toISOString writes it.
+// as JavaScript's Date.toISOString writes it: a year past 9999 or before 0
+// with a sign and six digits, a time past JavaScript's dates (±8.64e15 ms
+// from 1970, ±275,760 years) "unknown".
 func isoTime(t *timestamppb.Timestamp) string {
-	if t == nil {
+	const limit = 8_640_000_000_000_000 // ms
+	if t == nil || t.GetSeconds() > limit/1000 || t.GetSeconds() < -limit/1000-1 {
 		return "unknown"
 	}
-	return time.UnixMilli(t.GetSeconds()*1000 + int64(t.GetNanos()/1e6)).UTC().Format("2006-01-02T15:04:05.000Z")
+	ms := t.GetSeconds()*1000 + int64(t.GetNanos()/1e6)
+	if ms > limit || ms < -limit {
+		return "unknown"
+	}
+	date := time.UnixMilli(ms).UTC()
+	if year := date.Year(); year < 0 || year > 9999 {
+		return fmt.Sprintf("%+07d", year) + date.Format("-01-02T15:04:05.000Z")
+	}
+	return date.Format("2006-01-02T15:04:05.000Z")
 }
 
 // errorText is a failed call, for a model: the reason and the message, then
