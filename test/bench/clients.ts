@@ -237,7 +237,7 @@ async function mcpLatency(entryPoint: string): Promise<number[]> {
     }
     return samples;
   } finally {
-    server.stop();
+    await server.stop();
   }
 }
 

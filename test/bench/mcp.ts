@@ -49,8 +49,12 @@ const log = (line: string) => console.log(line);
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 const host = (workspacePath: string) => path.join(DATA, workspacePath);
 
+/** Node flags for our MCP server processes, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to see where a call's time goes. */
+const OUR_NODE_FLAGS = (process.env.BENCH_MCP_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+
 /** `filetools --address A mcp --workspace bench [extra…]`, the built CLI over stdio, as a host starts it. */
-const startOurs = (daemon: Daemon, ...extra: string[]) => McpStdioServer.start(process.execPath, [CLI, "--address", daemon.address, "mcp", "--workspace", WORKSPACE, ...extra]);
+const startOurs = (daemon: Daemon, ...extra: string[]) =>
+  McpStdioServer.start(process.execPath, [...OUR_NODE_FLAGS, CLI, "--address", daemon.address, "mcp", "--workspace", WORKSPACE, ...extra]);
 
 async function main(): Promise<void> {
   ensureBuilt(log);
@@ -141,7 +145,7 @@ async function smallReadRows(referenceEntry: string): Promise<Row[]> {
     const rss = (s: McpStdioServer) => mib(processMemory(s.pid, "VmHWM"));
     log(`  peak RSS: reference ${rss(reference)}, our profile ${rss(profile)}, our default ${rss(native)} (the MCP processes), daemon ${mib(peak)}`);
   } finally {
-    for (const s of [reference, profile, native]) s.stop();
+    await Promise.all([reference, profile, native].map((s) => s.stop()));
     await daemon.stop();
   }
   const [ref, prof, nat, dir] = timed as [Timed, Timed, Timed, Timed];
@@ -210,7 +214,7 @@ async function windowRows(referenceEntry: string): Promise<Row[]> {
         farPeak = far.peak;
       }
     } finally {
-      ours.stop();
+      await ours.stop();
       await daemon.stop();
     }
   }
@@ -267,7 +271,7 @@ async function windowRows(referenceEntry: string): Promise<Row[]> {
     }
     outcomes.push({ label: attempt.label, ms: took, what: `${what}${rss}`, failed });
     log(`  ${attempt.label}: ${formatMs(took)}: ${what}${rss}`);
-    reference.stop();
+    await reference.stop();
   }
   rows.push({
     name: "the same need through the reference server (head/tail/whole file only)",
@@ -336,7 +340,7 @@ async function searchRows(rg: string | undefined): Promise<Row[]> {
     });
     peak = p;
   } finally {
-    ours.stop();
+    await ours.stop();
     await daemon.stop();
   }
   return [

@@ -106,8 +106,17 @@ export class McpStdioServer {
     return result.text;
   }
 
-  stop(): void {
-    this.proc.kill("SIGTERM");
+  /**
+   * Closes its stdin (an MCP server exits then, so that e.g. `node --cpu-prof`
+   * writes its profile), and SIGTERM if it is still running 2 s later.
+   */
+  async stop(): Promise<void> {
+    if (this.exit) return;
+    const exited = new Promise((resolve) => this.proc.once("exit", resolve));
+    this.proc.stdin!.end();
+    const timer = setTimeout(() => this.proc.kill("SIGTERM"), 2000);
+    await exited;
+    clearTimeout(timer);
   }
 
   private request(method: string, params: object, timeoutMs?: number): Promise<Response> {
