@@ -14,7 +14,7 @@ import path from "node:path";
 import { BIG_FILE, ensureData } from "./data.js";
 import { Daemon, ROOT, describeMachine, ensureBuilt, loadAverage, median, quantile, runTool, version } from "./measure.js";
 import { formatMs, renderTable, type Row } from "./table.js";
-import { MCP_SDK, MCP_SERVER, McpFilesystem, ensureMcpServer } from "./clients/mcp.js";
+import { MCP_SDK, MCP_SERVER, McpStdioServer, ensureMcpServer } from "./clients/mcp.js";
 
 const DATA = path.resolve(process.env.BENCH_DATA ?? path.join(os.homedir(), ".cache", "filetools-bench"));
 /** The workspace the daemon serves (bound as "bench") and the MCP server may read. */
@@ -224,7 +224,7 @@ async function latencyRows(daemon: Daemon, drivers: Driver[], mcpEntry: string):
 
 /** Per-call times of read_text_file on the 1 KB file, after a warm-up. */
 async function mcpLatency(entryPoint: string): Promise<number[]> {
-  const server = await McpFilesystem.start(entryPoint, WORKSPACE_DIR);
+  const server = await McpStdioServer.filesystem(entryPoint, WORKSPACE_DIR);
   const file = path.join(WORKSPACE_DIR, SMALL_FILE);
   try {
     for (let i = 0; i < WARMUP_CALLS; i++) await server.readTextFile(file);
@@ -237,7 +237,7 @@ async function mcpLatency(entryPoint: string): Promise<number[]> {
     }
     return samples;
   } finally {
-    server.stop();
+    await server.stop();
   }
 }
 

@@ -52,6 +52,21 @@ export async function loopTool(cmd: string, repeat: number): Promise<number> {
 
 export const lineCount = (text: string) => (text.match(/\n/g) ?? []).length;
 
+// ---- processes ----------------------------------------------------------------
+
+/** A process's resident memory now (VmRSS) or its high-water mark (VmHWM), in bytes. */
+export function processMemory(pid: number, field: "VmRSS" | "VmHWM"): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+/** CPU time a process has used so far (user + system), in ms; 10 ms resolution (clock ticks). */
+export function processCpuMs(pid: number): number {
+  // /proc/PID/stat: the fields after the ")" that ends the command name; utime and stime are the 12th and 13th of them.
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
 // ---- the daemon -------------------------------------------------------------
 
 export class Daemon {
@@ -92,8 +107,7 @@ export class Daemon {
   }
 
   private status(field: "VmRSS" | "VmHWM"): number {
-    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${this.proc.pid}/status`, "utf8"));
-    return m ? Number(m[1]) * 1024 : NaN;
+    return processMemory(this.proc.pid!, field);
   }
 
   rss(): number {
@@ -102,9 +116,7 @@ export class Daemon {
 
   /** CPU time the process has used so far (user + system), in ms; 10 ms resolution (clock ticks). */
   cpuMs(): number {
-    // /proc/PID/stat: the fields after the ")" that ends the command name; utime and stime are the 12th and 13th of them.
-    const fields = readFileSync(`/proc/${this.proc.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+    return processCpuMs(this.proc.pid!);
   }
 
   /**

@@ -1,7 +1,8 @@
-// The MCP filesystem server (@modelcontextprotocol/server-filesystem) as the
-// reference for small reads: installed at pinned versions into a cache
-// directory outside the repository, started over stdio, and driven by a
-// minimal JSON-RPC client (newline-delimited messages, MCP's stdio transport).
+// MCP servers over stdio for the benchmarks, driven by a minimal JSON-RPC
+// client (newline-delimited messages, MCP's stdio transport): any server
+// command (`filetools mcp`, in either profile), and the MCP filesystem server
+// (@modelcontextprotocol/server-filesystem) as the reference, installed at
+// pinned versions into a cache directory outside the repository.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -31,27 +32,42 @@ export function ensureMcpServer(prefix: string, log: (line: string) => void): st
 
 interface Response {
   id?: number;
-  result?: { content?: Array<{ type: string; text?: string }>; isError?: boolean };
+  result?: { content?: Array<{ type: string; text?: string }>; isError?: boolean; structuredContent?: Record<string, unknown> };
   error?: { code: number; message: string };
 }
 
-/** One MCP filesystem server allowed into `root`, initialized and ready for tool calls. */
-export class McpFilesystem {
+/** A tool call's outcome: the first text block, whether it was an error, and the structured content. */
+export interface ToolCall {
+  text: string;
+  isError: boolean;
+  structured?: Record<string, unknown>;
+}
+
+/** One MCP server process on stdio, initialized and ready for tool calls. */
+export class McpStdioServer {
   private nextId = 1;
-  private readonly waiting = new Map<number, (response: Response) => void>();
+  private readonly waiting = new Map<number, { resolve: (response: Response) => void; reject: (error: Error) => void }>();
+  private exit: string | undefined;
 
   private constructor(private readonly proc: ChildProcess) {
-    createInterface({ input: proc.stdout! }).on("line", (line) => {
+    proc.stdin!.on("error", () => {}); // EPIPE after the process died: its exit says so
+    createInterface({ input: proc.stdout!, crlfDelay: Infinity }).on("line", (line) => {
       const response = JSON.parse(line) as Response;
       if (response.id === undefined) return; // a notification (e.g. a log message)
-      this.waiting.get(response.id)?.(response);
+      this.waiting.get(response.id)?.resolve(response);
       this.waiting.delete(response.id);
+    });
+    proc.on("exit", (code, signal) => {
+      this.exit = signal ? `killed by ${signal}` : `exited ${code}`;
+      for (const { reject } of this.waiting.values()) reject(new Error(`the MCP server ${this.exit}`));
+      this.waiting.clear();
     });
   }
 
-  static async start(entryPoint: string, root: string): Promise<McpFilesystem> {
-    const proc = spawn(process.execPath, [entryPoint, root], { stdio: ["pipe", "pipe", "ignore"] });
-    const server = new McpFilesystem(proc);
+  /** Starts `command args…` (stderr discarded) and runs MCP's initialize handshake. */
+  static async start(command: string, args: string[]): Promise<McpStdioServer> {
+    const proc = spawn(command, args, { stdio: ["pipe", "pipe", "ignore"] });
+    const server = new McpStdioServer(proc);
     await server.request("initialize", {
       protocolVersion: PROTOCOL_VERSION,
       capabilities: {},
@@ -61,22 +77,64 @@ export class McpFilesystem {
     return server;
   }
 
-  /** The text of a `read_text_file` call (the whole file). */
-  async readTextFile(file: string): Promise<string> {
-    const response = await this.request("tools/call", { name: "read_text_file", arguments: { path: file } });
+  /** The reference filesystem server (its entry point from ensureMcpServer) allowed into `root`. */
+  static filesystem(entryPoint: string, root: string): Promise<McpStdioServer> {
+    return McpStdioServer.start(process.execPath, [entryPoint, root]);
+  }
+
+  get pid(): number {
+    return this.proc.pid!;
+  }
+
+  /** Why the process ended, or undefined while it runs. */
+  get exited(): string | undefined {
+    return this.exit;
+  }
+
+  /** Calls a tool; rejects on a protocol error, the process's exit, or after `timeoutMs`. */
+  async callTool(name: string, args: object, timeoutMs?: number): Promise<ToolCall> {
+    const response = await this.request("tools/call", { name, arguments: args }, timeoutMs);
     const text = response.result?.content?.[0]?.text;
-    if (response.result?.isError || text === undefined) throw new Error(`read_text_file ${file}: ${JSON.stringify(response)}`);
-    return text;
+    if (text === undefined) throw new Error(`${name}: no text in ${JSON.stringify(response).slice(0, 500)}`);
+    return { text, isError: response.result?.isError === true, structured: response.result?.structuredContent };
   }
 
-  stop(): void {
-    this.proc.kill("SIGTERM");
+  /** The text of a `read_text_file` call (the whole file); a tool error throws. */
+  async readTextFile(file: string): Promise<string> {
+    const result = await this.callTool("read_text_file", { path: file });
+    if (result.isError) throw new Error(`read_text_file ${file}: ${result.text}`);
+    return result.text;
   }
 
-  private request(method: string, params: object): Promise<Response> {
+  /**
+   * Closes its stdin (an MCP server exits then, so that e.g. `node --cpu-prof`
+   * writes its profile), and SIGTERM if it is still running 2 s later.
+   */
+  async stop(): Promise<void> {
+    if (this.exit) return;
+    const exited = new Promise((resolve) => this.proc.once("exit", resolve));
+    this.proc.stdin!.end();
+    const timer = setTimeout(() => this.proc.kill("SIGTERM"), 2000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  private request(method: string, params: object, timeoutMs?: number): Promise<Response> {
+    if (this.exit) return Promise.reject(new Error(`the MCP server ${this.exit}`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, (response) => (response.error ? reject(new Error(`${method}: ${response.error.message}`)) : resolve(response)));
+      const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
+        this.waiting.delete(id);
+        reject(new Error(`${method}: no answer in ${timeoutMs / 1000} s`));
+      }, timeoutMs);
+      const settle = <T>(f: (v: T) => void) => (v: T) => {
+        clearTimeout(timer);
+        f(v);
+      };
+      this.waiting.set(id, {
+        resolve: settle((response: Response) => (response.error ? reject(new Error(`${method}: ${response.error.message}`)) : resolve(response))),
+        reject: settle(reject),
+      });
       this.send({ jsonrpc: "2.0", id, method, params });
     });
   }
