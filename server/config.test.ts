@@ -28,6 +28,7 @@ describe("parseConfig", () => {
       store: `file://${path.resolve(".filetools", "snapshots")}`,
       keepSnapshots: 20,
       clientStreamIdleMs: 30_000,
+      leaseTtlMs: 60_000,
       workers: os.availableParallelism(),
     });
   });

@@ -45,6 +45,8 @@ export interface DaemonConfig {
   keepSnapshots: number;
   /** Where to serve Prometheus metrics (--metrics-listen HOST:PORT); undefined: not served. */
   metricsListen?: { host: string; port: number };
+  /** How long a run's lease on an s3:// store lasts without renewal, in ms (renewed every third of it). */
+  leaseTtlMs: number;
   /** How long a client stream (Upload, ImportArchive) may send nothing before it fails, in ms. */
   clientStreamIdleMs: number;
   /** Settings of an s3:// store (credentials come from the AWS SDK's default chain, never from here). */
@@ -103,6 +105,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     .option("--max-read-bytes <bytes>", "server maximum for Read max_bytes (env FILETOOLS_MAX_READ_BYTES)", "64MiB")
     .option("--max-message-bytes <bytes>", "gRPC maximum message size (env FILETOOLS_MAX_MESSAGE_BYTES)", "8MiB")
     .option("--metrics-listen <host:port>", "serve Prometheus metrics at http://HOST:PORT/metrics (env FILETOOLS_METRICS_LISTEN; default: off)")
+    .option("--lease-ttl-ms <ms>", "how long a run's lease on an s3:// store outlives its daemon (env FILETOOLS_LEASE_TTL_MS)", "60000")
     .option("--client-stream-idle-ms <ms>", "an upload or import that sends nothing this long fails (env FILETOOLS_CLIENT_STREAM_IDLE_MS)", "30000")
     .option("--insecure", "allow a non-loopback listen address without tokens or TLS (env FILETOOLS_INSECURE)")
     .option("--tokens <file>", "JSON tokens file; every call then needs authorization: Bearer TOKEN (env FILETOOLS_TOKENS)")
@@ -165,6 +168,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
       MAX_MESSAGE_BYTES,
     ),
     metricsListen: given(setting("metricsListen")) ? parseHostPort("--metrics-listen", String(setting("metricsListen"))) : undefined,
+    leaseTtlMs: parseCount("--lease-ttl-ms", String(setting("leaseTtlMs")), 300),
     clientStreamIdleMs: parseCount("--client-stream-idle-ms", String(setting("clientStreamIdleMs")), 1),
     insecure,
     tokens,

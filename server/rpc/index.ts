@@ -11,6 +11,8 @@ import { snapshotActiveRuns } from "../runs/lifecycle.js";
 import { LineIndex } from "../lineindex/line-index.js";
 import { RunManager } from "../runs/runs.js";
 import { openStore } from "../snapshots/open-store.js";
+import { S3Store } from "../snapshots/s3-store.js";
+import { Leases } from "../runs/leases.js";
 import type { DaemonMetrics } from "../metrics/metrics.js";
 import { meteredStore } from "../metrics/metered-store.js";
 import { Snapshots } from "../snapshots/snapshots.js";
@@ -57,9 +59,15 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
   const snapshots = new Snapshots(store, config.keepSnapshots, path.join(config.dataDir, "tmp"), workspaces, logger, undefined, metrics);
   await snapshots.prepare();
   const runs = await RunManager.load(config.dataDir, logger);
+  // Only S3 has conditional writes: on file:// the snapshots' parent check is the only guard (README).
+  const leases = opened instanceof S3Store ? new Leases(opened, config.leaseTtlMs, logger) : undefined;
+  // Runs this daemon left active take their leases again; one taken over meanwhile stays unheld, and its FinishRun is refused.
+  for (const run of leases ? runs.activeRuns() : []) {
+    await leases!.acquire(run.workspace, run.id).catch((error: unknown) => logger?.warn({ workspace: run.workspace, run_id: run.id, err: error }, "run lease not taken again"));
+  }
   const lineIndex = new LineIndex();
   metrics?.sample({ searchPool: () => searchPool.stats(), lineIndex: () => ({ bytes: lineIndex.usedBytes, files: lineIndex.fileCount }) });
-  const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots };
+  const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots, leases };
   return {
     files: {
       read: readHandler(deps),
@@ -89,6 +97,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
     },
     snapshotActiveRuns: () => snapshotActiveRuns(deps),
     close: async () => {
+      await leases?.releaseAll();
       await searchPool.close();
       await workspaces.close();
     },

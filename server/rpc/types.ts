@@ -6,6 +6,7 @@ import type { WorkspaceRegistry } from "../workspace/registry.js";
 import type { LineIndex } from "../lineindex/line-index.js";
 import type { RunManager } from "../runs/runs.js";
 import type { Snapshots } from "../snapshots/snapshots.js";
+import type { Leases } from "../runs/leases.js";
 
 export interface Deps {
   workspaces: WorkspaceRegistry;
@@ -17,6 +18,8 @@ export interface Deps {
   runs: RunManager;
   /** Snapshots in the store. */
   snapshots: Snapshots;
+  /** Run leases, on a store daemons share (s3://). */
+  leases?: Leases;
 }
 
 export type FilesHandler<K extends keyof MethodsOf<typeof Files>> = HandlerFor<MethodsOf<typeof Files>[K]>;

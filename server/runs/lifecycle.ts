@@ -7,12 +7,15 @@ import type { Manifest, Snapshots } from "../snapshots/snapshots.js";
 import type { Change } from "../tools/changes.js";
 import type { WorkspaceRegistry } from "../workspace/registry.js";
 import type { Workspace } from "../workspace/workspace.js";
+import type { Leases } from "./leases.js";
 import { summarize, type ChangeSummary, type RunInfo, type RunManager } from "./runs.js";
 
 export interface RunServices {
   workspaces: WorkspaceRegistry;
   runs: RunManager;
   snapshots: Snapshots;
+  /** Run leases on a store shared by daemons (s3://); absent on file://. */
+  leases?: Leases;
 }
 
 /**
@@ -21,8 +24,18 @@ export interface RunServices {
  * a snapshot id.
  */
 export function startRun(services: RunServices, workspaceId: string, restore: string, labels: Record<string, string>, signal: AbortSignal): Promise<RunInfo> {
-  const { runs, snapshots } = services;
-  return runs.start(workspaceId, labels, async () => {
+  const { runs, snapshots, leases } = services;
+  return runs.start(workspaceId, labels, async (runId) => {
+    await leases?.acquire(workspaceId, runId, signal);
+    try {
+      return await begin();
+    } catch (error) {
+      await leases?.release(workspaceId, runId);
+      throw error;
+    }
+  });
+
+  async function begin(): Promise<{ restoredFrom: string; base: string }> {
     const workspace = await getOrCreate(services.workspaces, workspaceId);
     // What the run's snapshot will follow: the newest published now, whatever is restored.
     const base = await snapshots.newestId(workspaceId, signal);
@@ -37,7 +50,7 @@ export function startRun(services: RunServices, workspaceId: string, restore: st
     const manifest = await snapshots.find(workspaceId, restore, signal);
     await snapshots.restore(workspaceId, manifest, signal);
     return { restoredFrom: manifest.id, base };
-  });
+  }
 }
 
 /**
@@ -55,9 +68,10 @@ export async function finishRun(
   const run = services.runs.requireActive(workspaceId, runId);
   const changeSet = await services.runs.changes(run.id);
   const manifest = options.snapshot
-    ? await services.snapshots.create(workspace, { runId: run.id, labels: { ...run.labels, ...options.labels }, changeSet, parent: run.base }, signal)
+    ? await services.snapshots.create(workspace, { runId: run.id, labels: { ...run.labels, ...options.labels }, changeSet, parent: run.base, beforeCommit: leaseCheck(services, run, signal) }, signal)
     : undefined;
   await services.runs.finish(run, manifest?.id ?? "");
+  await services.leases?.release(workspaceId, run.id);
   return { manifest, changes: summarize(changeSet) };
 }
 
@@ -74,7 +88,10 @@ export async function changeSetOf(services: RunServices, workspaceId: string, ru
 export async function deleteWorkspace(services: RunServices, workspaceId: string, deleteSnapshots: boolean, signal: AbortSignal): Promise<void> {
   await services.workspaces.delete(workspaceId);
   const run = services.runs.activeRun(workspaceId);
-  if (run) await services.runs.finish(run, "");
+  if (run) {
+    await services.runs.finish(run, "");
+    await services.leases?.release(workspaceId, run.id);
+  }
   if (deleteSnapshots) await services.snapshots.deleteAll(workspaceId, signal);
 }
 
@@ -85,13 +102,20 @@ export async function snapshotActiveRuns(services: RunServices): Promise<Array<{
     try {
       const workspace = await services.workspaces.get(run.workspace);
       const changeSet = await services.runs.changes(run.id);
-      const manifest = await services.snapshots.create(workspace, { runId: run.id, labels: { ...run.labels, "filetools.shutdown": "true" }, changeSet, parent: run.base });
+      const labels = { ...run.labels, "filetools.shutdown": "true" };
+      const manifest = await services.snapshots.create(workspace, { runId: run.id, labels, changeSet, parent: run.base, beforeCommit: leaseCheck(services, run) });
       await services.runs.advanceBase(run, manifest.id);
     } catch (error) {
       failures.push({ workspace: run.workspace, error });
     }
   }
   return failures;
+}
+
+/** With leases: the run must still hold its workspace's lease to publish (checked by renewing it). */
+function leaseCheck(services: RunServices, run: RunInfo, signal?: AbortSignal): (() => Promise<void>) | undefined {
+  const { leases } = services;
+  return leases && (() => leases.confirm(run.workspace, run.id, signal));
 }
 
 async function getOrCreate(workspaces: WorkspaceRegistry, id: string): Promise<Workspace> {

@@ -89,17 +89,18 @@ export class RunManager implements ChangeRecorder {
    * Reserves the workspace for a new run (RUN_ACTIVE when one is active or
    * starting); `begin` then does the restore and returns the run's details.
    */
-  async start(workspaceId: string, labels: Record<string, string>, begin: () => Promise<{ restoredFrom: string; base: string }>): Promise<RunInfo> {
+  async start(workspaceId: string, labels: Record<string, string>, begin: (runId: string) => Promise<{ restoredFrom: string; base: string }>): Promise<RunInfo> {
     const current = this.active.get(workspaceId);
     if (current) fail("RUN_ACTIVE", `workspace ${workspaceId} already has an active run (${current.id})`, { run_id: current.id });
     if (this.starting.has(workspaceId)) fail("RUN_ACTIVE", `a run is starting on workspace ${workspaceId}`);
     this.starting.add(workspaceId);
     try {
-      const { restoredFrom, base } = await begin();
       const now = new Date();
       const stamp = now.toISOString().replace(/[-:]/g, "").replace(".", "");
+      const id = `run-${stamp}-${randomBytes(4).toString("hex")}`;
+      const { restoredFrom, base } = await begin(id);
       const run: RunInfo = {
-        id: `run-${stamp}-${randomBytes(4).toString("hex")}`,
+        id,
         workspace: workspaceId,
         startedAt: now.toISOString(),
         restoredFrom,

@@ -16,12 +16,13 @@ import {
   GetObjectCommand,
   HeadBucketCommand,
   ListObjectsV2Command,
+  PutObjectCommand,
   S3Client,
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { FileToolsError, fail } from "../errors.js";
-import type { SnapshotStore } from "./store.js";
+import type { ConditionalStore, SnapshotStore } from "./store.js";
 
 export interface S3StoreOptions {
   /** Endpoint URL of an S3-compatible server, e.g. http://127.0.0.1:8333 (default: AWS for the region). */
@@ -58,7 +59,7 @@ export function parseS3Url(url: string): { bucket: string; prefix: string } {
   return { bucket, prefix };
 }
 
-export class S3Store implements SnapshotStore {
+export class S3Store implements SnapshotStore, ConditionalStore {
   readonly description: string;
   private readonly client: S3Client;
   private readonly bucket: string;
@@ -183,6 +184,39 @@ export class S3Store implements SnapshotStore {
     } catch (error) {
       if (isNotFound(error)) return;
       throw this.unavailable("delete", key, error);
+    }
+  }
+
+  async createIfAbsent(key: string, body: Buffer, signal?: AbortSignal): Promise<string | undefined> {
+    return this.conditionalPut(key, body, { IfNoneMatch: "*" }, signal);
+  }
+
+  async replaceIfMatch(key: string, body: Buffer, etag: string, signal?: AbortSignal): Promise<string | undefined> {
+    return this.conditionalPut(key, body, { IfMatch: etag }, signal);
+  }
+
+  async readWithTag(key: string, signal?: AbortSignal): Promise<{ text: string; etag: string } | undefined> {
+    try {
+      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }), signal ? { abortSignal: signal } : {});
+      return { text: (await response.Body?.transformToString("utf8")) ?? "", etag: response.ETag ?? "" };
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw this.unavailable("get", key, error);
+    }
+  }
+
+  /** A PutObject with a precondition; undefined when the store answers 412 (or 409, a concurrent conditional write). */
+  private async conditionalPut(key: string, body: Buffer, condition: { IfNoneMatch?: string; IfMatch?: string }, signal?: AbortSignal): Promise<string | undefined> {
+    try {
+      const response = await this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), Body: body, ...condition }),
+        signal ? { abortSignal: signal } : {},
+      );
+      return response.ETag ?? "";
+    } catch (error) {
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 412 || status === 409 || (condition.IfMatch !== undefined && isNotFound(error))) return undefined;
+      throw this.unavailable("put", key, error);
     }
   }
 

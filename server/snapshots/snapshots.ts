@@ -50,6 +50,8 @@ export interface SnapshotMeta {
   changeSet: Change[];
   /** The snapshot it must follow: the workspace's newest until this one is written ("" for none); undefined: not checked (a run recorded by an older daemon). */
   parent?: string;
+  /** Runs just before the commit point, with the tarball stored; throwing stops the snapshot there (the run's lease is checked so). */
+  beforeCommit?: () => Promise<void>;
 }
 
 export interface ExportStream {
@@ -133,6 +135,7 @@ export class Snapshots {
       tarball,
       parent: meta.parent ?? "",
     };
+    await meta.beforeCommit?.();
     // The commit point: past it the manifest (what makes the snapshot exist) is written whatever the signal says.
     signal?.throwIfAborted();
     await this.store.put(`${workspace.id}/${id}.json`, single(Buffer.from(JSON.stringify(manifest, null, 1))));

@@ -26,3 +26,19 @@ export interface SnapshotStore {
   /** Removes `key`; absent is not an error. */
   delete(key: string, signal?: AbortSignal): Promise<void>;
 }
+
+/**
+ * Conditional writes (S3's If-None-Match / If-Match on PutObject): what run
+ * leases are built on. Small objects only, read and written whole.
+ */
+export interface ConditionalStore {
+  /** Writes `key` only if it does not exist; its ETag, or undefined when it existed. */
+  createIfAbsent(key: string, body: Buffer, signal?: AbortSignal): Promise<string | undefined>;
+  /** Overwrites `key` only if its ETag is still `etag`; the new ETag, or undefined when it changed (or vanished). */
+  replaceIfMatch(key: string, body: Buffer, etag: string, signal?: AbortSignal): Promise<string | undefined>;
+  /** `key`'s text and ETag, or undefined when absent. */
+  readWithTag(key: string, signal?: AbortSignal): Promise<{ text: string; etag: string } | undefined>;
+  /** Removes `key`; absent is not an error. */
+  delete(key: string, signal?: AbortSignal): Promise<void>;
+}
+

@@ -80,7 +80,8 @@ export async function startDaemon(
     logs: () => stderr,
     async stop(keepData = false) {
       client.close();
-      if (proc.exitCode === null) {
+      // A daemon a test killed has a signalCode and no exitCode: it has exited already.
+      if (proc.exitCode === null && proc.signalCode === null) {
         const exited = new Promise((r) => proc.once("exit", r));
         proc.kill("SIGTERM");
         await exited;
