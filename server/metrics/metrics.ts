@@ -1,6 +1,6 @@
 // Prometheus metrics (--metrics-listen, off by default): calls by RPC and
 // code, their latency, bytes to and from clients, calls in flight, the search
-// pool, the line index, the snapshot store, and the process's own (open
+// pool, the line index, the snapshot store, run leases, and the process's own (open
 // descriptors, memory, event loop). prom-client keeps the numbers; the
 // daemon's modules report through the narrow interfaces below and know
 // nothing of Prometheus.
@@ -27,6 +27,8 @@ export interface StoreMetrics {
 export interface Sampled {
   searchPool(): { queued: number; busy: number; threads: number };
   lineIndex(): { bytes: number; files: number };
+  /** Run leases held on an s3:// store (0 without leases). */
+  leases(): number;
 }
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -62,6 +64,7 @@ export class DaemonMetrics implements CallMetrics, StoreMetrics {
     gauge("filetools_search_pool_workers", "Search worker threads.", read((s) => s.searchPool().threads));
     gauge("filetools_line_index_bytes", "Memory held by the line index's checkpoints.", read((s) => s.lineIndex().bytes));
     gauge("filetools_line_index_files", "Files the line index holds checkpoints for.", read((s) => s.lineIndex().files));
+    gauge("filetools_leases_held", "Run leases this daemon holds on an s3:// store.", read((s) => s.leases()));
   }
 
   /** The parts the sampled gauges read (the search pool, the line index), once they exist. */

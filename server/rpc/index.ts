@@ -66,7 +66,11 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
     await leases!.acquire(run.workspace, run.id).catch((error: unknown) => logger?.warn({ workspace: run.workspace, run_id: run.id, err: error }, "run lease not taken again"));
   }
   const lineIndex = new LineIndex();
-  metrics?.sample({ searchPool: () => searchPool.stats(), lineIndex: () => ({ bytes: lineIndex.usedBytes, files: lineIndex.fileCount }) });
+  metrics?.sample({
+    searchPool: () => searchPool.stats(),
+    lineIndex: () => ({ bytes: lineIndex.usedBytes, files: lineIndex.fileCount }),
+    leases: () => leases?.count ?? 0,
+  });
   const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots, leases };
   return {
     files: {

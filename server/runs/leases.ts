@@ -98,6 +98,11 @@ export class Leases {
     if (expired !== undefined) await this.store.delete(leaseKey(workspace)).catch(() => undefined);
   }
 
+  /** Leases this daemon holds (lost ones included until their run ends). */
+  get count(): number {
+    return this.held.size;
+  }
+
   /** Releases every lease (graceful shutdown). */
   async releaseAll(): Promise<void> {
     await Promise.all([...this.held].map(([workspace, held]) => this.release(workspace, held.runId)));

@@ -71,6 +71,7 @@ describe("--metrics-listen", () => {
     expect(sample(text, "filetools_search_pool_queued_tasks")).toBe(0);
     expect(sample(text, "filetools_line_index_files")).toBe(1);
     expect(sample(text, "filetools_line_index_bytes")).toBeGreaterThan(0);
+    expect(sample(text, "filetools_leases_held")).toBe(0); // a file:// store has no leases
     expect(sample(text, "filetools_store_operations_total", { operation: "put", outcome: "ok" })).toBeGreaterThanOrEqual(2);
     expect(sample(text, "filetools_snapshot_duration_seconds_count", { kind: "snapshot" })).toBe(1);
     expect(sample(text, "filetools_snapshot_size_bytes_sum", { kind: "snapshot" })).toBeGreaterThan(0);
