@@ -23,5 +23,6 @@ export function meteredStore(store: SnapshotStore, metrics: Pick<StoreMetrics, "
     get: metered("get", (key: string, signal?: AbortSignal) => store.get(key, signal)),
     list: metered("list", (prefix: string, signal?: AbortSignal) => store.list(prefix, signal)),
     delete: metered("delete", (key: string, signal?: AbortSignal) => store.delete(key, signal)),
+    ...(store.presignGet ? { presignGet: metered("presign", store.presignGet.bind(store)) } : {}),
   };
 }

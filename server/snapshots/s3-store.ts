@@ -21,6 +21,7 @@ import {
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { FileToolsError, fail } from "../errors.js";
 import type { ConditionalStore, SnapshotStore } from "./store.js";
 
@@ -217,6 +218,14 @@ export class S3Store implements SnapshotStore, ConditionalStore {
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       if (status === 412 || status === 409 || (condition.IfMatch !== undefined && isNotFound(error))) return undefined;
       throw this.unavailable("put", key, error);
+    }
+  }
+
+  async presignGet(key: string, seconds: number): Promise<string> {
+    try {
+      return await getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }), { expiresIn: seconds });
+    } catch (error) {
+      throw this.unavailable("get", key, error);
     }
   }
 

@@ -40,6 +40,9 @@ import type { SnapshotStore } from "./store.js";
 export type { Manifest } from "./manifest.js";
 
 export const EXPORT_CHUNK_BYTES = 1 << 20;
+const DEFAULT_PRESIGN_SECONDS = 3600;
+/** S3's limit for a SigV4 presigned URL. */
+const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
 /** Reads of a verified tarball during a restore: fewer thread-pool round trips than the 64 KiB default. */
 const RESTORE_READ_BYTES = 1 << 20;
 
@@ -216,6 +219,17 @@ export class Snapshots {
       chunks: stream,
       release: async () => void (await stream.return(undefined)),
     };
+  }
+
+  /** A presigned GET URL of a stored snapshot's tarball, working for `seconds` (0: an hour); INVALID_ARGUMENT on a store without them. */
+  async presign(manifest: Manifest, requestedSeconds: number): Promise<{ url: string; expiresAt: Date }> {
+    if (!this.store.presignGet) fail("INVALID_ARGUMENT", "presigned URLs need an s3:// store; this daemon keeps its snapshots in a local directory");
+    const seconds = requestedSeconds || DEFAULT_PRESIGN_SECONDS;
+    if (!(Number.isInteger(seconds) && seconds >= 1 && seconds <= MAX_PRESIGN_SECONDS)) {
+      fail("INVALID_ARGUMENT", `presign_seconds must be between 1 and ${MAX_PRESIGN_SECONDS} (seven days), not ${requestedSeconds}`);
+    }
+    const expiresAt = new Date(Date.now() + seconds * 1000);
+    return { url: await this.store.presignGet(manifest.tarball, seconds), expiresAt };
   }
 
   /**

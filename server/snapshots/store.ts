@@ -25,6 +25,8 @@ export interface SnapshotStore {
   list(prefix: string, signal?: AbortSignal): Promise<string[]>;
   /** Removes `key`; absent is not an error. */
   delete(key: string, signal?: AbortSignal): Promise<void>;
+  /** A URL that GETs `key` without credentials for `seconds` (an object store only). */
+  presignGet?(key: string, seconds: number): Promise<string>;
 }
 
 /**

@@ -12,7 +12,7 @@ import path from "node:path";
 import { ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSeaweedfs, type Seaweedfs } from "../support/seaweedfs.js";
-import { ROOT, ensureBuilt, expectError, startDaemon } from "./daemon.js";
+import { ROOT, collect, ensureBuilt, expectError, startDaemon } from "./daemon.js";
 import { exportTarball, runScenario } from "./runs-scenario.js";
 
 const MAIN = path.join(ROOT, "dist/server/main.js");
@@ -244,3 +244,40 @@ function createRandom(bytes: number): Buffer {
   for (let j = 0; j < block.length; j += 4) block.writeUInt32LE((Math.random() * 2 ** 32) >>> 0, j);
   return block;
 }
+
+describe("presigned export", () => {
+  it("ExportSnapshot with presign answers a URL that a plain HTTP GET downloads, matching the sha256; not live, not on file://", async () => {
+    useCredentials(s3);
+    const d = await startDaemon({ args: ["--store", `s3://${s3.bucket}/presign-${randomUUID()}`, "--s3-endpoint", s3.endpoint, "--s3-force-path-style"] });
+    const local = await startDaemon();
+    try {
+      const ws = d.client.workspace("share");
+      const run = await ws.startRun();
+      await ws.writeText("/report.md", "# Report\n");
+      const snapshot = (await ws.finishRun(run.id)).snapshot!;
+      const header = await ws.snapshotUrl({ seconds: 120 });
+      expect(header).toMatchObject({ size: snapshot.sizeBytes, sha256: snapshot.sha256, fileCount: 1n });
+      expect(header.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/.*X-Amz-Signature=/);
+      const expires = Number(header.urlExpiresAt!.seconds) * 1000;
+      expect(expires).toBeGreaterThan(Date.now() + 60_000);
+      expect(expires).toBeLessThanOrEqual(Date.now() + 121_000);
+
+      const response = await fetch(header.url); // no credentials: the signature is the permission
+      expect(response.status).toBe(200);
+      const bytes = Buffer.from(await response.arrayBuffer());
+      expect(createHash("sha256").update(bytes).digest("hex")).toBe(snapshot.sha256);
+      expect(BigInt(bytes.length)).toBe(snapshot.sizeBytes);
+
+      await expectError(collect(d.client.workspaces.exportSnapshot({ workspace: "share", presign: true, live: true })), "INVALID_ARGUMENT");
+      await expectError(ws.snapshotUrl({ seconds: 604_801 }), "INVALID_ARGUMENT");
+      const lw = local.client.workspace("share");
+      const localRun = await lw.startRun();
+      await lw.finishRun(localRun.id);
+      const refused = await expectError(lw.snapshotUrl(), "INVALID_ARGUMENT");
+      expect(refused.message).toBe("presigned URLs need an s3:// store; this daemon keeps its snapshots in a local directory");
+    } finally {
+      await d.stop();
+      await local.stop();
+    }
+  }, 60_000);
+});

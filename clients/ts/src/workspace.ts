@@ -395,6 +395,18 @@ export class WorkspaceClient {
     return saveVerified(stream, toFilePath, options.onProgress);
   }
 
+  /**
+   * A presigned URL of a stored snapshot's tarball (an s3:// store), with its
+   * size, sha256 and expiry: hand it to whoever needs the artifact, and the
+   * bytes come from the bucket, not through the daemon.
+   */
+  async snapshotUrl(options: CallOptions & { snapshotId?: string; seconds?: number } = {}): Promise<ExportHeader> {
+    const request = { workspace: this.id, snapshotId: options.snapshotId, presign: true, presignSeconds: options.seconds };
+    let header: ExportHeader | undefined;
+    for await (const { event } of this.raw.workspaces.exportSnapshot(request, options)) if (event.case === "header") header = event.value;
+    return present(header, "ExportSnapshot: header");
+  }
+
   /** Replaces the workspace's contents with a snapshot (default: the newest). */
   async restoreSnapshot(snapshotId = "", options: CallOptions = {}): Promise<Snapshot> {
     const response = await this.raw.workspaces.restoreSnapshot({ workspace: this.id, snapshotId }, options);

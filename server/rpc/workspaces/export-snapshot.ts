@@ -1,9 +1,19 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { fail } from "../../errors.js";
 import type { ExportStream } from "../../snapshots/snapshots.js";
 import type { Deps, WorkspacesHandler } from "../types.js";
 
 export function exportSnapshotHandler(deps: Deps): WorkspacesHandler<"exportSnapshot"> {
   return async function* (request, ctx) {
     const include = request.include.filter((glob) => glob !== "");
+    if (request.presign) {
+      if (request.live || include.length > 0) fail("INVALID_ARGUMENT", "presign exports a stored snapshot as it is: not with live or include");
+      const manifest = await deps.snapshots.find(request.workspace, request.snapshotId, ctx.signal);
+      const { url, expiresAt } = await deps.snapshots.presign(manifest, request.presignSeconds ?? 0);
+      const header = { size: BigInt(manifest.sizeBytes), sha256: manifest.sha256, fileCount: BigInt(manifest.fileCount), url, urlExpiresAt: timestampFromDate(expiresAt) };
+      yield { event: { case: "header", value: header } };
+      return;
+    }
     let stream: ExportStream;
     if (request.live) {
       stream = await deps.snapshots.exportFiltered({ workspace: await deps.workspaces.get(request.workspace) }, include, ctx.signal);

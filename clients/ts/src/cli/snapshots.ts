@@ -1,7 +1,8 @@
-// snapshots ls|export|restore.
+// snapshots ls|export|url|restore.
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Command } from "commander";
 import { ExportHeaderSchema, SnapshotSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
-import { collect } from "./args.js";
+import { collect, integerAtLeast } from "./args.js";
 import { humanBytes, jsonOf, localTime, printJson, table, writeOut } from "./output.js";
 import { changesText } from "./runs.js";
 import { sessionOf } from "./session.js";
@@ -10,7 +11,7 @@ import { saveStream } from "./streams.js";
 export function addSnapshotCommands(program: Command): void {
   const snapshots = program
     .command("snapshots")
-    .summary("list, export and restore a workspace's snapshots")
+    .summary("list, export, share and restore a workspace's snapshots")
     .description("Snapshots are gzipped tarballs of a workspace in the daemon's store, one per finished run, each with its sha256.");
 
   snapshots
@@ -44,6 +45,22 @@ export function addSnapshotCommands(program: Command): void {
       if (file === "-") return;
       if (json) return printJson(jsonOf(ExportHeaderSchema, header));
       await writeOut(`saved ${file}: ${header.fileCount} files, ${humanBytes(header.size)}, sha256 ${header.sha256}\n`);
+    });
+
+  snapshots
+    .command("url")
+    .description("Print a presigned URL of a stored snapshot's tarball (an s3:// store): anyone with it can download the artifact from the bucket until it expires")
+    .argument("<workspace>", "workspace id")
+    .option("--snapshot <id>", "snapshot id (default: the newest)")
+    .option("--expires <seconds>", "how long the URL works (default 3600, at most 604800)", integerAtLeast(1))
+    .addHelpText("after", "\nExample:\n  curl -fo reports.tar.gz \"$(filetools snapshots url reports)\"")
+    .action(async (workspace: string, options: { snapshot?: string; expires?: number }, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const header = await client.workspace(workspace).snapshotUrl({ ...call, snapshotId: options.snapshot, seconds: options.expires });
+      if (json) return printJson(jsonOf(ExportHeaderSchema, header));
+      // The URL alone on stdout (for $(...)); what it points at on stderr.
+      await writeOut(`${header.url}\n`);
+      process.stderr.write(`${header.fileCount} files, ${humanBytes(header.size)}, sha256 ${header.sha256}; expires ${header.urlExpiresAt ? timestampDate(header.urlExpiresAt).toISOString() : "?"}\n`);
     });
 
   snapshots

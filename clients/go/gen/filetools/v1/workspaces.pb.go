@@ -1322,9 +1322,18 @@ type ExportSnapshotRequest struct {
 	// leading "/", dot files included): only matching files and symbolic links
 	// go in the tarball, without directory entries. Empty = all. With a stored
 	// snapshot, its tarball is filtered.
-	Include       []string `protobuf:"bytes,4,rep,name=include,proto3" json:"include,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Include []string `protobuf:"bytes,4,rep,name=include,proto3" json:"include,omitempty"`
+	// Answer with a presigned GET URL of the stored tarball instead of its
+	// bytes (an s3:// store only; not with live or include): the stream is the
+	// header alone, with url and url_expires_at set, so that a person or a
+	// pipeline fetches the artifact from the bucket without passing it through
+	// the daemon. A file:// store, live or include: INVALID_ARGUMENT.
+	Presign bool `protobuf:"varint,5,opt,name=presign,proto3" json:"presign,omitempty"`
+	// With presign: how long the URL works, in seconds. Unset or 0 = 3,600; at
+	// most 604,800 (seven days, S3's limit for SigV4).
+	PresignSeconds *int32 `protobuf:"varint,6,opt,name=presign_seconds,json=presignSeconds,proto3,oneof" json:"presign_seconds,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ExportSnapshotRequest) Reset() {
@@ -1385,6 +1394,20 @@ func (x *ExportSnapshotRequest) GetInclude() []string {
 	return nil
 }
 
+func (x *ExportSnapshotRequest) GetPresign() bool {
+	if x != nil {
+		return x.Presign
+	}
+	return false
+}
+
+func (x *ExportSnapshotRequest) GetPresignSeconds() int32 {
+	if x != nil && x.PresignSeconds != nil {
+		return *x.PresignSeconds
+	}
+	return 0
+}
+
 type ExportHeader struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Bytes that follow.
@@ -1392,7 +1415,11 @@ type ExportHeader struct {
 	// SHA-256 (hex) of those bytes.
 	Sha256 string `protobuf:"bytes,2,opt,name=sha256,proto3" json:"sha256,omitempty"`
 	// Regular files in the tarball.
-	FileCount     int64 `protobuf:"varint,3,opt,name=file_count,json=fileCount,proto3" json:"file_count,omitempty"`
+	FileCount int64 `protobuf:"varint,3,opt,name=file_count,json=fileCount,proto3" json:"file_count,omitempty"`
+	// With presign: the URL to GET the tarball from (its size and sha256 above).
+	Url string `protobuf:"bytes,4,opt,name=url,proto3" json:"url,omitempty"`
+	// With presign: when the URL stops working.
+	UrlExpiresAt  *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=url_expires_at,json=urlExpiresAt,proto3" json:"url_expires_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1446,6 +1473,20 @@ func (x *ExportHeader) GetFileCount() int64 {
 		return x.FileCount
 	}
 	return 0
+}
+
+func (x *ExportHeader) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *ExportHeader) GetUrlExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UrlExpiresAt
+	}
+	return nil
 }
 
 type ExportSnapshotResponse struct {
@@ -1922,18 +1963,23 @@ const file_filetools_v1_workspaces_proto_rawDesc = "" +
 	"\x14ListSnapshotsRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"M\n" +
 	"\x15ListSnapshotsResponse\x124\n" +
-	"\tsnapshots\x18\x01 \x03(\v2\x16.filetools.v1.SnapshotR\tsnapshots\"\x84\x01\n" +
+	"\tsnapshots\x18\x01 \x03(\v2\x16.filetools.v1.SnapshotR\tsnapshots\"\xe0\x01\n" +
 	"\x15ExportSnapshotRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x1f\n" +
 	"\vsnapshot_id\x18\x02 \x01(\tR\n" +
 	"snapshotId\x12\x12\n" +
 	"\x04live\x18\x03 \x01(\bR\x04live\x12\x18\n" +
-	"\ainclude\x18\x04 \x03(\tR\ainclude\"Y\n" +
+	"\ainclude\x18\x04 \x03(\tR\ainclude\x12\x18\n" +
+	"\apresign\x18\x05 \x01(\bR\apresign\x12,\n" +
+	"\x0fpresign_seconds\x18\x06 \x01(\x05H\x00R\x0epresignSeconds\x88\x01\x01B\x12\n" +
+	"\x10_presign_seconds\"\xad\x01\n" +
 	"\fExportHeader\x12\x12\n" +
 	"\x04size\x18\x01 \x01(\x03R\x04size\x12\x16\n" +
 	"\x06sha256\x18\x02 \x01(\tR\x06sha256\x12\x1d\n" +
 	"\n" +
-	"file_count\x18\x03 \x01(\x03R\tfileCount\"\x88\x01\n" +
+	"file_count\x18\x03 \x01(\x03R\tfileCount\x12\x10\n" +
+	"\x03url\x18\x04 \x01(\tR\x03url\x12@\n" +
+	"\x0eurl_expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\furlExpiresAt\"\x88\x01\n" +
 	"\x16ExportSnapshotResponse\x124\n" +
 	"\x06header\x18\x01 \x01(\v2\x1a.filetools.v1.ExportHeaderH\x00R\x06header\x12/\n" +
 	"\x05chunk\x18\x02 \x01(\v2\x17.filetools.v1.DataChunkH\x00R\x05chunkB\a\n" +
@@ -2048,38 +2094,39 @@ var file_filetools_v1_workspaces_proto_depIdxs = []int32{
 	34, // 15: filetools.v1.Change.time:type_name -> google.protobuf.Timestamp
 	17, // 16: filetools.v1.GetChangeSetResponse.changes:type_name -> filetools.v1.Change
 	14, // 17: filetools.v1.ListSnapshotsResponse.snapshots:type_name -> filetools.v1.Snapshot
-	23, // 18: filetools.v1.ExportSnapshotResponse.header:type_name -> filetools.v1.ExportHeader
-	35, // 19: filetools.v1.ExportSnapshotResponse.chunk:type_name -> filetools.v1.DataChunk
-	14, // 20: filetools.v1.RestoreSnapshotResponse.snapshot:type_name -> filetools.v1.Snapshot
-	27, // 21: filetools.v1.ImportArchiveRequest.header:type_name -> filetools.v1.ImportHeader
-	35, // 22: filetools.v1.ImportArchiveRequest.chunk:type_name -> filetools.v1.DataChunk
-	2,  // 23: filetools.v1.Workspaces.CreateWorkspace:input_type -> filetools.v1.CreateWorkspaceRequest
-	4,  // 24: filetools.v1.Workspaces.GetWorkspace:input_type -> filetools.v1.GetWorkspaceRequest
-	6,  // 25: filetools.v1.Workspaces.ListWorkspaces:input_type -> filetools.v1.ListWorkspacesRequest
-	8,  // 26: filetools.v1.Workspaces.DeleteWorkspace:input_type -> filetools.v1.DeleteWorkspaceRequest
-	11, // 27: filetools.v1.Workspaces.StartRun:input_type -> filetools.v1.StartRunRequest
-	15, // 28: filetools.v1.Workspaces.FinishRun:input_type -> filetools.v1.FinishRunRequest
-	18, // 29: filetools.v1.Workspaces.GetChangeSet:input_type -> filetools.v1.GetChangeSetRequest
-	20, // 30: filetools.v1.Workspaces.ListSnapshots:input_type -> filetools.v1.ListSnapshotsRequest
-	22, // 31: filetools.v1.Workspaces.ExportSnapshot:input_type -> filetools.v1.ExportSnapshotRequest
-	25, // 32: filetools.v1.Workspaces.RestoreSnapshot:input_type -> filetools.v1.RestoreSnapshotRequest
-	28, // 33: filetools.v1.Workspaces.ImportArchive:input_type -> filetools.v1.ImportArchiveRequest
-	3,  // 34: filetools.v1.Workspaces.CreateWorkspace:output_type -> filetools.v1.CreateWorkspaceResponse
-	5,  // 35: filetools.v1.Workspaces.GetWorkspace:output_type -> filetools.v1.GetWorkspaceResponse
-	7,  // 36: filetools.v1.Workspaces.ListWorkspaces:output_type -> filetools.v1.ListWorkspacesResponse
-	9,  // 37: filetools.v1.Workspaces.DeleteWorkspace:output_type -> filetools.v1.DeleteWorkspaceResponse
-	12, // 38: filetools.v1.Workspaces.StartRun:output_type -> filetools.v1.StartRunResponse
-	16, // 39: filetools.v1.Workspaces.FinishRun:output_type -> filetools.v1.FinishRunResponse
-	19, // 40: filetools.v1.Workspaces.GetChangeSet:output_type -> filetools.v1.GetChangeSetResponse
-	21, // 41: filetools.v1.Workspaces.ListSnapshots:output_type -> filetools.v1.ListSnapshotsResponse
-	24, // 42: filetools.v1.Workspaces.ExportSnapshot:output_type -> filetools.v1.ExportSnapshotResponse
-	26, // 43: filetools.v1.Workspaces.RestoreSnapshot:output_type -> filetools.v1.RestoreSnapshotResponse
-	29, // 44: filetools.v1.Workspaces.ImportArchive:output_type -> filetools.v1.ImportArchiveResponse
-	34, // [34:45] is the sub-list for method output_type
-	23, // [23:34] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	34, // 18: filetools.v1.ExportHeader.url_expires_at:type_name -> google.protobuf.Timestamp
+	23, // 19: filetools.v1.ExportSnapshotResponse.header:type_name -> filetools.v1.ExportHeader
+	35, // 20: filetools.v1.ExportSnapshotResponse.chunk:type_name -> filetools.v1.DataChunk
+	14, // 21: filetools.v1.RestoreSnapshotResponse.snapshot:type_name -> filetools.v1.Snapshot
+	27, // 22: filetools.v1.ImportArchiveRequest.header:type_name -> filetools.v1.ImportHeader
+	35, // 23: filetools.v1.ImportArchiveRequest.chunk:type_name -> filetools.v1.DataChunk
+	2,  // 24: filetools.v1.Workspaces.CreateWorkspace:input_type -> filetools.v1.CreateWorkspaceRequest
+	4,  // 25: filetools.v1.Workspaces.GetWorkspace:input_type -> filetools.v1.GetWorkspaceRequest
+	6,  // 26: filetools.v1.Workspaces.ListWorkspaces:input_type -> filetools.v1.ListWorkspacesRequest
+	8,  // 27: filetools.v1.Workspaces.DeleteWorkspace:input_type -> filetools.v1.DeleteWorkspaceRequest
+	11, // 28: filetools.v1.Workspaces.StartRun:input_type -> filetools.v1.StartRunRequest
+	15, // 29: filetools.v1.Workspaces.FinishRun:input_type -> filetools.v1.FinishRunRequest
+	18, // 30: filetools.v1.Workspaces.GetChangeSet:input_type -> filetools.v1.GetChangeSetRequest
+	20, // 31: filetools.v1.Workspaces.ListSnapshots:input_type -> filetools.v1.ListSnapshotsRequest
+	22, // 32: filetools.v1.Workspaces.ExportSnapshot:input_type -> filetools.v1.ExportSnapshotRequest
+	25, // 33: filetools.v1.Workspaces.RestoreSnapshot:input_type -> filetools.v1.RestoreSnapshotRequest
+	28, // 34: filetools.v1.Workspaces.ImportArchive:input_type -> filetools.v1.ImportArchiveRequest
+	3,  // 35: filetools.v1.Workspaces.CreateWorkspace:output_type -> filetools.v1.CreateWorkspaceResponse
+	5,  // 36: filetools.v1.Workspaces.GetWorkspace:output_type -> filetools.v1.GetWorkspaceResponse
+	7,  // 37: filetools.v1.Workspaces.ListWorkspaces:output_type -> filetools.v1.ListWorkspacesResponse
+	9,  // 38: filetools.v1.Workspaces.DeleteWorkspace:output_type -> filetools.v1.DeleteWorkspaceResponse
+	12, // 39: filetools.v1.Workspaces.StartRun:output_type -> filetools.v1.StartRunResponse
+	16, // 40: filetools.v1.Workspaces.FinishRun:output_type -> filetools.v1.FinishRunResponse
+	19, // 41: filetools.v1.Workspaces.GetChangeSet:output_type -> filetools.v1.GetChangeSetResponse
+	21, // 42: filetools.v1.Workspaces.ListSnapshots:output_type -> filetools.v1.ListSnapshotsResponse
+	24, // 43: filetools.v1.Workspaces.ExportSnapshot:output_type -> filetools.v1.ExportSnapshotResponse
+	26, // 44: filetools.v1.Workspaces.RestoreSnapshot:output_type -> filetools.v1.RestoreSnapshotResponse
+	29, // 45: filetools.v1.Workspaces.ImportArchive:output_type -> filetools.v1.ImportArchiveResponse
+	35, // [35:46] is the sub-list for method output_type
+	24, // [24:35] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_filetools_v1_workspaces_proto_init() }
@@ -2089,6 +2136,7 @@ func file_filetools_v1_workspaces_proto_init() {
 	}
 	file_filetools_v1_common_proto_init()
 	file_filetools_v1_workspaces_proto_msgTypes[14].OneofWrappers = []any{}
+	file_filetools_v1_workspaces_proto_msgTypes[21].OneofWrappers = []any{}
 	file_filetools_v1_workspaces_proto_msgTypes[23].OneofWrappers = []any{
 		(*ExportSnapshotResponse_Header)(nil),
 		(*ExportSnapshotResponse_Chunk)(nil),

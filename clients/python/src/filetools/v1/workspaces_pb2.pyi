@@ -239,26 +239,34 @@ class ListSnapshotsResponse(_message.Message):
     def __init__(self, snapshots: _Optional[_Iterable[_Union[Snapshot, _Mapping]]] = ...) -> None: ...
 
 class ExportSnapshotRequest(_message.Message):
-    __slots__ = ("workspace", "snapshot_id", "live", "include")
+    __slots__ = ("workspace", "snapshot_id", "live", "include", "presign", "presign_seconds")
     WORKSPACE_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_ID_FIELD_NUMBER: _ClassVar[int]
     LIVE_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_FIELD_NUMBER: _ClassVar[int]
+    PRESIGN_FIELD_NUMBER: _ClassVar[int]
+    PRESIGN_SECONDS_FIELD_NUMBER: _ClassVar[int]
     workspace: str
     snapshot_id: str
     live: bool
     include: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, workspace: _Optional[str] = ..., snapshot_id: _Optional[str] = ..., live: _Optional[bool] = ..., include: _Optional[_Iterable[str]] = ...) -> None: ...
+    presign: bool
+    presign_seconds: int
+    def __init__(self, workspace: _Optional[str] = ..., snapshot_id: _Optional[str] = ..., live: _Optional[bool] = ..., include: _Optional[_Iterable[str]] = ..., presign: _Optional[bool] = ..., presign_seconds: _Optional[int] = ...) -> None: ...
 
 class ExportHeader(_message.Message):
-    __slots__ = ("size", "sha256", "file_count")
+    __slots__ = ("size", "sha256", "file_count", "url", "url_expires_at")
     SIZE_FIELD_NUMBER: _ClassVar[int]
     SHA256_FIELD_NUMBER: _ClassVar[int]
     FILE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    URL_EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
     size: int
     sha256: str
     file_count: int
-    def __init__(self, size: _Optional[int] = ..., sha256: _Optional[str] = ..., file_count: _Optional[int] = ...) -> None: ...
+    url: str
+    url_expires_at: _timestamp_pb2.Timestamp
+    def __init__(self, size: _Optional[int] = ..., sha256: _Optional[str] = ..., file_count: _Optional[int] = ..., url: _Optional[str] = ..., url_expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ExportSnapshotResponse(_message.Message):
     __slots__ = ("header", "chunk")
