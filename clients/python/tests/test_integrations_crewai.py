@@ -7,6 +7,7 @@ FileWriterTool make them (``read_file_tool`` and ``write_file_tool`` below).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Iterator
 from typing import Any
@@ -106,6 +107,7 @@ def test_run_and_crewai_s_structured_tool_return_the_dispatcher_s_text(client: f
     assert edited.startswith("Edited /big.txt: 1 replacement.")
     assert tools["search"].to_structured_tool().invoke({"pattern": "twenty", "output_mode": "files_with_matches"}).startswith("/big.txt")
     assert "big.txt" in tools["list"].run()
+    assert asyncio.run(tools["read"].arun(path="/big.txt", start_line=3, line_count=1)) == "     3\trow 3\n… call read with start_line 4 for more; 30,000 lines in all\n"
     assert client.read_text(WORKSPACE, "/big.txt", 20001, 1).text == "row twenty thousand one\n"
 
 

@@ -22,6 +22,7 @@ local disk cannot fail with, such as an unreachable daemon.
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 from collections.abc import Iterator, Sequence
 from types import TracebackType
@@ -133,6 +134,10 @@ class FiletoolsCrewTool(BaseTool):
         if args:
             return self.dispatcher.call(self.name, args[0] if len(args) == 1 else list(args)).text
         return self.dispatcher.call(self.name, _without_nones(kwargs)).text
+
+    async def _arun(self, *args: Any, **kwargs: Any) -> str:
+        """``arun``: the blocking call in a thread (the tools hold a ``Client``)."""
+        return await asyncio.to_thread(self._run, *args, **kwargs)
 
 
 def filetools_crewai_tools(
