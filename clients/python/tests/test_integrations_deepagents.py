@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -56,6 +59,19 @@ def test_read_returns_one_window_with_the_protocol_s_paging(client: filetools.Cl
     assert backend.read("/big.log", offset=20000).error == "Line offset 20000 exceeds file length (20000 lines)"
     client.write_text(WORKSPACE, "/empty.txt", "")
     assert backend.read("/empty.txt") == ReadResult(file_data={"content": "", "encoding": "utf-8"})
+
+
+def test_an_image_is_read_whole_as_base64_as_deep_agents_backends_do(client: filetools.Client, backend: FiletoolsBackend) -> None:
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
+    client.write_bytes(WORKSPACE, "/shots/screen.png", png)
+    result = backend.read("/shots/screen.png")
+    assert result.error is None and result.file_data is not None
+    assert result.file_data["encoding"] == "base64"
+    assert base64.standard_b64decode(result.file_data["content"]) == png
+    assert backend.read("/shots/missing.png").error == (
+        "Error (NOT_FOUND): /shots/missing.png does not exist.\nCheck the path with list, or create the file with write.\n"
+    )
+    assert list(Path(tempfile.gettempdir()).glob("filetools-read-*")) == []  # the scratch copies are gone
 
 
 def test_failures_are_results_in_the_dispatcher_s_words_never_exceptions(backend: FiletoolsBackend) -> None:
@@ -143,14 +159,17 @@ def test_the_async_twins_on_an_async_client(daemon: Daemon, client: filetools.Cl
                 await backend.adownload_files(["/c.bin"]),
                 await backend.adelete("/b.txt"),
                 await backend.aread("/../x"),
+                await backend.aread("/c.png"),
             ]
 
-    read, grep, edit, write, glob, ls, up, down, delete, escaped = asyncio.run(main())
+    client.write_bytes(WORKSPACE, "/c.png", b"\x89PNG\r\n")
+    read, grep, edit, write, glob, ls, up, down, delete, escaped, image = asyncio.run(main())
+    assert image.file_data == {"content": base64.standard_b64encode(b"\x89PNG\r\n").decode(), "encoding": "base64"}
     assert read.file_data["content"] == "step 14321 FAILED\n"
     assert grep.matches == [{"path": "/big.log", "line": 14321, "text": "step 14321 FAILED"}]
     assert edit.occurrences == 1 and write.path == "/b.txt"
     assert [m["path"] for m in glob.matches] == ["/b.txt"]
-    assert sorted(e["path"] for e in ls.entries) == ["/b.txt", "/big.log"]  # before the upload
+    assert sorted(e["path"] for e in ls.entries) == ["/b.txt", "/big.log", "/c.png"]  # before the upload
     assert up[0].error is None and down[0].content == b"c"
     assert delete.path == "/b.txt"
     assert escaped.error.startswith("Error (PATH_ESCAPES_WORKSPACE)")

@@ -12,6 +12,9 @@ daemon's calls: the agent's files are a contained, durable workspace, a read is
 one window of the file however large it is, and a path out of bounds is an
 error, never a host file.
 
+A file deep agents takes as bytes by its extension (an image, a PDF, audio,
+video) is read whole and returned base64, as its own backends do.
+
 As the protocol asks, nothing raises: a failure is the result's ``error``, in
 the words of the tool dispatcher (``Error (REASON): message`` and what to do
 next); uploads and downloads report ``FileOperationError`` codes where one fits.
@@ -22,6 +25,8 @@ blocking calls in a thread (the protocol's default).
 from __future__ import annotations
 
 import asyncio
+import base64
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,6 +52,7 @@ from deepagents.backends.protocol import (
     ReadResult,
     WriteResult,
 )
+from deepagents.backends.utils import _get_backend_read_file_type
 
 from filetools import errors
 from filetools.aio import AsyncClient
@@ -171,7 +177,27 @@ class FiletoolsBackend(BackendProtocol):
 
         return _Op("list_dir", {"path": path, "max_entries": GLOB_MAX_ENTRIES}, finish, lambda e: LsResult(error=e), stream=True)
 
+    def _read_binary(self, file_path: str) -> _Op[ReadResult]:
+        """A file deep agents reads as bytes (an image, a PDF, audio, video: by its extension), whole and base64."""
+        scratch = Path(tempfile.mkdtemp(prefix="filetools-read-"))
+        local = scratch / "file"
+
+        def finish(_: object) -> ReadResult:
+            try:
+                raw = local.read_bytes()
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+            return ReadResult(file_data={"content": base64.standard_b64encode(raw).decode("ascii"), "encoding": "base64"})
+
+        def fail(error: str) -> ReadResult:
+            shutil.rmtree(scratch, ignore_errors=True)
+            return ReadResult(error=error)
+
+        return _Op("download", {"path": file_path, "to": local}, finish, fail)
+
     def _read(self, file_path: str, offset: int, limit: int) -> _Op[ReadResult] | ReadResult:
+        if _get_backend_read_file_type(file_path) != "text":
+            return self._read_binary(file_path)
         if limit <= 0:
             return ReadResult(file_data={"content": "", "encoding": "utf-8"}, no_lines_requested=True)
         offset = max(offset, 0)
