@@ -271,7 +271,7 @@ class FiletoolsFileStore:
     def normalize(self, path: str) -> str:
         """``path`` as a workspace path: absolute, separators and "." collapsed, ".." taken lexically (never above "/")."""
         try:
-            text = str(path).replace("\\", "/").replace("\x00", "")
+            text = (path if isinstance(path, str) else "").replace("\\", "/").replace("\x00", "")
             return posixpath.normpath("/" + text.lstrip("/"))
         except Exception:  # noqa: BLE001 - never raising is the contract
             return "/"
