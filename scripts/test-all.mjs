@@ -2,7 +2,8 @@
 //
 //   1. setup: build the TypeScript (dist/, which the client smoke tests run as
 //      the daemon), the pinned Python environment (.venv) with the Python
-//      client and its test extra, the Go module's dependencies, and
+//      client, its test extra and the framework adapters' extras (crewai,
+//      langchain, deepagents), the Go module's dependencies, and
 //      SeaweedFS's `weed` (the S3-compatible server that the S3 store's tests
 //      start on loopback; pinned in toolchain.mjs);
 //   2. suites: vitest, the generated-code freshness check, pytest
@@ -75,7 +76,7 @@ const pythonReady = await step("python environment (.venv)", async () => {
   ensureVenv();
   run(VENV_PYTHON, [
     "-m", "pip", "install", "--disable-pip-version-check", "-q", "--no-build-isolation",
-    "-c", PYTHON_REQUIREMENTS, "-e", "clients/python[test]",
+    "-c", PYTHON_REQUIREMENTS, "-e", "clients/python[test,crewai,langchain,deepagents]",
   ]);
 });
 

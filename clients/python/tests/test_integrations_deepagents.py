@@ -1,0 +1,215 @@
+"""filetools.integrations.deepagents against deepagents itself and a real daemon."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from deepagents import create_deep_agent
+from deepagents.backends.protocol import BackendProtocol, ReadResult
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+import filetools
+from filetools.integrations.deepagents import FiletoolsBackend
+
+from conftest import Daemon
+
+WORKSPACE = "deep"
+PROTOCOL = ["ls", "read", "grep", "glob", "write", "edit", "delete", "upload_files", "download_files"]
+BIG = "".join(f"step {n} ok\n" for n in range(1, 20001)).replace("step 14321 ok", "step 14321 FAILED")
+
+
+@pytest.fixture
+def client(daemon: Daemon) -> Iterator[filetools.Client]:
+    with filetools.Client(daemon.address) as connected:
+        connected.create_workspace(WORKSPACE)
+        yield connected
+
+
+@pytest.fixture
+def backend(client: filetools.Client) -> FiletoolsBackend:
+    return FiletoolsBackend(client, WORKSPACE)
+
+
+def test_it_implements_every_call_of_the_protocol_and_its_async_twin() -> None:
+    assert issubclass(FiletoolsBackend, BackendProtocol)
+    for name in PROTOCOL:
+        for method in (name, f"a{name}"):
+            assert getattr(FiletoolsBackend, method) is not getattr(BackendProtocol, method), method
+
+
+def test_read_returns_one_window_with_the_protocol_s_paging(client: filetools.Client, backend: FiletoolsBackend) -> None:
+    client.write_text(WORKSPACE, "/big.log", BIG)
+    window = backend.read("/big.log", offset=14319, limit=3)
+    assert window.error is None and window.file_data is not None
+    assert window.file_data == {"content": "step 14320 ok\nstep 14321 FAILED\nstep 14322 ok\n", "encoding": "utf-8"}
+    assert (window.start_line, window.end_line, window.next_offset) == (14320, 14322, 14322)
+    last = backend.read("/big.log", offset=19998)
+    assert (last.start_line, last.end_line, last.next_offset, last.total_lines) == (19999, 20000, None, 20000)
+    # Degenerate windows, as the protocol asks: a negative offset reads from the start, no lines is no lines.
+    first = backend.read("/big.log", offset=-5, limit=1)
+    assert first.file_data is not None and first.file_data["content"] == "step 1 ok\n" and first.start_line == 1
+    assert backend.read("/big.log", limit=0) == ReadResult(file_data={"content": "", "encoding": "utf-8"}, no_lines_requested=True)
+    assert backend.read("/big.log", offset=20000).error == "Line offset 20000 exceeds file length (20000 lines)"
+    client.write_text(WORKSPACE, "/empty.txt", "")
+    assert backend.read("/empty.txt") == ReadResult(file_data={"content": "", "encoding": "utf-8"})
+
+
+def test_an_image_is_read_whole_as_base64_as_deep_agents_backends_do(client: filetools.Client, backend: FiletoolsBackend) -> None:
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
+    client.write_bytes(WORKSPACE, "/shots/screen.png", png)
+    result = backend.read("/shots/screen.png")
+    assert result.error is None and result.file_data is not None
+    assert result.file_data["encoding"] == "base64"
+    assert base64.standard_b64decode(result.file_data["content"]) == png
+    assert backend.read("/shots/missing.png").error == (
+        "Error (NOT_FOUND): /shots/missing.png does not exist.\nCheck the path with list, or create the file with write.\n"
+    )
+    assert list(Path(tempfile.gettempdir()).glob("filetools-read-*")) == []  # the scratch copies are gone
+
+
+def test_failures_are_results_in_the_dispatcher_s_words_never_exceptions(backend: FiletoolsBackend) -> None:
+    escaped = backend.read("/../../etc/passwd")
+    assert escaped.error is not None and escaped.error.startswith("Error (PATH_ESCAPES_WORKSPACE): ")
+    assert "/etc" not in escaped.error.replace('"/../../etc/passwd"', "")
+    missing = backend.read("/missing.txt")
+    assert missing.error == "Error (NOT_FOUND): /missing.txt does not exist.\nCheck the path with list, or create the file with write.\n"
+    assert backend.write("../outside.txt", "x").error is not None
+    assert backend.ls("/missing").error is not None
+    assert backend.glob("*.py", "/missing").error is not None
+    assert backend.grep("x", "/../..").error is not None
+    assert backend.edit("/missing.txt", "a", "b").error is not None
+    deleted = backend.delete("/missing.txt")
+    assert deleted.path is None and deleted.error is not None and deleted.error.startswith("Error (NOT_FOUND): ")
+
+
+def test_an_unreachable_daemon_is_an_error_result() -> None:
+    with filetools.Client("127.0.0.1:1") as nowhere:
+        backend = FiletoolsBackend(nowhere, WORKSPACE)
+        result = backend.read("/a.txt")
+        assert result.error is not None and result.error.startswith("Error (UNAVAILABLE)"), result.error
+        assert backend.upload_files([("/a.txt", b"x")])[0].error is not None
+
+
+def test_write_edit_grep_glob_ls_delete(client: filetools.Client, backend: FiletoolsBackend) -> None:
+    assert backend.write("/src/app.py", "DEBUG = True\nname = 'x'\n").path == "/src/app.py"
+    assert backend.write("/src/app.py", "DEBUG = True\nDEBUG_X = True\n").error is None  # overwrites
+    assert backend.write("/README.md", "DEBUG notes\n").error is None
+    edited = backend.edit("/src/app.py", "DEBUG = True", "DEBUG = False")
+    assert (edited.error, edited.path, edited.occurrences) == (None, "/src/app.py", 1)
+    assert backend.edit("/src/app.py", "True", "1").occurrences == 1  # the one "True" left
+    assert client.read_text(WORKSPACE, "/src/app.py").text == "DEBUG = False\nDEBUG_X = 1\n"
+    every = backend.edit("/src/app.py", "DEBUG", "TRACE", replace_all=True)
+    assert every.occurrences == 2
+    ambiguous = backend.edit("/src/app.py", "TRACE", "X")
+    assert ambiguous.error is not None and ambiguous.error.startswith("Error (")
+
+    literal = backend.grep("TRACE_X = 1")
+    assert literal.matches == [{"path": "/src/app.py", "line": 2, "text": "TRACE_X = 1"}] and not literal.truncated
+    assert backend.grep(".*").matches == []  # literal, not a regex
+    assert [m["path"] for m in backend.grep("notes", glob="*.md").matches or []] == ["/README.md"]
+    assert backend.grep("notes", glob="*.py").matches == []
+    exact = backend.grep("TRACE", max_count=2)
+    assert len(exact.matches or []) == 2 and not exact.truncated
+    cut = backend.grep("TRACE", max_count=1)
+    assert len(cut.matches or []) == 1 and cut.truncated
+
+    assert [m["path"] for m in backend.glob("*.py").matches or []] == ["/src/app.py"]
+    assert [m["path"] for m in backend.glob("/*.md").matches or []] == ["/README.md"]
+    assert backend.glob("/*.py").matches == []
+    entries = backend.ls("/").entries or []
+    assert [(e["path"], e["is_dir"]) for e in entries] == [("/README.md", False), ("/src", True)]
+    assert all("modified_at" in e for e in entries)
+
+    assert backend.delete("/src").path == "/src"
+    assert [e["path"] for e in backend.ls("/").entries or []] == ["/README.md"]
+
+
+def test_upload_and_download_report_per_file_with_the_protocol_s_codes(backend: FiletoolsBackend) -> None:
+    uploaded = backend.upload_files([("/data/blob.bin", b"\x00\xffbytes"), ("/../escape.bin", b"x")])
+    assert [(u.path, u.error) for u in uploaded] == [("/data/blob.bin", None), ("/../escape.bin", "permission_denied")]
+    downloaded = backend.download_files(["/data/blob.bin", "/nope.bin", "/data"])
+    assert [(d.path, d.content, d.error) for d in downloaded] == [
+        ("/data/blob.bin", b"\x00\xffbytes", None),
+        ("/nope.bin", None, "file_not_found"),
+        ("/data", None, "is_directory"),
+    ]
+
+
+def test_the_async_twins_on_an_async_client(daemon: Daemon, client: filetools.Client) -> None:
+    client.write_text(WORKSPACE, "/big.log", BIG)
+
+    async def main() -> list[Any]:
+        async with filetools.AsyncClient(daemon.address) as aclient:
+            backend = FiletoolsBackend(client, WORKSPACE, async_client=aclient)
+            return [
+                await backend.aread("/big.log", 14320, 1),
+                await backend.agrep("FAILED", max_count=5),
+                await backend.aedit("/big.log", "step 14321 FAILED", "step 14321 retried"),
+                await backend.awrite("/b.txt", "b\n"),
+                await backend.aglob("*.txt"),
+                await backend.als("/"),
+                await backend.aupload_files([("/c.bin", b"c")]),
+                await backend.adownload_files(["/c.bin"]),
+                await backend.adelete("/b.txt"),
+                await backend.aread("/../x"),
+                await backend.aread("/c.png"),
+            ]
+
+    client.write_bytes(WORKSPACE, "/c.png", b"\x89PNG\r\n")
+    read, grep, edit, write, glob, ls, up, down, delete, escaped, image = asyncio.run(main())
+    assert image.file_data == {"content": base64.standard_b64encode(b"\x89PNG\r\n").decode(), "encoding": "base64"}
+    assert read.file_data["content"] == "step 14321 FAILED\n"
+    assert grep.matches == [{"path": "/big.log", "line": 14321, "text": "step 14321 FAILED"}]
+    assert edit.occurrences == 1 and write.path == "/b.txt"
+    assert [m["path"] for m in glob.matches] == ["/b.txt"]
+    assert sorted(e["path"] for e in ls.entries) == ["/b.txt", "/big.log", "/c.png"]  # before the upload
+    assert up[0].error is None and down[0].content == b"c"
+    assert delete.path == "/b.txt"
+    assert escaped.error.startswith("Error (PATH_ESCAPES_WORKSPACE)")
+    assert client.read_text(WORKSPACE, "/big.log", 14321, 1).text == "step 14321 retried\n"
+
+
+class ScriptedModel(GenericFakeChatModel):
+    """A chat model that answers with its script; deep agents binds tools to it, which changes nothing."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedModel:  # type: ignore[override]
+        return self
+
+
+def _ask(name: str, args: dict[str, Any], n: int) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"call-{n}", "type": "tool_call"}])
+
+
+def test_a_deep_agent_works_on_the_workspace_through_its_own_file_tools(client: filetools.Client, backend: FiletoolsBackend) -> None:
+    client.write_text(WORKSPACE, "/big.log", BIG)
+    script = [
+        _ask("grep", {"pattern": "FAILED"}, 1),
+        _ask("read_file", {"file_path": "/big.log", "offset": 14319, "limit": 3}, 2),
+        _ask("edit_file", {"file_path": "/big.log", "old_string": "step 14321 FAILED", "new_string": "step 14321 retried"}, 3),
+        _ask("write_file", {"file_path": "/notes.md", "content": "retried 14321\n"}, 4),
+        _ask("ls", {"path": "/"}, 5),
+        _ask("glob", {"pattern": "*.md"}, 6),
+        _ask("read_file", {"file_path": "/nope.txt"}, 7),
+        AIMessage(content="done"),
+    ]
+    agent = create_deep_agent(model=ScriptedModel(messages=iter(script)), backend=backend)
+    out = agent.invoke({"messages": [HumanMessage("fix the failed step")]})
+    replies = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
+    assert len(replies) == 7
+    assert replies["call-1"].content == "/big.log"
+    assert "step 14320 ok\nstep 14321 FAILED\nstep 14322 ok" in replies["call-2"].content
+    assert "14320" in replies["call-2"].content  # where the window starts
+    assert "Successfully replaced 1 instance" in replies["call-3"].content
+    assert replies["call-5"].content == "['/big.log', '/notes.md']"
+    assert replies["call-6"].content == "['/notes.md']"
+    assert "Error (NOT_FOUND): /nope.txt does not exist." in replies["call-7"].content
+    assert out["messages"][-1].content == "done"
+    assert client.read_text(WORKSPACE, "/big.log", 14321, 1).text == "step 14321 retried\n"
+    assert client.read_text(WORKSPACE, "/notes.md").text == "retried 14321\n"
