@@ -79,7 +79,7 @@ def test_invoke_returns_the_dispatcher_s_text_and_a_tool_call_carries_the_struct
         ("read", {"path": "/a", "line_count": 10**12}, "Error (INVALID_ARGUMENT): invalid arguments for read: line_count must be at most 100000."),
         ("read", {"path": "../../etc/passwd"}, "Error (PATH_ESCAPES_WORKSPACE): "),
         ("read", {"path": "/missing.txt"}, "Error (NOT_FOUND): "),
-        ("edit", {"path": "/a", "edits": "x"}, "Error (INVALID_ARGUMENT): invalid arguments for edit: edits must be a array."),
+        ("edit", {"path": "/a", "edits": "x"}, "Error (INVALID_ARGUMENT): invalid arguments for edit: edits must be an array."),
     ],
 )
 def test_bad_arguments_come_back_as_an_error_tool_message_never_an_exception(
