@@ -15,6 +15,8 @@ import { BIG_FILE, ensureData } from "./data.js";
 import { Daemon, ROOT, describeMachine, ensureBuilt, loadAverage, median, quantile, runTool, version } from "./measure.js";
 import { formatMs, renderTable, type Row } from "./table.js";
 import { MCP_SDK, MCP_SERVER, McpStdioServer, ensureMcpServer } from "./clients/mcp.js";
+// @ts-expect-error: a plain ES module without type declarations
+import { VENV_PYTHON, ensureVenv } from "../../scripts/toolchain.mjs";
 
 const DATA = path.resolve(process.env.BENCH_DATA ?? path.join(os.homedir(), ".cache", "filetools-bench"));
 /** The workspace the daemon serves (bound as "bench") and the MCP server may read. */
@@ -140,7 +142,14 @@ function lastLineEnd(fd: number, size: number): number {
 
 function prepareDrivers(): Driver[] {
   const dir = path.join(ROOT, "test/bench/clients");
-  const python = path.join(ROOT, ".venv/bin/python");
+  // The pinned .venv that npm test uses, made (or brought up to date) here: the Python row needs no setup by hand.
+  let venvProblem: string | undefined;
+  try {
+    ensureVenv();
+  } catch (error) {
+    venvProblem = `the Python environment could not be set up: ${(error as Error).message}`;
+  }
+  const python: string = VENV_PYTHON;
   const goBinary = path.join(DATA, "read-bench-go");
   const goBuild = spawnSync("go", ["build", "-o", goBinary, "."], { cwd: path.join(dir, "go"), encoding: "utf8" });
   return [
@@ -149,7 +158,7 @@ function prepareDrivers(): Driver[] {
       client: "Python",
       command: [python, path.join(dir, "read_bench.py")],
       env: { ...process.env, PYTHONPATH: path.join(ROOT, "clients/python/src") },
-      missing: existsSync(python) ? undefined : "no .venv (see clients/python)",
+      missing: venvProblem,
     },
     { client: "Go", command: [goBinary], missing: goBuild.status === 0 ? undefined : `go build failed: ${goBuild.error ?? goBuild.stderr}` },
   ];

@@ -5,6 +5,7 @@ go 1.26.0
 require github.com/filetools/filetools/clients/go v0.0.0
 
 require (
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
