@@ -14,7 +14,7 @@
 //
 // Each file's SHA-256 is computed from the very buffers written into the
 // tarball (no second read), for the manifest's file list (file-list.ts).
-import { createHash } from "node:crypto";
+import { createHash, hash as hashOnce } from "node:crypto";
 import { fstatSync, read, readSync } from "node:fs";
 import { createGzip } from "node:zlib";
 import { pipeline, Transform } from "node:stream";
@@ -243,7 +243,9 @@ async function addOpened(pack: tar.Pack, entry: Entry, opened: OpenedFile, name:
     const first = await readChunk(opened.fd, 0, Math.min(size, size <= SMALL_FILE_BYTES ? size : CHUNK_BYTES), size <= SMALL_FILE_BYTES);
     if (!isLoneFile(opened.fd)) return null;
     const { sink, done } = await openEntry(pack, header);
-    const hash = createHash("sha256");
+    // A small file is one buffer, hashed in one call: no Hash object (a native context the GC does not weigh) per file.
+    const whole = size <= SMALL_FILE_BYTES;
+    const hash = whole ? null : createHash("sha256");
     let position = 0;
     while (position < size) {
       const want = Math.min(size - position, size <= SMALL_FILE_BYTES ? size : CHUNK_BYTES);
@@ -254,12 +256,12 @@ async function addOpened(pack: tar.Pack, entry: Entry, opened: OpenedFile, name:
       }
       const filled = buffer.length;
       position += filled;
-      hash.update(buffer);
+      hash?.update(buffer);
       if (!sink.write(buffer)) await new Promise<void>((resolve) => sink.once("drain", () => resolve()));
     }
     sink.end(undefined as never);
     await done;
-    return { size, mode: header.mode, digest: hash.digest() };
+    return { size, mode: header.mode, digest: hash ? hash.digest() : hashOnce("sha256", first, "buffer") };
   } finally {
     await opened.close();
   }
