@@ -1455,8 +1455,8 @@ type DiffSnapshotsRequest struct {
 	From string `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
 	// The newer side: a snapshot id. Empty, or live set: the live workspace.
 	To string `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
-	// Compare with the live workspace (its files read and hashed now) even
-	// when to is set: INVALID_ARGUMENT then, as it would be ambiguous.
+	// Compare with the live workspace (its files read and hashed now), as an
+	// empty to does; said explicitly. Set together with to: INVALID_ARGUMENT.
 	Live          bool `protobuf:"varint,4,opt,name=live,proto3" json:"live,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -685,8 +685,8 @@ export type DiffSnapshotsRequest = Message<"filetools.v1.DiffSnapshotsRequest"> 
   to: string;
 
   /**
-   * Compare with the live workspace (its files read and hashed now) even
-   * when to is set: INVALID_ARGUMENT then, as it would be ambiguous.
+   * Compare with the live workspace (its files read and hashed now), as an
+   * empty to does; said explicitly. Set together with to: INVALID_ARGUMENT.
    *
    * @generated from field: bool live = 4;
    */
