@@ -33,7 +33,8 @@ export type ErrorReason =
   | "WORKSPACE_NOT_ALLOWED"
   | "DATA_LOSS"
   | "ACCESS_DENIED"
-  | "IO_ERROR";
+  | "IO_ERROR"
+  | "SNAPSHOT_WITHOUT_FILE_LIST";
 
 export class FileToolsError extends Error {
   override readonly name = "FileToolsError";

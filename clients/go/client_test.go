@@ -572,6 +572,18 @@ func TestRunAndExportSnapshotToFile(t *testing.T) {
 	if members := tarMembers(t, live); len(members) != 1 || members["out/late.md"] != "late\n" {
 		t.Errorf("live export of out/late.md: %v", members)
 	}
+	// The diff to the live workspace: the one file written since.
+	var summary filetools.DiffSummary
+	var diffed []string
+	for entry, err := range client.DiffSnapshots(ctx, "crew", snapshot.GetId(), filetools.DiffOptions{Summary: &summary}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		diffed = append(diffed, entry.GetKind().String()+" "+entry.GetPath())
+	}
+	if want := []string{"DIFF_KIND_ADDED /out/late.md"}; !slices.Equal(diffed, want) || summary != (filetools.DiffSummary{From: snapshot.GetId(), Added: 1, Unchanged: 3}) {
+		t.Errorf("DiffSnapshots: %v, %+v; want %v and 3 unchanged", diffed, summary, want)
+	}
 	restored, err := client.RestoreSnapshot(ctx, "crew", "")
 	if err != nil || restored.GetId() != snapshot.GetId() {
 		t.Fatalf("RestoreSnapshot: %v, %v; want %s", restored, err, snapshot.GetId())

@@ -50,6 +50,8 @@ const (
 	ReasonDataLoss             Reason = "DATA_LOSS"
 	ReasonAccessDenied         Reason = "ACCESS_DENIED"
 	ReasonIOError              Reason = "IO_ERROR"
+	// DiffSnapshots named a snapshot written before manifests carried a file list.
+	ReasonSnapshotWithoutFileList Reason = "SNAPSHOT_WITHOUT_FILE_LIST"
 )
 
 // Error is every failure of a call to the daemon: its gRPC code, the reason

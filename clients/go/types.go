@@ -17,6 +17,7 @@ type (
 	Run             = filetoolsv1.Run
 	Snapshot        = filetoolsv1.Snapshot
 	Change          = filetoolsv1.Change
+	DiffEntry       = filetoolsv1.DiffEntry
 	ChangeSummary   = filetoolsv1.ChangeSummary
 	FinishRunResult = filetoolsv1.FinishRunResponse
 	ExportInfo      = filetoolsv1.ExportHeader

@@ -90,6 +90,45 @@ func (c *Client) ListSnapshots(ctx context.Context, workspace string) ([]*Snapsh
 	return resp.GetSnapshots(), err
 }
 
+// DiffOptions choose what DiffSnapshots compares a snapshot to: by default
+// the live workspace (its files hashed now).
+type DiffOptions struct {
+	To      string       // a snapshot id to compare to instead of the live workspace
+	Summary *DiffSummary // when set, filled in with the counts once the loop has ended
+}
+
+// DiffSummary ends a diff.
+type DiffSummary struct {
+	From, To                            string // the snapshots compared; To "" for the live workspace
+	Added, Removed, Modified, Unchanged int64  // paths of each kind
+}
+
+// DiffSnapshots yields what changed from snapshot from ("" = the newest) to
+// opts.To, or to the live workspace: the paths of the newer side in walk
+// order, then the removed ones. Breaking out of the loop cancels the call.
+func (c *Client) DiffSnapshots(ctx context.Context, workspace, from string, opts DiffOptions) iter.Seq2[*DiffEntry, error] {
+	open := func(ctx context.Context) (grpc.ServerStreamingClient[filetoolsv1.DiffSnapshotsResponse], error) {
+		return c.workspaces.DiffSnapshots(ctx, &filetoolsv1.DiffSnapshotsRequest{Workspace: workspace, From: from, To: opts.To, Live: opts.To == ""})
+	}
+	return streamItems(ctx, open, func(msg *filetoolsv1.DiffSnapshotsResponse, yield func(*DiffEntry) bool) bool {
+		if s := msg.GetSummary(); s != nil {
+			if opts.Summary != nil {
+				*opts.Summary = DiffSummary{
+					From: s.GetFrom(), To: s.GetTo(),
+					Added: s.GetAdded(), Removed: s.GetRemoved(), Modified: s.GetModified(), Unchanged: s.GetUnchanged(),
+				}
+			}
+			return true
+		}
+		for _, entry := range msg.GetEntries().GetEntries() {
+			if !yield(entry) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // RestoreSnapshot replaces a workspace's contents with a snapshot ("" = the
 // newest) and returns it.
 func (c *Client) RestoreSnapshot(ctx context.Context, workspace, snapshotID string) (*Snapshot, error) {

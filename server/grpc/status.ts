@@ -45,6 +45,7 @@ export const STATUS_CODE_OF: Record<ErrorReason, Code> = {
   DATA_LOSS: Code.DATA_LOSS,
   ACCESS_DENIED: Code.PERMISSION_DENIED,
   IO_ERROR: Code.UNAVAILABLE,
+  SNAPSHOT_WITHOUT_FILE_LIST: Code.FAILED_PRECONDITION,
 };
 
 /** What the client sees of an error: the FileToolsError itself, or a generic INTERNAL. */

@@ -21,6 +21,7 @@ import { finishRunHandler } from "./workspaces/finish-run.js";
 import { getChangeSetHandler } from "./workspaces/get-change-set.js";
 import { importArchiveHandler } from "./workspaces/import-archive.js";
 import { listSnapshotsHandler } from "./workspaces/list-snapshots.js";
+import { diffSnapshotsHandler } from "./workspaces/diff-snapshots.js";
 import { restoreSnapshotHandler } from "./workspaces/restore-snapshot.js";
 import { startRunHandler } from "./workspaces/start-run.js";
 import { deleteHandler } from "./files/delete.js";
@@ -95,6 +96,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
       finishRun: finishRunHandler(deps),
       getChangeSet: getChangeSetHandler(deps),
       listSnapshots: listSnapshotsHandler(deps),
+      diffSnapshots: diffSnapshotsHandler(deps),
       exportSnapshot: exportSnapshotHandler(deps),
       restoreSnapshot: restoreSnapshotHandler(deps),
       importArchive: importArchiveHandler(deps),

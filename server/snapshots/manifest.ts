@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { fail } from "../errors.js";
 import { ChangeSchema, ChangeSummarySchema, parseRecord } from "../runs/records.js";
+import { FileListSchema } from "./file-list.js";
 
 export const SNAPSHOT_ID = /^[0-9]{8}T[0-9]{9}Z-[0-9a-f]{8}$/;
 
@@ -29,6 +30,12 @@ const ManifestSchema = z.object({
    * manifests older than the field). History is the chain of parents.
    */
   parent: z.string().default(""),
+  /**
+   * Every regular file and symbolic link packed, with sizes, modes and
+   * SHA-256s (file-list.ts), for DiffSnapshots; absent in manifests older
+   * than the field, which a diff then refuses (SNAPSHOT_WITHOUT_FILE_LIST).
+   */
+  files: FileListSchema.optional(),
 });
 
 export type Manifest = z.infer<typeof ManifestSchema>;

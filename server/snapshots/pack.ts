@@ -11,6 +11,10 @@
 // header then carrying an ASCII stand-in. A tree past the limits a restore
 // accepts (workspace/limits.ts) fails the pack with QUOTA_EXCEEDED, naming
 // the entry, rather than store a snapshot no daemon could restore.
+//
+// Each file's SHA-256 is computed from the very buffers written into the
+// tarball (no second read), for the manifest's file list (file-list.ts).
+import { createHash, hash as hashOnce } from "node:crypto";
 import { fstatSync, read, readSync } from "node:fs";
 import { createGzip } from "node:zlib";
 import { pipeline, Transform } from "node:stream";
@@ -25,6 +29,7 @@ import { isLoneFile } from "../workspace/lone-file.js";
 import { MAX_CONTENT_BYTES, MAX_DEPTH, MAX_ENTRIES, MAX_PATH_BYTES, MAX_SYMLINK_TARGET_BYTES } from "../workspace/limits.js";
 import { byteLengthOfPath, type Components } from "../workspace/paths.js";
 import { bytesOfName, hasRawBytes } from "../workspace/names.js";
+import { FileListBuilder, type FileList } from "./file-list.js";
 
 /** Files up to this size are read with one synchronous positional read (cheaper than several async calls). */
 const SMALL_FILE_BYTES = 1 << 20;
@@ -41,6 +46,15 @@ export interface PackedTarball {
   bytes: AsyncIterable<Uint8Array>;
   /** Regular files packed so far (final once `bytes` is consumed). */
   readonly fileCount: number;
+  /** The files and links packed, with their sizes, modes and SHA-256s; call once `bytes` is consumed. */
+  fileList(): FileList;
+}
+
+/** What went into the tarball for one regular file. */
+interface PackedFile {
+  size: number;
+  mode: number;
+  digest: Buffer;
 }
 
 export function packWorkspace(workspace: Workspace, options: PackOptions = {}): PackedTarball {
@@ -48,7 +62,8 @@ export function packWorkspace(workspace: Workspace, options: PackOptions = {}): 
   const matches = include.length > 0 ? globMatcher(include, "include") : null;
   const pack = tar.pack();
   const gzip = createGzip({ level: 6 });
-  const result = { fileCount: 0, bytes: gzip as AsyncIterable<Uint8Array> };
+  const list = new FileListBuilder();
+  const result = { fileCount: 0, bytes: gzip as AsyncIterable<Uint8Array>, fileList: () => list.build() };
   // Coalesce the many small tar writes (512-byte headers, small files) before gzip: one zlib call per ~1 MiB.
   pipeline(pack, coalescer(1 << 20), gzip, () => undefined);
 
@@ -81,10 +96,15 @@ export function packWorkspace(workspace: Workspace, options: PackOptions = {}): 
         if (linkname === null) continue;
         if (bytesOfName(linkname).length > MAX_SYMLINK_TARGET_BYTES) tooLarge(`${entry.path}'s target is longer than ${MAX_SYMLINK_TARGET_BYTES} bytes`);
         await addEntry(pack, { ...common(entry), name, type: "symlink", linkname, mode: 0o777 });
+        list.addLink(entry.path, linkname);
       } else {
         contentBytes += Number(entry.size);
         if (contentBytes > MAX_CONTENT_BYTES) tooLarge(`the workspace holds more than ${MAX_CONTENT_BYTES} bytes of files`);
-        if (entry.opened ? await addOpened(pack, entry, entry.opened, name) : await addFile(pack, workspace, entry, name)) result.fileCount++;
+        const packed = entry.opened ? await addOpened(pack, entry, entry.opened, name) : await addFile(pack, workspace, entry, name);
+        if (packed) {
+          result.fileCount++;
+          list.addFile(entry.path, packed.size, packed.mode, packed.digest);
+        }
       }
     }
     pack.finalize();
@@ -211,18 +231,21 @@ function longNameRecord(type: "L" | "K", bytes: Buffer): Buffer {
   return record;
 }
 
-/** Packs a file the walk opened; false when it turned out not to be a lone regular file. */
-async function addOpened(pack: tar.Pack, entry: Entry, opened: OpenedFile, name: string): Promise<boolean> {
+/** Packs a file the walk opened; null when it turned out not to be a lone regular file. */
+async function addOpened(pack: tar.Pack, entry: Entry, opened: OpenedFile, name: string): Promise<PackedFile | null> {
   try {
     const stats = fstatSync(opened.fd);
-    if (!stats.isFile() || stats.nlink !== 1) return false;
+    if (!stats.isFile() || stats.nlink !== 1) return null;
     const size = stats.size;
     const header = { mtime: stats.mtime, uid: 0, gid: 0, uname: "", gname: "", name, type: "file" as const, size, mode: stats.mode & 0o777 };
     // The first chunk is read, and the link rule checked on it, before the member is started: a file
     // linked from outside meanwhile is left out like any hard-linked file (lone-file.ts).
     const first = await readChunk(opened.fd, 0, Math.min(size, size <= SMALL_FILE_BYTES ? size : CHUNK_BYTES), size <= SMALL_FILE_BYTES);
-    if (!isLoneFile(opened.fd)) return false;
+    if (!isLoneFile(opened.fd)) return null;
     const { sink, done } = await openEntry(pack, header);
+    // A small file is one buffer, hashed in one call: no Hash object (a native context the GC does not weigh) per file.
+    const whole = size <= SMALL_FILE_BYTES;
+    const hash = whole ? null : createHash("sha256");
     let position = 0;
     while (position < size) {
       const want = Math.min(size - position, size <= SMALL_FILE_BYTES ? size : CHUNK_BYTES);
@@ -233,11 +256,12 @@ async function addOpened(pack: tar.Pack, entry: Entry, opened: OpenedFile, name:
       }
       const filled = buffer.length;
       position += filled;
+      hash?.update(buffer);
       if (!sink.write(buffer)) await new Promise<void>((resolve) => sink.once("drain", () => resolve()));
     }
     sink.end(undefined as never);
     await done;
-    return true;
+    return { size, mode: header.mode, digest: hash ? hash.digest() : hashOnce("sha256", first, "buffer") };
   } finally {
     await opened.close();
   }
@@ -259,22 +283,25 @@ function readAsync(fd: number, buffer: Buffer, offset: number, length: number, p
   return new Promise((resolve, reject) => read(fd, buffer, offset, length, position, (error, n) => (error ? reject(error) : resolve(n))));
 }
 
-/** Packs one regular file; false when it vanished or cannot be read safely (e.g. it has several hard links). */
-async function addFile(pack: tar.Pack, workspace: Workspace, entry: WalkEntry, name: string): Promise<boolean> {
+/** Packs one regular file; null when it vanished or cannot be read safely (e.g. it has several hard links). */
+async function addFile(pack: tar.Pack, workspace: Workspace, entry: WalkEntry, name: string): Promise<PackedFile | null> {
   let file;
   try {
     file = await workspace.openFile(entry.parts);
   } catch (error) {
-    if (error instanceof FileToolsError) return false;
+    if (error instanceof FileToolsError) return null;
     throw error;
   }
   try {
     const size = file.size;
-    const { sink, done } = await openEntry(pack, { ...common(file.entry), name, type: "file", size, mode: file.entry.mode & 0o777 });
+    const mode = file.entry.mode & 0o777;
+    const { sink, done } = await openEntry(pack, { ...common(file.entry), name, type: "file", size, mode });
+    const hash = createHash("sha256");
     let written = 0;
     for await (const chunk of file.chunks()) {
       const part = written + chunk.length > size ? chunk.subarray(0, size - written) : chunk;
       written += part.length;
+      hash.update(part);
       if (!sink.write(part)) await new Promise<void>((resolve) => sink.once("drain", () => resolve()));
       if (written >= size) break;
     }
@@ -285,7 +312,7 @@ async function addFile(pack: tar.Pack, workspace: Workspace, entry: WalkEntry, n
     }
     sink.end(undefined as never);
     await done;
-    return true;
+    return { size, mode, digest: hash.digest() };
   } finally {
     await file.close();
   }

@@ -22,6 +22,9 @@ import type { Workspace } from "../workspace/workspace.js";
 import { WORKSPACE_ID_PATTERN, type WorkspaceRegistry } from "../workspace/registry.js";
 import type { Components } from "../workspace/paths.js";
 import { escapeName } from "../workspace/names.js";
+import { hashTree } from "../workspace/hash-tree.js";
+import { diffRecords, type DiffCounts, type DiffEntry } from "./diff.js";
+import { recordsOf, type FileList } from "./file-list.js";
 import {
   extractArchive,
   heldMemberNames,
@@ -55,6 +58,25 @@ export interface SnapshotMeta {
   parent?: string;
   /** Runs just before the commit point, with the tarball stored; throwing stops the snapshot there (the run's lease is checked so). */
   beforeCommit?: () => Promise<void>;
+}
+
+/** Which snapshots ListSnapshots keeps. */
+export interface SnapshotFilter {
+  /** Every one of these labels, with these values. */
+  labels?: Record<string, string>;
+  /** Created at or after. */
+  createdAfter?: Date;
+  /** Created before. */
+  createdBefore?: Date;
+}
+
+/** A diff under way: its entries stream; `counts` is final once they are all read. */
+export interface SnapshotDiff {
+  from: Manifest;
+  /** Undefined: the live workspace. */
+  to?: Manifest;
+  entries: AsyncGenerator<DiffEntry>;
+  counts: DiffCounts;
 }
 
 export interface ExportStream {
@@ -137,11 +159,13 @@ export class Snapshots {
       changeSet: meta.changeSet,
       tarball,
       parent: meta.parent ?? "",
+      files: packed.fileList(),
     };
     await meta.beforeCommit?.();
     // The commit point: past it the manifest (what makes the snapshot exist) is written whatever the signal says.
     signal?.throwIfAborted();
-    await this.store.put(`${workspace.id}/${id}.json`, single(Buffer.from(JSON.stringify(manifest, null, 1))));
+    // Not indented: with a file list of 100,000 entries, one line per array element would add megabytes.
+    await this.store.put(`${workspace.id}/${id}.json`, single(Buffer.from(JSON.stringify(manifest))));
     await this.prune(workspace.id, id).catch(() => undefined);
     return manifest;
   }
@@ -178,6 +202,32 @@ export class Snapshots {
       ),
     );
     return manifests.filter((m): m is Manifest => m !== null);
+  }
+
+  /** Manifests of a workspace that pass `filter`, newest first (see list). */
+  async listMatching(workspaceId: string, filter: SnapshotFilter, signal?: AbortSignal): Promise<Manifest[]> {
+    const labels = Object.entries(filter.labels ?? {});
+    const after = filter.createdAfter?.getTime() ?? Number.NEGATIVE_INFINITY;
+    const before = filter.createdBefore?.getTime() ?? Number.POSITIVE_INFINITY;
+    return (await this.list(workspaceId, signal)).filter((m) => {
+      const created = Date.parse(m.createdAt);
+      return created >= after && created < before && labels.every(([key, value]) => m.labels[key] === value);
+    });
+  }
+
+  /**
+   * What changed from snapshot `fromId` ("" = the newest) to snapshot `to`,
+   * or to the live workspace (its files hashed as the walk reaches them, one
+   * at a time). NOT_FOUND, DATA_LOSS as find; SNAPSHOT_WITHOUT_FILE_LIST for
+   * a manifest written before manifests carried a file list.
+   */
+  async diff(workspaceId: string, fromId: string, to: { snapshotId: string } | { live: Workspace }, signal?: AbortSignal): Promise<SnapshotDiff> {
+    const from = await this.find(workspaceId, fromId, signal);
+    const before = fileListOf(from);
+    const counts = { added: 0, removed: 0, modified: 0, unchanged: 0 };
+    if ("live" in to) return { from, counts, entries: diffRecords(recordsOf(before), hashTree(to.live, signal), counts) };
+    const target = await this.find(workspaceId, to.snapshotId, signal);
+    return { from, to: target, counts, entries: diffRecords(recordsOf(before), recordsOf(fileListOf(target)), counts) };
   }
 
   /** One manifest; "" = the newest. NOT_FOUND when absent, DATA_LOSS when damaged. */
@@ -443,6 +493,15 @@ async function* linksIn(workspace: Workspace): AsyncGenerator<{ at: string[]; ta
     const target = await workspace.readLink(at).catch(() => null);
     if (target !== null) yield { at, target };
   }
+}
+
+function fileListOf(manifest: Manifest): FileList {
+  if (manifest.files) return manifest.files;
+  fail(
+    "SNAPSHOT_WITHOUT_FILE_LIST",
+    `snapshot ${manifest.id} of workspace ${manifest.workspace} was written by an older daemon and has no file list to compare; diff against a newer snapshot (one written by FinishRun since)`,
+    { snapshot: manifest.id },
+  );
 }
 
 function checkWorkspaceId(id: string): void {

@@ -291,6 +291,11 @@ def test_runs_snapshots_and_export_to_a_verified_file(client: Any, ws: str, tmp_
     with tarfile.open(live.path) as tar:
         assert [m.name.lstrip("./") for m in tar.getmembers()] == ["report/data.csv"]
 
+    client.write_text(ws, "report/summary.md", "# Summary, revised\n")
+    diff = client.diff_snapshots(ws, snapshot.id)
+    assert [(e.kind, e.path, e.size_before, e.size_after) for e in diff] == [(3, "/report/summary.md", 10, 19)]
+    assert diff.summary is not None and (diff.summary.modified, diff.summary.unchanged, diff.summary.to) == (1, 1, "")
+
     client.delete(ws, "report", recursive=True)
     restored = client.restore_snapshot(ws)
     assert restored.id == snapshot.id

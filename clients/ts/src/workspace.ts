@@ -24,7 +24,8 @@ import {
   type WriteMode,
   type WriteResponse,
 } from "@filetools/proto/filetools/v1/files_pb.js";
-import type { Change, ExportHeader, FinishRunResponse, ImportArchiveResponse, Run, Snapshot } from "@filetools/proto/filetools/v1/workspaces_pb.js";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { Change, DiffEntry, DiffSummary, ExportHeader, FinishRunResponse, ImportArchiveResponse, Run, Snapshot } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { headerThenData, saveVerified, type OnProgress } from "./byte-streams.js";
 
 export interface ReadTextOptions extends CallOptions {
@@ -383,9 +384,26 @@ export class WorkspaceClient {
     return changes;
   }
 
-  /** The workspace's snapshots, newest first. */
-  async listSnapshots(options: CallOptions = {}): Promise<Snapshot[]> {
-    return (await this.raw.workspaces.listSnapshots({ workspace: this.id }, options)).snapshots;
+  /** The workspace's snapshots, newest first; with labels (all must match) and a time range, only those. */
+  async listSnapshots(options: CallOptions & { labels?: Record<string, string>; createdAfter?: Date; createdBefore?: Date } = {}): Promise<Snapshot[]> {
+    const { labels, createdAfter, createdBefore } = options;
+    const request = { workspace: this.id, labels, createdAfter: createdAfter && timestampFromDate(createdAfter), createdBefore: createdBefore && timestampFromDate(createdBefore) };
+    return (await this.raw.workspaces.listSnapshots(request, options)).snapshots;
+  }
+
+  /**
+   * What changed from snapshot `from` ("" = the newest) to snapshot `to`, or
+   * to the live workspace when `to` is left out: the entries (those of "to"
+   * in walk order, then the removed ones) and the summary.
+   */
+  async diffSnapshots(from: string, options: CallOptions & { to?: string } = {}): Promise<{ entries: DiffEntry[]; summary: DiffSummary }> {
+    const entries: DiffEntry[] = [];
+    let summary: DiffSummary | undefined;
+    for await (const { event } of this.raw.workspaces.diffSnapshots({ workspace: this.id, from, to: options.to ?? "", live: options.to === undefined }, options)) {
+      if (event.case === "entries") entries.push(...event.value.entries);
+      else if (event.case === "summary") summary = event.value;
+    }
+    return { entries, summary: present(summary, "DiffSnapshots: summary") };
   }
 
   /** Downloads a snapshot's tarball (gzip) into `toFilePath`, atomically, after checking its sha256 against the header. */

@@ -106,7 +106,7 @@ describe("filetools", () => {
     const commands = [
       "read", "write", "edit", "rm", "mv", "mkdir", "stat", "ls", "grep", "upload", "download", "import",
       "workspaces", "workspaces ls", "workspaces show", "workspaces create", "workspaces delete",
-      "runs", "runs start", "runs finish", "runs changes", "snapshots", "snapshots ls", "snapshots export", "snapshots restore",
+      "runs", "runs start", "runs finish", "runs changes", "snapshots", "snapshots ls", "snapshots diff", "snapshots export", "snapshots restore",
     ];
     const helps = await Promise.all(commands.map((command) => cli([...command.split(" "), "--help"])));
     helps.forEach((result, i) => {
@@ -340,6 +340,36 @@ describe("filetools", () => {
     await ok(["rm", "demo", "reports", "-r"]);
     expect(await ok(["snapshots", "restore", "demo", snapshots[0].id])).toBe(`restored demo from snapshot ${snapshots[0].id}\n`);
     expect(await ok(["read", "demo", "reports/q3.md", "--raw"])).toBe("# Report\n");
+  });
+
+  it("snapshots diff against the live workspace (text and JSON Lines); snapshots ls --label, --after, --before", async () => {
+    const { snapshots } = await json(["snapshots", "ls", "demo"]);
+    const id: string = snapshots[0].id;
+    await ok(["write", "demo", "diffed.txt", "-"], { input: "new\n" });
+    await ok(["write", "demo", "reports/q3.md", "-"], { input: "# Report, revised\n" });
+    const text = (await ok(["snapshots", "diff", "demo", id])).trimEnd().split("\n");
+    expect(text).toEqual(expect.arrayContaining(["A /diffed.txt  4 B 644", "M /reports/q3.md  9 B 644 → 18 B 644"]));
+    expect(text.at(-1)).toMatch(new RegExp(`^1 added, 0 removed, 1 modified, \\d+ unchanged \\(${id} → live\\)$`));
+    const lines = (await ok(["--json", "snapshots", "diff", "demo", id, "--live"])).trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect(lines.slice(0, -1).map((e) => [e.kind, e.path]).sort()).toEqual([
+      ["DIFF_KIND_ADDED", "/diffed.txt"],
+      ["DIFF_KIND_MODIFIED", "/reports/q3.md"],
+    ]);
+    expect(lines.find((e) => e.path === "/reports/q3.md")).toMatchObject({ sizeBefore: "9", sizeAfter: "18", sha256Before: sha256("# Report\n"), sha256After: sha256("# Report, revised\n") });
+    expect(lines.at(-1)).toMatchObject({ summary: { from: id, added: "1", modified: "1" } });
+    const both = await cli(["snapshots", "diff", "demo", id, id, "--live"]);
+    expect({ code: both.code, stderr: both.stderr }).toEqual({ code: 2, stderr: "filetools: name a second snapshot or --live, not both (USAGE)\n" });
+    const unknown = await cli(["snapshots", "diff", "demo", "20200101T000000000Z-00000000"]);
+    expect(unknown.code).toBe(3);
+    await ok(["rm", "demo", "diffed.txt"]);
+    await ok(["snapshots", "restore", "demo", id]);
+
+    const ids = async (...args: string[]) => (await json(["snapshots", "ls", "demo", ...args])).snapshots.map((s: { id: string }) => s.id);
+    expect(await ids("--label", "crew=alpha", "--label", "note=cli")).toEqual([id]);
+    expect(await ids("--label", "crew=beta")).toEqual([]);
+    expect(await ids("--after", "2999-01-01")).toEqual([]);
+    expect(await ids("--before", "2999-01-01T00:00:00Z", "--after", "2000-01-01")).toEqual([id]);
+    expect((await cli(["snapshots", "ls", "demo", "--after", "someday"])).code).toBe(2);
   });
 
   it("shows a progress bar on stderr only when it is a terminal, leaving the data intact", async () => {

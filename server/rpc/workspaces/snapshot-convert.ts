@@ -1,10 +1,15 @@
 // Run, snapshot and change-set values → protobuf message shapes.
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ChangeKind, type ChangeSchema, type RunSchema, type SnapshotSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
+import { ChangeKind, DiffEntryType, DiffKind, type ChangeSchema, type DiffEntrySchema, type RunSchema, type SnapshotSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import type { RunInfo, ChangeSummary } from "../../runs/runs.js";
 import type { Manifest } from "../../snapshots/snapshots.js";
 import type { Change } from "../../tools/changes.js";
+import type { DiffEntry } from "../../snapshots/diff.js";
+import type { FileRecord } from "../../snapshots/file-list.js";
 import { timestampFromDate } from "../convert.js";
+
+const DIFF_KINDS = { added: DiffKind.ADDED, removed: DiffKind.REMOVED, modified: DiffKind.MODIFIED } as const;
+const ENTRY_TYPES = { file: DiffEntryType.FILE, symlink: DiffEntryType.SYMLINK } as const;
 
 const KINDS = { create: ChangeKind.CREATE, modify: ChangeKind.MODIFY, delete: ChangeKind.DELETE, move: ChangeKind.MOVE } as const;
 
@@ -39,5 +44,31 @@ export function changeMessage(change: Change): MessageInitShape<typeof ChangeSch
     sha256Before: change.sha256Before,
     sha256After: change.sha256After,
     time: timestampFromDate(new Date(change.time)),
+  };
+}
+
+export function diffEntryMessage(entry: DiffEntry): MessageInitShape<typeof DiffEntrySchema> {
+  const side = (record: FileRecord | undefined) => ({
+    size: BigInt(record?.size ?? 0),
+    sha256: record?.sha256 ?? "",
+    mode: record?.mode ?? 0,
+    type: record ? ENTRY_TYPES[record.type] : DiffEntryType.UNSPECIFIED,
+    link: record?.target ?? "",
+  });
+  const before = side(entry.before);
+  const after = side(entry.after);
+  return {
+    path: entry.path,
+    kind: DIFF_KINDS[entry.kind],
+    sizeBefore: before.size,
+    sizeAfter: after.size,
+    sha256Before: before.sha256,
+    sha256After: after.sha256,
+    modeBefore: before.mode,
+    modeAfter: after.mode,
+    typeBefore: before.type,
+    typeAfter: after.type,
+    linkBefore: before.link,
+    linkAfter: after.link,
   };
 }

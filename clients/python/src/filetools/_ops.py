@@ -469,6 +469,19 @@ def list_snapshots(workspace: str) -> Unary[w.ListSnapshotsRequest, w.ListSnapsh
     return Unary(R.LIST_SNAPSHOTS, w.ListSnapshotsRequest(workspace=workspace), lambda r: list(r.snapshots))
 
 
+def diff_snapshots(
+    workspace: str, from_id: str, to: str | None
+) -> ServerStream[w.DiffSnapshotsRequest, w.DiffSnapshotsResponse, w.DiffEntry, w.DiffSummary]:
+    def split(r: w.DiffSnapshotsResponse) -> tuple[Sequence[w.DiffEntry], w.DiffSummary | None]:
+        if r.WhichOneof("event") == "entries":
+            return r.entries.entries, None
+        return [], r.summary
+
+    request = w.DiffSnapshotsRequest(workspace=workspace, to=to or "", live=to is None)
+    setattr(request, "from", from_id)  # a keyword in Python
+    return ServerStream(R.DIFF_SNAPSHOTS, request, split)
+
+
 def export_snapshot(
     workspace: str, snapshot_id: str, live: bool, include: Iterable[str], to: StrPath, on_progress: Progress | None
 ) -> Fold[w.ExportSnapshotRequest, w.ExportSnapshotResponse, SavedFile]:

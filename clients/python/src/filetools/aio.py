@@ -429,6 +429,12 @@ class AsyncClient:
     async def list_snapshots(self, workspace: str, *, timeout: float | None = None) -> list[w.Snapshot]:
         return await self._unary(_ops.list_snapshots(workspace), timeout)
 
+    def diff_snapshots(
+        self, workspace: str, from_id: str = "", to: str | None = None, *, timeout: float | None = None
+    ) -> AsyncStream[w.DiffEntry, w.DiffSummary]:
+        """What changed from snapshot ``from_id`` ("" = the newest) to snapshot ``to``, or to the live workspace when ``to`` is None; ``summary`` closes the stream."""
+        return self._stream(_ops.diff_snapshots(workspace, from_id, to), timeout)
+
     async def export_snapshot(
         self,
         workspace: str,

@@ -415,6 +415,12 @@ class Client:
     def list_snapshots(self, workspace: str, *, timeout: float | None = None) -> list[w.Snapshot]:
         return self._unary(_ops.list_snapshots(workspace), timeout)
 
+    def diff_snapshots(
+        self, workspace: str, from_id: str = "", to: str | None = None, *, timeout: float | None = None
+    ) -> Stream[w.DiffEntry, w.DiffSummary]:
+        """What changed from snapshot ``from_id`` ("" = the newest) to snapshot ``to``, or to the live workspace when ``to`` is None; ``summary`` closes the stream."""
+        return self._stream(_ops.diff_snapshots(workspace, from_id, to), timeout)
+
     def export_snapshot(
         self,
         workspace: str,

@@ -56,6 +56,7 @@ __all__ = [
     "ResourceExhausted",
     "RunActive",
     "SearchTimeout",
+    "SnapshotWithoutFileList",
     "StoreUnavailable",
     "Unauthenticated",
     "Unavailable",
@@ -280,6 +281,12 @@ class UnsafeArchive(FailedPrecondition):
 
 class WorkspaceBound(FailedPrecondition):
     reason_value = _Reason.ERROR_REASON_WORKSPACE_BOUND
+
+
+class SnapshotWithoutFileList(FailedPrecondition):
+    """DiffSnapshots named a snapshot written before manifests carried a file list."""
+
+    reason_value = _Reason.ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST
 
 
 class QuotaExceeded(ResourceExhausted):

@@ -24,6 +24,13 @@ export function label(value: string, previous: Record<string, string> | undefine
   return { ...previous, [value.slice(0, equals)]: value.slice(equals + 1) };
 }
 
+/** A point in time: ISO 8601 ("2026-05-01", "2026-05-01T12:00:00Z") or anything Date parses. */
+export function time(value: string): Date {
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw new InvalidArgumentError("expected a time, e.g. 2026-05-01T12:00:00Z");
+  return date;
+}
+
 /** Converts an optional count to the bigint of an int64 field. */
 export function int64(value: number | undefined): bigint | undefined {
   return value === undefined ? undefined : BigInt(value);

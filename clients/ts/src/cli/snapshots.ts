@@ -1,10 +1,11 @@
-// snapshots ls|export|url|restore.
+// snapshots ls|diff|export|url|restore.
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Command } from "commander";
-import { ExportHeaderSchema, SnapshotSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
-import { collect, integerAtLeast } from "./args.js";
-import { humanBytes, jsonOf, localTime, printJson, table, writeOut } from "./output.js";
+import { DiffEntrySchema, DiffKind, DiffSummarySchema, ExportHeaderSchema, SnapshotSchema, type DiffEntry } from "@filetools/proto/filetools/v1/workspaces_pb.js";
+import { collect, integerAtLeast, label, time } from "./args.js";
+import { humanBytes, jsonOf, localTime, printJson, printJsonLine, table, writeOut } from "./output.js";
 import { changesText } from "./runs.js";
+import { UsageError } from "./errors.js";
 import { sessionOf } from "./session.js";
 import { saveStream } from "./streams.js";
 
@@ -18,12 +19,44 @@ export function addSnapshotCommands(program: Command): void {
     .command("ls")
     .description("List a workspace's snapshots, newest first")
     .argument("<workspace>", "workspace id")
-    .action(async (workspace: string, _options, command: Command) => {
+    .option("--label <key=value>", "only snapshots with this label (repeatable: all must match)", label)
+    .option("--after <time>", "only snapshots created at or after this time (ISO 8601)", time)
+    .option("--before <time>", "only snapshots created before this time (ISO 8601)", time)
+    .addHelpText("after", "\nExample:\n  filetools snapshots ls reports --label team=docs --after 2026-05-01")
+    .action(async (workspace: string, options: { label?: Record<string, string>; after?: Date; before?: Date }, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const snapshots = await client.workspace(workspace).listSnapshots(call);
+      const filter = { labels: options.label, createdAfter: options.after, createdBefore: options.before };
+      const snapshots = await client.workspace(workspace).listSnapshots({ ...call, ...filter });
       if (json) return printJson({ snapshots: snapshots.map((snapshot) => jsonOf(SnapshotSchema, snapshot)) });
       const rows = snapshots.map((s) => [s.id, localTime(s.createdAt), humanBytes(s.sizeBytes), String(s.fileCount), s.runId, changesText(s.changes)]);
       await writeOut(table([["ID", "CREATED", "SIZE", "FILES", "RUN", "CHANGES"], ...rows], [2, 3]));
+    });
+
+  snapshots
+    .command("diff")
+    .description(
+      "What changed between two snapshots, or from a snapshot to the workspace as it is now (--live, or no second snapshot): " +
+        "A added, D removed, M modified (content, mode or link target), then a summary. " +
+        "--json prints JSON Lines: one object per entry, then {\"summary\": ...}.",
+    )
+    .argument("<workspace>", "workspace id")
+    .argument("<from>", "snapshot id to compare from")
+    .argument("[to]", "snapshot id to compare to (default: the live workspace)")
+    .option("--live", "compare to the live workspace (its files hashed now)")
+    .addHelpText("after", "\nExamples:\n  filetools snapshots diff reports 20260501T120000000Z-1a2b3c4d --live\n  filetools snapshots diff reports FROM TO --json | jq -r .path")
+    .action(async (workspace: string, from: string, to: string | undefined, options: { live?: boolean }, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      if (options.live && to !== undefined) throw new UsageError("name a second snapshot or --live, not both");
+      for await (const { event } of client.workspaces.diffSnapshots({ workspace, from, to: to ?? "", live: options.live ?? false }, call)) {
+        if (event.case === "entries") {
+          if (json) for (const entry of event.value.entries) await printJsonLine(jsonOf(DiffEntrySchema, entry));
+          else await writeOut(event.value.entries.map(diffLine).join(""));
+        } else if (event.case === "summary") {
+          const s = event.value;
+          if (json) await printJsonLine({ summary: jsonOf(DiffSummarySchema, s) });
+          else await writeOut(`${s.added} added, ${s.removed} removed, ${s.modified} modified, ${s.unchanged} unchanged (${s.from} → ${s.to || "live"})\n`);
+        }
+      }
     });
 
   snapshots
@@ -74,4 +107,14 @@ export function addSnapshotCommands(program: Command): void {
       if (json) return printJson({ snapshot: jsonOf(SnapshotSchema, snapshot) });
       await writeOut(`restored ${workspace} from snapshot ${snapshot.id}\n`);
     });
+}
+
+/** "M /a.txt  12 B → 14 B", as a person reads a diff's entry. */
+function diffLine(entry: DiffEntry): string {
+  const letter = entry.kind === DiffKind.ADDED ? "A" : entry.kind === DiffKind.REMOVED ? "D" : "M";
+  const side = (size: bigint, mode: number, link: string) => (link ? `-> ${link}` : `${humanBytes(size)} ${mode.toString(8).padStart(3, "0")}`);
+  const before = side(entry.sizeBefore, entry.modeBefore, entry.linkBefore);
+  const after = side(entry.sizeAfter, entry.modeAfter, entry.linkAfter);
+  const detail = entry.kind === DiffKind.ADDED ? after : entry.kind === DiffKind.REMOVED ? before : `${before} → ${after}`;
+  return `${letter} ${entry.path}  ${detail}\n`;
 }

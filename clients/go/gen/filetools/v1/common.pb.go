@@ -181,6 +181,9 @@ const (
 	// UNAVAILABLE: the file system failed (an I/O error, a busy mount point,
 	// the daemon's descriptors or memory exhausted); the call may succeed later.
 	ErrorReason_ERROR_REASON_IO_ERROR ErrorReason = 30
+	// FAILED_PRECONDITION: DiffSnapshots named a snapshot whose manifest has no
+	// per-file list (written by an older daemon); diff against a newer snapshot.
+	ErrorReason_ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST ErrorReason = 31
 )
 
 // Enum value maps for ErrorReason.
@@ -217,39 +220,41 @@ var (
 		28: "ERROR_REASON_DATA_LOSS",
 		29: "ERROR_REASON_ACCESS_DENIED",
 		30: "ERROR_REASON_IO_ERROR",
+		31: "ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST",
 	}
 	ErrorReason_value = map[string]int32{
-		"ERROR_REASON_UNSPECIFIED":            0,
-		"ERROR_REASON_PATH_ESCAPES_WORKSPACE": 1,
-		"ERROR_REASON_INVALID_PATH":           2,
-		"ERROR_REASON_NOT_FOUND":              3,
-		"ERROR_REASON_WORKSPACE_NOT_FOUND":    4,
-		"ERROR_REASON_ALREADY_EXISTS":         5,
-		"ERROR_REASON_IS_A_DIRECTORY":         6,
-		"ERROR_REASON_NOT_A_DIRECTORY":        7,
-		"ERROR_REASON_BINARY_FILE":            8,
-		"ERROR_REASON_OLD_TEXT_NOT_FOUND":     9,
-		"ERROR_REASON_OLD_TEXT_NOT_UNIQUE":    10,
-		"ERROR_REASON_CONTENT_CHANGED":        11,
-		"ERROR_REASON_LOSSY_ENCODING":         12,
-		"ERROR_REASON_RUN_ACTIVE":             13,
-		"ERROR_REASON_QUOTA_EXCEEDED":         14,
-		"ERROR_REASON_STORE_UNAVAILABLE":      15,
-		"ERROR_REASON_UNSAFE_ARCHIVE":         16,
-		"ERROR_REASON_SEARCH_TIMEOUT":         17,
-		"ERROR_REASON_INVALID_ARGUMENT":       18,
-		"ERROR_REASON_NOT_IMPLEMENTED":        19,
-		"ERROR_REASON_NOT_A_REGULAR_FILE":     20,
-		"ERROR_REASON_WORKSPACE_BOUND":        21,
-		"ERROR_REASON_DIRECTORY_NOT_EMPTY":    22,
-		"ERROR_REASON_INTERNAL":               23,
-		"ERROR_REASON_CANCELLED":              24,
-		"ERROR_REASON_DEADLINE_EXCEEDED":      25,
-		"ERROR_REASON_UNAUTHENTICATED":        26,
-		"ERROR_REASON_WORKSPACE_NOT_ALLOWED":  27,
-		"ERROR_REASON_DATA_LOSS":              28,
-		"ERROR_REASON_ACCESS_DENIED":          29,
-		"ERROR_REASON_IO_ERROR":               30,
+		"ERROR_REASON_UNSPECIFIED":                0,
+		"ERROR_REASON_PATH_ESCAPES_WORKSPACE":     1,
+		"ERROR_REASON_INVALID_PATH":               2,
+		"ERROR_REASON_NOT_FOUND":                  3,
+		"ERROR_REASON_WORKSPACE_NOT_FOUND":        4,
+		"ERROR_REASON_ALREADY_EXISTS":             5,
+		"ERROR_REASON_IS_A_DIRECTORY":             6,
+		"ERROR_REASON_NOT_A_DIRECTORY":            7,
+		"ERROR_REASON_BINARY_FILE":                8,
+		"ERROR_REASON_OLD_TEXT_NOT_FOUND":         9,
+		"ERROR_REASON_OLD_TEXT_NOT_UNIQUE":        10,
+		"ERROR_REASON_CONTENT_CHANGED":            11,
+		"ERROR_REASON_LOSSY_ENCODING":             12,
+		"ERROR_REASON_RUN_ACTIVE":                 13,
+		"ERROR_REASON_QUOTA_EXCEEDED":             14,
+		"ERROR_REASON_STORE_UNAVAILABLE":          15,
+		"ERROR_REASON_UNSAFE_ARCHIVE":             16,
+		"ERROR_REASON_SEARCH_TIMEOUT":             17,
+		"ERROR_REASON_INVALID_ARGUMENT":           18,
+		"ERROR_REASON_NOT_IMPLEMENTED":            19,
+		"ERROR_REASON_NOT_A_REGULAR_FILE":         20,
+		"ERROR_REASON_WORKSPACE_BOUND":            21,
+		"ERROR_REASON_DIRECTORY_NOT_EMPTY":        22,
+		"ERROR_REASON_INTERNAL":                   23,
+		"ERROR_REASON_CANCELLED":                  24,
+		"ERROR_REASON_DEADLINE_EXCEEDED":          25,
+		"ERROR_REASON_UNAUTHENTICATED":            26,
+		"ERROR_REASON_WORKSPACE_NOT_ALLOWED":      27,
+		"ERROR_REASON_DATA_LOSS":                  28,
+		"ERROR_REASON_ACCESS_DENIED":              29,
+		"ERROR_REASON_IO_ERROR":                   30,
+		"ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST": 31,
 	}
 )
 
@@ -495,7 +500,7 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\x0eFILE_TYPE_FILE\x10\x01\x12\x17\n" +
 	"\x13FILE_TYPE_DIRECTORY\x10\x02\x12\x15\n" +
 	"\x11FILE_TYPE_SYMLINK\x10\x03\x12\x13\n" +
-	"\x0fFILE_TYPE_OTHER\x10\x04*\x97\b\n" +
+	"\x0fFILE_TYPE_OTHER\x10\x04*\xc4\b\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12'\n" +
 	"#ERROR_REASON_PATH_ESCAPES_WORKSPACE\x10\x01\x12\x1d\n" +
@@ -528,7 +533,8 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\"ERROR_REASON_WORKSPACE_NOT_ALLOWED\x10\x1b\x12\x1a\n" +
 	"\x16ERROR_REASON_DATA_LOSS\x10\x1c\x12\x1e\n" +
 	"\x1aERROR_REASON_ACCESS_DENIED\x10\x1d\x12\x19\n" +
-	"\x15ERROR_REASON_IO_ERROR\x10\x1eBHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
+	"\x15ERROR_REASON_IO_ERROR\x10\x1e\x12+\n" +
+	"'ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST\x10\x1fBHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
 
 var (
 	file_filetools_v1_common_proto_rawDescOnce sync.Once

@@ -83,6 +83,116 @@ func (ChangeKind) EnumDescriptor() ([]byte, []int) {
 	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{0}
 }
 
+// How one path differs.
+type DiffKind int32
+
+const (
+	// Never sent.
+	DiffKind_DIFF_KIND_UNSPECIFIED DiffKind = 0
+	// Only in "to".
+	DiffKind_DIFF_KIND_ADDED DiffKind = 1
+	// Only in "from".
+	DiffKind_DIFF_KIND_REMOVED DiffKind = 2
+	// In both, with another content, mode, link target or type.
+	DiffKind_DIFF_KIND_MODIFIED DiffKind = 3
+)
+
+// Enum value maps for DiffKind.
+var (
+	DiffKind_name = map[int32]string{
+		0: "DIFF_KIND_UNSPECIFIED",
+		1: "DIFF_KIND_ADDED",
+		2: "DIFF_KIND_REMOVED",
+		3: "DIFF_KIND_MODIFIED",
+	}
+	DiffKind_value = map[string]int32{
+		"DIFF_KIND_UNSPECIFIED": 0,
+		"DIFF_KIND_ADDED":       1,
+		"DIFF_KIND_REMOVED":     2,
+		"DIFF_KIND_MODIFIED":    3,
+	}
+)
+
+func (x DiffKind) Enum() *DiffKind {
+	p := new(DiffKind)
+	*p = x
+	return p
+}
+
+func (x DiffKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DiffKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_filetools_v1_workspaces_proto_enumTypes[1].Descriptor()
+}
+
+func (DiffKind) Type() protoreflect.EnumType {
+	return &file_filetools_v1_workspaces_proto_enumTypes[1]
+}
+
+func (x DiffKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DiffKind.Descriptor instead.
+func (DiffKind) EnumDescriptor() ([]byte, []int) {
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{1}
+}
+
+// Type of a path on one side of a diff.
+type DiffEntryType int32
+
+const (
+	// Absent on that side.
+	DiffEntryType_DIFF_ENTRY_TYPE_UNSPECIFIED DiffEntryType = 0
+	// A regular file.
+	DiffEntryType_DIFF_ENTRY_TYPE_FILE DiffEntryType = 1
+	// A symbolic link (compared by target; no sha256).
+	DiffEntryType_DIFF_ENTRY_TYPE_SYMLINK DiffEntryType = 2
+)
+
+// Enum value maps for DiffEntryType.
+var (
+	DiffEntryType_name = map[int32]string{
+		0: "DIFF_ENTRY_TYPE_UNSPECIFIED",
+		1: "DIFF_ENTRY_TYPE_FILE",
+		2: "DIFF_ENTRY_TYPE_SYMLINK",
+	}
+	DiffEntryType_value = map[string]int32{
+		"DIFF_ENTRY_TYPE_UNSPECIFIED": 0,
+		"DIFF_ENTRY_TYPE_FILE":        1,
+		"DIFF_ENTRY_TYPE_SYMLINK":     2,
+	}
+)
+
+func (x DiffEntryType) Enum() *DiffEntryType {
+	p := new(DiffEntryType)
+	*p = x
+	return p
+}
+
+func (x DiffEntryType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DiffEntryType) Descriptor() protoreflect.EnumDescriptor {
+	return file_filetools_v1_workspaces_proto_enumTypes[2].Descriptor()
+}
+
+func (DiffEntryType) Type() protoreflect.EnumType {
+	return &file_filetools_v1_workspaces_proto_enumTypes[2]
+}
+
+func (x DiffEntryType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DiffEntryType.Descriptor instead.
+func (DiffEntryType) EnumDescriptor() ([]byte, []int) {
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{2}
+}
+
 type Workspace struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Id: ^[a-z0-9][a-z0-9._-]{0,62}$.
@@ -1222,7 +1332,14 @@ func (x *GetChangeSetResponse) GetChanges() []*Change {
 type ListSnapshotsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Workspace id.
-	Workspace     string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// Only snapshots carrying every one of these labels with these values
+	// (e.g. {"team": "docs"}). Empty = no filter.
+	Labels map[string]string `protobuf:"bytes,2,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Only snapshots created at or after this time. Unset = no lower bound.
+	CreatedAfter *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=created_after,json=createdAfter,proto3" json:"created_after,omitempty"`
+	// Only snapshots created before this time. Unset = no upper bound.
+	CreatedBefore *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_before,json=createdBefore,proto3" json:"created_before,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1262,6 +1379,27 @@ func (x *ListSnapshotsRequest) GetWorkspace() string {
 		return x.Workspace
 	}
 	return ""
+}
+
+func (x *ListSnapshotsRequest) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *ListSnapshotsRequest) GetCreatedAfter() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAfter
+	}
+	return nil
+}
+
+func (x *ListSnapshotsRequest) GetCreatedBefore() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedBefore
+	}
+	return nil
 }
 
 type ListSnapshotsResponse struct {
@@ -1309,6 +1447,443 @@ func (x *ListSnapshotsResponse) GetSnapshots() []*Snapshot {
 	return nil
 }
 
+type DiffSnapshotsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace id.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// The older side: a snapshot id; "" = the newest.
+	From string `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	// The newer side: a snapshot id. Empty, or live set: the live workspace.
+	To string `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	// Compare with the live workspace (its files read and hashed now), as an
+	// empty to does; said explicitly. Set together with to: INVALID_ARGUMENT.
+	Live          bool `protobuf:"varint,4,opt,name=live,proto3" json:"live,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffSnapshotsRequest) Reset() {
+	*x = DiffSnapshotsRequest{}
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffSnapshotsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffSnapshotsRequest) ProtoMessage() {}
+
+func (x *DiffSnapshotsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffSnapshotsRequest.ProtoReflect.Descriptor instead.
+func (*DiffSnapshotsRequest) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *DiffSnapshotsRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *DiffSnapshotsRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *DiffSnapshotsRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *DiffSnapshotsRequest) GetLive() bool {
+	if x != nil {
+		return x.Live
+	}
+	return false
+}
+
+type DiffEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace path ("/src/a.ts").
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// Added, removed or modified.
+	Kind DiffKind `protobuf:"varint,2,opt,name=kind,proto3,enum=filetools.v1.DiffKind" json:"kind,omitempty"`
+	// Size in bytes in "from" (0 when absent there or a link).
+	SizeBefore int64 `protobuf:"varint,3,opt,name=size_before,json=sizeBefore,proto3" json:"size_before,omitempty"`
+	// Size in bytes in "to" (0 when absent there or a link).
+	SizeAfter int64 `protobuf:"varint,4,opt,name=size_after,json=sizeAfter,proto3" json:"size_after,omitempty"`
+	// SHA-256 (hex) of the content in "from" ("" when absent or a link).
+	Sha256Before string `protobuf:"bytes,5,opt,name=sha256_before,json=sha256Before,proto3" json:"sha256_before,omitempty"`
+	// SHA-256 (hex) of the content in "to" ("" when absent or a link).
+	Sha256After string `protobuf:"bytes,6,opt,name=sha256_after,json=sha256After,proto3" json:"sha256_after,omitempty"`
+	// Permission bits in "from" (0 when absent).
+	ModeBefore uint32 `protobuf:"varint,7,opt,name=mode_before,json=modeBefore,proto3" json:"mode_before,omitempty"`
+	// Permission bits in "to" (0 when absent).
+	ModeAfter uint32 `protobuf:"varint,8,opt,name=mode_after,json=modeAfter,proto3" json:"mode_after,omitempty"`
+	// What the path is in "from".
+	TypeBefore DiffEntryType `protobuf:"varint,9,opt,name=type_before,json=typeBefore,proto3,enum=filetools.v1.DiffEntryType" json:"type_before,omitempty"`
+	// What the path is in "to".
+	TypeAfter DiffEntryType `protobuf:"varint,10,opt,name=type_after,json=typeAfter,proto3,enum=filetools.v1.DiffEntryType" json:"type_after,omitempty"`
+	// A link's target in "from" ("" otherwise).
+	LinkBefore string `protobuf:"bytes,11,opt,name=link_before,json=linkBefore,proto3" json:"link_before,omitempty"`
+	// A link's target in "to" ("" otherwise).
+	LinkAfter     string `protobuf:"bytes,12,opt,name=link_after,json=linkAfter,proto3" json:"link_after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffEntry) Reset() {
+	*x = DiffEntry{}
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffEntry) ProtoMessage() {}
+
+func (x *DiffEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffEntry.ProtoReflect.Descriptor instead.
+func (*DiffEntry) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *DiffEntry) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *DiffEntry) GetKind() DiffKind {
+	if x != nil {
+		return x.Kind
+	}
+	return DiffKind_DIFF_KIND_UNSPECIFIED
+}
+
+func (x *DiffEntry) GetSizeBefore() int64 {
+	if x != nil {
+		return x.SizeBefore
+	}
+	return 0
+}
+
+func (x *DiffEntry) GetSizeAfter() int64 {
+	if x != nil {
+		return x.SizeAfter
+	}
+	return 0
+}
+
+func (x *DiffEntry) GetSha256Before() string {
+	if x != nil {
+		return x.Sha256Before
+	}
+	return ""
+}
+
+func (x *DiffEntry) GetSha256After() string {
+	if x != nil {
+		return x.Sha256After
+	}
+	return ""
+}
+
+func (x *DiffEntry) GetModeBefore() uint32 {
+	if x != nil {
+		return x.ModeBefore
+	}
+	return 0
+}
+
+func (x *DiffEntry) GetModeAfter() uint32 {
+	if x != nil {
+		return x.ModeAfter
+	}
+	return 0
+}
+
+func (x *DiffEntry) GetTypeBefore() DiffEntryType {
+	if x != nil {
+		return x.TypeBefore
+	}
+	return DiffEntryType_DIFF_ENTRY_TYPE_UNSPECIFIED
+}
+
+func (x *DiffEntry) GetTypeAfter() DiffEntryType {
+	if x != nil {
+		return x.TypeAfter
+	}
+	return DiffEntryType_DIFF_ENTRY_TYPE_UNSPECIFIED
+}
+
+func (x *DiffEntry) GetLinkBefore() string {
+	if x != nil {
+		return x.LinkBefore
+	}
+	return ""
+}
+
+func (x *DiffEntry) GetLinkAfter() string {
+	if x != nil {
+		return x.LinkAfter
+	}
+	return ""
+}
+
+type DiffSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The snapshot compared from.
+	From string `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	// The snapshot compared to; "" for the live workspace.
+	To string `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
+	// Paths added.
+	Added int64 `protobuf:"varint,3,opt,name=added,proto3" json:"added,omitempty"`
+	// Paths removed.
+	Removed int64 `protobuf:"varint,4,opt,name=removed,proto3" json:"removed,omitempty"`
+	// Paths modified.
+	Modified int64 `protobuf:"varint,5,opt,name=modified,proto3" json:"modified,omitempty"`
+	// Paths the same on both sides.
+	Unchanged     int64 `protobuf:"varint,6,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffSummary) Reset() {
+	*x = DiffSummary{}
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffSummary) ProtoMessage() {}
+
+func (x *DiffSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffSummary.ProtoReflect.Descriptor instead.
+func (*DiffSummary) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *DiffSummary) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *DiffSummary) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *DiffSummary) GetAdded() int64 {
+	if x != nil {
+		return x.Added
+	}
+	return 0
+}
+
+func (x *DiffSummary) GetRemoved() int64 {
+	if x != nil {
+		return x.Removed
+	}
+	return 0
+}
+
+func (x *DiffSummary) GetModified() int64 {
+	if x != nil {
+		return x.Modified
+	}
+	return 0
+}
+
+func (x *DiffSummary) GetUnchanged() int64 {
+	if x != nil {
+		return x.Unchanged
+	}
+	return 0
+}
+
+type DiffSnapshotsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Batches of entries (those in "to", in walk order, then the removed
+	// ones), then one summary.
+	//
+	// Types that are valid to be assigned to Event:
+	//
+	//	*DiffSnapshotsResponse_Entries
+	//	*DiffSnapshotsResponse_Summary
+	Event         isDiffSnapshotsResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffSnapshotsResponse) Reset() {
+	*x = DiffSnapshotsResponse{}
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffSnapshotsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffSnapshotsResponse) ProtoMessage() {}
+
+func (x *DiffSnapshotsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffSnapshotsResponse.ProtoReflect.Descriptor instead.
+func (*DiffSnapshotsResponse) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *DiffSnapshotsResponse) GetEvent() isDiffSnapshotsResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *DiffSnapshotsResponse) GetEntries() *DiffEntries {
+	if x != nil {
+		if x, ok := x.Event.(*DiffSnapshotsResponse_Entries); ok {
+			return x.Entries
+		}
+	}
+	return nil
+}
+
+func (x *DiffSnapshotsResponse) GetSummary() *DiffSummary {
+	if x != nil {
+		if x, ok := x.Event.(*DiffSnapshotsResponse_Summary); ok {
+			return x.Summary
+		}
+	}
+	return nil
+}
+
+type isDiffSnapshotsResponse_Event interface {
+	isDiffSnapshotsResponse_Event()
+}
+
+type DiffSnapshotsResponse_Entries struct {
+	Entries *DiffEntries `protobuf:"bytes,1,opt,name=entries,proto3,oneof"`
+}
+
+type DiffSnapshotsResponse_Summary struct {
+	Summary *DiffSummary `protobuf:"bytes,2,opt,name=summary,proto3,oneof"`
+}
+
+func (*DiffSnapshotsResponse_Entries) isDiffSnapshotsResponse_Event() {}
+
+func (*DiffSnapshotsResponse_Summary) isDiffSnapshotsResponse_Event() {}
+
+type DiffEntries struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A batch of entries.
+	Entries       []*DiffEntry `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffEntries) Reset() {
+	*x = DiffEntries{}
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffEntries) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffEntries) ProtoMessage() {}
+
+func (x *DiffEntries) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffEntries.ProtoReflect.Descriptor instead.
+func (*DiffEntries) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *DiffEntries) GetEntries() []*DiffEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
 type ExportSnapshotRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Workspace id.
@@ -1338,7 +1913,7 @@ type ExportSnapshotRequest struct {
 
 func (x *ExportSnapshotRequest) Reset() {
 	*x = ExportSnapshotRequest{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[21]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1925,7 @@ func (x *ExportSnapshotRequest) String() string {
 func (*ExportSnapshotRequest) ProtoMessage() {}
 
 func (x *ExportSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[21]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1938,7 @@ func (x *ExportSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*ExportSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{21}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ExportSnapshotRequest) GetWorkspace() string {
@@ -1426,7 +2001,7 @@ type ExportHeader struct {
 
 func (x *ExportHeader) Reset() {
 	*x = ExportHeader{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[22]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +2013,7 @@ func (x *ExportHeader) String() string {
 func (*ExportHeader) ProtoMessage() {}
 
 func (x *ExportHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[22]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +2026,7 @@ func (x *ExportHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportHeader.ProtoReflect.Descriptor instead.
 func (*ExportHeader) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{22}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ExportHeader) GetSize() int64 {
@@ -1504,7 +2079,7 @@ type ExportSnapshotResponse struct {
 
 func (x *ExportSnapshotResponse) Reset() {
 	*x = ExportSnapshotResponse{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[23]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1516,7 +2091,7 @@ func (x *ExportSnapshotResponse) String() string {
 func (*ExportSnapshotResponse) ProtoMessage() {}
 
 func (x *ExportSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[23]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1529,7 +2104,7 @@ func (x *ExportSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*ExportSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{23}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ExportSnapshotResponse) GetEvent() isExportSnapshotResponse_Event {
@@ -1585,7 +2160,7 @@ type RestoreSnapshotRequest struct {
 
 func (x *RestoreSnapshotRequest) Reset() {
 	*x = RestoreSnapshotRequest{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[24]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1597,7 +2172,7 @@ func (x *RestoreSnapshotRequest) String() string {
 func (*RestoreSnapshotRequest) ProtoMessage() {}
 
 func (x *RestoreSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[24]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1610,7 +2185,7 @@ func (x *RestoreSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*RestoreSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{24}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RestoreSnapshotRequest) GetWorkspace() string {
@@ -1637,7 +2212,7 @@ type RestoreSnapshotResponse struct {
 
 func (x *RestoreSnapshotResponse) Reset() {
 	*x = RestoreSnapshotResponse{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[25]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1649,7 +2224,7 @@ func (x *RestoreSnapshotResponse) String() string {
 func (*RestoreSnapshotResponse) ProtoMessage() {}
 
 func (x *RestoreSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[25]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1662,7 +2237,7 @@ func (x *RestoreSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*RestoreSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{25}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RestoreSnapshotResponse) GetSnapshot() *Snapshot {
@@ -1685,7 +2260,7 @@ type ImportHeader struct {
 
 func (x *ImportHeader) Reset() {
 	*x = ImportHeader{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[26]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1697,7 +2272,7 @@ func (x *ImportHeader) String() string {
 func (*ImportHeader) ProtoMessage() {}
 
 func (x *ImportHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[26]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1710,7 +2285,7 @@ func (x *ImportHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportHeader.ProtoReflect.Descriptor instead.
 func (*ImportHeader) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{26}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ImportHeader) GetWorkspace() string {
@@ -1742,7 +2317,7 @@ type ImportArchiveRequest struct {
 
 func (x *ImportArchiveRequest) Reset() {
 	*x = ImportArchiveRequest{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[27]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1754,7 +2329,7 @@ func (x *ImportArchiveRequest) String() string {
 func (*ImportArchiveRequest) ProtoMessage() {}
 
 func (x *ImportArchiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[27]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1767,7 +2342,7 @@ func (x *ImportArchiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportArchiveRequest.ProtoReflect.Descriptor instead.
 func (*ImportArchiveRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{27}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ImportArchiveRequest) GetEvent() isImportArchiveRequest_Event {
@@ -1823,7 +2398,7 @@ type ImportArchiveResponse struct {
 
 func (x *ImportArchiveResponse) Reset() {
 	*x = ImportArchiveResponse{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[28]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1835,7 +2410,7 @@ func (x *ImportArchiveResponse) String() string {
 func (*ImportArchiveResponse) ProtoMessage() {}
 
 func (x *ImportArchiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[28]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1848,7 +2423,7 @@ func (x *ImportArchiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportArchiveResponse.ProtoReflect.Descriptor instead.
 func (*ImportArchiveResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{28}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ImportArchiveResponse) GetFileCount() int64 {
@@ -1959,11 +2534,57 @@ const file_filetools_v1_workspaces_proto_rawDesc = "" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\"F\n" +
 	"\x14GetChangeSetResponse\x12.\n" +
-	"\achanges\x18\x01 \x03(\v2\x14.filetools.v1.ChangeR\achanges\"4\n" +
+	"\achanges\x18\x01 \x03(\v2\x14.filetools.v1.ChangeR\achanges\"\xbb\x02\n" +
 	"\x14ListSnapshotsRequest\x12\x1c\n" +
-	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"M\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12F\n" +
+	"\x06labels\x18\x02 \x03(\v2..filetools.v1.ListSnapshotsRequest.LabelsEntryR\x06labels\x12?\n" +
+	"\rcreated_after\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\fcreatedAfter\x12A\n" +
+	"\x0ecreated_before\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rcreatedBefore\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"M\n" +
 	"\x15ListSnapshotsResponse\x124\n" +
-	"\tsnapshots\x18\x01 \x03(\v2\x16.filetools.v1.SnapshotR\tsnapshots\"\xe0\x01\n" +
+	"\tsnapshots\x18\x01 \x03(\v2\x16.filetools.v1.SnapshotR\tsnapshots\"l\n" +
+	"\x14DiffSnapshotsRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\tR\x02to\x12\x12\n" +
+	"\x04live\x18\x04 \x01(\bR\x04live\"\xcd\x03\n" +
+	"\tDiffEntry\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12*\n" +
+	"\x04kind\x18\x02 \x01(\x0e2\x16.filetools.v1.DiffKindR\x04kind\x12\x1f\n" +
+	"\vsize_before\x18\x03 \x01(\x03R\n" +
+	"sizeBefore\x12\x1d\n" +
+	"\n" +
+	"size_after\x18\x04 \x01(\x03R\tsizeAfter\x12#\n" +
+	"\rsha256_before\x18\x05 \x01(\tR\fsha256Before\x12!\n" +
+	"\fsha256_after\x18\x06 \x01(\tR\vsha256After\x12\x1f\n" +
+	"\vmode_before\x18\a \x01(\rR\n" +
+	"modeBefore\x12\x1d\n" +
+	"\n" +
+	"mode_after\x18\b \x01(\rR\tmodeAfter\x12<\n" +
+	"\vtype_before\x18\t \x01(\x0e2\x1b.filetools.v1.DiffEntryTypeR\n" +
+	"typeBefore\x12:\n" +
+	"\n" +
+	"type_after\x18\n" +
+	" \x01(\x0e2\x1b.filetools.v1.DiffEntryTypeR\ttypeAfter\x12\x1f\n" +
+	"\vlink_before\x18\v \x01(\tR\n" +
+	"linkBefore\x12\x1d\n" +
+	"\n" +
+	"link_after\x18\f \x01(\tR\tlinkAfter\"\x9b\x01\n" +
+	"\vDiffSummary\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\tR\x02to\x12\x14\n" +
+	"\x05added\x18\x03 \x01(\x03R\x05added\x12\x18\n" +
+	"\aremoved\x18\x04 \x01(\x03R\aremoved\x12\x1a\n" +
+	"\bmodified\x18\x05 \x01(\x03R\bmodified\x12\x1c\n" +
+	"\tunchanged\x18\x06 \x01(\x03R\tunchanged\"\x8e\x01\n" +
+	"\x15DiffSnapshotsResponse\x125\n" +
+	"\aentries\x18\x01 \x01(\v2\x19.filetools.v1.DiffEntriesH\x00R\aentries\x125\n" +
+	"\asummary\x18\x02 \x01(\v2\x19.filetools.v1.DiffSummaryH\x00R\asummaryB\a\n" +
+	"\x05event\"@\n" +
+	"\vDiffEntries\x121\n" +
+	"\aentries\x18\x01 \x03(\v2\x17.filetools.v1.DiffEntryR\aentries\"\xe0\x01\n" +
 	"\x15ExportSnapshotRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x1f\n" +
 	"\vsnapshot_id\x18\x02 \x01(\tR\n" +
@@ -2008,7 +2629,16 @@ const file_filetools_v1_workspaces_proto_rawDesc = "" +
 	"\x12CHANGE_KIND_CREATE\x10\x01\x12\x16\n" +
 	"\x12CHANGE_KIND_MODIFY\x10\x02\x12\x16\n" +
 	"\x12CHANGE_KIND_DELETE\x10\x03\x12\x14\n" +
-	"\x10CHANGE_KIND_MOVE\x10\x042\xe7\a\n" +
+	"\x10CHANGE_KIND_MOVE\x10\x04*i\n" +
+	"\bDiffKind\x12\x19\n" +
+	"\x15DIFF_KIND_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fDIFF_KIND_ADDED\x10\x01\x12\x15\n" +
+	"\x11DIFF_KIND_REMOVED\x10\x02\x12\x16\n" +
+	"\x12DIFF_KIND_MODIFIED\x10\x03*g\n" +
+	"\rDiffEntryType\x12\x1f\n" +
+	"\x1bDIFF_ENTRY_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14DIFF_ENTRY_TYPE_FILE\x10\x01\x12\x1b\n" +
+	"\x17DIFF_ENTRY_TYPE_SYMLINK\x10\x022\xc3\b\n" +
 	"\n" +
 	"Workspaces\x12^\n" +
 	"\x0fCreateWorkspace\x12$.filetools.v1.CreateWorkspaceRequest\x1a%.filetools.v1.CreateWorkspaceResponse\x12U\n" +
@@ -2018,7 +2648,8 @@ const file_filetools_v1_workspaces_proto_rawDesc = "" +
 	"\bStartRun\x12\x1d.filetools.v1.StartRunRequest\x1a\x1e.filetools.v1.StartRunResponse\x12L\n" +
 	"\tFinishRun\x12\x1e.filetools.v1.FinishRunRequest\x1a\x1f.filetools.v1.FinishRunResponse\x12W\n" +
 	"\fGetChangeSet\x12!.filetools.v1.GetChangeSetRequest\x1a\".filetools.v1.GetChangeSetResponse0\x01\x12X\n" +
-	"\rListSnapshots\x12\".filetools.v1.ListSnapshotsRequest\x1a#.filetools.v1.ListSnapshotsResponse\x12]\n" +
+	"\rListSnapshots\x12\".filetools.v1.ListSnapshotsRequest\x1a#.filetools.v1.ListSnapshotsResponse\x12Z\n" +
+	"\rDiffSnapshots\x12\".filetools.v1.DiffSnapshotsRequest\x1a#.filetools.v1.DiffSnapshotsResponse0\x01\x12]\n" +
 	"\x0eExportSnapshot\x12#.filetools.v1.ExportSnapshotRequest\x1a$.filetools.v1.ExportSnapshotResponse0\x01\x12^\n" +
 	"\x0fRestoreSnapshot\x12$.filetools.v1.RestoreSnapshotRequest\x1a%.filetools.v1.RestoreSnapshotResponse\x12Z\n" +
 	"\rImportArchive\x12\".filetools.v1.ImportArchiveRequest\x1a#.filetools.v1.ImportArchiveResponse(\x01BHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
@@ -2035,98 +2666,117 @@ func file_filetools_v1_workspaces_proto_rawDescGZIP() []byte {
 	return file_filetools_v1_workspaces_proto_rawDescData
 }
 
-var file_filetools_v1_workspaces_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_filetools_v1_workspaces_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_filetools_v1_workspaces_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_filetools_v1_workspaces_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_filetools_v1_workspaces_proto_goTypes = []any{
 	(ChangeKind)(0),                 // 0: filetools.v1.ChangeKind
-	(*Workspace)(nil),               // 1: filetools.v1.Workspace
-	(*CreateWorkspaceRequest)(nil),  // 2: filetools.v1.CreateWorkspaceRequest
-	(*CreateWorkspaceResponse)(nil), // 3: filetools.v1.CreateWorkspaceResponse
-	(*GetWorkspaceRequest)(nil),     // 4: filetools.v1.GetWorkspaceRequest
-	(*GetWorkspaceResponse)(nil),    // 5: filetools.v1.GetWorkspaceResponse
-	(*ListWorkspacesRequest)(nil),   // 6: filetools.v1.ListWorkspacesRequest
-	(*ListWorkspacesResponse)(nil),  // 7: filetools.v1.ListWorkspacesResponse
-	(*DeleteWorkspaceRequest)(nil),  // 8: filetools.v1.DeleteWorkspaceRequest
-	(*DeleteWorkspaceResponse)(nil), // 9: filetools.v1.DeleteWorkspaceResponse
-	(*Run)(nil),                     // 10: filetools.v1.Run
-	(*StartRunRequest)(nil),         // 11: filetools.v1.StartRunRequest
-	(*StartRunResponse)(nil),        // 12: filetools.v1.StartRunResponse
-	(*ChangeSummary)(nil),           // 13: filetools.v1.ChangeSummary
-	(*Snapshot)(nil),                // 14: filetools.v1.Snapshot
-	(*FinishRunRequest)(nil),        // 15: filetools.v1.FinishRunRequest
-	(*FinishRunResponse)(nil),       // 16: filetools.v1.FinishRunResponse
-	(*Change)(nil),                  // 17: filetools.v1.Change
-	(*GetChangeSetRequest)(nil),     // 18: filetools.v1.GetChangeSetRequest
-	(*GetChangeSetResponse)(nil),    // 19: filetools.v1.GetChangeSetResponse
-	(*ListSnapshotsRequest)(nil),    // 20: filetools.v1.ListSnapshotsRequest
-	(*ListSnapshotsResponse)(nil),   // 21: filetools.v1.ListSnapshotsResponse
-	(*ExportSnapshotRequest)(nil),   // 22: filetools.v1.ExportSnapshotRequest
-	(*ExportHeader)(nil),            // 23: filetools.v1.ExportHeader
-	(*ExportSnapshotResponse)(nil),  // 24: filetools.v1.ExportSnapshotResponse
-	(*RestoreSnapshotRequest)(nil),  // 25: filetools.v1.RestoreSnapshotRequest
-	(*RestoreSnapshotResponse)(nil), // 26: filetools.v1.RestoreSnapshotResponse
-	(*ImportHeader)(nil),            // 27: filetools.v1.ImportHeader
-	(*ImportArchiveRequest)(nil),    // 28: filetools.v1.ImportArchiveRequest
-	(*ImportArchiveResponse)(nil),   // 29: filetools.v1.ImportArchiveResponse
-	nil,                             // 30: filetools.v1.Run.LabelsEntry
-	nil,                             // 31: filetools.v1.StartRunRequest.LabelsEntry
-	nil,                             // 32: filetools.v1.Snapshot.LabelsEntry
-	nil,                             // 33: filetools.v1.FinishRunRequest.LabelsEntry
-	(*timestamppb.Timestamp)(nil),   // 34: google.protobuf.Timestamp
-	(*DataChunk)(nil),               // 35: filetools.v1.DataChunk
+	(DiffKind)(0),                   // 1: filetools.v1.DiffKind
+	(DiffEntryType)(0),              // 2: filetools.v1.DiffEntryType
+	(*Workspace)(nil),               // 3: filetools.v1.Workspace
+	(*CreateWorkspaceRequest)(nil),  // 4: filetools.v1.CreateWorkspaceRequest
+	(*CreateWorkspaceResponse)(nil), // 5: filetools.v1.CreateWorkspaceResponse
+	(*GetWorkspaceRequest)(nil),     // 6: filetools.v1.GetWorkspaceRequest
+	(*GetWorkspaceResponse)(nil),    // 7: filetools.v1.GetWorkspaceResponse
+	(*ListWorkspacesRequest)(nil),   // 8: filetools.v1.ListWorkspacesRequest
+	(*ListWorkspacesResponse)(nil),  // 9: filetools.v1.ListWorkspacesResponse
+	(*DeleteWorkspaceRequest)(nil),  // 10: filetools.v1.DeleteWorkspaceRequest
+	(*DeleteWorkspaceResponse)(nil), // 11: filetools.v1.DeleteWorkspaceResponse
+	(*Run)(nil),                     // 12: filetools.v1.Run
+	(*StartRunRequest)(nil),         // 13: filetools.v1.StartRunRequest
+	(*StartRunResponse)(nil),        // 14: filetools.v1.StartRunResponse
+	(*ChangeSummary)(nil),           // 15: filetools.v1.ChangeSummary
+	(*Snapshot)(nil),                // 16: filetools.v1.Snapshot
+	(*FinishRunRequest)(nil),        // 17: filetools.v1.FinishRunRequest
+	(*FinishRunResponse)(nil),       // 18: filetools.v1.FinishRunResponse
+	(*Change)(nil),                  // 19: filetools.v1.Change
+	(*GetChangeSetRequest)(nil),     // 20: filetools.v1.GetChangeSetRequest
+	(*GetChangeSetResponse)(nil),    // 21: filetools.v1.GetChangeSetResponse
+	(*ListSnapshotsRequest)(nil),    // 22: filetools.v1.ListSnapshotsRequest
+	(*ListSnapshotsResponse)(nil),   // 23: filetools.v1.ListSnapshotsResponse
+	(*DiffSnapshotsRequest)(nil),    // 24: filetools.v1.DiffSnapshotsRequest
+	(*DiffEntry)(nil),               // 25: filetools.v1.DiffEntry
+	(*DiffSummary)(nil),             // 26: filetools.v1.DiffSummary
+	(*DiffSnapshotsResponse)(nil),   // 27: filetools.v1.DiffSnapshotsResponse
+	(*DiffEntries)(nil),             // 28: filetools.v1.DiffEntries
+	(*ExportSnapshotRequest)(nil),   // 29: filetools.v1.ExportSnapshotRequest
+	(*ExportHeader)(nil),            // 30: filetools.v1.ExportHeader
+	(*ExportSnapshotResponse)(nil),  // 31: filetools.v1.ExportSnapshotResponse
+	(*RestoreSnapshotRequest)(nil),  // 32: filetools.v1.RestoreSnapshotRequest
+	(*RestoreSnapshotResponse)(nil), // 33: filetools.v1.RestoreSnapshotResponse
+	(*ImportHeader)(nil),            // 34: filetools.v1.ImportHeader
+	(*ImportArchiveRequest)(nil),    // 35: filetools.v1.ImportArchiveRequest
+	(*ImportArchiveResponse)(nil),   // 36: filetools.v1.ImportArchiveResponse
+	nil,                             // 37: filetools.v1.Run.LabelsEntry
+	nil,                             // 38: filetools.v1.StartRunRequest.LabelsEntry
+	nil,                             // 39: filetools.v1.Snapshot.LabelsEntry
+	nil,                             // 40: filetools.v1.FinishRunRequest.LabelsEntry
+	nil,                             // 41: filetools.v1.ListSnapshotsRequest.LabelsEntry
+	(*timestamppb.Timestamp)(nil),   // 42: google.protobuf.Timestamp
+	(*DataChunk)(nil),               // 43: filetools.v1.DataChunk
 }
 var file_filetools_v1_workspaces_proto_depIdxs = []int32{
-	34, // 0: filetools.v1.Workspace.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 1: filetools.v1.CreateWorkspaceResponse.workspace:type_name -> filetools.v1.Workspace
-	1,  // 2: filetools.v1.GetWorkspaceResponse.workspace:type_name -> filetools.v1.Workspace
-	1,  // 3: filetools.v1.ListWorkspacesResponse.workspaces:type_name -> filetools.v1.Workspace
-	34, // 4: filetools.v1.Run.started_at:type_name -> google.protobuf.Timestamp
-	30, // 5: filetools.v1.Run.labels:type_name -> filetools.v1.Run.LabelsEntry
-	31, // 6: filetools.v1.StartRunRequest.labels:type_name -> filetools.v1.StartRunRequest.LabelsEntry
-	10, // 7: filetools.v1.StartRunResponse.run:type_name -> filetools.v1.Run
-	34, // 8: filetools.v1.Snapshot.created_at:type_name -> google.protobuf.Timestamp
-	32, // 9: filetools.v1.Snapshot.labels:type_name -> filetools.v1.Snapshot.LabelsEntry
-	13, // 10: filetools.v1.Snapshot.changes:type_name -> filetools.v1.ChangeSummary
-	33, // 11: filetools.v1.FinishRunRequest.labels:type_name -> filetools.v1.FinishRunRequest.LabelsEntry
-	14, // 12: filetools.v1.FinishRunResponse.snapshot:type_name -> filetools.v1.Snapshot
-	13, // 13: filetools.v1.FinishRunResponse.changes:type_name -> filetools.v1.ChangeSummary
+	42, // 0: filetools.v1.Workspace.created_at:type_name -> google.protobuf.Timestamp
+	3,  // 1: filetools.v1.CreateWorkspaceResponse.workspace:type_name -> filetools.v1.Workspace
+	3,  // 2: filetools.v1.GetWorkspaceResponse.workspace:type_name -> filetools.v1.Workspace
+	3,  // 3: filetools.v1.ListWorkspacesResponse.workspaces:type_name -> filetools.v1.Workspace
+	42, // 4: filetools.v1.Run.started_at:type_name -> google.protobuf.Timestamp
+	37, // 5: filetools.v1.Run.labels:type_name -> filetools.v1.Run.LabelsEntry
+	38, // 6: filetools.v1.StartRunRequest.labels:type_name -> filetools.v1.StartRunRequest.LabelsEntry
+	12, // 7: filetools.v1.StartRunResponse.run:type_name -> filetools.v1.Run
+	42, // 8: filetools.v1.Snapshot.created_at:type_name -> google.protobuf.Timestamp
+	39, // 9: filetools.v1.Snapshot.labels:type_name -> filetools.v1.Snapshot.LabelsEntry
+	15, // 10: filetools.v1.Snapshot.changes:type_name -> filetools.v1.ChangeSummary
+	40, // 11: filetools.v1.FinishRunRequest.labels:type_name -> filetools.v1.FinishRunRequest.LabelsEntry
+	16, // 12: filetools.v1.FinishRunResponse.snapshot:type_name -> filetools.v1.Snapshot
+	15, // 13: filetools.v1.FinishRunResponse.changes:type_name -> filetools.v1.ChangeSummary
 	0,  // 14: filetools.v1.Change.kind:type_name -> filetools.v1.ChangeKind
-	34, // 15: filetools.v1.Change.time:type_name -> google.protobuf.Timestamp
-	17, // 16: filetools.v1.GetChangeSetResponse.changes:type_name -> filetools.v1.Change
-	14, // 17: filetools.v1.ListSnapshotsResponse.snapshots:type_name -> filetools.v1.Snapshot
-	34, // 18: filetools.v1.ExportHeader.url_expires_at:type_name -> google.protobuf.Timestamp
-	23, // 19: filetools.v1.ExportSnapshotResponse.header:type_name -> filetools.v1.ExportHeader
-	35, // 20: filetools.v1.ExportSnapshotResponse.chunk:type_name -> filetools.v1.DataChunk
-	14, // 21: filetools.v1.RestoreSnapshotResponse.snapshot:type_name -> filetools.v1.Snapshot
-	27, // 22: filetools.v1.ImportArchiveRequest.header:type_name -> filetools.v1.ImportHeader
-	35, // 23: filetools.v1.ImportArchiveRequest.chunk:type_name -> filetools.v1.DataChunk
-	2,  // 24: filetools.v1.Workspaces.CreateWorkspace:input_type -> filetools.v1.CreateWorkspaceRequest
-	4,  // 25: filetools.v1.Workspaces.GetWorkspace:input_type -> filetools.v1.GetWorkspaceRequest
-	6,  // 26: filetools.v1.Workspaces.ListWorkspaces:input_type -> filetools.v1.ListWorkspacesRequest
-	8,  // 27: filetools.v1.Workspaces.DeleteWorkspace:input_type -> filetools.v1.DeleteWorkspaceRequest
-	11, // 28: filetools.v1.Workspaces.StartRun:input_type -> filetools.v1.StartRunRequest
-	15, // 29: filetools.v1.Workspaces.FinishRun:input_type -> filetools.v1.FinishRunRequest
-	18, // 30: filetools.v1.Workspaces.GetChangeSet:input_type -> filetools.v1.GetChangeSetRequest
-	20, // 31: filetools.v1.Workspaces.ListSnapshots:input_type -> filetools.v1.ListSnapshotsRequest
-	22, // 32: filetools.v1.Workspaces.ExportSnapshot:input_type -> filetools.v1.ExportSnapshotRequest
-	25, // 33: filetools.v1.Workspaces.RestoreSnapshot:input_type -> filetools.v1.RestoreSnapshotRequest
-	28, // 34: filetools.v1.Workspaces.ImportArchive:input_type -> filetools.v1.ImportArchiveRequest
-	3,  // 35: filetools.v1.Workspaces.CreateWorkspace:output_type -> filetools.v1.CreateWorkspaceResponse
-	5,  // 36: filetools.v1.Workspaces.GetWorkspace:output_type -> filetools.v1.GetWorkspaceResponse
-	7,  // 37: filetools.v1.Workspaces.ListWorkspaces:output_type -> filetools.v1.ListWorkspacesResponse
-	9,  // 38: filetools.v1.Workspaces.DeleteWorkspace:output_type -> filetools.v1.DeleteWorkspaceResponse
-	12, // 39: filetools.v1.Workspaces.StartRun:output_type -> filetools.v1.StartRunResponse
-	16, // 40: filetools.v1.Workspaces.FinishRun:output_type -> filetools.v1.FinishRunResponse
-	19, // 41: filetools.v1.Workspaces.GetChangeSet:output_type -> filetools.v1.GetChangeSetResponse
-	21, // 42: filetools.v1.Workspaces.ListSnapshots:output_type -> filetools.v1.ListSnapshotsResponse
-	24, // 43: filetools.v1.Workspaces.ExportSnapshot:output_type -> filetools.v1.ExportSnapshotResponse
-	26, // 44: filetools.v1.Workspaces.RestoreSnapshot:output_type -> filetools.v1.RestoreSnapshotResponse
-	29, // 45: filetools.v1.Workspaces.ImportArchive:output_type -> filetools.v1.ImportArchiveResponse
-	35, // [35:46] is the sub-list for method output_type
-	24, // [24:35] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	42, // 15: filetools.v1.Change.time:type_name -> google.protobuf.Timestamp
+	19, // 16: filetools.v1.GetChangeSetResponse.changes:type_name -> filetools.v1.Change
+	41, // 17: filetools.v1.ListSnapshotsRequest.labels:type_name -> filetools.v1.ListSnapshotsRequest.LabelsEntry
+	42, // 18: filetools.v1.ListSnapshotsRequest.created_after:type_name -> google.protobuf.Timestamp
+	42, // 19: filetools.v1.ListSnapshotsRequest.created_before:type_name -> google.protobuf.Timestamp
+	16, // 20: filetools.v1.ListSnapshotsResponse.snapshots:type_name -> filetools.v1.Snapshot
+	1,  // 21: filetools.v1.DiffEntry.kind:type_name -> filetools.v1.DiffKind
+	2,  // 22: filetools.v1.DiffEntry.type_before:type_name -> filetools.v1.DiffEntryType
+	2,  // 23: filetools.v1.DiffEntry.type_after:type_name -> filetools.v1.DiffEntryType
+	28, // 24: filetools.v1.DiffSnapshotsResponse.entries:type_name -> filetools.v1.DiffEntries
+	26, // 25: filetools.v1.DiffSnapshotsResponse.summary:type_name -> filetools.v1.DiffSummary
+	25, // 26: filetools.v1.DiffEntries.entries:type_name -> filetools.v1.DiffEntry
+	42, // 27: filetools.v1.ExportHeader.url_expires_at:type_name -> google.protobuf.Timestamp
+	30, // 28: filetools.v1.ExportSnapshotResponse.header:type_name -> filetools.v1.ExportHeader
+	43, // 29: filetools.v1.ExportSnapshotResponse.chunk:type_name -> filetools.v1.DataChunk
+	16, // 30: filetools.v1.RestoreSnapshotResponse.snapshot:type_name -> filetools.v1.Snapshot
+	34, // 31: filetools.v1.ImportArchiveRequest.header:type_name -> filetools.v1.ImportHeader
+	43, // 32: filetools.v1.ImportArchiveRequest.chunk:type_name -> filetools.v1.DataChunk
+	4,  // 33: filetools.v1.Workspaces.CreateWorkspace:input_type -> filetools.v1.CreateWorkspaceRequest
+	6,  // 34: filetools.v1.Workspaces.GetWorkspace:input_type -> filetools.v1.GetWorkspaceRequest
+	8,  // 35: filetools.v1.Workspaces.ListWorkspaces:input_type -> filetools.v1.ListWorkspacesRequest
+	10, // 36: filetools.v1.Workspaces.DeleteWorkspace:input_type -> filetools.v1.DeleteWorkspaceRequest
+	13, // 37: filetools.v1.Workspaces.StartRun:input_type -> filetools.v1.StartRunRequest
+	17, // 38: filetools.v1.Workspaces.FinishRun:input_type -> filetools.v1.FinishRunRequest
+	20, // 39: filetools.v1.Workspaces.GetChangeSet:input_type -> filetools.v1.GetChangeSetRequest
+	22, // 40: filetools.v1.Workspaces.ListSnapshots:input_type -> filetools.v1.ListSnapshotsRequest
+	24, // 41: filetools.v1.Workspaces.DiffSnapshots:input_type -> filetools.v1.DiffSnapshotsRequest
+	29, // 42: filetools.v1.Workspaces.ExportSnapshot:input_type -> filetools.v1.ExportSnapshotRequest
+	32, // 43: filetools.v1.Workspaces.RestoreSnapshot:input_type -> filetools.v1.RestoreSnapshotRequest
+	35, // 44: filetools.v1.Workspaces.ImportArchive:input_type -> filetools.v1.ImportArchiveRequest
+	5,  // 45: filetools.v1.Workspaces.CreateWorkspace:output_type -> filetools.v1.CreateWorkspaceResponse
+	7,  // 46: filetools.v1.Workspaces.GetWorkspace:output_type -> filetools.v1.GetWorkspaceResponse
+	9,  // 47: filetools.v1.Workspaces.ListWorkspaces:output_type -> filetools.v1.ListWorkspacesResponse
+	11, // 48: filetools.v1.Workspaces.DeleteWorkspace:output_type -> filetools.v1.DeleteWorkspaceResponse
+	14, // 49: filetools.v1.Workspaces.StartRun:output_type -> filetools.v1.StartRunResponse
+	18, // 50: filetools.v1.Workspaces.FinishRun:output_type -> filetools.v1.FinishRunResponse
+	21, // 51: filetools.v1.Workspaces.GetChangeSet:output_type -> filetools.v1.GetChangeSetResponse
+	23, // 52: filetools.v1.Workspaces.ListSnapshots:output_type -> filetools.v1.ListSnapshotsResponse
+	27, // 53: filetools.v1.Workspaces.DiffSnapshots:output_type -> filetools.v1.DiffSnapshotsResponse
+	31, // 54: filetools.v1.Workspaces.ExportSnapshot:output_type -> filetools.v1.ExportSnapshotResponse
+	33, // 55: filetools.v1.Workspaces.RestoreSnapshot:output_type -> filetools.v1.RestoreSnapshotResponse
+	36, // 56: filetools.v1.Workspaces.ImportArchive:output_type -> filetools.v1.ImportArchiveResponse
+	45, // [45:57] is the sub-list for method output_type
+	33, // [33:45] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_filetools_v1_workspaces_proto_init() }
@@ -2136,12 +2786,16 @@ func file_filetools_v1_workspaces_proto_init() {
 	}
 	file_filetools_v1_common_proto_init()
 	file_filetools_v1_workspaces_proto_msgTypes[14].OneofWrappers = []any{}
-	file_filetools_v1_workspaces_proto_msgTypes[21].OneofWrappers = []any{}
-	file_filetools_v1_workspaces_proto_msgTypes[23].OneofWrappers = []any{
+	file_filetools_v1_workspaces_proto_msgTypes[24].OneofWrappers = []any{
+		(*DiffSnapshotsResponse_Entries)(nil),
+		(*DiffSnapshotsResponse_Summary)(nil),
+	}
+	file_filetools_v1_workspaces_proto_msgTypes[26].OneofWrappers = []any{}
+	file_filetools_v1_workspaces_proto_msgTypes[28].OneofWrappers = []any{
 		(*ExportSnapshotResponse_Header)(nil),
 		(*ExportSnapshotResponse_Chunk)(nil),
 	}
-	file_filetools_v1_workspaces_proto_msgTypes[27].OneofWrappers = []any{
+	file_filetools_v1_workspaces_proto_msgTypes[32].OneofWrappers = []any{
 		(*ImportArchiveRequest_Header)(nil),
 		(*ImportArchiveRequest_Chunk)(nil),
 	}
@@ -2150,8 +2804,8 @@ func file_filetools_v1_workspaces_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_filetools_v1_workspaces_proto_rawDesc), len(file_filetools_v1_workspaces_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   33,
+			NumEnums:      3,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,7 @@ const (
 	Workspaces_FinishRun_FullMethodName       = "/filetools.v1.Workspaces/FinishRun"
 	Workspaces_GetChangeSet_FullMethodName    = "/filetools.v1.Workspaces/GetChangeSet"
 	Workspaces_ListSnapshots_FullMethodName   = "/filetools.v1.Workspaces/ListSnapshots"
+	Workspaces_DiffSnapshots_FullMethodName   = "/filetools.v1.Workspaces/DiffSnapshots"
 	Workspaces_ExportSnapshot_FullMethodName  = "/filetools.v1.Workspaces/ExportSnapshot"
 	Workspaces_RestoreSnapshot_FullMethodName = "/filetools.v1.Workspaces/RestoreSnapshot"
 	Workspaces_ImportArchive_FullMethodName   = "/filetools.v1.Workspaces/ImportArchive"
@@ -62,6 +63,13 @@ type WorkspacesClient interface {
 	// A workspace's snapshots, newest first. A snapshot whose manifest is
 	// damaged (not a valid manifest) is left out, with a warning in the log.
 	ListSnapshots(ctx context.Context, in *ListSnapshotsRequest, opts ...grpc.CallOption) (*ListSnapshotsResponse, error)
+	// What changed between two snapshots, or between a snapshot and the live
+	// workspace (its files hashed now): entries, then one summary. Compares the
+	// per-file lists of the manifests (path, size, mode, sha256; links by
+	// target). An unknown snapshot is NOT_FOUND; a damaged manifest DATA_LOSS;
+	// a snapshot written by a daemon that kept no file list is
+	// FAILED_PRECONDITION / SNAPSHOT_WITHOUT_FILE_LIST (take a new snapshot).
+	DiffSnapshots(ctx context.Context, in *DiffSnapshotsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DiffSnapshotsResponse], error)
 	// A snapshot's tarball (gzip): a header, then chunks. A damaged stored
 	// snapshot (bytes that do not match its manifest, a truncated gzip or tar
 	// when filtered by include) fails with DATA_LOSS.
@@ -186,9 +194,28 @@ func (c *workspacesClient) ListSnapshots(ctx context.Context, in *ListSnapshotsR
 	return out, nil
 }
 
+func (c *workspacesClient) DiffSnapshots(ctx context.Context, in *DiffSnapshotsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DiffSnapshotsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Workspaces_ServiceDesc.Streams[1], Workspaces_DiffSnapshots_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[DiffSnapshotsRequest, DiffSnapshotsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Workspaces_DiffSnapshotsClient = grpc.ServerStreamingClient[DiffSnapshotsResponse]
+
 func (c *workspacesClient) ExportSnapshot(ctx context.Context, in *ExportSnapshotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportSnapshotResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Workspaces_ServiceDesc.Streams[1], Workspaces_ExportSnapshot_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Workspaces_ServiceDesc.Streams[2], Workspaces_ExportSnapshot_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +244,7 @@ func (c *workspacesClient) RestoreSnapshot(ctx context.Context, in *RestoreSnaps
 
 func (c *workspacesClient) ImportArchive(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportArchiveRequest, ImportArchiveResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Workspaces_ServiceDesc.Streams[2], Workspaces_ImportArchive_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Workspaces_ServiceDesc.Streams[3], Workspaces_ImportArchive_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -258,6 +285,13 @@ type WorkspacesServer interface {
 	// A workspace's snapshots, newest first. A snapshot whose manifest is
 	// damaged (not a valid manifest) is left out, with a warning in the log.
 	ListSnapshots(context.Context, *ListSnapshotsRequest) (*ListSnapshotsResponse, error)
+	// What changed between two snapshots, or between a snapshot and the live
+	// workspace (its files hashed now): entries, then one summary. Compares the
+	// per-file lists of the manifests (path, size, mode, sha256; links by
+	// target). An unknown snapshot is NOT_FOUND; a damaged manifest DATA_LOSS;
+	// a snapshot written by a daemon that kept no file list is
+	// FAILED_PRECONDITION / SNAPSHOT_WITHOUT_FILE_LIST (take a new snapshot).
+	DiffSnapshots(*DiffSnapshotsRequest, grpc.ServerStreamingServer[DiffSnapshotsResponse]) error
 	// A snapshot's tarball (gzip): a header, then chunks. A damaged stored
 	// snapshot (bytes that do not match its manifest, a truncated gzip or tar
 	// when filtered by include) fails with DATA_LOSS.
@@ -316,6 +350,9 @@ func (UnimplementedWorkspacesServer) GetChangeSet(*GetChangeSetRequest, grpc.Ser
 }
 func (UnimplementedWorkspacesServer) ListSnapshots(context.Context, *ListSnapshotsRequest) (*ListSnapshotsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListSnapshots not implemented")
+}
+func (UnimplementedWorkspacesServer) DiffSnapshots(*DiffSnapshotsRequest, grpc.ServerStreamingServer[DiffSnapshotsResponse]) error {
+	return status.Error(codes.Unimplemented, "method DiffSnapshots not implemented")
 }
 func (UnimplementedWorkspacesServer) ExportSnapshot(*ExportSnapshotRequest, grpc.ServerStreamingServer[ExportSnapshotResponse]) error {
 	return status.Error(codes.Unimplemented, "method ExportSnapshot not implemented")
@@ -484,6 +521,17 @@ func _Workspaces_ListSnapshots_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Workspaces_DiffSnapshots_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(DiffSnapshotsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(WorkspacesServer).DiffSnapshots(m, &grpc.GenericServerStream[DiffSnapshotsRequest, DiffSnapshotsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Workspaces_DiffSnapshotsServer = grpc.ServerStreamingServer[DiffSnapshotsResponse]
+
 func _Workspaces_ExportSnapshot_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(ExportSnapshotRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -564,6 +612,11 @@ var Workspaces_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "GetChangeSet",
 			Handler:       _Workspaces_GetChangeSet_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "DiffSnapshots",
+			Handler:       _Workspaces_DiffSnapshots_Handler,
 			ServerStreams: true,
 		},
 		{

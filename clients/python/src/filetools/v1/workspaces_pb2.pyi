@@ -18,11 +18,31 @@ class ChangeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CHANGE_KIND_MODIFY: _ClassVar[ChangeKind]
     CHANGE_KIND_DELETE: _ClassVar[ChangeKind]
     CHANGE_KIND_MOVE: _ClassVar[ChangeKind]
+
+class DiffKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DIFF_KIND_UNSPECIFIED: _ClassVar[DiffKind]
+    DIFF_KIND_ADDED: _ClassVar[DiffKind]
+    DIFF_KIND_REMOVED: _ClassVar[DiffKind]
+    DIFF_KIND_MODIFIED: _ClassVar[DiffKind]
+
+class DiffEntryType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DIFF_ENTRY_TYPE_UNSPECIFIED: _ClassVar[DiffEntryType]
+    DIFF_ENTRY_TYPE_FILE: _ClassVar[DiffEntryType]
+    DIFF_ENTRY_TYPE_SYMLINK: _ClassVar[DiffEntryType]
 CHANGE_KIND_UNSPECIFIED: ChangeKind
 CHANGE_KIND_CREATE: ChangeKind
 CHANGE_KIND_MODIFY: ChangeKind
 CHANGE_KIND_DELETE: ChangeKind
 CHANGE_KIND_MOVE: ChangeKind
+DIFF_KIND_UNSPECIFIED: DiffKind
+DIFF_KIND_ADDED: DiffKind
+DIFF_KIND_REMOVED: DiffKind
+DIFF_KIND_MODIFIED: DiffKind
+DIFF_ENTRY_TYPE_UNSPECIFIED: DiffEntryType
+DIFF_ENTRY_TYPE_FILE: DiffEntryType
+DIFF_ENTRY_TYPE_SYMLINK: DiffEntryType
 
 class Workspace(_message.Message):
     __slots__ = ("id", "bound", "created_at")
@@ -227,16 +247,97 @@ class GetChangeSetResponse(_message.Message):
     def __init__(self, changes: _Optional[_Iterable[_Union[Change, _Mapping]]] = ...) -> None: ...
 
 class ListSnapshotsRequest(_message.Message):
-    __slots__ = ("workspace",)
+    __slots__ = ("workspace", "labels", "created_after", "created_before")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     WORKSPACE_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AFTER_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BEFORE_FIELD_NUMBER: _ClassVar[int]
     workspace: str
-    def __init__(self, workspace: _Optional[str] = ...) -> None: ...
+    labels: _containers.ScalarMap[str, str]
+    created_after: _timestamp_pb2.Timestamp
+    created_before: _timestamp_pb2.Timestamp
+    def __init__(self, workspace: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListSnapshotsResponse(_message.Message):
     __slots__ = ("snapshots",)
     SNAPSHOTS_FIELD_NUMBER: _ClassVar[int]
     snapshots: _containers.RepeatedCompositeFieldContainer[Snapshot]
     def __init__(self, snapshots: _Optional[_Iterable[_Union[Snapshot, _Mapping]]] = ...) -> None: ...
+
+class DiffSnapshotsRequest(_message.Message):
+    __slots__ = ("workspace", "to", "live")
+    WORKSPACE_FIELD_NUMBER: _ClassVar[int]
+    FROM_FIELD_NUMBER: _ClassVar[int]
+    TO_FIELD_NUMBER: _ClassVar[int]
+    LIVE_FIELD_NUMBER: _ClassVar[int]
+    workspace: str
+    to: str
+    live: bool
+    def __init__(self, workspace: _Optional[str] = ..., to: _Optional[str] = ..., live: _Optional[bool] = ..., **kwargs) -> None: ...
+
+class DiffEntry(_message.Message):
+    __slots__ = ("path", "kind", "size_before", "size_after", "sha256_before", "sha256_after", "mode_before", "mode_after", "type_before", "type_after", "link_before", "link_after")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    SIZE_AFTER_FIELD_NUMBER: _ClassVar[int]
+    SHA256_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    SHA256_AFTER_FIELD_NUMBER: _ClassVar[int]
+    MODE_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    MODE_AFTER_FIELD_NUMBER: _ClassVar[int]
+    TYPE_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    TYPE_AFTER_FIELD_NUMBER: _ClassVar[int]
+    LINK_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    LINK_AFTER_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    kind: DiffKind
+    size_before: int
+    size_after: int
+    sha256_before: str
+    sha256_after: str
+    mode_before: int
+    mode_after: int
+    type_before: DiffEntryType
+    type_after: DiffEntryType
+    link_before: str
+    link_after: str
+    def __init__(self, path: _Optional[str] = ..., kind: _Optional[_Union[DiffKind, str]] = ..., size_before: _Optional[int] = ..., size_after: _Optional[int] = ..., sha256_before: _Optional[str] = ..., sha256_after: _Optional[str] = ..., mode_before: _Optional[int] = ..., mode_after: _Optional[int] = ..., type_before: _Optional[_Union[DiffEntryType, str]] = ..., type_after: _Optional[_Union[DiffEntryType, str]] = ..., link_before: _Optional[str] = ..., link_after: _Optional[str] = ...) -> None: ...
+
+class DiffSummary(_message.Message):
+    __slots__ = ("to", "added", "removed", "modified", "unchanged")
+    FROM_FIELD_NUMBER: _ClassVar[int]
+    TO_FIELD_NUMBER: _ClassVar[int]
+    ADDED_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    MODIFIED_FIELD_NUMBER: _ClassVar[int]
+    UNCHANGED_FIELD_NUMBER: _ClassVar[int]
+    to: str
+    added: int
+    removed: int
+    modified: int
+    unchanged: int
+    def __init__(self, to: _Optional[str] = ..., added: _Optional[int] = ..., removed: _Optional[int] = ..., modified: _Optional[int] = ..., unchanged: _Optional[int] = ..., **kwargs) -> None: ...
+
+class DiffSnapshotsResponse(_message.Message):
+    __slots__ = ("entries", "summary")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    entries: DiffEntries
+    summary: DiffSummary
+    def __init__(self, entries: _Optional[_Union[DiffEntries, _Mapping]] = ..., summary: _Optional[_Union[DiffSummary, _Mapping]] = ...) -> None: ...
+
+class DiffEntries(_message.Message):
+    __slots__ = ("entries",)
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[DiffEntry]
+    def __init__(self, entries: _Optional[_Iterable[_Union[DiffEntry, _Mapping]]] = ...) -> None: ...
 
 class ExportSnapshotRequest(_message.Message):
     __slots__ = ("workspace", "snapshot_id", "live", "include", "presign", "presign_seconds")

@@ -77,6 +77,11 @@ class WorkspacesStub:
                 request_serializer=filetools_dot_v1_dot_workspaces__pb2.ListSnapshotsRequest.SerializeToString,
                 response_deserializer=filetools_dot_v1_dot_workspaces__pb2.ListSnapshotsResponse.FromString,
                 _registered_method=True)
+        self.DiffSnapshots = channel.unary_stream(
+                '/filetools.v1.Workspaces/DiffSnapshots',
+                request_serializer=filetools_dot_v1_dot_workspaces__pb2.DiffSnapshotsRequest.SerializeToString,
+                response_deserializer=filetools_dot_v1_dot_workspaces__pb2.DiffSnapshotsResponse.FromString,
+                _registered_method=True)
         self.ExportSnapshot = channel.unary_stream(
                 '/filetools.v1.Workspaces/ExportSnapshot',
                 request_serializer=filetools_dot_v1_dot_workspaces__pb2.ExportSnapshotRequest.SerializeToString,
@@ -157,6 +162,18 @@ class WorkspacesServicer:
     def ListSnapshots(self, request, context):
         """A workspace's snapshots, newest first. A snapshot whose manifest is
         damaged (not a valid manifest) is left out, with a warning in the log.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DiffSnapshots(self, request, context):
+        """What changed between two snapshots, or between a snapshot and the live
+        workspace (its files hashed now): entries, then one summary. Compares the
+        per-file lists of the manifests (path, size, mode, sha256; links by
+        target). An unknown snapshot is NOT_FOUND; a damaged manifest DATA_LOSS;
+        a snapshot written by a daemon that kept no file list is
+        FAILED_PRECONDITION / SNAPSHOT_WITHOUT_FILE_LIST (take a new snapshot).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -244,6 +261,11 @@ def add_WorkspacesServicer_to_server(servicer, server):
                     servicer.ListSnapshots,
                     request_deserializer=filetools_dot_v1_dot_workspaces__pb2.ListSnapshotsRequest.FromString,
                     response_serializer=filetools_dot_v1_dot_workspaces__pb2.ListSnapshotsResponse.SerializeToString,
+            ),
+            'DiffSnapshots': grpc.unary_stream_rpc_method_handler(
+                    servicer.DiffSnapshots,
+                    request_deserializer=filetools_dot_v1_dot_workspaces__pb2.DiffSnapshotsRequest.FromString,
+                    response_serializer=filetools_dot_v1_dot_workspaces__pb2.DiffSnapshotsResponse.SerializeToString,
             ),
             'ExportSnapshot': grpc.unary_stream_rpc_method_handler(
                     servicer.ExportSnapshot,
@@ -480,6 +502,33 @@ class Workspaces:
             '/filetools.v1.Workspaces/ListSnapshots',
             filetools_dot_v1_dot_workspaces__pb2.ListSnapshotsRequest.SerializeToString,
             filetools_dot_v1_dot_workspaces__pb2.ListSnapshotsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DiffSnapshots(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/filetools.v1.Workspaces/DiffSnapshots',
+            filetools_dot_v1_dot_workspaces__pb2.DiffSnapshotsRequest.SerializeToString,
+            filetools_dot_v1_dot_workspaces__pb2.DiffSnapshotsResponse.FromString,
             options,
             channel_credentials,
             insecure,

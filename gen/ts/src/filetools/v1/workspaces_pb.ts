@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file filetools/v1/workspaces.proto.
  */
 export const file_filetools_v1_workspaces: GenFile = /*@__PURE__*/
-  fileDesc("Ch1maWxldG9vbHMvdjEvd29ya3NwYWNlcy5wcm90bxIMZmlsZXRvb2xzLnYxIlYKCVdvcmtzcGFjZRIKCgJpZBgBIAEoCRINCgVib3VuZBgCIAEoCBIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIrChZDcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCSJFChdDcmVhdGVXb3Jrc3BhY2VSZXNwb25zZRIqCgl3b3Jrc3BhY2UYASABKAsyFy5maWxldG9vbHMudjEuV29ya3NwYWNlIigKE0dldFdvcmtzcGFjZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJIkIKFEdldFdvcmtzcGFjZVJlc3BvbnNlEioKCXdvcmtzcGFjZRgBIAEoCzIXLmZpbGV0b29scy52MS5Xb3Jrc3BhY2UiFwoVTGlzdFdvcmtzcGFjZXNSZXF1ZXN0IkUKFkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2USKwoKd29ya3NwYWNlcxgBIAMoCzIXLmZpbGV0b29scy52MS5Xb3Jrc3BhY2UiRQoWRGVsZXRlV29ya3NwYWNlUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSGAoQZGVsZXRlX3NuYXBzaG90cxgCIAEoCCIsChdEZWxldGVXb3Jrc3BhY2VSZXNwb25zZRIRCgl3b3Jrc3BhY2UYASABKAkiyQEKA1J1bhIKCgJpZBgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkSLgoKc3RhcnRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNcmVzdG9yZWRfZnJvbRgEIAEoCRItCgZsYWJlbHMYBSADKAsyHS5maWxldG9vbHMudjEuUnVuLkxhYmVsc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEinwEKD1N0YXJ0UnVuUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHcmVzdG9yZRgCIAEoCRI5CgZsYWJlbHMYAyADKAsyKS5maWxldG9vbHMudjEuU3RhcnRSdW5SZXF1ZXN0LkxhYmVsc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiMgoQU3RhcnRSdW5SZXNwb25zZRIeCgNydW4YASABKAsyES5maWxldG9vbHMudjEuUnVuIlIKDUNoYW5nZVN1bW1hcnkSDwoHY3JlYXRlZBgBIAEoAxIQCghtb2RpZmllZBgCIAEoAxIPCgdkZWxldGVkGAMgASgDEg0KBW1vdmVkGAQgASgDIsICCghTbmFwc2hvdBIKCgJpZBgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkSDgoGcnVuX2lkGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnNpemVfYnl0ZXMYBSABKAMSDgoGc2hhMjU2GAYgASgJEhIKCmZpbGVfY291bnQYByABKAMSMgoGbGFiZWxzGAggAygLMiIuZmlsZXRvb2xzLnYxLlNuYXBzaG90LkxhYmVsc0VudHJ5EiwKB2NoYW5nZXMYCSABKAsyGy5maWxldG9vbHMudjEuQ2hhbmdlU3VtbWFyeRIOCgZwYXJlbnQYCiABKAkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLEAQoQRmluaXNoUnVuUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDgoGcnVuX2lkGAIgASgJEhUKCHNuYXBzaG90GAMgASgISACIAQESOgoGbGFiZWxzGAQgAygLMiouZmlsZXRvb2xzLnYxLkZpbmlzaFJ1blJlcXVlc3QuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUILCglfc25hcHNob3QiawoRRmluaXNoUnVuUmVzcG9uc2USKAoIc25hcHNob3QYASABKAsyFi5maWxldG9vbHMudjEuU25hcHNob3QSLAoHY2hhbmdlcxgCIAEoCzIbLmZpbGV0b29scy52MS5DaGFuZ2VTdW1tYXJ5IqoBCgZDaGFuZ2USJgoEa2luZBgBIAEoDjIYLmZpbGV0b29scy52MS5DaGFuZ2VLaW5kEgwKBHBhdGgYAiABKAkSEwoLc291cmNlX3BhdGgYAyABKAkSFQoNc2hhMjU2X2JlZm9yZRgEIAEoCRIUCgxzaGEyNTZfYWZ0ZXIYBSABKAkSKAoEdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiOAoTR2V0Q2hhbmdlU2V0UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDgoGcnVuX2lkGAIgASgJIj0KFEdldENoYW5nZVNldFJlc3BvbnNlEiUKB2NoYW5nZXMYASADKAsyFC5maWxldG9vbHMudjEuQ2hhbmdlIikKFExpc3RTbmFwc2hvdHNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCSJCChVMaXN0U25hcHNob3RzUmVzcG9uc2USKQoJc25hcHNob3RzGAEgAygLMhYuZmlsZXRvb2xzLnYxLlNuYXBzaG90IqEBChVFeHBvcnRTbmFwc2hvdFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhMKC3NuYXBzaG90X2lkGAIgASgJEgwKBGxpdmUYAyABKAgSDwoHaW5jbHVkZRgEIAMoCRIPCgdwcmVzaWduGAUgASgIEhwKD3ByZXNpZ25fc2Vjb25kcxgGIAEoBUgAiAEBQhIKEF9wcmVzaWduX3NlY29uZHMigQEKDEV4cG9ydEhlYWRlchIMCgRzaXplGAEgASgDEg4KBnNoYTI1NhgCIAEoCRISCgpmaWxlX2NvdW50GAMgASgDEgsKA3VybBgEIAEoCRIyCg51cmxfZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAieQoWRXhwb3J0U25hcHNob3RSZXNwb25zZRIsCgZoZWFkZXIYASABKAsyGi5maWxldG9vbHMudjEuRXhwb3J0SGVhZGVySAASKAoFY2h1bmsYAiABKAsyFy5maWxldG9vbHMudjEuRGF0YUNodW5rSABCBwoFZXZlbnQiQAoWUmVzdG9yZVNuYXBzaG90UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSEwoLc25hcHNob3RfaWQYAiABKAkiQwoXUmVzdG9yZVNuYXBzaG90UmVzcG9uc2USKAoIc25hcHNob3QYASABKAsyFi5maWxldG9vbHMudjEuU25hcHNob3QiLwoMSW1wb3J0SGVhZGVyEhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJIncKFEltcG9ydEFyY2hpdmVSZXF1ZXN0EiwKBmhlYWRlchgBIAEoCzIaLmZpbGV0b29scy52MS5JbXBvcnRIZWFkZXJIABIoCgVjaHVuaxgCIAEoCzIXLmZpbGV0b29scy52MS5EYXRhQ2h1bmtIAEIHCgVldmVudCI/ChVJbXBvcnRBcmNoaXZlUmVzcG9uc2USEgoKZmlsZV9jb3VudBgBIAEoAxISCgpzaXplX2J5dGVzGAIgASgDKocBCgpDaGFuZ2VLaW5kEhsKF0NIQU5HRV9LSU5EX1VOU1BFQ0lGSUVEEAASFgoSQ0hBTkdFX0tJTkRfQ1JFQVRFEAESFgoSQ0hBTkdFX0tJTkRfTU9ESUZZEAISFgoSQ0hBTkdFX0tJTkRfREVMRVRFEAMSFAoQQ0hBTkdFX0tJTkRfTU9WRRAEMucHCgpXb3Jrc3BhY2VzEl4KD0NyZWF0ZVdvcmtzcGFjZRIkLmZpbGV0b29scy52MS5DcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0GiUuZmlsZXRvb2xzLnYxLkNyZWF0ZVdvcmtzcGFjZVJlc3BvbnNlElUKDEdldFdvcmtzcGFjZRIhLmZpbGV0b29scy52MS5HZXRXb3Jrc3BhY2VSZXF1ZXN0GiIuZmlsZXRvb2xzLnYxLkdldFdvcmtzcGFjZVJlc3BvbnNlElsKDkxpc3RXb3Jrc3BhY2VzEiMuZmlsZXRvb2xzLnYxLkxpc3RXb3Jrc3BhY2VzUmVxdWVzdBokLmZpbGV0b29scy52MS5MaXN0V29ya3NwYWNlc1Jlc3BvbnNlEl4KD0RlbGV0ZVdvcmtzcGFjZRIkLmZpbGV0b29scy52MS5EZWxldGVXb3Jrc3BhY2VSZXF1ZXN0GiUuZmlsZXRvb2xzLnYxLkRlbGV0ZVdvcmtzcGFjZVJlc3BvbnNlEkkKCFN0YXJ0UnVuEh0uZmlsZXRvb2xzLnYxLlN0YXJ0UnVuUmVxdWVzdBoeLmZpbGV0b29scy52MS5TdGFydFJ1blJlc3BvbnNlEkwKCUZpbmlzaFJ1bhIeLmZpbGV0b29scy52MS5GaW5pc2hSdW5SZXF1ZXN0Gh8uZmlsZXRvb2xzLnYxLkZpbmlzaFJ1blJlc3BvbnNlElcKDEdldENoYW5nZVNldBIhLmZpbGV0b29scy52MS5HZXRDaGFuZ2VTZXRSZXF1ZXN0GiIuZmlsZXRvb2xzLnYxLkdldENoYW5nZVNldFJlc3BvbnNlMAESWAoNTGlzdFNuYXBzaG90cxIiLmZpbGV0b29scy52MS5MaXN0U25hcHNob3RzUmVxdWVzdBojLmZpbGV0b29scy52MS5MaXN0U25hcHNob3RzUmVzcG9uc2USXQoORXhwb3J0U25hcHNob3QSIy5maWxldG9vbHMudjEuRXhwb3J0U25hcHNob3RSZXF1ZXN0GiQuZmlsZXRvb2xzLnYxLkV4cG9ydFNuYXBzaG90UmVzcG9uc2UwARJeCg9SZXN0b3JlU25hcHNob3QSJC5maWxldG9vbHMudjEuUmVzdG9yZVNuYXBzaG90UmVxdWVzdBolLmZpbGV0b29scy52MS5SZXN0b3JlU25hcHNob3RSZXNwb25zZRJaCg1JbXBvcnRBcmNoaXZlEiIuZmlsZXRvb2xzLnYxLkltcG9ydEFyY2hpdmVSZXF1ZXN0GiMuZmlsZXRvb2xzLnYxLkltcG9ydEFyY2hpdmVSZXNwb25zZSgBQkhaRmdpdGh1Yi5jb20vZmlsZXRvb2xzL2ZpbGV0b29scy9jbGllbnRzL2dvL2dlbi9maWxldG9vbHMvdjE7ZmlsZXRvb2xzdjFiBnByb3RvMw", [file_filetools_v1_common, file_google_protobuf_timestamp]);
+  fileDesc("Ch1maWxldG9vbHMvdjEvd29ya3NwYWNlcy5wcm90bxIMZmlsZXRvb2xzLnYxIlYKCVdvcmtzcGFjZRIKCgJpZBgBIAEoCRINCgVib3VuZBgCIAEoCBIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIrChZDcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCSJFChdDcmVhdGVXb3Jrc3BhY2VSZXNwb25zZRIqCgl3b3Jrc3BhY2UYASABKAsyFy5maWxldG9vbHMudjEuV29ya3NwYWNlIigKE0dldFdvcmtzcGFjZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJIkIKFEdldFdvcmtzcGFjZVJlc3BvbnNlEioKCXdvcmtzcGFjZRgBIAEoCzIXLmZpbGV0b29scy52MS5Xb3Jrc3BhY2UiFwoVTGlzdFdvcmtzcGFjZXNSZXF1ZXN0IkUKFkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2USKwoKd29ya3NwYWNlcxgBIAMoCzIXLmZpbGV0b29scy52MS5Xb3Jrc3BhY2UiRQoWRGVsZXRlV29ya3NwYWNlUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSGAoQZGVsZXRlX3NuYXBzaG90cxgCIAEoCCIsChdEZWxldGVXb3Jrc3BhY2VSZXNwb25zZRIRCgl3b3Jrc3BhY2UYASABKAkiyQEKA1J1bhIKCgJpZBgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkSLgoKc3RhcnRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNcmVzdG9yZWRfZnJvbRgEIAEoCRItCgZsYWJlbHMYBSADKAsyHS5maWxldG9vbHMudjEuUnVuLkxhYmVsc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEinwEKD1N0YXJ0UnVuUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHcmVzdG9yZRgCIAEoCRI5CgZsYWJlbHMYAyADKAsyKS5maWxldG9vbHMudjEuU3RhcnRSdW5SZXF1ZXN0LkxhYmVsc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiMgoQU3RhcnRSdW5SZXNwb25zZRIeCgNydW4YASABKAsyES5maWxldG9vbHMudjEuUnVuIlIKDUNoYW5nZVN1bW1hcnkSDwoHY3JlYXRlZBgBIAEoAxIQCghtb2RpZmllZBgCIAEoAxIPCgdkZWxldGVkGAMgASgDEg0KBW1vdmVkGAQgASgDIsICCghTbmFwc2hvdBIKCgJpZBgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkSDgoGcnVuX2lkGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnNpemVfYnl0ZXMYBSABKAMSDgoGc2hhMjU2GAYgASgJEhIKCmZpbGVfY291bnQYByABKAMSMgoGbGFiZWxzGAggAygLMiIuZmlsZXRvb2xzLnYxLlNuYXBzaG90LkxhYmVsc0VudHJ5EiwKB2NoYW5nZXMYCSABKAsyGy5maWxldG9vbHMudjEuQ2hhbmdlU3VtbWFyeRIOCgZwYXJlbnQYCiABKAkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLEAQoQRmluaXNoUnVuUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDgoGcnVuX2lkGAIgASgJEhUKCHNuYXBzaG90GAMgASgISACIAQESOgoGbGFiZWxzGAQgAygLMiouZmlsZXRvb2xzLnYxLkZpbmlzaFJ1blJlcXVlc3QuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUILCglfc25hcHNob3QiawoRRmluaXNoUnVuUmVzcG9uc2USKAoIc25hcHNob3QYASABKAsyFi5maWxldG9vbHMudjEuU25hcHNob3QSLAoHY2hhbmdlcxgCIAEoCzIbLmZpbGV0b29scy52MS5DaGFuZ2VTdW1tYXJ5IqoBCgZDaGFuZ2USJgoEa2luZBgBIAEoDjIYLmZpbGV0b29scy52MS5DaGFuZ2VLaW5kEgwKBHBhdGgYAiABKAkSEwoLc291cmNlX3BhdGgYAyABKAkSFQoNc2hhMjU2X2JlZm9yZRgEIAEoCRIUCgxzaGEyNTZfYWZ0ZXIYBSABKAkSKAoEdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiOAoTR2V0Q2hhbmdlU2V0UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDgoGcnVuX2lkGAIgASgJIj0KFEdldENoYW5nZVNldFJlc3BvbnNlEiUKB2NoYW5nZXMYASADKAsyFC5maWxldG9vbHMudjEuQ2hhbmdlIv8BChRMaXN0U25hcHNob3RzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSPgoGbGFiZWxzGAIgAygLMi4uZmlsZXRvb2xzLnYxLkxpc3RTbmFwc2hvdHNSZXF1ZXN0LkxhYmVsc0VudHJ5EjEKDWNyZWF0ZWRfYWZ0ZXIYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkIKFUxpc3RTbmFwc2hvdHNSZXNwb25zZRIpCglzbmFwc2hvdHMYASADKAsyFi5maWxldG9vbHMudjEuU25hcHNob3QiUQoURGlmZlNuYXBzaG90c1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBGZyb20YAiABKAkSCgoCdG8YAyABKAkSDAoEbGl2ZRgEIAEoCCLKAgoJRGlmZkVudHJ5EgwKBHBhdGgYASABKAkSJAoEa2luZBgCIAEoDjIWLmZpbGV0b29scy52MS5EaWZmS2luZBITCgtzaXplX2JlZm9yZRgDIAEoAxISCgpzaXplX2FmdGVyGAQgASgDEhUKDXNoYTI1Nl9iZWZvcmUYBSABKAkSFAoMc2hhMjU2X2FmdGVyGAYgASgJEhMKC21vZGVfYmVmb3JlGAcgASgNEhIKCm1vZGVfYWZ0ZXIYCCABKA0SMAoLdHlwZV9iZWZvcmUYCSABKA4yGy5maWxldG9vbHMudjEuRGlmZkVudHJ5VHlwZRIvCgp0eXBlX2FmdGVyGAogASgOMhsuZmlsZXRvb2xzLnYxLkRpZmZFbnRyeVR5cGUSEwoLbGlua19iZWZvcmUYCyABKAkSEgoKbGlua19hZnRlchgMIAEoCSJsCgtEaWZmU3VtbWFyeRIMCgRmcm9tGAEgASgJEgoKAnRvGAIgASgJEg0KBWFkZGVkGAMgASgDEg8KB3JlbW92ZWQYBCABKAMSEAoIbW9kaWZpZWQYBSABKAMSEQoJdW5jaGFuZ2VkGAYgASgDInwKFURpZmZTbmFwc2hvdHNSZXNwb25zZRIsCgdlbnRyaWVzGAEgASgLMhkuZmlsZXRvb2xzLnYxLkRpZmZFbnRyaWVzSAASLAoHc3VtbWFyeRgCIAEoCzIZLmZpbGV0b29scy52MS5EaWZmU3VtbWFyeUgAQgcKBWV2ZW50IjcKC0RpZmZFbnRyaWVzEigKB2VudHJpZXMYASADKAsyFy5maWxldG9vbHMudjEuRGlmZkVudHJ5IqEBChVFeHBvcnRTbmFwc2hvdFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhMKC3NuYXBzaG90X2lkGAIgASgJEgwKBGxpdmUYAyABKAgSDwoHaW5jbHVkZRgEIAMoCRIPCgdwcmVzaWduGAUgASgIEhwKD3ByZXNpZ25fc2Vjb25kcxgGIAEoBUgAiAEBQhIKEF9wcmVzaWduX3NlY29uZHMigQEKDEV4cG9ydEhlYWRlchIMCgRzaXplGAEgASgDEg4KBnNoYTI1NhgCIAEoCRISCgpmaWxlX2NvdW50GAMgASgDEgsKA3VybBgEIAEoCRIyCg51cmxfZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAieQoWRXhwb3J0U25hcHNob3RSZXNwb25zZRIsCgZoZWFkZXIYASABKAsyGi5maWxldG9vbHMudjEuRXhwb3J0SGVhZGVySAASKAoFY2h1bmsYAiABKAsyFy5maWxldG9vbHMudjEuRGF0YUNodW5rSABCBwoFZXZlbnQiQAoWUmVzdG9yZVNuYXBzaG90UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSEwoLc25hcHNob3RfaWQYAiABKAkiQwoXUmVzdG9yZVNuYXBzaG90UmVzcG9uc2USKAoIc25hcHNob3QYASABKAsyFi5maWxldG9vbHMudjEuU25hcHNob3QiLwoMSW1wb3J0SGVhZGVyEhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJIncKFEltcG9ydEFyY2hpdmVSZXF1ZXN0EiwKBmhlYWRlchgBIAEoCzIaLmZpbGV0b29scy52MS5JbXBvcnRIZWFkZXJIABIoCgVjaHVuaxgCIAEoCzIXLmZpbGV0b29scy52MS5EYXRhQ2h1bmtIAEIHCgVldmVudCI/ChVJbXBvcnRBcmNoaXZlUmVzcG9uc2USEgoKZmlsZV9jb3VudBgBIAEoAxISCgpzaXplX2J5dGVzGAIgASgDKocBCgpDaGFuZ2VLaW5kEhsKF0NIQU5HRV9LSU5EX1VOU1BFQ0lGSUVEEAASFgoSQ0hBTkdFX0tJTkRfQ1JFQVRFEAESFgoSQ0hBTkdFX0tJTkRfTU9ESUZZEAISFgoSQ0hBTkdFX0tJTkRfREVMRVRFEAMSFAoQQ0hBTkdFX0tJTkRfTU9WRRAEKmkKCERpZmZLaW5kEhkKFURJRkZfS0lORF9VTlNQRUNJRklFRBAAEhMKD0RJRkZfS0lORF9BRERFRBABEhUKEURJRkZfS0lORF9SRU1PVkVEEAISFgoSRElGRl9LSU5EX01PRElGSUVEEAMqZwoNRGlmZkVudHJ5VHlwZRIfChtESUZGX0VOVFJZX1RZUEVfVU5TUEVDSUZJRUQQABIYChRESUZGX0VOVFJZX1RZUEVfRklMRRABEhsKF0RJRkZfRU5UUllfVFlQRV9TWU1MSU5LEAIywwgKCldvcmtzcGFjZXMSXgoPQ3JlYXRlV29ya3NwYWNlEiQuZmlsZXRvb2xzLnYxLkNyZWF0ZVdvcmtzcGFjZVJlcXVlc3QaJS5maWxldG9vbHMudjEuQ3JlYXRlV29ya3NwYWNlUmVzcG9uc2USVQoMR2V0V29ya3NwYWNlEiEuZmlsZXRvb2xzLnYxLkdldFdvcmtzcGFjZVJlcXVlc3QaIi5maWxldG9vbHMudjEuR2V0V29ya3NwYWNlUmVzcG9uc2USWwoOTGlzdFdvcmtzcGFjZXMSIy5maWxldG9vbHMudjEuTGlzdFdvcmtzcGFjZXNSZXF1ZXN0GiQuZmlsZXRvb2xzLnYxLkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2USXgoPRGVsZXRlV29ya3NwYWNlEiQuZmlsZXRvb2xzLnYxLkRlbGV0ZVdvcmtzcGFjZVJlcXVlc3QaJS5maWxldG9vbHMudjEuRGVsZXRlV29ya3NwYWNlUmVzcG9uc2USSQoIU3RhcnRSdW4SHS5maWxldG9vbHMudjEuU3RhcnRSdW5SZXF1ZXN0Gh4uZmlsZXRvb2xzLnYxLlN0YXJ0UnVuUmVzcG9uc2USTAoJRmluaXNoUnVuEh4uZmlsZXRvb2xzLnYxLkZpbmlzaFJ1blJlcXVlc3QaHy5maWxldG9vbHMudjEuRmluaXNoUnVuUmVzcG9uc2USVwoMR2V0Q2hhbmdlU2V0EiEuZmlsZXRvb2xzLnYxLkdldENoYW5nZVNldFJlcXVlc3QaIi5maWxldG9vbHMudjEuR2V0Q2hhbmdlU2V0UmVzcG9uc2UwARJYCg1MaXN0U25hcHNob3RzEiIuZmlsZXRvb2xzLnYxLkxpc3RTbmFwc2hvdHNSZXF1ZXN0GiMuZmlsZXRvb2xzLnYxLkxpc3RTbmFwc2hvdHNSZXNwb25zZRJaCg1EaWZmU25hcHNob3RzEiIuZmlsZXRvb2xzLnYxLkRpZmZTbmFwc2hvdHNSZXF1ZXN0GiMuZmlsZXRvb2xzLnYxLkRpZmZTbmFwc2hvdHNSZXNwb25zZTABEl0KDkV4cG9ydFNuYXBzaG90EiMuZmlsZXRvb2xzLnYxLkV4cG9ydFNuYXBzaG90UmVxdWVzdBokLmZpbGV0b29scy52MS5FeHBvcnRTbmFwc2hvdFJlc3BvbnNlMAESXgoPUmVzdG9yZVNuYXBzaG90EiQuZmlsZXRvb2xzLnYxLlJlc3RvcmVTbmFwc2hvdFJlcXVlc3QaJS5maWxldG9vbHMudjEuUmVzdG9yZVNuYXBzaG90UmVzcG9uc2USWgoNSW1wb3J0QXJjaGl2ZRIiLmZpbGV0b29scy52MS5JbXBvcnRBcmNoaXZlUmVxdWVzdBojLmZpbGV0b29scy52MS5JbXBvcnRBcmNoaXZlUmVzcG9uc2UoAUJIWkZnaXRodWIuY29tL2ZpbGV0b29scy9maWxldG9vbHMvY2xpZW50cy9nby9nZW4vZmlsZXRvb2xzL3YxO2ZpbGV0b29sc3YxYgZwcm90bzM", [file_filetools_v1_common, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message filetools.v1.Workspace
@@ -609,6 +609,28 @@ export type ListSnapshotsRequest = Message<"filetools.v1.ListSnapshotsRequest"> 
    * @generated from field: string workspace = 1;
    */
   workspace: string;
+
+  /**
+   * Only snapshots carrying every one of these labels with these values
+   * (e.g. {"team": "docs"}). Empty = no filter.
+   *
+   * @generated from field: map<string, string> labels = 2;
+   */
+  labels: { [key: string]: string };
+
+  /**
+   * Only snapshots created at or after this time. Unset = no lower bound.
+   *
+   * @generated from field: google.protobuf.Timestamp created_after = 3;
+   */
+  createdAfter?: Timestamp | undefined;
+
+  /**
+   * Only snapshots created before this time. Unset = no upper bound.
+   *
+   * @generated from field: google.protobuf.Timestamp created_before = 4;
+   */
+  createdBefore?: Timestamp | undefined;
 };
 
 /**
@@ -636,6 +658,248 @@ export type ListSnapshotsResponse = Message<"filetools.v1.ListSnapshotsResponse"
  */
 export const ListSnapshotsResponseSchema: GenMessage<ListSnapshotsResponse> = /*@__PURE__*/
   messageDesc(file_filetools_v1_workspaces, 20);
+
+/**
+ * @generated from message filetools.v1.DiffSnapshotsRequest
+ */
+export type DiffSnapshotsRequest = Message<"filetools.v1.DiffSnapshotsRequest"> & {
+  /**
+   * Workspace id.
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * The older side: a snapshot id; "" = the newest.
+   *
+   * @generated from field: string from = 2;
+   */
+  from: string;
+
+  /**
+   * The newer side: a snapshot id. Empty, or live set: the live workspace.
+   *
+   * @generated from field: string to = 3;
+   */
+  to: string;
+
+  /**
+   * Compare with the live workspace (its files read and hashed now), as an
+   * empty to does; said explicitly. Set together with to: INVALID_ARGUMENT.
+   *
+   * @generated from field: bool live = 4;
+   */
+  live: boolean;
+};
+
+/**
+ * Describes the message filetools.v1.DiffSnapshotsRequest.
+ * Use `create(DiffSnapshotsRequestSchema)` to create a new message.
+ */
+export const DiffSnapshotsRequestSchema: GenMessage<DiffSnapshotsRequest> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_workspaces, 21);
+
+/**
+ * @generated from message filetools.v1.DiffEntry
+ */
+export type DiffEntry = Message<"filetools.v1.DiffEntry"> & {
+  /**
+   * Workspace path ("/src/a.ts").
+   *
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * Added, removed or modified.
+   *
+   * @generated from field: filetools.v1.DiffKind kind = 2;
+   */
+  kind: DiffKind;
+
+  /**
+   * Size in bytes in "from" (0 when absent there or a link).
+   *
+   * @generated from field: int64 size_before = 3;
+   */
+  sizeBefore: bigint;
+
+  /**
+   * Size in bytes in "to" (0 when absent there or a link).
+   *
+   * @generated from field: int64 size_after = 4;
+   */
+  sizeAfter: bigint;
+
+  /**
+   * SHA-256 (hex) of the content in "from" ("" when absent or a link).
+   *
+   * @generated from field: string sha256_before = 5;
+   */
+  sha256Before: string;
+
+  /**
+   * SHA-256 (hex) of the content in "to" ("" when absent or a link).
+   *
+   * @generated from field: string sha256_after = 6;
+   */
+  sha256After: string;
+
+  /**
+   * Permission bits in "from" (0 when absent).
+   *
+   * @generated from field: uint32 mode_before = 7;
+   */
+  modeBefore: number;
+
+  /**
+   * Permission bits in "to" (0 when absent).
+   *
+   * @generated from field: uint32 mode_after = 8;
+   */
+  modeAfter: number;
+
+  /**
+   * What the path is in "from".
+   *
+   * @generated from field: filetools.v1.DiffEntryType type_before = 9;
+   */
+  typeBefore: DiffEntryType;
+
+  /**
+   * What the path is in "to".
+   *
+   * @generated from field: filetools.v1.DiffEntryType type_after = 10;
+   */
+  typeAfter: DiffEntryType;
+
+  /**
+   * A link's target in "from" ("" otherwise).
+   *
+   * @generated from field: string link_before = 11;
+   */
+  linkBefore: string;
+
+  /**
+   * A link's target in "to" ("" otherwise).
+   *
+   * @generated from field: string link_after = 12;
+   */
+  linkAfter: string;
+};
+
+/**
+ * Describes the message filetools.v1.DiffEntry.
+ * Use `create(DiffEntrySchema)` to create a new message.
+ */
+export const DiffEntrySchema: GenMessage<DiffEntry> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_workspaces, 22);
+
+/**
+ * @generated from message filetools.v1.DiffSummary
+ */
+export type DiffSummary = Message<"filetools.v1.DiffSummary"> & {
+  /**
+   * The snapshot compared from.
+   *
+   * @generated from field: string from = 1;
+   */
+  from: string;
+
+  /**
+   * The snapshot compared to; "" for the live workspace.
+   *
+   * @generated from field: string to = 2;
+   */
+  to: string;
+
+  /**
+   * Paths added.
+   *
+   * @generated from field: int64 added = 3;
+   */
+  added: bigint;
+
+  /**
+   * Paths removed.
+   *
+   * @generated from field: int64 removed = 4;
+   */
+  removed: bigint;
+
+  /**
+   * Paths modified.
+   *
+   * @generated from field: int64 modified = 5;
+   */
+  modified: bigint;
+
+  /**
+   * Paths the same on both sides.
+   *
+   * @generated from field: int64 unchanged = 6;
+   */
+  unchanged: bigint;
+};
+
+/**
+ * Describes the message filetools.v1.DiffSummary.
+ * Use `create(DiffSummarySchema)` to create a new message.
+ */
+export const DiffSummarySchema: GenMessage<DiffSummary> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_workspaces, 23);
+
+/**
+ * @generated from message filetools.v1.DiffSnapshotsResponse
+ */
+export type DiffSnapshotsResponse = Message<"filetools.v1.DiffSnapshotsResponse"> & {
+  /**
+   * Batches of entries (those in "to", in walk order, then the removed
+   * ones), then one summary.
+   *
+   * @generated from oneof filetools.v1.DiffSnapshotsResponse.event
+   */
+  event: {
+    /**
+     * @generated from field: filetools.v1.DiffEntries entries = 1;
+     */
+    value: DiffEntries;
+    case: "entries";
+  } | {
+    /**
+     * @generated from field: filetools.v1.DiffSummary summary = 2;
+     */
+    value: DiffSummary;
+    case: "summary";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message filetools.v1.DiffSnapshotsResponse.
+ * Use `create(DiffSnapshotsResponseSchema)` to create a new message.
+ */
+export const DiffSnapshotsResponseSchema: GenMessage<DiffSnapshotsResponse> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_workspaces, 24);
+
+/**
+ * @generated from message filetools.v1.DiffEntries
+ */
+export type DiffEntries = Message<"filetools.v1.DiffEntries"> & {
+  /**
+   * A batch of entries.
+   *
+   * @generated from field: repeated filetools.v1.DiffEntry entries = 1;
+   */
+  entries: DiffEntry[];
+};
+
+/**
+ * Describes the message filetools.v1.DiffEntries.
+ * Use `create(DiffEntriesSchema)` to create a new message.
+ */
+export const DiffEntriesSchema: GenMessage<DiffEntries> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_workspaces, 25);
 
 /**
  * @generated from message filetools.v1.ExportSnapshotRequest
@@ -698,7 +962,7 @@ export type ExportSnapshotRequest = Message<"filetools.v1.ExportSnapshotRequest"
  * Use `create(ExportSnapshotRequestSchema)` to create a new message.
  */
 export const ExportSnapshotRequestSchema: GenMessage<ExportSnapshotRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 21);
+  messageDesc(file_filetools_v1_workspaces, 26);
 
 /**
  * @generated from message filetools.v1.ExportHeader
@@ -745,7 +1009,7 @@ export type ExportHeader = Message<"filetools.v1.ExportHeader"> & {
  * Use `create(ExportHeaderSchema)` to create a new message.
  */
 export const ExportHeaderSchema: GenMessage<ExportHeader> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 22);
+  messageDesc(file_filetools_v1_workspaces, 27);
 
 /**
  * @generated from message filetools.v1.ExportSnapshotResponse
@@ -776,7 +1040,7 @@ export type ExportSnapshotResponse = Message<"filetools.v1.ExportSnapshotRespons
  * Use `create(ExportSnapshotResponseSchema)` to create a new message.
  */
 export const ExportSnapshotResponseSchema: GenMessage<ExportSnapshotResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 23);
+  messageDesc(file_filetools_v1_workspaces, 28);
 
 /**
  * @generated from message filetools.v1.RestoreSnapshotRequest
@@ -802,7 +1066,7 @@ export type RestoreSnapshotRequest = Message<"filetools.v1.RestoreSnapshotReques
  * Use `create(RestoreSnapshotRequestSchema)` to create a new message.
  */
 export const RestoreSnapshotRequestSchema: GenMessage<RestoreSnapshotRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 24);
+  messageDesc(file_filetools_v1_workspaces, 29);
 
 /**
  * @generated from message filetools.v1.RestoreSnapshotResponse
@@ -821,7 +1085,7 @@ export type RestoreSnapshotResponse = Message<"filetools.v1.RestoreSnapshotRespo
  * Use `create(RestoreSnapshotResponseSchema)` to create a new message.
  */
 export const RestoreSnapshotResponseSchema: GenMessage<RestoreSnapshotResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 25);
+  messageDesc(file_filetools_v1_workspaces, 30);
 
 /**
  * @generated from message filetools.v1.ImportHeader
@@ -848,7 +1112,7 @@ export type ImportHeader = Message<"filetools.v1.ImportHeader"> & {
  * Use `create(ImportHeaderSchema)` to create a new message.
  */
 export const ImportHeaderSchema: GenMessage<ImportHeader> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 26);
+  messageDesc(file_filetools_v1_workspaces, 31);
 
 /**
  * @generated from message filetools.v1.ImportArchiveRequest
@@ -879,7 +1143,7 @@ export type ImportArchiveRequest = Message<"filetools.v1.ImportArchiveRequest"> 
  * Use `create(ImportArchiveRequestSchema)` to create a new message.
  */
 export const ImportArchiveRequestSchema: GenMessage<ImportArchiveRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 27);
+  messageDesc(file_filetools_v1_workspaces, 32);
 
 /**
  * @generated from message filetools.v1.ImportArchiveResponse
@@ -905,7 +1169,7 @@ export type ImportArchiveResponse = Message<"filetools.v1.ImportArchiveResponse"
  * Use `create(ImportArchiveResponseSchema)` to create a new message.
  */
 export const ImportArchiveResponseSchema: GenMessage<ImportArchiveResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 28);
+  messageDesc(file_filetools_v1_workspaces, 33);
 
 /**
  * Kind of one change-set entry.
@@ -954,6 +1218,81 @@ export enum ChangeKind {
  */
 export const ChangeKindSchema: GenEnum<ChangeKind> = /*@__PURE__*/
   enumDesc(file_filetools_v1_workspaces, 0);
+
+/**
+ * How one path differs.
+ *
+ * @generated from enum filetools.v1.DiffKind
+ */
+export enum DiffKind {
+  /**
+   * Never sent.
+   *
+   * @generated from enum value: DIFF_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Only in "to".
+   *
+   * @generated from enum value: DIFF_KIND_ADDED = 1;
+   */
+  ADDED = 1,
+
+  /**
+   * Only in "from".
+   *
+   * @generated from enum value: DIFF_KIND_REMOVED = 2;
+   */
+  REMOVED = 2,
+
+  /**
+   * In both, with another content, mode, link target or type.
+   *
+   * @generated from enum value: DIFF_KIND_MODIFIED = 3;
+   */
+  MODIFIED = 3,
+}
+
+/**
+ * Describes the enum filetools.v1.DiffKind.
+ */
+export const DiffKindSchema: GenEnum<DiffKind> = /*@__PURE__*/
+  enumDesc(file_filetools_v1_workspaces, 1);
+
+/**
+ * Type of a path on one side of a diff.
+ *
+ * @generated from enum filetools.v1.DiffEntryType
+ */
+export enum DiffEntryType {
+  /**
+   * Absent on that side.
+   *
+   * @generated from enum value: DIFF_ENTRY_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A regular file.
+   *
+   * @generated from enum value: DIFF_ENTRY_TYPE_FILE = 1;
+   */
+  FILE = 1,
+
+  /**
+   * A symbolic link (compared by target; no sha256).
+   *
+   * @generated from enum value: DIFF_ENTRY_TYPE_SYMLINK = 2;
+   */
+  SYMLINK = 2,
+}
+
+/**
+ * Describes the enum filetools.v1.DiffEntryType.
+ */
+export const DiffEntryTypeSchema: GenEnum<DiffEntryType> = /*@__PURE__*/
+  enumDesc(file_filetools_v1_workspaces, 2);
 
 /**
  * Workspaces, runs and snapshots. Snapshots live in the store chosen with
@@ -1048,6 +1387,21 @@ export const Workspaces: GenService<{
     methodKind: "unary";
     input: typeof ListSnapshotsRequestSchema;
     output: typeof ListSnapshotsResponseSchema;
+  },
+  /**
+   * What changed between two snapshots, or between a snapshot and the live
+   * workspace (its files hashed now): entries, then one summary. Compares the
+   * per-file lists of the manifests (path, size, mode, sha256; links by
+   * target). An unknown snapshot is NOT_FOUND; a damaged manifest DATA_LOSS;
+   * a snapshot written by a daemon that kept no file list is
+   * FAILED_PRECONDITION / SNAPSHOT_WITHOUT_FILE_LIST (take a new snapshot).
+   *
+   * @generated from rpc filetools.v1.Workspaces.DiffSnapshots
+   */
+  diffSnapshots: {
+    methodKind: "server_streaming";
+    input: typeof DiffSnapshotsRequestSchema;
+    output: typeof DiffSnapshotsResponseSchema;
   },
   /**
    * A snapshot's tarball (gzip): a header, then chunks. A damaged stored

@@ -1,0 +1,118 @@
+// A snapshot's per-file list, kept in its manifest so that two snapshots (or
+// a snapshot and the live workspace) can be compared without reading either
+// tarball. Compact for 100,000 files: parallel arrays rather than an object
+// per file (no repeated keys), paths front-coded (each stored as the
+// characters it does not share with the previous path, and how many it
+// shares: in walk order, neighbours share their directories), and the
+// digests as one base64 string of the raw 32-byte SHA-256s rather than 64
+// hex characters each. Files and links in the packer's walk order; paths are
+// workspace paths ("/src/a.ts", escaped as the workspace module shows them).
+import { z } from "zod";
+
+const DIGEST_BYTES = 32;
+
+export const FileListSchema = z
+  .object({
+    /** Regular files: each workspace path after its first shared[i] characters (see frontCoded). */
+    paths: z.array(z.string()),
+    /** How many leading characters (UTF-16 units) each path shares with the previous one (0 for the first). */
+    shared: z.array(z.int().nonnegative()),
+    /** Their sizes in bytes. */
+    sizes: z.array(z.int().nonnegative()),
+    /** Their permission bits (as stored in the tarball: st_mode & 0o777). */
+    modes: z.array(z.int().min(0).max(0o777)),
+    /** Their SHA-256s, raw and concatenated, as base64. */
+    sha256: z.base64(),
+    /** Symbolic links (stored as links, never followed): paths and targets. */
+    links: z.object({ paths: z.array(z.string()), targets: z.array(z.string()) }),
+  })
+  .refine(
+    (list) =>
+      list.sizes.length === list.paths.length &&
+      list.shared.length === list.paths.length &&
+      fitsFrontCoding(list.paths, list.shared) &&
+      list.modes.length === list.paths.length &&
+      Buffer.byteLength(list.sha256, "base64") === list.paths.length * DIGEST_BYTES &&
+      list.links.targets.length === list.links.paths.length,
+    { message: "the file list's arrays differ in length" },
+  );
+
+export type FileList = z.infer<typeof FileListSchema>;
+
+/** Whether every path shares no more characters than the previous one has. */
+function fitsFrontCoding(suffixes: readonly string[], shared: readonly number[]): boolean {
+  let length = 0;
+  for (let i = 0; i < suffixes.length; i++) {
+    if (shared[i]! > length) return false;
+    length = shared[i]! + suffixes[i]!.length;
+  }
+  return true;
+}
+
+/** One path of a file list, or of the live workspace. */
+export interface FileRecord {
+  path: string;
+  type: "file" | "symlink";
+  /** Bytes (0 for a link). */
+  size: number;
+  /** Permission bits (0o777 for a link, as the packer stores it). */
+  mode: number;
+  /** SHA-256 (hex); "" for a link. */
+  sha256: string;
+  /** A link's target; "" for a file. */
+  target: string;
+}
+
+/** Collects the list while the packer streams files into the tarball. */
+export class FileListBuilder {
+  private readonly paths: string[] = [];
+  private readonly shared: number[] = [];
+  private previous = "";
+  private readonly sizes: number[] = [];
+  private readonly modes: number[] = [];
+  private readonly digests: Buffer[] = [];
+  private readonly linkPaths: string[] = [];
+  private readonly targets: string[] = [];
+
+  addFile(path: string, size: number, mode: number, digest: Buffer): void {
+    const limit = Math.min(path.length, this.previous.length);
+    let common = 0;
+    while (common < limit && path.charCodeAt(common) === this.previous.charCodeAt(common)) common++;
+    this.shared.push(common);
+    this.paths.push(path.slice(common));
+    this.previous = path;
+    this.sizes.push(size);
+    this.modes.push(mode);
+    this.digests.push(digest);
+  }
+
+  addLink(path: string, target: string): void {
+    this.linkPaths.push(path);
+    this.targets.push(target);
+  }
+
+  build(): FileList {
+    return {
+      paths: this.paths,
+      shared: this.shared,
+      sizes: this.sizes,
+      modes: this.modes,
+      sha256: Buffer.concat(this.digests).toString("base64"),
+      links: { paths: this.linkPaths, targets: this.targets },
+    };
+  }
+}
+
+/** The list's records: files, then links. */
+export function* recordsOf(list: FileList): Generator<FileRecord> {
+  const digests = Buffer.from(list.sha256, "base64");
+  let path = "";
+  for (let i = 0; i < list.paths.length; i++) {
+    const sha256 = digests.toString("hex", i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES);
+    path = path.slice(0, list.shared[i]) + list.paths[i];
+    yield { path, type: "file", size: list.sizes[i]!, mode: list.modes[i]!, sha256, target: "" };
+  }
+  for (let i = 0; i < list.links.paths.length; i++) {
+    yield { path: list.links.paths[i]!, type: "symlink", size: 0, mode: 0o777, sha256: "", target: list.links.targets[i]! };
+  }
+}
