@@ -8,6 +8,7 @@
 // hex characters each. Files and links in the packer's walk order; paths are
 // workspace paths ("/src/a.ts", escaped as the workspace module shows them).
 import { z } from "zod";
+import type { HashedEntry } from "../workspace/hash-tree.js";
 
 const DIGEST_BYTES = 32;
 
@@ -49,19 +50,8 @@ function fitsFrontCoding(suffixes: readonly string[], shared: readonly number[])
   return true;
 }
 
-/** One path of a file list, or of the live workspace. */
-export interface FileRecord {
-  path: string;
-  type: "file" | "symlink";
-  /** Bytes (0 for a link). */
-  size: number;
-  /** Permission bits (0o777 for a link, as the packer stores it). */
-  mode: number;
-  /** SHA-256 (hex); "" for a link. */
-  sha256: string;
-  /** A link's target; "" for a file. */
-  target: string;
-}
+/** One path of a file list: the same shape as a live workspace's hashed entry, so the two compare directly. */
+export type FileRecord = HashedEntry;
 
 /** Collects the list while the packer streams files into the tarball. */
 export class FileListBuilder {

@@ -16,7 +16,9 @@ export interface HashedEntry {
   /** Workspace path, escaped (entry.ts). */
   path: string;
   type: "file" | "symlink";
+  /** Bytes (0 for a link). */
   size: number;
+  /** Permission bits (0o777 for a link, as the packer stores it). */
   mode: number;
   /** SHA-256 (hex); "" for a link. */
   sha256: string;
