@@ -311,7 +311,7 @@ describe("filetools", () => {
     ]);
 
     const finished = await ok(["runs", "finish", "demo", runId, "--label", "note=cli"]);
-    expect(finished).toMatch(new RegExp(`^finished ${runId}: 1 created, 0 modified, 0 deleted, 1 moved\\nsnapshot \\S+: \\d+ files, `));
+    expect(finished).toMatch(new RegExp(`^finished ${runId}: 1 created, 0 modified, 0 deleted, 1 moved\\nsnapshot \\S+: (1 file|\\d+ files), `));
     expect((await cli(["runs", "finish", "demo", runId])).code).toBe(3); // no longer the active run
   });
 
@@ -394,6 +394,8 @@ describe("filetools", () => {
     execFileSync("tar", ["-czf", "tree.tar.gz", "-C", tree, "."], { cwd: dir });
     expect(await ok(["import", "demo", "tree.tar.gz", "--path", "imported"])).toBe("imported 2 files (15 B) into imported\n");
     expect(await ok(["read", "demo", "imported/docs/readme.md", "--raw"])).toBe("# Imported\n");
+    execFileSync("tar", ["-czf", "one.tar.gz", "-C", tree, "top.txt"], { cwd: dir });
+    expect(await ok(["import", "demo", "one.tar.gz", "--path", "one"])).toBe("imported 1 file (4 B) into one\n");
     const fromStdin = await json(["import", "demo", "-"], { input: readFileSync(path.join(dir, "tree.tar.gz")) });
     expect(fromStdin).toEqual({ fileCount: "2", sizeBytes: "15" });
     expect(await ok(["read", "demo", "top.txt", "--raw"])).toBe("top\n");

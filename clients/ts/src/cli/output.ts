@@ -60,6 +60,11 @@ export function localTime(timestamp: Timestamp | undefined): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`;
 }
 
+/** 1 → "1 file", 3 → "3 files". */
+export function fileCount(count: bigint | number): string {
+  return `${count} ${BigInt(count) === 1n ? "file" : "files"}`;
+}
+
 /** 1536 → "1.5 KiB". */
 export function humanBytes(bytes: bigint | number): string {
   let value = Number(bytes);

@@ -10,7 +10,7 @@ import {
   type Snapshot,
 } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { label } from "./args.js";
-import { humanBytes, jsonOf, localTime, printJson, printJsonLine, table, writeOut } from "./output.js";
+import { fileCount, humanBytes, jsonOf, localTime, printJson, printJsonLine, table, writeOut } from "./output.js";
 import { sessionOf } from "./session.js";
 
 export function addRunCommands(program: Command): void {
@@ -75,5 +75,5 @@ export function changesText(changes: ChangeSummary | undefined): string {
 }
 
 function snapshotText(snapshot: Snapshot): string {
-  return `${snapshot.id}: ${snapshot.fileCount} files, ${humanBytes(snapshot.sizeBytes)}, sha256 ${snapshot.sha256}`;
+  return `${snapshot.id}: ${fileCount(snapshot.fileCount)}, ${humanBytes(snapshot.sizeBytes)}, sha256 ${snapshot.sha256}`;
 }

@@ -3,7 +3,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Command } from "commander";
 import { DiffEntrySchema, DiffKind, DiffSummarySchema, ExportHeaderSchema, SnapshotSchema, type DiffEntry } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { collect, integerAtLeast, label, time } from "./args.js";
-import { humanBytes, jsonOf, localTime, printJson, printJsonLine, table, writeOut } from "./output.js";
+import { fileCount, humanBytes, jsonOf, localTime, printJson, printJsonLine, table, writeOut } from "./output.js";
 import { changesText } from "./runs.js";
 import { UsageError } from "./errors.js";
 import { sessionOf } from "./session.js";
@@ -77,7 +77,7 @@ export function addSnapshotCommands(program: Command): void {
       const header = await saveStream(client.workspaces.exportSnapshot(request, call), file, "export");
       if (file === "-") return;
       if (json) return printJson(jsonOf(ExportHeaderSchema, header));
-      await writeOut(`saved ${file}: ${header.fileCount} files, ${humanBytes(header.size)}, sha256 ${header.sha256}\n`);
+      await writeOut(`saved ${file}: ${fileCount(header.fileCount)}, ${humanBytes(header.size)}, sha256 ${header.sha256}\n`);
     });
 
   snapshots
@@ -93,7 +93,7 @@ export function addSnapshotCommands(program: Command): void {
       if (json) return printJson(jsonOf(ExportHeaderSchema, header));
       // The URL alone on stdout (for $(...)); what it points at on stderr.
       await writeOut(`${header.url}\n`);
-      process.stderr.write(`${header.fileCount} files, ${humanBytes(header.size)}, sha256 ${header.sha256}; expires ${header.urlExpiresAt ? timestampDate(header.urlExpiresAt).toISOString() : "?"}\n`);
+      process.stderr.write(`${fileCount(header.fileCount)}, ${humanBytes(header.size)}, sha256 ${header.sha256}; expires ${header.urlExpiresAt ? timestampDate(header.urlExpiresAt).toISOString() : "?"}\n`);
     });
 
   snapshots

@@ -5,7 +5,7 @@ import { headerThenData } from "../byte-streams.js";
 import { DownloadHeaderSchema, UploadResponseSchema } from "@filetools/proto/filetools/v1/files_pb.js";
 import { ImportArchiveResponseSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { WRITE_MODES } from "./files.js";
-import { humanBytes, jsonOf, printJson, writeOut } from "./output.js";
+import { fileCount, humanBytes, jsonOf, printJson, writeOut } from "./output.js";
 import { sessionOf } from "./session.js";
 import { saveStream, withProgress } from "./streams.js";
 
@@ -83,6 +83,6 @@ export function addTransferCommands(program: Command): void {
         client.workspace(workspace).importArchive(archive === "-" ? process.stdin : archive, { ...call, onProgress, path: options.path }),
       );
       if (json) return printJson(jsonOf(ImportArchiveResponseSchema, response));
-      await writeOut(`imported ${response.fileCount} files (${humanBytes(response.sizeBytes)}) into ${options.path ?? "/"}\n`);
+      await writeOut(`imported ${fileCount(response.fileCount)} (${humanBytes(response.sizeBytes)}) into ${options.path ?? "/"}\n`);
     });
 }
