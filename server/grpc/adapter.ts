@@ -5,7 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type DescService, type Message } from "@bufbuild/protobuf";
 import type * as grpc from "@grpc/grpc-js";
 import { FileToolsError } from "../errors.js";
-import { CallScope, type AdapterOptions } from "./call.js";
+import { CallScope, methodName, type AdapterOptions } from "./call.js";
 import { EncodedMessage, type CallContext, type ServiceHandlers } from "./handlers.js";
 
 /** How long a client stream's end waits for a cancellation that may follow it (see requestsOf). */
@@ -44,11 +44,11 @@ function notImplemented(method: DescMethod): AnyHandler {
 // A server uses only requestDeserialize and responseSerialize; responses reach
 // it already encoded (see encode).
 function methodDefinition(method: DescMethod, options: AdapterOptions): grpc.MethodDefinition<Message, Buffer> {
-  const name = `${method.parent.typeName}/${method.name}`;
+  const name = methodName(method);
   const streamsIn = method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming";
   const streamsOut = method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming";
   return {
-    path: `/${method.parent.typeName}/${method.name}`,
+    path: `/${name}`,
     originalName: method.name,
     requestStream: streamsIn,
     responseStream: streamsOut,
@@ -272,7 +272,7 @@ class SendQueue {
 
 /** encode for `method`'s responses, counting their bytes for the metrics. */
 function encodeFor(method: DescMethod, options: AdapterOptions): (value: unknown) => Buffer {
-  const name = `${method.parent.typeName}/${method.name}`;
+  const name = methodName(method);
   return (value) => {
     const bytes = encode(method.output, value);
     options.metrics?.bytes(name, "out", bytes.length);

@@ -82,7 +82,7 @@ export class CallScope {
     method: DescMethod,
     private readonly options: AdapterOptions,
   ) {
-    this.method = `${method.parent.typeName}/${method.name}`;
+    this.method = methodName(method);
     const grpcDeadline = call.getDeadline();
     const deadlineMs = grpcDeadline instanceof Date ? grpcDeadline.getTime() : grpcDeadline;
     const deadline = Number.isFinite(deadlineMs) ? new Date(deadlineMs) : undefined;
@@ -182,6 +182,11 @@ export class CallScope {
   private abort(reason: FileToolsError): void {
     if (!this.controller.signal.aborted) this.controller.abort(reason);
   }
+}
+
+/** "filetools.v1.Files/Read": a method in logs and metrics (its gRPC path without the leading "/"). */
+export function methodName(method: DescMethod): string {
+  return `${method.parent.typeName}/${method.name}`;
 }
 
 /** A request's `workspace` field, or its header's (Upload, ImportArchive); undefined when empty or absent. */

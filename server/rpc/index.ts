@@ -63,8 +63,10 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
   // Only S3 has conditional writes: on file:// the snapshots' parent check is the only guard (README).
   const leases = opened instanceof S3Store ? new Leases(opened, config.leaseTtlMs, logger) : undefined;
   // Runs this daemon left active take their leases again; one taken over meanwhile stays unheld, and its FinishRun is refused.
-  for (const run of leases ? runs.activeRuns() : []) {
-    await leases!.acquire(run.workspace, run.id).catch((error: unknown) => logger?.warn({ workspace: run.workspace, run_id: run.id, err: error }, "run lease not taken again"));
+  if (leases) {
+    for (const run of runs.activeRuns()) {
+      await leases.acquire(run.workspace, run.id).catch((error: unknown) => logger?.warn({ workspace: run.workspace, run_id: run.id, err: error }, "run lease not taken again"));
+    }
   }
   const lineIndex = new LineIndex();
   metrics?.sample({
