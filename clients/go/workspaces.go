@@ -2,6 +2,7 @@ package filetools
 
 import (
 	"context"
+	"errors"
 	"io"
 	"iter"
 
@@ -170,6 +171,62 @@ func (c *Client) ExportSnapshotToFile(ctx context.Context, workspace, path strin
 		return err
 	})
 	return info, err
+}
+
+// ExportInto is ExportSnapshot into a file of the same workspace, at the
+// workspace path destination: the export streamed straight into an Upload
+// (with upload's options), never through this machine's disk. The daemon
+// writes the file atomically once the bytes have arrived and checked out
+// against the export's header, so a failed or cancelled export leaves no
+// file, whole or partial. opts.Progress is told the bytes moved.
+func (c *Client) ExportInto(ctx context.Context, workspace, destination string, opts ExportOptions, upload UploadOptions) (*ExportInfo, *UploadResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var info *ExportInfo
+	from, to := io.Pipe()
+	exported := make(chan error, 1)
+	go func() {
+		var err error
+		info, err = c.ExportSnapshot(ctx, workspace, to, opts)
+		to.CloseWithError(err) // nil: the upload reads io.EOF and completes
+		exported <- err
+	}()
+	file, err := c.Upload(ctx, workspace, destination, from, upload)
+	from.CloseWithError(errUploadEnded) // an export still sending stops
+	return info, file, pipedError(err, <-exported)
+}
+
+// ImportFrom is ImportArchive of a tarball in the same workspace, at the
+// workspace path archive: its Download streamed straight into the import.
+// Bytes that do not match the download's header cancel the import, which
+// then changes nothing. progress is told the bytes moved (it may be nil).
+func (c *Client) ImportFrom(ctx context.Context, workspace, archive, dir string, progress Progress) (*DownloadInfo, *ImportResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var info *DownloadInfo
+	from, to := io.Pipe()
+	downloaded := make(chan error, 1)
+	go func() {
+		var err error
+		info, err = c.download(ctx, workspace, archive, to, progress)
+		to.CloseWithError(err)
+		downloaded <- err
+	}()
+	imported, err := c.ImportArchive(ctx, workspace, dir, from)
+	from.CloseWithError(errUploadEnded)
+	return info, imported, pipedError(err, <-downloaded)
+}
+
+var errUploadEnded = errors.New("filetools: the receiving call has ended")
+
+// pipedError is the error of a call fed by another through a pipe: the
+// feeding call's own when it failed first (the receiving one then saw it as
+// its reader's error), else the receiving call's.
+func pipedError(receiving, feeding error) error {
+	if feeding != nil && (receiving == nil || errors.Is(receiving, feeding)) {
+		return feeding
+	}
+	return receiving
 }
 
 // ImportArchive unpacks a tarball (plain or gzip) read from r into a
