@@ -11,7 +11,7 @@ import { request as httpRequest } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ErrorCode, ListPromptsResultSchema, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDaemon, type Daemon } from "../../../test/e2e/daemon.js";
 import { connect, type FileToolsClient } from "../src/index.js";
@@ -93,6 +93,13 @@ describe("over stdio", () => {
     const result = await mcp.callTool({ name, arguments: args });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(expected);
+    expect((await mcp.callTool({ name: "stat", arguments: { path: "/notes.md" } })).isError).toBeFalsy();
+  });
+
+  it("a tools/call that is not one (no tool name, arguments not an object) is a protocol error, and an unknown method too", async () => {
+    await expect(mcp.request({ method: "tools/call", params: { name: 5 } } as never, CallToolResultSchema)).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
+    await expect(mcp.request({ method: "tools/call", params: { name: "stat", arguments: [1] } } as never, CallToolResultSchema)).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
+    await expect(mcp.request({ method: "prompts/list" }, ListPromptsResultSchema)).rejects.toMatchObject({ code: ErrorCode.MethodNotFound });
     expect((await mcp.callTool({ name: "stat", arguments: { path: "/notes.md" } })).isError).toBeFalsy();
   });
 
