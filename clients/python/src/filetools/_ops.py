@@ -140,6 +140,7 @@ class Relay(Generic[SrcResp, H]):
         return part
 
     def data(self, response: SrcResp) -> bytes:
+        """The chunk's bytes, counted and hashed (b"" for a message that carries none)."""
         part = self._split(response)
         if not isinstance(part, bytes):
             return b""

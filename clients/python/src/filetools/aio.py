@@ -178,7 +178,8 @@ class AsyncClient:
             try:
                 # read(), not async for: grpc.aio refuses a mix of the two on one call.
                 while (response := await responses.read()) is not grpc.aio.EOF:
-                    yield op.chunk(relay.data(response))
+                    if data := relay.data(response):
+                        yield op.chunk(data)
                 relay.check()
             except BaseException as error:
                 failed.append(error)

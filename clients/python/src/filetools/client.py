@@ -164,7 +164,8 @@ class Client:
             yield op.header(announced)
             try:
                 for response in responses:
-                    yield op.chunk(relay.data(response))
+                    if data := relay.data(response):
+                        yield op.chunk(data)
                 relay.check()
             except BaseException as error:
                 failed.append(error)
