@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -631,6 +632,75 @@ func TestImportArchive(t *testing.T) {
 	}
 	_, err = client.ImportArchive(ctx, "imports", "", archive("../escape.txt", "x\n"))
 	expectReason(t, "ImportArchive of ../escape.txt", err, codes.FailedPrecondition, filetools.ErrUnsafeArchive)
+}
+
+func TestExportIntoAndImportFromStreamInsideTheWorkspace(t *testing.T) {
+	d := startDaemon(t)
+	client := d.client(t)
+	ctx := testContext(t)
+	if _, err := client.CreateWorkspace(ctx, "pipes"); err != nil {
+		t.Fatal(err)
+	}
+	blob := make([]byte, 3<<20) // random: the archive does not shrink, three chunks or more
+	_, _ = rand.Read(blob)
+	if _, err := client.Upload(ctx, "pipes", "data/blob.bin", bytes.NewReader(blob), filetools.UploadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	increasing := func(what string, progress [][2]int64, total int64) {
+		t.Helper()
+		for i := 1; i < len(progress); i++ {
+			if progress[i][0] <= progress[i-1][0] {
+				t.Errorf("%s: progress %v does not increase", what, progress)
+			}
+		}
+		if len(progress) < 3 || progress[len(progress)-1] != [2]int64{total, total} {
+			t.Errorf("%s: progress %v, want at least 3 ending at %d of %d", what, progress, total, total)
+		}
+	}
+
+	var exported [][2]int64
+	header, file, err := client.ExportInto(ctx, "pipes", "out/data.tar.gz",
+		filetools.ExportOptions{Live: true, Include: []string{"data/**"}, Progress: func(done, total int64) { exported = append(exported, [2]int64{done, total}) }},
+		filetools.UploadOptions{Mode: filetools.WriteCreateOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if file.GetPath() != "/out/data.tar.gz" || file.GetSize() != header.GetSize() || file.GetSha256() != header.GetSha256() || header.GetFileCount() != 1 {
+		t.Errorf("ExportInto: %v, %v", header, file)
+	}
+	increasing("ExportInto", exported, header.GetSize())
+	_, _, err = client.ExportInto(ctx, "pipes", "out/data.tar.gz", filetools.ExportOptions{Live: true}, filetools.UploadOptions{Mode: filetools.WriteCreateOnly})
+	expectReason(t, "ExportInto an existing file", err, codes.AlreadyExists, filetools.ErrAlreadyExists)
+
+	var imported [][2]int64
+	archive, unpacked, err := client.ImportFrom(ctx, "pipes", "out/data.tar.gz", "copy", func(done, total int64) { imported = append(imported, [2]int64{done, total}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if archive.GetFile().GetPath() != "/out/data.tar.gz" || unpacked.GetFileCount() != 1 || unpacked.GetSizeBytes() != 3<<20 {
+		t.Errorf("ImportFrom: %v, %v", archive, unpacked)
+	}
+	increasing("ImportFrom", imported, header.GetSize())
+	_, _, err = client.ImportFrom(ctx, "pipes", "data/blob.bin", "bad", nil)
+	expectReason(t, "ImportFrom a file that is no archive", err, codes.FailedPrecondition, filetools.ErrUnsafeArchive)
+	_, _, err = client.ImportFrom(ctx, "pipes", "none.tar.gz", "", nil)
+	expectReason(t, "ImportFrom a missing archive", err, codes.NotFound, filetools.ErrNotFound)
+
+	// Cancelled once bytes move: neither the archive nor a temp file of its upload is left on the daemon's disk.
+	cancelled, cancel := context.WithCancel(ctx)
+	_, _, err = client.ExportInto(cancelled, "pipes", "out/cancelled.tar.gz", filetools.ExportOptions{Live: true, Progress: func(int64, int64) { cancel() }}, filetools.UploadOptions{})
+	var e *filetools.Error
+	if !errors.As(err, &e) || e.Code != codes.Canceled {
+		t.Errorf("a cancelled ExportInto: %v, want CANCELLED", err)
+	}
+	uploadCancelled := regexp.MustCompile(`"method":"filetools\.v1\.Files/Upload"[^\n]*"code":"CANCELLED"`)
+	for i := 0; i < 250 && !uploadCancelled.MatchString(d.stderr.String()); i++ {
+		time.Sleep(20 * time.Millisecond) // until the daemon has ended the upload (and removed its temp file)
+	}
+	names, err := os.ReadDir(filepath.Join(d.dataDir, "workspaces", "pipes", "out"))
+	if err != nil || len(names) != 1 || names[0].Name() != "data.tar.gz" {
+		t.Errorf("after a cancelled export, out/ holds %v (%v), want data.tar.gz alone", names, err)
+	}
 }
 
 func TestWorkspaces(t *testing.T) {

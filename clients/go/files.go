@@ -411,13 +411,17 @@ func (c *Client) Upload(ctx context.Context, workspace, path string, r io.Reader
 // Download copies a file's bytes to w and checks them against the size and
 // sha256 the daemon announced (a mismatch is an *Error with codes.DataLoss).
 func (c *Client) Download(ctx context.Context, workspace, path string, w io.Writer) (*DownloadInfo, error) {
+	return c.download(ctx, workspace, path, w, nil)
+}
+
+func (c *Client) download(ctx context.Context, workspace, path string, w io.Writer, progress Progress) (*DownloadInfo, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := c.files.Download(ctx, &filetoolsv1.DownloadRequest{Workspace: workspace, Path: path})
 	if err != nil {
 		return nil, fromRPC(err)
 	}
-	return receiveBytes[*DownloadInfo](stream.Recv, w, nil)
+	return receiveBytes[*DownloadInfo](stream.Recv, w, progress)
 }
 
 // optionalTrue is the proto field for a setting whose default is true,

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,6 +52,9 @@ type ToolDefinition struct {
 	// The JSON Schema of the structured result of a call that succeeded
 	// (MCP's outputSchema).
 	OutputSchema json.RawMessage `json:"output_schema"`
+	// This tool's own sentences for some error reasons, used instead of the
+	// shared ones.
+	ErrorHints map[string][]string `json:"error_hints,omitempty"`
 }
 
 // OpenAITool is a tool for OpenAI-style function calling (the tools of a
@@ -88,7 +92,8 @@ type ToolResult struct {
 
 // DispatcherOptions for NewDispatcher.
 type DispatcherOptions struct {
-	// Offer only the tools that change nothing (read, list, search, stat).
+	// Offer only the tools that change nothing (read, list, search, stat,
+	// changes, list_snapshots).
 	ReadOnly bool
 }
 
@@ -148,6 +153,12 @@ func (d *Dispatcher) AnthropicTools() []AnthropicTool {
 // unknown tools and failed calls come back as a ToolResult with IsError; the
 // error is non-nil only when ctx ended the call (it is then ctx.Err()).
 func (d *Dispatcher) Call(ctx context.Context, name string, args any) (ToolResult, error) {
+	return d.CallWithProgress(ctx, name, args, nil)
+}
+
+// CallWithProgress is Call, telling progress (when not nil) how the bytes of
+// export_archive and import_archive move.
+func (d *Dispatcher) CallWithProgress(ctx context.Context, name string, args any, progress Progress) (ToolResult, error) {
 	handler, known := toolHandlers[name]
 	if !known || !slices.ContainsFunc(d.tools, func(tool ToolDefinition) bool { return tool.Name == name }) {
 		names := make([]string, len(d.tools))
@@ -163,32 +174,43 @@ func (d *Dispatcher) Call(ctx context.Context, name string, args any) (ToolResul
 	if problem != "" {
 		return failure("INVALID_ARGUMENT", "invalid arguments for "+name+": "+problem), nil
 	}
-	result, err := handler(d, ctx, arguments(value))
+	result, err := handler(d, ctx, call{arguments(value), progress})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ToolResult{}, ctx.Err()
 		}
-		return errorResult(err), nil
+		return errorResult(name, err), nil
 	}
 	return result, nil
 }
 
-// toolHandlers are the tools this client can call, by name.
-var toolHandlers = map[string]func(*Dispatcher, context.Context, arguments) (ToolResult, error){
-	"read":     (*Dispatcher).read,
-	"write":    (*Dispatcher).write,
-	"edit":     (*Dispatcher).edit,
-	"delete":   (*Dispatcher).remove,
-	"move":     (*Dispatcher).move,
-	"make_dir": (*Dispatcher).makeDir,
-	"list":     (*Dispatcher).list,
-	"search":   (*Dispatcher).search,
-	"stat":     (*Dispatcher).stat,
+// call is what a handler gets: the arguments, and the progress callback of
+// the tools that move bytes.
+type call struct {
+	arguments
+	progress Progress
 }
 
-func (d *Dispatcher) read(ctx context.Context, a arguments) (ToolResult, error) {
+// toolHandlers are the tools this client can call, by name.
+var toolHandlers = map[string]func(*Dispatcher, context.Context, call) (ToolResult, error){
+	"read":           (*Dispatcher).read,
+	"write":          (*Dispatcher).write,
+	"edit":           (*Dispatcher).edit,
+	"delete":         (*Dispatcher).remove,
+	"move":           (*Dispatcher).move,
+	"make_dir":       (*Dispatcher).makeDir,
+	"list":           (*Dispatcher).list,
+	"search":         (*Dispatcher).search,
+	"stat":           (*Dispatcher).stat,
+	"changes":        (*Dispatcher).changes,
+	"list_snapshots": (*Dispatcher).listSnapshots,
+	"export_archive": (*Dispatcher).exportArchive,
+	"import_archive": (*Dispatcher).importArchive,
+}
+
+func (d *Dispatcher) read(ctx context.Context, a call) (ToolResult, error) {
 	opts := ReadOptions{MaxBytes: readMaxBytes}
-	_, tail := a["tail"]
+	_, tail := a.arguments["tail"]
 	if tail {
 		opts.Tail = a.integer("tail", 0)
 	} else {
@@ -224,9 +246,9 @@ var writeModes = map[string]WriteMode{
 	"append":            WriteAppend,
 }
 
-func (d *Dispatcher) write(ctx context.Context, a arguments) (ToolResult, error) {
+func (d *Dispatcher) write(ctx context.Context, a call) (ToolResult, error) {
 	mode := WriteCreateOrReplace
-	if name, given := a["mode"]; given {
+	if name, given := a.arguments["mode"]; given {
 		mode = writeModes[name.(string)]
 	}
 	resp, err := d.client.WriteText(ctx, d.workspace, a.str("path"), a.str("content"), WriteOptions{Mode: mode, IfVersion: a.str("if_version")})
@@ -239,9 +261,9 @@ func (d *Dispatcher) write(ctx context.Context, a arguments) (ToolResult, error)
 	}), nil
 }
 
-func (d *Dispatcher) edit(ctx context.Context, a arguments) (ToolResult, error) {
+func (d *Dispatcher) edit(ctx context.Context, a call) (ToolResult, error) {
 	var edits []TextEdit
-	for _, e := range a["edits"].([]any) {
+	for _, e := range a.arguments["edits"].([]any) {
 		e := arguments(e.(map[string]any))
 		edits = append(edits, TextEdit{Old: e.str("old_text"), New: e.str("new_text"), ReplaceAll: e.boolean("replace_all")})
 	}
@@ -258,7 +280,7 @@ func (d *Dispatcher) edit(ctx context.Context, a arguments) (ToolResult, error) 
 // remove, move and makeDir call the stubs themselves: the texts name the
 // paths as the daemon wrote them back, which Delete, Move and MakeDir do not
 // return.
-func (d *Dispatcher) remove(ctx context.Context, a arguments) (ToolResult, error) {
+func (d *Dispatcher) remove(ctx context.Context, a call) (ToolResult, error) {
 	resp, err := unary(ctx, d.client.files.Delete, &filetoolsv1.DeleteRequest{
 		Workspace: d.workspace, Path: a.str("path"), Recursive: a.boolean("recursive"), IfVersion: a.str("if_version"),
 	})
@@ -268,7 +290,7 @@ func (d *Dispatcher) remove(ctx context.Context, a arguments) (ToolResult, error
 	return ok(deleteText(resp.GetPath(), resp.GetExisted()), map[string]any{"path": resp.GetPath(), "existed": resp.GetExisted()}), nil
 }
 
-func (d *Dispatcher) move(ctx context.Context, a arguments) (ToolResult, error) {
+func (d *Dispatcher) move(ctx context.Context, a call) (ToolResult, error) {
 	resp, err := unary(ctx, d.client.files.Move, &filetoolsv1.MoveRequest{
 		Workspace: d.workspace, Source: a.str("source"), Destination: a.str("destination"),
 		Overwrite: a.boolean("overwrite"), IfVersion: a.str("if_version"),
@@ -281,7 +303,7 @@ func (d *Dispatcher) move(ctx context.Context, a arguments) (ToolResult, error) 
 	}), nil
 }
 
-func (d *Dispatcher) makeDir(ctx context.Context, a arguments) (ToolResult, error) {
+func (d *Dispatcher) makeDir(ctx context.Context, a call) (ToolResult, error) {
 	resp, err := unary(ctx, d.client.files.MakeDir, &filetoolsv1.MakeDirRequest{Workspace: d.workspace, Path: a.str("path")})
 	if err != nil {
 		return ToolResult{}, err
@@ -289,7 +311,7 @@ func (d *Dispatcher) makeDir(ctx context.Context, a arguments) (ToolResult, erro
 	return ok(makeDirText(resp.GetPath(), resp.GetCreated()), map[string]any{"path": resp.GetPath(), "created": resp.GetCreated()}), nil
 }
 
-func (d *Dispatcher) list(ctx context.Context, a arguments) (ToolResult, error) {
+func (d *Dispatcher) list(ctx context.Context, a call) (ToolResult, error) {
 	var summary ListSummary
 	opts := ListOptions{
 		Pattern:        a.str("pattern"),
@@ -314,7 +336,7 @@ func (d *Dispatcher) list(ctx context.Context, a arguments) (ToolResult, error) 
 	return ok(listText(entries, summary.Truncated), map[string]any{"entries": structured, "truncated": summary.Truncated}), nil
 }
 
-func (d *Dispatcher) search(ctx context.Context, a arguments) (ToolResult, error) {
+func (d *Dispatcher) search(ctx context.Context, a call) (ToolResult, error) {
 	var summary SearchSummary
 	lines := int32(a.integer("context", 0)) // of context, before and after each match
 	opts := SearchOptions{
@@ -358,7 +380,7 @@ func (d *Dispatcher) search(ctx context.Context, a arguments) (ToolResult, error
 	return ok(searchMatchesText(hits, summary, lines > 0), withSummary(map[string]any{"matches": structured}, summary)), nil
 }
 
-func (d *Dispatcher) stat(ctx context.Context, a arguments) (ToolResult, error) {
+func (d *Dispatcher) stat(ctx context.Context, a call) (ToolResult, error) {
 	file, err := d.client.Stat(ctx, d.workspace, a.strOr("path", "/"), StatOptions{CountLines: a.boolean("count_lines")})
 	if err != nil {
 		return ToolResult{}, err
@@ -370,6 +392,124 @@ func (d *Dispatcher) stat(ctx context.Context, a arguments) (ToolResult, error) 
 	return ok(statText(file), map[string]any{
 		"path": file.GetPath(), "type": fileTypeName(file.GetType()), "size": file.GetSize(),
 		"mode": int64(file.GetMode()), "version": file.GetVersion(), "line_count": lineCount,
+	}), nil
+}
+
+func (d *Dispatcher) changes(ctx context.Context, a call) (ToolResult, error) {
+	var summary DiffSummary
+	entries, err := collect(d.client.DiffSnapshots(ctx, d.workspace, a.str("since"), DiffOptions{Summary: &summary}))
+	if err != nil {
+		return ToolResult{}, err
+	}
+	shown := entries[:min(len(entries), int(a.integer("max_entries", defaultListEntries)))]
+	structured := make([]map[string]any, len(shown))
+	for i, e := range shown {
+		removed := e.GetKind() == filetoolsv1.DiffKind_DIFF_KIND_REMOVED
+		side := e.GetTypeAfter()
+		if removed {
+			side = e.GetTypeBefore()
+		}
+		kind := "file"
+		if side == filetoolsv1.DiffEntryType_DIFF_ENTRY_TYPE_SYMLINK {
+			kind = "symlink"
+		}
+		structured[i] = map[string]any{"path": e.GetPath(), "kind": diffKindName(e.GetKind()), "type": kind, "size_before": e.GetSizeBefore(), "size_after": e.GetSizeAfter()}
+	}
+	return ok(changesText(shown, summary), map[string]any{
+		"since": summary.From, "changes": structured, "added": summary.Added, "modified": summary.Modified,
+		"removed": summary.Removed, "unchanged": summary.Unchanged, "truncated": len(shown) < len(entries),
+	}), nil
+}
+
+func diffKindName(k filetoolsv1.DiffKind) string {
+	switch k {
+	case filetoolsv1.DiffKind_DIFF_KIND_ADDED:
+		return "added"
+	case filetoolsv1.DiffKind_DIFF_KIND_REMOVED:
+		return "removed"
+	default:
+		return "modified"
+	}
+}
+
+func (d *Dispatcher) listSnapshots(ctx context.Context, _ call) (ToolResult, error) {
+	snapshots, err := d.client.ListSnapshots(ctx, d.workspace)
+	if err != nil {
+		return ToolResult{}, err
+	}
+	structured := make([]map[string]any, len(snapshots))
+	for i, s := range snapshots {
+		labels := s.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		structured[i] = map[string]any{
+			"id": s.GetId(), "created_at": isoTime(s.GetCreatedAt()), "run_id": s.GetRunId(),
+			"file_count": s.GetFileCount(), "size_bytes": s.GetSizeBytes(), "labels": labels,
+		}
+	}
+	return ok(snapshotsText(snapshots), map[string]any{"snapshots": structured}), nil
+}
+
+func (d *Dispatcher) exportArchive(ctx context.Context, a call) (ToolResult, error) {
+	// Stat first: the daemon's include globs match nothing in a missing
+	// directory, and a model should hear that, not get an empty archive.
+	source, err := d.client.Stat(ctx, d.workspace, a.strOr("path", "/"), StatOptions{})
+	if err != nil {
+		return ToolResult{}, err
+	}
+	include := archiveIncludes(source.GetPath(), source.GetType() == filetoolsv1.FileType_FILE_TYPE_DIRECTORY, a.strings("include"))
+	mode := WriteCreateOnly
+	if a.boolean("overwrite") {
+		mode = WriteCreateOrReplace
+	}
+	header, file, err := d.client.ExportInto(ctx, d.workspace, a.str("destination"),
+		ExportOptions{Live: true, Include: include, Progress: a.progress}, UploadOptions{Mode: mode})
+	if err != nil {
+		return ToolResult{}, err
+	}
+	return ok(exportText(source.GetPath(), file.GetPath(), header.GetFileCount(), file.GetSize(), file.GetVersion()), map[string]any{
+		"path": source.GetPath(), "destination": file.GetPath(), "file_count": header.GetFileCount(),
+		"size": file.GetSize(), "sha256": file.GetSha256(), "version": file.GetVersion(),
+	}), nil
+}
+
+var globSpecial = regexp.MustCompile(`[\\*?[\]{}()!+@]`)
+
+// archiveIncludes are the daemon's include globs (matched against workspace
+// paths without the leading "/") for a tool's path and its globs relative to
+// it: the directory's name escaped, so that a "[" or "*" in it is literal.
+func archiveIncludes(path string, isDirectory bool, globs []string) []string {
+	base := globSpecial.ReplaceAllString(strings.TrimLeft(path, "/"), `\$0`)
+	switch {
+	case !isDirectory:
+		return []string{base}
+	case base == "":
+		return globs
+	case len(globs) == 0:
+		return []string{base + "/**"}
+	}
+	prefixed := make([]string, len(globs))
+	for i, glob := range globs {
+		prefixed[i] = base + "/" + glob
+	}
+	return prefixed
+}
+
+func (d *Dispatcher) importArchive(ctx context.Context, a call) (ToolResult, error) {
+	destination := a.strOr("destination", "/")
+	header, imported, err := d.client.ImportFrom(ctx, d.workspace, a.str("archive"), destination, a.progress)
+	if err != nil {
+		return ToolResult{}, err
+	}
+	// The directory as the daemon names it (it exists now): "out" and "/out/" are both /out.
+	dir, err := d.client.Stat(ctx, d.workspace, destination, StatOptions{})
+	if err != nil {
+		return ToolResult{}, err
+	}
+	archive := header.GetFile().GetPath()
+	return ok(importText(archive, dir.GetPath(), imported.GetFileCount(), imported.GetSizeBytes()), map[string]any{
+		"archive": archive, "destination": dir.GetPath(), "file_count": imported.GetFileCount(), "size_bytes": imported.GetSizeBytes(),
 	}), nil
 }
 
@@ -399,8 +539,8 @@ func failure(reason, message string) ToolResult {
 	}
 }
 
-// errorResult is a failed call to the daemon, for the model.
-func errorResult(err error) ToolResult {
+// errorResult is a failed call of tool to the daemon, for the model.
+func errorResult(tool string, err error) ToolResult {
 	var e *Error
 	if !errors.As(err, &e) {
 		// Not the daemon's answer (the client returns only *Error from a call, so a bug here): still a result.
@@ -416,7 +556,7 @@ func errorResult(err error) ToolResult {
 		metadata = map[string]string{}
 	}
 	return ToolResult{
-		Text:       errorText(reason, e.Message, metadata),
+		Text:       toolErrorText(tool, reason, e.Message, metadata),
 		IsError:    true,
 		Structured: map[string]any{"error": map[string]any{"reason": reason, "code": code, "message": e.Message, "metadata": metadata}},
 	}
@@ -522,6 +662,7 @@ type catalogue struct {
 	Tools      []ToolDefinition
 	ErrorHints map[string][]string
 	schemas    map[string]*toolSchema
+	toolHints  map[string]map[string][]string // each tool's own error hints, by tool and reason
 }
 
 // toolCatalogue parses the embedded catalogue once. It panics if the
@@ -534,7 +675,7 @@ var toolCatalogue = sync.OnceValue(func() *catalogue {
 	if err := json.Unmarshal(catalogueJSON, &file); err != nil {
 		panic(fmt.Sprintf("filetools: the embedded tool catalogue: %v", err))
 	}
-	c := &catalogue{Tools: file.Tools, ErrorHints: map[string][]string{}, schemas: map[string]*toolSchema{}}
+	c := &catalogue{Tools: file.Tools, ErrorHints: map[string][]string{}, schemas: map[string]*toolSchema{}, toolHints: map[string]map[string][]string{}}
 	for reason, raw := range file.ErrorHints {
 		if strings.HasPrefix(reason, "$") { // "$comment"
 			continue
@@ -551,6 +692,7 @@ var toolCatalogue = sync.OnceValue(func() *catalogue {
 			panic(fmt.Sprintf("filetools: the embedded tool catalogue: the schema of %s: %v", tool.Name, err))
 		}
 		c.schemas[tool.Name] = schema
+		c.toolHints[tool.Name] = tool.ErrorHints
 	}
 	return c
 })

@@ -32,8 +32,9 @@ type conformanceCall struct {
 }
 
 type conformanceTable struct {
-	Files map[string]json.RawMessage `json:"files"`
-	Calls []conformanceCall          `json:"calls"`
+	Files    map[string]json.RawMessage `json:"files"`
+	Snapshot bool                       `json:"snapshot"`
+	Calls    []conformanceCall          `json:"calls"`
 }
 
 func TestToolConformanceTable(t *testing.T) {
@@ -52,6 +53,15 @@ func TestToolConformanceTable(t *testing.T) {
 	}
 	for path, content := range table.Files {
 		if _, err := client.WriteText(ctx, "conformance", path, fileContent(t, content), filetools.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if table.Snapshot {
+		run, err := client.StartRun(ctx, "conformance", filetools.StartRunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.FinishRun(ctx, "conformance", run.GetId(), filetools.FinishRunOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -349,19 +359,19 @@ func TestToolDefinitions(t *testing.T) {
 			t.Errorf("Anthropic tool %d: %s", i, got)
 		}
 	}
-	if got := names(definitions); got != "read write edit delete move make_dir list search stat" {
+	if got := names(definitions); got != "read write edit delete move make_dir list search stat changes list_snapshots export_archive import_archive" {
 		t.Errorf("tools: %s", got)
 	}
 	readOnly := filetools.NewDispatcher(nil, "agent", filetools.DispatcherOptions{ReadOnly: true})
-	if got := names(readOnly.Definitions()); got != "read list search stat" {
+	if got := names(readOnly.Definitions()); got != "read list search stat changes list_snapshots" {
 		t.Errorf("read-only tools: %s", got)
 	}
-	if n := len(readOnly.OpenAITools()) + len(readOnly.AnthropicTools()); n != 8 {
-		t.Errorf("read-only: %d OpenAI and Anthropic tools, want 4 + 4", n)
+	if n := len(readOnly.OpenAITools()) + len(readOnly.AnthropicTools()); n != 12 {
+		t.Errorf("read-only: %d OpenAI and Anthropic tools, want 6 + 6", n)
 	}
 	// A tool not offered is refused before anything reaches the daemon (there is none here).
 	result, err := readOnly.Call(context.Background(), "write", map[string]any{"path": "/x", "content": "y"})
-	want := "Error (UNKNOWN_TOOL): there is no tool named \"write\"; the tools are read, list, search, stat.\n"
+	want := "Error (UNKNOWN_TOOL): there is no tool named \"write\"; the tools are read, list, search, stat, changes, list_snapshots.\n"
 	if err != nil || result.Text != want || !result.IsError {
 		t.Errorf("read-only write: %+v, %v; want the text %q", result, err, want)
 	}

@@ -7,7 +7,9 @@ package filetools
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -260,6 +262,77 @@ func fileKind(t filetoolsv1.FileType) string {
 	}
 }
 
+// changesText is what changed since a snapshot: a count line, then one line
+// per path (at most those given; the summary counts all).
+func changesText(entries []*DiffEntry, summary DiffSummary) string {
+	changed := summary.Added + summary.Modified + summary.Removed
+	if changed == 0 {
+		return fmt.Sprintf("Nothing changed since snapshot %s (%s).\n", summary.From, plural(summary.Unchanged, "path", "paths"))
+	}
+	text := fmt.Sprintf("Since snapshot %s: %s added, %s modified, %s removed, %s unchanged.\n",
+		summary.From, count(summary.Added), count(summary.Modified), count(summary.Removed), count(summary.Unchanged))
+	for _, entry := range entries {
+		text += changeLine(entry) + "\n"
+	}
+	if int64(len(entries)) < changed {
+		text += "… " + plural(changed-int64(len(entries)), "more change", "more changes") + " not shown: raise max_entries\n"
+	}
+	return text
+}
+
+func changeSide(t filetoolsv1.DiffEntryType, size int64) string {
+	if t == filetoolsv1.DiffEntryType_DIFF_ENTRY_TYPE_SYMLINK {
+		return "symbolic link"
+	}
+	return plural(size, "byte", "bytes")
+}
+
+func changeLine(entry *DiffEntry) string {
+	if entry.GetKind() == filetoolsv1.DiffKind_DIFF_KIND_REMOVED {
+		return "removed " + entry.GetPath()
+	}
+	after := changeSide(entry.GetTypeAfter(), entry.GetSizeAfter())
+	if entry.GetKind() == filetoolsv1.DiffKind_DIFF_KIND_ADDED {
+		return "added " + entry.GetPath() + " (" + after + ")"
+	}
+	if before := changeSide(entry.GetTypeBefore(), entry.GetSizeBefore()); before != after {
+		after += ", was " + before
+	}
+	return "modified " + entry.GetPath() + " (" + after + ")"
+}
+
+// snapshotsText is one line per snapshot, newest first.
+func snapshotsText(snapshots []*Snapshot) string {
+	if len(snapshots) == 0 {
+		return "No snapshots yet (one is taken when a run finishes).\n"
+	}
+	var text strings.Builder
+	for _, s := range snapshots {
+		fmt.Fprintf(&text, "%s: %s, %s, %s", s.GetId(), isoTime(s.GetCreatedAt()), plural(s.GetFileCount(), "file", "files"), plural(s.GetSizeBytes(), "byte", "bytes"))
+		if s.GetRunId() != "" {
+			text.WriteString(", run " + s.GetRunId())
+		}
+		if labels := s.GetLabels(); len(labels) > 0 {
+			keys := slices.Sorted(maps.Keys(labels))
+			pairs := make([]string, len(keys))
+			for i, key := range keys {
+				pairs[i] = key + "=" + labels[key]
+			}
+			text.WriteString("; labels " + strings.Join(pairs, ", "))
+		}
+		text.WriteString("\n")
+	}
+	return text.String()
+}
+
+func exportText(path, destination string, files, size int64, version string) string {
+	return fmt.Sprintf("Exported %s to %s: %s, %s. Version %s.\n", path, destination, plural(files, "file", "files"), plural(size, "byte", "bytes"), version)
+}
+
+func importText(archive, destination string, files, size int64) string {
+	return fmt.Sprintf("Imported %s into %s: %s, %s written.\n", archive, destination, plural(files, "file", "files"), plural(size, "byte", "bytes"))
+}
+
 // isoTime is RFC 3339 in UTC with milliseconds (2026-12-03T10:00:00.123Z),
 // as JavaScript's Date.toISOString writes it: a year past 9999 or before 0
 // with a sign and six digits, a time past JavaScript's dates (±8.64e15 ms
@@ -283,11 +356,17 @@ func isoTime(t *timestamppb.Timestamp) string {
 // errorText is a failed call, for a model: the reason and the message, then
 // what to do next.
 func errorText(reason, message string, metadata map[string]string) string {
+	return toolErrorText("", reason, message, metadata)
+}
+
+// toolErrorText is errorText for a failed call of tool, whose own hints for
+// reason (if it has some) replace the shared ones.
+func toolErrorText(tool, reason, message string, metadata map[string]string) string {
 	if !strings.HasSuffix(message, ".") {
 		message += "."
 	}
 	text := "Error (" + reason + "): " + message + "\n"
-	for _, hint := range hintsFor(reason, metadata) {
+	for _, hint := range hintsFor(tool, reason, metadata) {
 		text += hint + "\n"
 	}
 	return text
@@ -295,11 +374,16 @@ func errorText(reason, message string, metadata map[string]string) string {
 
 var placeholder = regexp.MustCompile(`\{(\w+)\}`)
 
-// hintsFor is the catalogue's sentences for reason; a sentence with
-// placeholders only when the metadata fills them all.
-func hintsFor(reason string, metadata map[string]string) []string {
+// hintsFor is the catalogue's sentences for reason (tool's own for it, when
+// it has some, instead of the shared ones); a sentence with placeholders only
+// when the metadata fills them all.
+func hintsFor(tool, reason string, metadata map[string]string) []string {
+	sentences, own := toolCatalogue().toolHints[tool][reason]
+	if !own {
+		sentences = toolCatalogue().ErrorHints[reason]
+	}
 	var hints []string
-	for _, sentence := range toolCatalogue().ErrorHints[reason] {
+	for _, sentence := range sentences {
 		complete := true
 		filled := placeholder.ReplaceAllStringFunc(sentence, func(match string) string {
 			value := metadata[match[1:len(match)-1]]

@@ -2,6 +2,7 @@ package filetools
 
 import (
 	"context"
+	"errors"
 	"io"
 	"iter"
 
@@ -170,6 +171,67 @@ func (c *Client) ExportSnapshotToFile(ctx context.Context, workspace, path strin
 		return err
 	})
 	return info, err
+}
+
+// ExportInto is ExportSnapshot into a file of the same workspace, at the
+// workspace path destination: the export streamed straight into an Upload
+// (with upload's options), never through this machine's disk. The daemon
+// writes the file atomically once the bytes have arrived and checked out
+// against the export's header, so a failed or cancelled export leaves no
+// file, whole or partial. opts.Progress is told the bytes moved.
+func (c *Client) ExportInto(ctx context.Context, workspace, destination string, opts ExportOptions, upload UploadOptions) (info *ExportInfo, file *UploadResult, err error) {
+	err = pipe(ctx,
+		func(ctx context.Context, w io.Writer) (err error) {
+			info, err = c.ExportSnapshot(ctx, workspace, w, opts)
+			return err
+		},
+		func(ctx context.Context, r io.Reader) (err error) {
+			file, err = c.Upload(ctx, workspace, destination, r, upload)
+			return err
+		})
+	return info, file, err
+}
+
+// ImportFrom is ImportArchive of a tarball in the same workspace, at the
+// workspace path archive: its Download streamed straight into the import.
+// Bytes that do not match the download's header cancel the import, which
+// then changes nothing. progress is told the bytes moved (it may be nil).
+func (c *Client) ImportFrom(ctx context.Context, workspace, archive, dir string, progress Progress) (info *DownloadInfo, imported *ImportResult, err error) {
+	err = pipe(ctx,
+		func(ctx context.Context, w io.Writer) (err error) {
+			info, err = c.download(ctx, workspace, archive, w, progress)
+			return err
+		},
+		func(ctx context.Context, r io.Reader) (err error) {
+			imported, err = c.ImportArchive(ctx, workspace, dir, r)
+			return err
+		})
+	return info, imported, err
+}
+
+var errReceiverEnded = errors.New("filetools: the receiving call has ended")
+
+// pipe runs two calls at once, feed writing what consume reads, and ends
+// both when either fails. feed's error closes the pipe, so consume fails
+// with it (and its call is cancelled: the daemon keeps nothing of it);
+// consume ending first stops feed. The error is the one that came first:
+// feed's when consume failed because of it, else consume's.
+func pipe(ctx context.Context, feed func(context.Context, io.Writer) error, consume func(context.Context, io.Reader) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	from, to := io.Pipe()
+	fed := make(chan error, 1)
+	go func() {
+		err := feed(ctx, to)
+		to.CloseWithError(err) // nil: consume reads io.EOF and completes
+		fed <- err
+	}()
+	err := consume(ctx, from)
+	from.CloseWithError(errReceiverEnded)
+	if feedErr := <-fed; feedErr != nil && (err == nil || errors.Is(err, feedErr)) {
+		return feedErr
+	}
+	return err
 }
 
 // ImportArchive unpacks a tarball (plain or gzip) read from r into a

@@ -322,6 +322,33 @@ def test_import_archive_unpacks_a_local_tarball(client: Any, ws: str, tmp_path: 
         client.import_archive(ws, from_=unsafe)
 
 
+def test_export_into_and_import_from_stream_between_calls_inside_the_workspace(client: Any, ws: str, tmp_path: Path) -> None:
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(os.urandom(3 << 20))  # random: the archive does not shrink, three chunks or more
+    client.upload(ws, "data/blob.bin", from_=blob)
+
+    exported: list[tuple[int, int]] = []
+    header, file = client.export_into(ws, "out/data.tar.gz", live=True, include=["data/**"], on_progress=lambda n, total: exported.append((n, total)))
+    assert (file.path, file.size, file.sha256) == ("/out/data.tar.gz", header.size, header.sha256)
+    assert header.file_count == 1
+    assert [n for n, _ in exported] == sorted({n for n, _ in exported}) and exported[-1] == (header.size, header.size)
+    with pytest.raises(errors.AlreadyExists):
+        client.export_into(ws, "out/data.tar.gz", live=True, mode="create_only")
+
+    imported: list[tuple[int, int]] = []
+    archive, unpacked = client.import_from(ws, "out/data.tar.gz", path="copy", on_progress=lambda n, total: imported.append((n, total)))
+    assert archive.file.path == "/out/data.tar.gz"
+    assert (unpacked.file_count, unpacked.size_bytes) == (1, 3 << 20)
+    assert imported[-1] == (header.size, header.size) and len(imported) >= 3
+    assert client.stat(ws, "copy/data/blob.bin").size == 3 << 20
+
+    with pytest.raises(errors.UnsafeArchive):  # not an archive: refused whole
+        client.import_from(ws, "data/blob.bin", path="bad")
+    with pytest.raises(errors.NotFound):
+        client.import_from(ws, "none.tar.gz")
+    assert [e.path for e in client.list_dir(ws, "/")] == ["/copy", "/data", "/out"]
+
+
 def test_workspaces(client: Any) -> None:
     created = client.create_workspace("alpha")
     assert created.id == "alpha" and not created.bound

@@ -46,7 +46,7 @@ def test_the_tools_are_the_catalogue_s_with_its_schemas_as_a_model_is_shown_them
         assert function["parameters"] == definition["input_schema"]
 
     read_only = filetools_tools(WORKSPACE, client=client, read_only=True)
-    assert [t.name for t in read_only] == ["read", "list", "search", "stat"]
+    assert [t.name for t in read_only] == ["read", "list", "search", "stat", "changes", "list_snapshots"]
 
 
 def test_invoke_returns_the_dispatcher_s_text_and_a_tool_call_carries_the_structured_result(client: filetools.Client) -> None:

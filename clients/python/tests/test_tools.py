@@ -21,7 +21,7 @@ from filetools.tools._arguments import KEYWORD_ORDER
 from conftest import REPO_ROOT, Daemon, start_daemon
 
 CONFORMANCE = json.loads((REPO_ROOT / "catalogue" / "conformance.json").read_text(encoding="utf-8"))
-TOOL_NAMES = ["read", "write", "edit", "delete", "move", "make_dir", "list", "search", "stat"]
+TOOL_NAMES = ["read", "write", "edit", "delete", "move", "make_dir", "list", "search", "stat", "changes", "list_snapshots", "export_archive", "import_archive"]
 
 
 @pytest.fixture(scope="module")
@@ -75,11 +75,11 @@ def test_read_only_offers_and_runs_only_the_tools_that_change_nothing(
     sync_client: filetools.Client, tools: ToolDispatcher
 ) -> None:
     read_only = ToolDispatcher(sync_client, "agent", read_only=True)
-    assert [t["name"] for t in read_only.definitions()] == ["read", "list", "search", "stat"]
-    assert [t["name"] for t in read_only.anthropic_tools()] == ["read", "list", "search", "stat"]
+    assert [t["name"] for t in read_only.definitions()] == ["read", "list", "search", "stat", "changes", "list_snapshots"]
+    assert [t["name"] for t in read_only.anthropic_tools()] == ["read", "list", "search", "stat", "changes", "list_snapshots"]
     result = read_only.call("write", {"path": "/x", "content": "y"})
     assert result.is_error
-    assert result.text == 'Error (UNKNOWN_TOOL): there is no tool named "write"; the tools are read, list, search, stat.\n'
+    assert result.text == 'Error (UNKNOWN_TOOL): there is no tool named "write"; the tools are read, list, search, stat, changes, list_snapshots.\n'
     assert tools.call("stat", {"path": "/x"}).text.startswith("Error (NOT_FOUND): /x does not exist.")
 
 
@@ -115,6 +115,8 @@ def table(sync_client: filetools.Client) -> Table:
             lines = (content["repeat_lines"].replace("{n}", str(n)) for n in range(1, content["count"] + 1))
             content = "".join(f"{line}\n" for line in lines)
         sync_client.write_text("conformance", path, content)
+    if CONFORMANCE["snapshot"]:
+        sync_client.finish_run("conformance", sync_client.start_run("conformance").id)
     return Table(ToolDispatcher(sync_client, "conformance"))
 
 

@@ -26,7 +26,7 @@ import {
 } from "@filetools/proto/filetools/v1/files_pb.js";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Change, DiffEntry, DiffSummary, ExportHeader, FinishRunResponse, ImportArchiveResponse, Run, Snapshot } from "@filetools/proto/filetools/v1/workspaces_pb.js";
-import { headerThenData, saveVerified, type OnProgress } from "./byte-streams.js";
+import { headerThenData, receiveVerified, saveVerified, type OnProgress } from "./byte-streams.js";
 
 export interface ReadTextOptions extends CallOptions {
   /** First line, 1-based. Default 1. */
@@ -429,6 +429,33 @@ export class WorkspaceClient {
   async restoreSnapshot(snapshotId = "", options: CallOptions = {}): Promise<Snapshot> {
     const response = await this.raw.workspaces.restoreSnapshot({ workspace: this.id, snapshotId }, options);
     return present(response.snapshot, "RestoreSnapshot: snapshot");
+  }
+
+  /**
+   * Like exportSnapshot, but the tarball lands in this workspace, at the
+   * workspace path `destination`: the export streamed straight into an
+   * Upload, which writes it atomically once the daemon has checked its
+   * sha256 against the export's. Nothing passes through this machine's disk.
+   * `onProgress` counts the bytes moved, of the export's size.
+   */
+  async exportInto(destination: string, options: ExportOptions & Pick<WriteTextOptions, "mode"> = {}): Promise<{ header: ExportHeader; file: UploadResponse }> {
+    const { snapshotId, live, include, mode } = options;
+    const exported = await receiveVerified(this.raw.workspaces.exportSnapshot({ workspace: this.id, snapshotId, live, include }, options), options.onProgress);
+    const header = { workspace: this.id, path: destination, mode, sha256: exported.header.sha256 };
+    const file = await this.raw.files.upload(headerThenData(header, exported.data), options);
+    return { header: exported.header, file };
+  }
+
+  /**
+   * Like importArchive, from a tarball that is in this workspace: its
+   * Download streamed straight into ImportArchive (a download that does not
+   * match its header's sha256 cancels the import, which then changes
+   * nothing). `onProgress` counts the bytes moved, of the archive's size.
+   */
+  async importFrom(archive: string, options: TransferOptions & { path?: string } = {}): Promise<{ archive: FileInfo | undefined; imported: ImportArchiveResponse }> {
+    const downloaded = await receiveVerified(this.raw.files.download({ workspace: this.id, path: archive }, options), options.onProgress);
+    const imported = await this.raw.workspaces.importArchive(headerThenData({ workspace: this.id, path: options.path }, downloaded.data), options);
+    return { archive: downloaded.header.file, imported };
   }
 
   /** Unpacks a tarball (plain or gzip; a local file's path or a byte stream) into a directory of the workspace (default: the root). */

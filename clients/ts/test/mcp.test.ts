@@ -2,13 +2,16 @@
 // built CLI as a child process, as a host starts it) and over Streamable
 // HTTP, against a real daemon: the catalogue's tools with annotations and
 // output schemas, texts and structured content, errors as tool results, MCP
-// cancellation cancelling the gRPC call, and --read-only.
+// cancellation cancelling the gRPC call, progress of exports and imports, and
+// --read-only.
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readdirSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ErrorCode, ListPromptsResultSchema, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDaemon, type Daemon } from "../../../test/e2e/daemon.js";
 import { connect, type FileToolsClient } from "../src/index.js";
@@ -93,6 +96,13 @@ describe("over stdio", () => {
     expect((await mcp.callTool({ name: "stat", arguments: { path: "/notes.md" } })).isError).toBeFalsy();
   });
 
+  it("a tools/call that is not one (no tool name, arguments not an object) is a protocol error, and an unknown method too", async () => {
+    await expect(mcp.request({ method: "tools/call", params: { name: 5 } } as never, CallToolResultSchema)).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
+    await expect(mcp.request({ method: "tools/call", params: { name: "stat", arguments: [1] } } as never, CallToolResultSchema)).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
+    await expect(mcp.request({ method: "prompts/list" }, ListPromptsResultSchema)).rejects.toMatchObject({ code: ErrorCode.MethodNotFound });
+    expect((await mcp.callTool({ name: "stat", arguments: { path: "/notes.md" } })).isError).toBeFalsy();
+  });
+
   it("an MCP cancellation cancels the daemon's call", async () => {
     const controller = new AbortController();
     const call = mcp.callTool({ name: "search", arguments: { pattern: "^(a|aa)+\\1$", path: "/slow.txt" } }, undefined, { signal: controller.signal });
@@ -103,11 +113,73 @@ describe("over stdio", () => {
   });
 });
 
+describe("export_archive and import_archive over stdio: progress, cancellation, bad arguments", () => {
+  const BLOB_BYTES = 24 << 20;
+  let mcp: Client;
+  beforeAll(async () => {
+    // Random bytes do not compress: the archive is as big as the file, 24 chunks of 1 MiB.
+    async function* blob() {
+      for (let i = 0; i < 24; i++) yield randomBytes(1 << 20);
+    }
+    await client.workspace("agent").upload(blob(), "/big/blob.bin");
+    mcp = await stdioClient();
+  });
+  afterAll(() => mcp?.close());
+
+  /** Progress of the call: several notifications, increasing, the last one at the total. */
+  function expectProgress(progress: Progress[], atLeast: number): void {
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < progress.length; i++) expect(progress[i]!.progress).toBeGreaterThan(progress[i - 1]!.progress);
+    const last = progress.at(-1)!;
+    expect(last.total).toBeGreaterThanOrEqual(atLeast);
+    expect(last.progress).toBe(last.total);
+  }
+
+  it("an export sends progress notifications as the archive's bytes move, then an import of it does too", async () => {
+    const exported: Progress[] = [];
+    const result = await mcp.callTool({ name: "export_archive", arguments: { path: "/big", destination: "/out/big.tar.gz" } }, undefined, { onprogress: (p) => void exported.push(p) });
+    expect(textOf(result)).toMatch(/^Exported \/big to \/out\/big\.tar\.gz: 1 file, [\d,]+ bytes\. Version \w+\.\n$/);
+    expectProgress(exported, BLOB_BYTES);
+
+    const imported: Progress[] = [];
+    const unpacked = await mcp.callTool({ name: "import_archive", arguments: { archive: "/out/big.tar.gz", destination: "/copy" } }, undefined, { onprogress: (p) => void imported.push(p) });
+    expect(textOf(unpacked)).toBe(`Imported /out/big.tar.gz into /copy: 1 file, ${BLOB_BYTES.toLocaleString("en-US")} bytes written.\n`);
+    expectProgress(imported, BLOB_BYTES);
+    expect((await client.workspace("agent").stat("/copy/big/blob.bin")).size).toBe(BigInt(BLOB_BYTES));
+  });
+
+  it("a cancellation mid-export cancels both streams and leaves no archive, whole or partial", async () => {
+    const controller = new AbortController();
+    const call = mcp.callTool({ name: "export_archive", arguments: { path: "/big", destination: "/out/cancelled.tar.gz" } }, undefined, {
+      signal: controller.signal,
+      onprogress: () => controller.abort(), // the first notification: bytes are moving
+    });
+    await expect(call).rejects.toThrow();
+    const cancelled = (method: string) => new RegExp(`"method":"filetools\\.v1\\.${method}"[^\n]*"code":"CANCELLED"`);
+    await waitFor(() => cancelled("Files/Upload").test(daemon.logs()) && cancelled("Workspaces/ExportSnapshot").test(daemon.logs()));
+    expect(daemon.logs()).toMatch(cancelled("Files/Upload"));
+    expect(daemon.logs()).toMatch(cancelled("Workspaces/ExportSnapshot"));
+    // On the daemon's disk: no archive and no temp file of the upload (the daemon never lists those).
+    expect(readdirSync(`${daemon.hostDir("agent")}/out`).sort()).toEqual(["big.tar.gz"]);
+  });
+
+  it.each([
+    ["a wrong type", "export_archive", { destination: 5 }, /^Error \(INVALID_ARGUMENT\): invalid arguments for export_archive: destination must be a string/],
+    ["an archive out of the workspace", "import_archive", { archive: "/../../etc/passwd" }, /^Error \(PATH_ESCAPES_WORKSPACE\)/],
+    ["a file that is no archive", "import_archive", { archive: "/notes.md", destination: "/x" }, /^Error \(UNSAFE_ARCHIVE\)/],
+    ["a missing directory to pack", "export_archive", { path: "/none", destination: "/out/none.tar.gz" }, /^Error \(NOT_FOUND\)/],
+  ])("%s is a tool result with isError", async (_what, name, args, expected) => {
+    const result = await mcp.callTool({ name, arguments: args });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(expected);
+  });
+});
+
 describe("--read-only", () => {
   it("offers only the tools that change nothing, and refuses the others", async () => {
     const mcp = await stdioClient("--read-only");
     try {
-      expect((await mcp.listTools()).tools.map((t) => t.name)).toEqual(["read", "list", "search", "stat"]);
+      expect((await mcp.listTools()).tools.map((t) => t.name)).toEqual(["read", "list", "search", "stat", "changes", "list_snapshots"]);
       const write = await mcp.callTool({ name: "write", arguments: { path: "/x", content: "y" } });
       expect(write.isError).toBe(true);
       expect(textOf(write)).toMatch(/^Error \(UNKNOWN_TOOL\)/);

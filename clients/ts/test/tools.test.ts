@@ -36,11 +36,11 @@ describe("the catalogue", () => {
   });
 
   it("offers every tool, in the three shapes; read-only offers only those that change nothing", () => {
-    expect(tools.definitions().map((t) => t.name)).toEqual(["read", "write", "edit", "delete", "move", "make_dir", "list", "search", "stat"]);
+    expect(tools.definitions().map((t) => t.name)).toEqual(["read", "write", "edit", "delete", "move", "make_dir", "list", "search", "stat", "changes", "list_snapshots", "export_archive", "import_archive"]);
     expect(tools.openAITools()[0]).toMatchObject({ type: "function", function: { name: "read", parameters: { type: "object", required: ["path"] } } });
     expect(tools.anthropicTools()[0]).toMatchObject({ name: "read", input_schema: { type: "object" } });
     const readOnly = new ToolDispatcher(client.workspace("agent"), { readOnly: true });
-    expect(readOnly.definitions().map((t) => t.name)).toEqual(["read", "list", "search", "stat"]);
+    expect(readOnly.definitions().map((t) => t.name)).toEqual(["read", "list", "search", "stat", "changes", "list_snapshots"]);
   });
 });
 
@@ -53,7 +53,7 @@ interface ConformanceCall {
   save?: Record<string, string>;
 }
 
-const conformance: { files: Record<string, string | { repeat_lines: string; count: number }>; calls: ConformanceCall[] } = JSON.parse(
+const conformance: { files: Record<string, string | { repeat_lines: string; count: number }>; snapshot: boolean; calls: ConformanceCall[] } = JSON.parse(
   readFileSync(path.join(ROOT, "catalogue", "conformance.json"), "utf8"),
 );
 
@@ -79,6 +79,7 @@ describe("the conformance table (catalogue/conformance.json), in order, on a fre
       const text = typeof content === "string" ? content : Array.from({ length: content.count }, (_, i) => `${content.repeat_lines.replace("{n}", String(i + 1))}\n`).join("");
       await ws.writeText(file, text);
     }
+    if (conformance.snapshot) await ws.finishRun((await ws.startRun()).id);
     table = new ToolDispatcher(ws);
   });
 
@@ -95,6 +96,6 @@ describe("the conformance table (catalogue/conformance.json), in order, on a fre
 describe("whatever a model sends, a result it can read", () => {
   it("a read-only dispatcher refuses the tools that change things", async () => {
     const readOnly = new ToolDispatcher(client.workspace("agent"), { readOnly: true });
-    expect((await readOnly.call("write", { path: "/x", content: "y" })).text).toMatch(/^Error \(UNKNOWN_TOOL\): there is no tool named "write"; the tools are read, list, search, stat/);
+    expect((await readOnly.call("write", { path: "/x", content: "y" })).text).toMatch(/^Error \(UNKNOWN_TOOL\): there is no tool named "write"; the tools are read, list, search, stat, changes, list_snapshots\.$/m);
   });
 });

@@ -1,8 +1,9 @@
 // The conveniences of WorkspaceClient against a real filetoolsd: read windows
 // and paging, write/edit round trips and their error reasons, search streaming
-// and leaving it early, deadlines, cancellation, and snapshots to and from files.
+// and leaving it early, deadlines, cancellation, snapshots to and from files,
+// and archives exported into and imported from files of the workspace.
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -304,5 +305,30 @@ describe("runs and snapshots", () => {
     expect(imported.fileCount).toBe(2n);
     expect((await reports.readText("copy/data/numbers.csv")).text).toBe("a,b\n1,2\n");
     expect(existsSync(target)).toBe(true);
+  });
+
+  it("exports into a file of the workspace and imports from one, byte streams passed straight from call to call", async () => {
+    const artifacts = client.workspace("artifacts");
+    await artifacts.startRun(); // creates the workspace
+    async function* random() {
+      for (let i = 0; i < 3; i++) yield randomBytes(1 << 20); // random: the archive does not shrink, three chunks or more
+    }
+    await artifacts.upload(random(), "data/blob.bin");
+    const exported: number[] = [];
+    const { header, file } = await artifacts.exportInto("out/data.tar.gz", { live: true, include: ["data/**"], mode: WriteMode.CREATE_ONLY, onProgress: (p) => exported.push(p.bytes) });
+    expect(file).toMatchObject({ path: "/out/data.tar.gz", size: header.size, sha256: header.sha256 });
+    expect(header.fileCount).toBe(1n);
+    expect(exported.length).toBeGreaterThanOrEqual(3);
+    expect(exported.at(-1)).toBe(Number(header.size));
+    expect(await failure(artifacts.exportInto("out/data.tar.gz", { live: true, mode: WriteMode.CREATE_ONLY }))).toMatchObject({ reason: "ALREADY_EXISTS" });
+
+    const imported: number[] = [];
+    const { archive, imported: unpacked } = await artifacts.importFrom("out/data.tar.gz", { path: "copy", onProgress: (p) => imported.push(p.bytes) });
+    expect(archive?.path).toBe("/out/data.tar.gz");
+    expect(unpacked).toMatchObject({ fileCount: 1n, sizeBytes: BigInt(3 << 20) });
+    expect(imported.at(-1)).toBe(Number(header.size));
+    expect(await failure(artifacts.importFrom("data/blob.bin", { path: "bad" }))).toMatchObject({ reason: "UNSAFE_ARCHIVE" });
+    expect(await failure(artifacts.importFrom("none.tar.gz"))).toMatchObject({ reason: "NOT_FOUND" });
+    expect((await artifacts.list("/")).entries.map((e) => e.path)).toEqual(["/copy", "/data", "/out"]);
   });
 });

@@ -5,8 +5,9 @@ request, how the responses become the method's result) and hands it to its
 transport, so the two clients cannot drift apart in what they send or return.
 The kinds: ``Unary`` (one request, one response), ``ServerStream`` (responses
 read as items plus a closing summary), ``Fold`` (a response stream folded into
-one result, e.g. a text window or a file written to disk) and ``Send`` (a
-header, then the bytes of a local file, one response).
+one result, e.g. a text window or a file written to disk), ``Send`` (a
+header, then the bytes of a local file, one response) and ``Pipe`` (the bytes
+of one call's response stream sent on as another call's request stream).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Generic, Protocol, TypeVar, Union
 
 from google.protobuf.message import Message
@@ -84,6 +85,76 @@ class Send(Generic[Req, Resp]):
     header: Req
     chunk: Callable[[bytes], Req]
     source: Path
+
+
+class _Header(Protocol):
+    size: int
+    sha256: str
+
+
+H = TypeVar("H", bound=_Header)
+SrcReq = TypeVar("SrcReq", bound=Message)
+SrcResp = TypeVar("SrcResp", bound=Message)
+
+
+@dataclass(frozen=True)
+class Pipe(Generic[SrcReq, SrcResp, H, Req, Resp]):
+    """A server stream of bytes (a header, then chunks) sent on as a client stream, straight from call to call.
+
+    The transport calls ``source``, reads its header, starts ``sink`` with
+    ``header(that header)`` and forwards each chunk through a ``Relay``, which
+    checks the bytes against the source's header when they end.
+    """
+
+    source: R.Rpc[SrcReq, SrcResp]
+    request: SrcReq
+    #: A source response -> its header, or the bytes of a chunk.
+    split: Callable[[SrcResp], H | bytes]
+    sink: R.Rpc[Req, Resp]
+    header: Callable[[H], Req]
+    chunk: Callable[[bytes], Req]
+    #: What the source's bytes are (a workspace path), for a mismatch's message.
+    name: str
+    on_progress: Progress | None
+
+    def relay(self) -> Relay[SrcResp, H]:
+        return Relay(self.split, self.name, self.on_progress)
+
+
+class Relay(Generic[SrcResp, H]):
+    """One pipe's bytes as they pass: the header first, then chunks counted and hashed, checked at the end."""
+
+    def __init__(self, split: Callable[[SrcResp], H | bytes], name: str, on_progress: Progress | None) -> None:
+        self._split = split
+        self._name = name
+        self._on_progress = on_progress
+        self._hash = hashlib.sha256()
+        self._received = 0
+        self.announced: H | None = None
+
+    def announce(self, response: SrcResp | None) -> H:
+        part = None if response is None else self._split(response)
+        if part is None or isinstance(part, bytes):
+            raise Internal.unexpected("the stream did not start with a header")
+        self.announced = part
+        return part
+
+    def data(self, response: SrcResp) -> bytes:
+        """The chunk's bytes, counted and hashed (b"" for a message that carries none)."""
+        part = self._split(response)
+        if not isinstance(part, bytes):
+            return b""
+        self._hash.update(part)
+        self._received += len(part)
+        if self._on_progress and self.announced is not None:
+            self._on_progress(self._received, self.announced.size)
+        return part
+
+    def check(self) -> None:
+        announced = self.announced
+        digest = self._hash.hexdigest()
+        if announced is not None and (self._received, digest) != (announced.size, announced.sha256):
+            raise ChecksumMismatch.of(PurePosixPath(self._name), announced.size, announced.sha256, self._received, digest)
 
 
 def _identity(response: Resp) -> Resp:
@@ -417,6 +488,47 @@ def download(
         f.DownloadRequest(workspace=workspace, path=path),
         lambda: _SavedFileFolder(to, on_progress, split),
     )
+
+
+def _data_chunk_upload(data: bytes) -> f.UploadRequest:
+    return f.UploadRequest(chunk=c.DataChunk(data=data))
+
+
+def _data_chunk_import(data: bytes) -> w.ImportArchiveRequest:
+    return w.ImportArchiveRequest(chunk=c.DataChunk(data=data))
+
+
+def export_into(
+    workspace: str,
+    destination: str,
+    snapshot_id: str,
+    live: bool,
+    include: Iterable[str],
+    mode: WriteMode,
+    on_progress: Progress | None,
+) -> Pipe[w.ExportSnapshotRequest, w.ExportSnapshotResponse, w.ExportHeader, f.UploadRequest, f.UploadResponse]:
+    def split(r: w.ExportSnapshotResponse) -> w.ExportHeader | bytes:
+        return r.header if r.WhichOneof("event") == "header" else r.chunk.data
+
+    def header(exported: w.ExportHeader) -> f.UploadRequest:
+        upload = f.UploadHeader(workspace=workspace, path=destination, mode=f"WRITE_MODE_{mode.upper()}", sha256=exported.sha256)
+        return f.UploadRequest(header=upload)
+
+    request = w.ExportSnapshotRequest(workspace=workspace, snapshot_id=snapshot_id, live=live, include=include)
+    return Pipe(R.EXPORT_SNAPSHOT, request, split, R.UPLOAD, header, _data_chunk_upload, destination, on_progress)
+
+
+def import_from(
+    workspace: str, archive: str, path: str, on_progress: Progress | None
+) -> Pipe[f.DownloadRequest, f.DownloadResponse, f.DownloadHeader, w.ImportArchiveRequest, w.ImportArchiveResponse]:
+    def split(r: f.DownloadResponse) -> f.DownloadHeader | bytes:
+        return r.header if r.WhichOneof("event") == "header" else r.chunk.data
+
+    def header(_: f.DownloadHeader) -> w.ImportArchiveRequest:
+        return w.ImportArchiveRequest(header=w.ImportHeader(workspace=workspace, path=path))
+
+    request = f.DownloadRequest(workspace=workspace, path=archive)
+    return Pipe(R.DOWNLOAD, request, split, R.IMPORT_ARCHIVE, header, _data_chunk_import, archive, on_progress)
 
 
 # --- Workspaces ------------------------------------------------------------

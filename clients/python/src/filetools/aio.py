@@ -12,7 +12,7 @@ import grpc.aio
 
 from filetools import _ops
 from filetools._channel import connection
-from filetools._ops import Fold, ReadEvent, Send, ServerStream, StrPath, Unary
+from filetools._ops import H, Fold, Pipe, ReadEvent, Send, ServerStream, StrPath, Unary
 from filetools._rpc import Req, Resp
 from filetools.errors import Cancelled, error_from_rpc
 from filetools.models import Newline, OutputMode, Progress, SavedFile, SearchHit, TextWindow, WriteMode
@@ -164,6 +164,41 @@ class AsyncClient:
             except grpc.aio.AioRpcError as error:
                 raise error_from_rpc(error) from None
         return response
+
+    async def _pipe(self, op: Pipe[Any, Any, H, Req, Resp], timeout: float | None) -> tuple[H, Resp]:
+        source = self._channel.unary_stream(op.source.path, op.source.request.SerializeToString, op.source.response.FromString)
+        sink = self._channel.stream_unary(op.sink.path, op.sink.request.SerializeToString, op.sink.response.FromString)
+        relay = op.relay()
+        responses = source(op.request, timeout=timeout, metadata=self._metadata)
+        # grpc.aio reads the requests in a task of its own and, when they fail, only cancels the call: keep why.
+        failed: list[BaseException] = []
+
+        async def requests(announced: H) -> AsyncIterator[Req]:
+            yield op.header(announced)
+            try:
+                # read(), not async for: grpc.aio refuses a mix of the two on one call.
+                while (response := await responses.read()) is not grpc.aio.EOF:
+                    if data := relay.data(response):
+                        yield op.chunk(data)
+                relay.check()
+            except BaseException as error:
+                failed.append(error)
+                raise
+
+        try:
+            first = await responses.read()
+            announced = relay.announce(None if first is grpc.aio.EOF else first)
+            response: Resp = await sink(requests(announced), timeout=timeout, metadata=self._metadata)
+        except BaseException as error:  # (grpc.aio reports a failed request iterator as a cancelled task)
+            cause = failed[0] if failed else error
+            if isinstance(cause, grpc.aio.AioRpcError):
+                raise error_from_rpc(cause) from None
+            if cause is error:
+                raise
+            raise cause from None
+        finally:
+            responses.cancel()  # a no-op once the call has ended
+        return announced, response
 
     # --- Files ------------------------------------------------------------
 
@@ -383,6 +418,18 @@ class AsyncClient:
         """See ``Client.download``."""
         return await self._fold(_ops.download(workspace, path, to, on_progress), timeout)
 
+    async def import_from(
+        self,
+        workspace: str,
+        archive: str,
+        *,
+        path: str = "",
+        on_progress: Progress | None = None,
+        timeout: float | None = None,
+    ) -> tuple[f.DownloadHeader, w.ImportArchiveResponse]:
+        """See ``Client.import_from``."""
+        return await self._pipe(_ops.import_from(workspace, archive, path, on_progress), timeout)
+
     # --- Workspaces -------------------------------------------------------
 
     async def create_workspace(self, workspace: str, *, timeout: float | None = None) -> w.Workspace:
@@ -449,6 +496,22 @@ class AsyncClient:
         """See ``Client.export_snapshot``."""
         op = _ops.export_snapshot(workspace, snapshot_id, live, include, to, on_progress)
         return await self._fold(op, timeout)
+
+    async def export_into(
+        self,
+        workspace: str,
+        destination: str,
+        snapshot_id: str = "",
+        *,
+        live: bool = False,
+        include: Iterable[str] = (),
+        mode: WriteMode = "create_or_replace",
+        on_progress: Progress | None = None,
+        timeout: float | None = None,
+    ) -> tuple[w.ExportHeader, f.UploadResponse]:
+        """See ``Client.export_into``."""
+        op = _ops.export_into(workspace, destination, snapshot_id, live, include, mode, on_progress)
+        return await self._pipe(op, timeout)
 
     async def restore_snapshot(
         self, workspace: str, snapshot_id: str = "", *, timeout: float | None = None

@@ -12,7 +12,7 @@ import grpc.experimental
 from filetools import _ops
 from filetools._channel import connection
 from filetools._rpc import Req, Resp
-from filetools._ops import Fold, ReadEvent, Send, ServerStream, StrPath, Unary
+from filetools._ops import H, Fold, Pipe, ReadEvent, Send, ServerStream, StrPath, Unary
 from filetools.errors import error_from_rpc
 from filetools.models import Newline, OutputMode, Progress, SavedFile, SearchHit, TextWindow, WriteMode
 from filetools.v1 import common_pb2 as c
@@ -151,6 +151,39 @@ class Client:
             except grpc.RpcError as error:
                 raise error_from_rpc(error) from None
         return response
+
+    def _pipe(self, op: Pipe[Any, Any, H, Req, Resp], timeout: float | None) -> tuple[H, Resp]:
+        source = self._channel.unary_stream(op.source.path, op.source.request.SerializeToString, op.source.response.FromString)
+        sink = self._channel.stream_unary(op.sink.path, op.sink.request.SerializeToString, op.sink.response.FromString)
+        relay = op.relay()
+        responses = source(op.request, timeout=timeout, metadata=self._metadata)
+        # grpcio reads the requests on a thread of its own and, when they fail, only cancels the call: keep why.
+        failed: list[BaseException] = []
+
+        def requests(announced: H) -> Iterator[Req]:
+            yield op.header(announced)
+            try:
+                for response in responses:
+                    if data := relay.data(response):
+                        yield op.chunk(data)
+                relay.check()
+            except BaseException as error:
+                failed.append(error)
+                raise
+
+        try:
+            announced = relay.announce(next(responses, None))
+            response: Resp = sink(requests(announced), timeout=timeout, metadata=self._metadata)
+        except BaseException as error:
+            cause = failed[0] if failed else error
+            if isinstance(cause, grpc.RpcError):
+                raise error_from_rpc(cause) from None
+            if cause is error:
+                raise
+            raise cause from None
+        finally:
+            responses.cancel()  # a no-op once the call has ended
+        return announced, response
 
     # --- Files ------------------------------------------------------------
 
@@ -371,6 +404,23 @@ class Client:
         """Writes the file to the local path ``to`` atomically, after checking its size and sha256."""
         return self._fold(_ops.download(workspace, path, to, on_progress), timeout)
 
+    def import_from(
+        self,
+        workspace: str,
+        archive: str,
+        *,
+        path: str = "",
+        on_progress: Progress | None = None,
+        timeout: float | None = None,
+    ) -> tuple[f.DownloadHeader, w.ImportArchiveResponse]:
+        """Unpacks the tarball at the workspace path ``archive`` into the directory ``path`` of the same workspace.
+
+        The archive's Download is streamed straight into ImportArchive, never
+        through this machine's disk; bytes that do not match the download's
+        sha256 cancel the import, which then changes nothing.
+        """
+        return self._pipe(_ops.import_from(workspace, archive, path, on_progress), timeout)
+
     # --- Workspaces -------------------------------------------------------
 
     def create_workspace(self, workspace: str, *, timeout: float | None = None) -> w.Workspace:
@@ -435,6 +485,26 @@ class Client:
         """Writes a snapshot's tarball (the newest when no id; the workspace as it is now with ``live``)
         to the local path ``to`` atomically, after checking its size and sha256."""
         return self._fold(_ops.export_snapshot(workspace, snapshot_id, live, include, to, on_progress), timeout)
+
+    def export_into(
+        self,
+        workspace: str,
+        destination: str,
+        snapshot_id: str = "",
+        *,
+        live: bool = False,
+        include: Iterable[str] = (),
+        mode: WriteMode = "create_or_replace",
+        on_progress: Progress | None = None,
+        timeout: float | None = None,
+    ) -> tuple[w.ExportHeader, f.UploadResponse]:
+        """Like ``export_snapshot``, but the tarball lands at the workspace path ``destination`` of the same workspace.
+
+        The export is streamed straight into an Upload, which the daemon writes
+        atomically once it has checked the bytes against the export's sha256.
+        """
+        op = _ops.export_into(workspace, destination, snapshot_id, live, include, mode, on_progress)
+        return self._pipe(op, timeout)
 
     def restore_snapshot(
         self, workspace: str, snapshot_id: str = "", *, timeout: float | None = None

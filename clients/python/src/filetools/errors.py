@@ -14,7 +14,7 @@ the base class of its status code.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import PurePath
 from typing import ClassVar
 
 import grpc
@@ -191,7 +191,7 @@ class ChecksumMismatch(DataLoss):
     reason_value = None
 
     @classmethod
-    def of(cls, path: Path, size: int, sha256: str, received: int, digest: str) -> ChecksumMismatch:
+    def of(cls, path: PurePath, size: int, sha256: str, received: int, digest: str) -> ChecksumMismatch:
         message = f"{path}: announced {size} bytes with sha256 {sha256}, received {received} bytes with sha256 {digest}"
         return cls(grpc.StatusCode.DATA_LOSS, "", message)
 

@@ -23,7 +23,7 @@ export function addMcpCommand(program: Command): void {
       "Serve the file tools of one workspace as an MCP server: over stdio (what an MCP host starts), or over Streamable HTTP at http://HOST:PORT/mcp with --http. Uses the global --address and --token to reach the daemon.",
     )
     .requiredOption("--workspace <id>", "the workspace the tools act on")
-    .option("--read-only", "offer only the tools that change nothing (read, list, search, stat)")
+    .option("--read-only", "offer only the tools that change nothing (read, list, search, stat, changes, list_snapshots)")
     .addOption(
       new Option("--profile <name>", "filetools: the catalogue's tools; server-filesystem: the tool names and arguments of @modelcontextprotocol/server-filesystem")
         .choices(["filetools", "server-filesystem"])

@@ -27,6 +27,8 @@ export interface ToolDefinition {
   input_schema: JsonSchema;
   /** The structured result of a call that succeeded (MCP outputSchema). */
   output_schema: JsonSchema;
+  /** This tool's own sentences for some error reasons, used instead of the shared ones (Catalogue.error_hints). */
+  error_hints?: Record<string, string[]>;
 }
 
 export interface Catalogue {

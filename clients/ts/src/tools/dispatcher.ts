@@ -5,7 +5,10 @@
 // Schema first; nothing a model sends makes call() throw.
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { FileToolsError } from "../errors.js";
+import { FileType } from "@filetools/proto/filetools/v1/common_pb.js";
 import { WriteMode } from "@filetools/proto/filetools/v1/files_pb.js";
+import { DiffEntryType, DiffKind } from "@filetools/proto/filetools/v1/workspaces_pb.js";
+import type { OnProgress } from "../byte-streams.js";
 import type { CallOptions } from "../client.js";
 import type { WorkspaceClient } from "../workspace.js";
 import { catalogue, type JsonSchema, type ToolDefinition } from "./catalogue.js";
@@ -22,7 +25,7 @@ export interface ToolResult {
 }
 
 export interface DispatcherOptions {
-  /** Offer only the tools that change nothing (read, list, search, stat). */
+  /** Offer only the tools that change nothing (read, list, search, stat, changes, list_snapshots). */
   readOnly?: boolean;
 }
 
@@ -31,8 +34,13 @@ export const DEFAULT_READ_LINES = 2000;
 export const READ_MAX_BYTES = 100_000;
 const DEFAULT_LIST_ENTRIES = 1000;
 
+/** A call's options: cancellation and deadline, and for the tools that move bytes (export_archive, import_archive), their progress. */
+export interface ToolCallOptions extends CallOptions {
+  onProgress?: OnProgress;
+}
+
 type Args = Record<string, unknown>;
-type Handler = (args: Args, options: CallOptions) => Promise<ToolResult>;
+type Handler = (args: Args, options: ToolCallOptions) => Promise<ToolResult>;
 
 export class ToolDispatcher {
   private readonly tools: ToolDefinition[];
@@ -56,6 +64,10 @@ export class ToolDispatcher {
       list: (args, o) => this.list(args, o),
       search: (args, o) => this.search(args, o),
       stat: (args, o) => this.stat(args, o),
+      changes: (args, o) => this.changes(args, o),
+      list_snapshots: (_args, o) => this.listSnapshots(o),
+      export_archive: (args, o) => this.exportArchive(args, o),
+      import_archive: (args, o) => this.importArchive(args, o),
     };
   }
 
@@ -79,7 +91,7 @@ export class ToolDispatcher {
    * it). Bad arguments, unknown tools and failed calls come back as results
    * with isError; only a cancelled `options.signal` rejects.
    */
-  async call(name: string, args: unknown, options: CallOptions = {}): Promise<ToolResult> {
+  async call(name: string, args: unknown, options: ToolCallOptions = {}): Promise<ToolResult> {
     const handler = this.handlers[name];
     const validate = this.validators.get(name);
     if (!handler || !validate) {
@@ -92,7 +104,7 @@ export class ToolDispatcher {
       return await handler(parsed, options);
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
-      if (error instanceof FileToolsError) return { text: texts.errorText(error), isError: true, structured: errorFields(error) };
+      if (error instanceof FileToolsError) return { text: texts.errorText(error, name), isError: true, structured: errorFields(error) };
       // Not the daemon's answer (a bug here, a value the client cannot encode): still a result, never an exception out of the tool.
       return failure("INTERNAL", `the tool failed in the client: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -230,7 +242,83 @@ export class ToolDispatcher {
       line_count: file.lineCount === undefined ? null : Number(file.lineCount),
     });
   }
+
+  private async changes(args: Args, options: CallOptions): Promise<ToolResult> {
+    const { entries, summary } = await this.workspace.diffSnapshots((args.since as string | undefined) ?? "", options);
+    const shown = entries.slice(0, (args.max_entries as number | undefined) ?? DEFAULT_LIST_ENTRIES);
+    const changes = shown.map((e) => {
+      const removed = e.kind === DiffKind.REMOVED;
+      const type = (removed ? e.typeBefore : e.typeAfter) === DiffEntryType.SYMLINK ? "symlink" : "file";
+      return { path: e.path, kind: DIFF_KINDS[e.kind] ?? "modified", type, size_before: Number(e.sizeBefore), size_after: Number(e.sizeAfter) };
+    });
+    return ok(texts.changesText(shown, summary), {
+      since: summary.from,
+      changes,
+      added: Number(summary.added),
+      modified: Number(summary.modified),
+      removed: Number(summary.removed),
+      unchanged: Number(summary.unchanged),
+      truncated: shown.length < entries.length,
+    });
+  }
+
+  private async listSnapshots(options: CallOptions): Promise<ToolResult> {
+    const snapshots = await this.workspace.listSnapshots(options);
+    return ok(texts.snapshotsText(snapshots), {
+      snapshots: snapshots.map((s) => ({
+        id: s.id,
+        created_at: texts.isoTime(s.createdAt),
+        run_id: s.runId,
+        file_count: Number(s.fileCount),
+        size_bytes: Number(s.sizeBytes),
+        labels: { ...s.labels },
+      })),
+    });
+  }
+
+  private async exportArchive(args: Args, options: ToolCallOptions): Promise<ToolResult> {
+    // Stat first: the daemon's include globs match nothing in a missing directory, and a model should hear that, not get an empty archive.
+    const source = await this.workspace.stat((args.path as string | undefined) ?? "/", options);
+    const include = archiveIncludes(source.path, source.type === FileType.DIRECTORY, (args.include as string[] | undefined) ?? []);
+    const mode = args.overwrite === true ? WriteMode.CREATE_OR_REPLACE : WriteMode.CREATE_ONLY;
+    const { header, file } = await this.workspace.exportInto(args.destination as string, { ...options, live: true, include, mode });
+    return ok(texts.exportText(source.path, file.path, header.fileCount, file.size, file.version), {
+      path: source.path,
+      destination: file.path,
+      file_count: Number(header.fileCount),
+      size: Number(file.size),
+      sha256: file.sha256,
+      version: file.version,
+    });
+  }
+
+  private async importArchive(args: Args, options: ToolCallOptions): Promise<ToolResult> {
+    const { archive, imported } = await this.workspace.importFrom(args.archive as string, { ...options, path: (args.destination as string | undefined) ?? "/" });
+    // The directory as the daemon names it (it exists now): "out" and "/out/" are both /out.
+    const destination = await this.workspace.stat((args.destination as string | undefined) ?? "/", options);
+    const archivePath = archive?.path ?? (args.archive as string);
+    return ok(texts.importText(archivePath, destination.path, imported.fileCount, imported.sizeBytes), {
+      archive: archivePath,
+      destination: destination.path,
+      file_count: Number(imported.fileCount),
+      size_bytes: Number(imported.sizeBytes),
+    });
+  }
 }
+
+/**
+ * The daemon's include globs (matched against workspace paths without the
+ * leading "/") for a tool's path and its globs relative to it: the
+ * directory's name escaped, so that a "[" or "*" in it is taken literally.
+ */
+export function archiveIncludes(path: string, isDirectory: boolean, globs: string[]): string[] {
+  const base = path.replace(/^\/+/, "").replace(/[\\*?[\]{}()!+@]/g, "\\$&");
+  if (!isDirectory) return [base];
+  if (base === "") return globs;
+  return globs.length === 0 ? [`${base}/**`] : globs.map((glob) => `${base}/${glob}`);
+}
+
+const DIFF_KINDS: Record<number, string> = { [DiffKind.ADDED]: "added", [DiffKind.MODIFIED]: "modified", [DiffKind.REMOVED]: "removed" };
 
 const WRITE_MODES: Record<string, WriteMode> = {
   create_or_replace: WriteMode.CREATE_OR_REPLACE,

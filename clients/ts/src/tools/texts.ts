@@ -4,6 +4,7 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { FileType, type FileInfo } from "@filetools/proto/filetools/v1/common_pb.js";
 import type { SearchSummary } from "@filetools/proto/filetools/v1/files_pb.js";
+import { DiffEntryType, DiffKind, type DiffEntry, type DiffSummary, type Snapshot } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import type { FileToolsError } from "../errors.js";
 import { numberLines } from "../format.js";
 import type { ReadWindow } from "../workspace.js";
@@ -133,26 +134,72 @@ export function statText(file: FileInfo): string {
   return text;
 }
 
+/** What changed since a snapshot: a count line, then one line per path (at most those given; the summary counts all). */
+export function changesText(entries: DiffEntry[], summary: DiffSummary): string {
+  const changed = summary.added + summary.modified + summary.removed;
+  if (changed === 0n) return `Nothing changed since snapshot ${summary.from} (${plural(summary.unchanged, "path")}).\n`;
+  let text = `Since snapshot ${summary.from}: ${count(summary.added)} added, ${count(summary.modified)} modified, ${count(summary.removed)} removed, ${count(summary.unchanged)} unchanged.\n`;
+  for (const entry of entries) text += `${changeLine(entry)}\n`;
+  if (BigInt(entries.length) < changed) text += `… ${plural(changed - BigInt(entries.length), "more change")} not shown: raise max_entries\n`;
+  return text;
+}
+
+function changeLine(entry: DiffEntry): string {
+  const side = (type: DiffEntryType, size: bigint) => (type === DiffEntryType.SYMLINK ? "symbolic link" : plural(size, "byte"));
+  if (entry.kind === DiffKind.REMOVED) return `removed ${entry.path}`;
+  const after = side(entry.typeAfter, entry.sizeAfter);
+  if (entry.kind === DiffKind.ADDED) return `added ${entry.path} (${after})`;
+  const before = side(entry.typeBefore, entry.sizeBefore);
+  return `modified ${entry.path} (${before === after ? after : `${after}, was ${before}`})`;
+}
+
+/** One line per snapshot, newest first. */
+export function snapshotsText(snapshots: Snapshot[]): string {
+  if (snapshots.length === 0) return "No snapshots yet (one is taken when a run finishes).\n";
+  let text = "";
+  for (const s of snapshots) {
+    text += `${s.id}: ${isoTime(s.createdAt)}, ${plural(s.fileCount, "file")}, ${plural(s.sizeBytes, "byte")}`;
+    if (s.runId !== "") text += `, run ${s.runId}`;
+    const labels = Object.keys(s.labels).sort();
+    if (labels.length > 0) text += `; labels ${labels.map((key) => `${key}=${s.labels[key]}`).join(", ")}`;
+    text += "\n";
+  }
+  return text;
+}
+
+export function exportText(path: string, destination: string, files: bigint, size: bigint, version: string): string {
+  return `Exported ${path} to ${destination}: ${plural(files, "file")}, ${plural(size, "byte")}. Version ${version}.\n`;
+}
+
+export function importText(archive: string, destination: string, files: bigint, size: bigint): string {
+  return `Imported ${archive} into ${destination}: ${plural(files, "file")}, ${plural(size, "byte")} written.\n`;
+}
+
 /** RFC 3339 in UTC with milliseconds, e.g. 2026-12-03T10:00:00.123Z. */
-function isoTime(time: Timestamp | undefined): string {
+export function isoTime(time: Timestamp | undefined): string {
   if (!time) return "unknown";
   const date = new Date(Number(time.seconds) * 1000 + Math.floor(time.nanos / 1e6));
   // Past JavaScript's dates (±275,760 years): a touch(1) with a wild time can set one.
   return Number.isNaN(date.getTime()) ? "unknown" : date.toISOString();
 }
 
-/** A failed call, for a model: the daemon's message and reason, then what to do next. */
-export function errorText(error: Pick<FileToolsError, "message" | "reason" | "codeName" | "metadata">): string {
+/** A failed call of tool `tool`, for a model: the daemon's message and reason, then what to do next. */
+export function errorText(error: Pick<FileToolsError, "message" | "reason" | "codeName" | "metadata">, tool?: string): string {
   const reason = error.reason || error.codeName;
   let text = `Error (${reason}): ${error.message.replace(/\.?$/, ".")}\n`;
-  for (const hint of hintsFor(reason, error.metadata)) text += `${hint}\n`;
+  for (const hint of hintsFor(reason, error.metadata, tool)) text += `${hint}\n`;
   return text;
 }
 
-/** The catalogue's sentences for `reason`, those with placeholders only when the metadata fills them all. */
-export function hintsFor(reason: string, metadata: Record<string, string>): string[] {
+/**
+ * The catalogue's sentences for `reason` (the tool's own for it, when it has
+ * some, instead of the shared ones), those with placeholders only when the
+ * metadata fills them all.
+ */
+export function hintsFor(reason: string, metadata: Record<string, string>, tool?: string): string[] {
   const hints: string[] = [];
-  for (const sentence of catalogue.error_hints[reason] ?? []) {
+  const own = tool === undefined ? undefined : toolHints.get(tool)?.[reason];
+  for (const sentence of own ?? catalogue.error_hints[reason] ?? []) {
     let complete = true;
     const filled = sentence.replace(/\{(\w+)\}/g, (_, key: string) => {
       if (metadata[key] === undefined || metadata[key] === "") complete = false;
@@ -162,3 +209,5 @@ export function hintsFor(reason: string, metadata: Record<string, string>): stri
   }
   return hints;
 }
+
+const toolHints = new Map(catalogue.tools.map((tool) => [tool.name, tool.error_hints ?? {}]));

@@ -19,7 +19,12 @@ class ToolAnnotations(TypedDict):
     openWorldHint: bool
 
 
-class ToolDefinition(TypedDict):
+class _ToolErrorHints(TypedDict, total=False):
+    #: This tool's own sentences for some error reasons, used instead of the shared ones (Catalogue.error_hints).
+    error_hints: dict[str, list[str]]
+
+
+class ToolDefinition(_ToolErrorHints):
     #: snake_case, e.g. "read", "make_dir".
     name: str
     title: str

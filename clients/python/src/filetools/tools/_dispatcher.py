@@ -17,12 +17,13 @@ from typing import Any
 from filetools.aio import AsyncClient
 from filetools.client import Client
 from filetools.errors import FileToolsError
-from filetools.models import TextWindow
+from filetools.models import Progress, TextWindow
 from filetools.tools import _texts as texts
 from filetools.tools._arguments import Args, Schema, parse, well_formed
 from filetools.tools._catalogue import CATALOGUE, ToolDefinition
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import files_pb2 as f
+from filetools.v1 import workspaces_pb2 as w
 
 #: Lines a read returns unless told otherwise, and the text it may carry: a window a model can take in.
 DEFAULT_READ_LINES = 2000
@@ -44,13 +45,15 @@ class ToolResult:
 
 @dataclass(frozen=True)
 class _Call:
-    """The one client call a tool makes: a method that Client and AsyncClient both have, by name, with its arguments."""
+    """A client call a tool makes: a method that Client and AsyncClient both have, by name, with its arguments."""
 
     method: str
     kwargs: dict[str, Any]
-    #: The client's answer (for a stream: its items and its summary) -> the result.
-    finish: Callable[[Any], ToolResult]
+    #: The client's answer (for a stream: its items and its summary) -> the result, or the tool's next call.
+    finish: Callable[[Any], ToolResult | _Call]
     stream: bool = False
+    #: The method takes on_progress (it moves bytes).
+    progress: bool = False
 
 
 class _Tools:
@@ -97,32 +100,36 @@ class _Tools:
 class ToolDispatcher(_Tools):
     """The catalogue's tools on one workspace of a ``filetools.Client``.
 
-    ``read_only`` offers only the tools that change nothing (read, list, search, stat).
+    ``read_only`` offers only the tools that change nothing (read, list, search, stat, changes, list_snapshots).
     """
 
     def __init__(self, client: Client, workspace: str, *, read_only: bool = False) -> None:
         super().__init__(workspace, read_only)
         self._client = client
 
-    def call(self, name: str, arguments: object = None, *, timeout: float | None = None) -> ToolResult:
+    def call(
+        self, name: str, arguments: object = None, *, timeout: float | None = None, on_progress: Progress | None = None
+    ) -> ToolResult:
         """Calls tool ``name`` with ``arguments`` (a mapping, or its JSON text as OpenAI sends it).
 
         Bad arguments, unknown tools and failed calls come back as results with
-        ``is_error``; nothing a model sends raises.
+        ``is_error``; nothing a model sends raises. ``on_progress(bytes, total)``
+        hears how the bytes of export_archive and import_archive move.
         """
-        prepared = self._prepare(name, arguments)
-        if isinstance(prepared, ToolResult):
-            return prepared
-        method = getattr(self._client, prepared.method)
-        try:
-            if prepared.stream:
-                stream = method(self._workspace, timeout=timeout, **prepared.kwargs)
-                answer = (list(stream), stream.summary)
-            else:
-                answer = method(self._workspace, timeout=timeout, **prepared.kwargs)
-        except (FileToolsError, ValueError) as error:
-            return _failed(name, error)
-        return prepared.finish(answer)
+        step = self._prepare(name, arguments)
+        while isinstance(step, _Call):
+            method = getattr(self._client, step.method)
+            kwargs = {**step.kwargs, "on_progress": on_progress} if step.progress else step.kwargs
+            try:
+                if step.stream:
+                    stream = method(self._workspace, timeout=timeout, **kwargs)
+                    answer = (list(stream), stream.summary)
+                else:
+                    answer = method(self._workspace, timeout=timeout, **kwargs)
+            except (FileToolsError, ValueError) as error:
+                return _failed(name, error)
+            step = step.finish(answer)
+        return step
 
 
 class AsyncToolDispatcher(_Tools):
@@ -135,21 +142,24 @@ class AsyncToolDispatcher(_Tools):
         super().__init__(workspace, read_only)
         self._client = client
 
-    async def call(self, name: str, arguments: object = None, *, timeout: float | None = None) -> ToolResult:
+    async def call(
+        self, name: str, arguments: object = None, *, timeout: float | None = None, on_progress: Progress | None = None
+    ) -> ToolResult:
         """See ``ToolDispatcher.call``."""
-        prepared = self._prepare(name, arguments)
-        if isinstance(prepared, ToolResult):
-            return prepared
-        method = getattr(self._client, prepared.method)
-        try:
-            if prepared.stream:
-                stream = method(self._workspace, timeout=timeout, **prepared.kwargs)
-                answer = ([item async for item in stream], stream.summary)
-            else:
-                answer = await method(self._workspace, timeout=timeout, **prepared.kwargs)
-        except (FileToolsError, ValueError) as error:
-            return _failed(name, error)
-        return prepared.finish(answer)
+        step = self._prepare(name, arguments)
+        while isinstance(step, _Call):
+            method = getattr(self._client, step.method)
+            kwargs = {**step.kwargs, "on_progress": on_progress} if step.progress else step.kwargs
+            try:
+                if step.stream:
+                    stream = method(self._workspace, timeout=timeout, **kwargs)
+                    answer = ([item async for item in stream], stream.summary)
+                else:
+                    answer = await method(self._workspace, timeout=timeout, **kwargs)
+            except (FileToolsError, ValueError) as error:
+                return _failed(name, error)
+            step = step.finish(answer)
+        return step
 
 
 def _json_string(text: str) -> str:
@@ -172,7 +182,7 @@ def _failed(name: str, error: FileToolsError | ValueError) -> ToolResult:
         return _failure("INVALID_ARGUMENT", f"invalid arguments for {name}: {error}")
     reason = error.reason or error.code.name
     details = {"reason": reason, "code": error.code.name, "message": error.message, "metadata": error.metadata}
-    return ToolResult(texts.error(error), True, {"error": details})
+    return ToolResult(texts.error(error, name), True, {"error": details})
 
 
 def _int(args: Args, name: str) -> int | None:
@@ -367,6 +377,120 @@ def _stat(args: Args) -> _Call:
     return _Call("stat", {"path": args.get("path", "/"), "count_lines": args.get("count_lines", False)}, finish)
 
 
+def _changes(args: Args) -> _Call:
+    max_entries = _int(args, "max_entries") or DEFAULT_LIST_ENTRIES
+
+    def finish(answer: tuple[list[w.DiffEntry], w.DiffSummary | None]) -> ToolResult:
+        entries, summary = answer
+        summary = summary or w.DiffSummary()
+        shown = entries[:max_entries]
+        changes = []
+        for e in shown:
+            removed = e.kind == w.DIFF_KIND_REMOVED
+            link = (e.type_before if removed else e.type_after) == w.DIFF_ENTRY_TYPE_SYMLINK
+            changes.append(
+                {
+                    "path": e.path,
+                    "kind": _DIFF_KINDS.get(e.kind, "modified"),
+                    "type": "symlink" if link else "file",
+                    "size_before": e.size_before,
+                    "size_after": e.size_after,
+                }
+            )
+        structured = {
+            "since": getattr(summary, "from"),
+            "changes": changes,
+            "added": summary.added,
+            "modified": summary.modified,
+            "removed": summary.removed,
+            "unchanged": summary.unchanged,
+            "truncated": len(shown) < len(entries),
+        }
+        return _ok(texts.changes(shown, summary), structured)
+
+    return _Call("diff_snapshots", {"from_id": args.get("since", "")}, finish, stream=True)
+
+
+_DIFF_KINDS = {w.DIFF_KIND_ADDED: "added", w.DIFF_KIND_MODIFIED: "modified", w.DIFF_KIND_REMOVED: "removed"}
+
+
+def _list_snapshots(args: Args) -> _Call:
+    def finish(snapshots: list[w.Snapshot]) -> ToolResult:
+        structured = [
+            {
+                "id": s.id,
+                "created_at": texts.snapshot_time(s),
+                "run_id": s.run_id,
+                "file_count": s.file_count,
+                "size_bytes": s.size_bytes,
+                "labels": dict(s.labels),
+            }
+            for s in snapshots
+        ]
+        return _ok(texts.snapshots(snapshots), {"snapshots": structured})
+
+    return _Call("list_snapshots", {}, finish)
+
+
+def archive_includes(path: str, is_directory: bool, globs: list[str]) -> list[str]:
+    """The daemon's include globs (matched against workspace paths without the leading "/") for a path and globs relative to it.
+
+    The directory's name is escaped, so that a "[" or "*" in it is taken literally.
+    """
+    base = re.sub(r"[\\*?[\]{}()!+@]", lambda m: "\\" + m.group(), path.lstrip("/"))
+    if not is_directory:
+        return [base]
+    if base == "":
+        return globs
+    return [f"{base}/**"] if not globs else [f"{base}/{glob}" for glob in globs]
+
+
+def _export_archive(args: Args) -> _Call:
+    mode = "create_or_replace" if args.get("overwrite", False) else "create_only"
+
+    def exported(source: c.FileInfo) -> _Call:
+        include = archive_includes(source.path, source.type == c.FILE_TYPE_DIRECTORY, list(args.get("include", [])))
+
+        def finish(answer: tuple[w.ExportHeader, f.UploadResponse]) -> ToolResult:
+            header, file = answer
+            return _ok(
+                texts.exported(source.path, file.path, header.file_count, file.size, file.version),
+                {
+                    "path": source.path,
+                    "destination": file.path,
+                    "file_count": header.file_count,
+                    "size": file.size,
+                    "sha256": file.sha256,
+                    "version": file.version,
+                },
+            )
+
+        kwargs = {"destination": args["destination"], "live": True, "include": include, "mode": mode}
+        return _Call("export_into", kwargs, finish, progress=True)
+
+    # Stat first: the daemon's include globs match nothing in a missing directory, and a model should hear that.
+    return _Call("stat", {"path": args.get("path", "/")}, exported)
+
+
+def _import_archive(args: Args) -> _Call:
+    destination = args.get("destination", "/")
+
+    def imported(answer: tuple[f.DownloadHeader, w.ImportArchiveResponse]) -> _Call:
+        header, response = answer
+        archive = header.file.path if header.HasField("file") else args["archive"]
+
+        def finish(directory: c.FileInfo) -> ToolResult:
+            return _ok(
+                texts.imported(archive, directory.path, response.file_count, response.size_bytes),
+                {"archive": archive, "destination": directory.path, "file_count": response.file_count, "size_bytes": response.size_bytes},
+            )
+
+        # The directory as the daemon names it (it exists now): "out" and "/out/" are both /out.
+        return _Call("stat", {"path": destination}, finish)
+
+    return _Call("import_from", {"archive": args["archive"], "path": destination}, imported, progress=True)
+
+
 _CALLS: dict[str, Callable[[Args], _Call]] = {
     "read": _read,
     "write": _write,
@@ -377,4 +501,8 @@ _CALLS: dict[str, Callable[[Args], _Call]] = {
     "list": _list,
     "search": _search,
     "stat": _stat,
+    "changes": _changes,
+    "list_snapshots": _list_snapshots,
+    "export_archive": _export_archive,
+    "import_archive": _import_archive,
 }

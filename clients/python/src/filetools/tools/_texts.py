@@ -18,6 +18,7 @@ from filetools.models import TextWindow
 from filetools.tools._catalogue import CATALOGUE
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import files_pb2 as f
+from filetools.v1 import workspaces_pb2 as w
 
 
 def count(n: int) -> str:
@@ -158,6 +159,64 @@ def stat(file: c.FileInfo) -> str:
     return text
 
 
+def changes(entries: Sequence[w.DiffEntry], summary: w.DiffSummary) -> str:
+    """What changed since a snapshot: a count line, then one line per path (at most those given; the summary counts all)."""
+    since = getattr(summary, "from")
+    changed = summary.added + summary.modified + summary.removed
+    if changed == 0:
+        return f"Nothing changed since snapshot {since} ({_plural(summary.unchanged, 'path')}).\n"
+    text = (
+        f"Since snapshot {since}: {count(summary.added)} added, {count(summary.modified)} modified, "
+        f"{count(summary.removed)} removed, {count(summary.unchanged)} unchanged.\n"
+    )
+    text += "".join(f"{_change_line(entry)}\n" for entry in entries)
+    if len(entries) < changed:
+        text += f"… {_plural(changed - len(entries), 'more change')} not shown: raise max_entries\n"
+    return text
+
+
+def _change_side(entry_type: int, size: int) -> str:
+    return "symbolic link" if entry_type == w.DIFF_ENTRY_TYPE_SYMLINK else _plural(size, "byte")
+
+
+def _change_line(entry: w.DiffEntry) -> str:
+    if entry.kind == w.DIFF_KIND_REMOVED:
+        return f"removed {entry.path}"
+    after = _change_side(entry.type_after, entry.size_after)
+    if entry.kind == w.DIFF_KIND_ADDED:
+        return f"added {entry.path} ({after})"
+    before = _change_side(entry.type_before, entry.size_before)
+    return f"modified {entry.path} ({after if before == after else f'{after}, was {before}'})"
+
+
+def snapshots(items: Sequence[w.Snapshot]) -> str:
+    """One line per snapshot, newest first."""
+    if not items:
+        return "No snapshots yet (one is taken when a run finishes).\n"
+    text = ""
+    for s in items:
+        text += f"{s.id}: {snapshot_time(s)}, {_plural(s.file_count, 'file')}, {_plural(s.size_bytes, 'byte')}"
+        if s.run_id:
+            text += f", run {s.run_id}"
+        if s.labels:
+            text += "; labels " + ", ".join(f"{key}={s.labels[key]}" for key in sorted(s.labels))
+        text += "\n"
+    return text
+
+
+def exported(path: str, destination: str, files: int, size: int, version: str) -> str:
+    return f"Exported {path} to {destination}: {_plural(files, 'file')}, {_plural(size, 'byte')}. Version {version}.\n"
+
+
+def imported(archive: str, destination: str, files: int, size: int) -> str:
+    return f"Imported {archive} into {destination}: {_plural(files, 'file')}, {_plural(size, 'byte')} written.\n"
+
+
+def snapshot_time(snapshot: w.Snapshot) -> str:
+    """When the snapshot was taken, RFC 3339 ("unknown" when unset, as the TypeScript writes it)."""
+    return _iso_time(snapshot.created_at) if snapshot.HasField("created_at") else "unknown"
+
+
 def _iso_time(mtime: Timestamp) -> str:
     """RFC 3339 in UTC with milliseconds, as JavaScript's Date.toISOString writes it (2026-12-03T10:00:00.123Z)."""
     try:
@@ -169,25 +228,30 @@ def _iso_time(mtime: Timestamp) -> str:
     return f"{year}-{time.strftime('%m-%dT%H:%M:%S', t)}.{mtime.nanos // 1_000_000:03}Z"
 
 
-def error(error: FileToolsError) -> str:
-    """A failed call, for a model: the daemon's message and reason, then what to do next."""
-    return error_text(error.reason or error.code.name, error.message, error.metadata)
+def error(error: FileToolsError, tool: str | None = None) -> str:
+    """A failed call of ``tool``, for a model: the daemon's message and reason, then what to do next."""
+    return error_text(error.reason or error.code.name, error.message, error.metadata, tool)
 
 
-def error_text(reason: str, message: str, metadata: Mapping[str, str]) -> str:
+def error_text(reason: str, message: str, metadata: Mapping[str, str], tool: str | None = None) -> str:
     text = f"Error ({reason}): {message if message.endswith('.') else message + '.'}\n"
-    return text + "".join(f"{hint}\n" for hint in hints_for(reason, metadata))
+    return text + "".join(f"{hint}\n" for hint in hints_for(reason, metadata, tool))
 
 
 # ASCII \w, as the TypeScript reads placeholders.
 _PLACEHOLDER = re.compile(r"\{(\w+)\}", re.ASCII)
 
 
-def hints_for(reason: str, metadata: Mapping[str, str]) -> list[str]:
-    """The catalogue's sentences for ``reason``, those with placeholders only when the metadata fills them all."""
+def hints_for(reason: str, metadata: Mapping[str, str], tool: str | None = None) -> list[str]:
+    """The catalogue's sentences for ``reason`` (the tool's own for it, when it has some, instead of the shared
+    ones), those with placeholders only when the metadata fills them all."""
+    own = _TOOL_HINTS.get(tool or "", {}).get(reason)
     hints = []
-    for sentence in CATALOGUE["error_hints"].get(reason, []):
+    for sentence in own if own is not None else CATALOGUE["error_hints"].get(reason, []):
         keys = _PLACEHOLDER.findall(sentence)
         if all(metadata.get(key) for key in keys):
             hints.append(_PLACEHOLDER.sub(lambda m: metadata[m.group(1)], sentence))
     return hints
+
+
+_TOOL_HINTS: dict[str, dict[str, list[str]]] = {t["name"]: t.get("error_hints", {}) for t in CATALOGUE["tools"]}
