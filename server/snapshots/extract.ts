@@ -5,6 +5,7 @@
 // regular files, symbolic links whose target stays inside and hard links to an
 // earlier regular file of the same archive are accepted. Symbolic links are
 // created last, and the staging module never opens a path through a link.
+import type { Usage } from "../workspace/usage.js";
 import { Readable, Transform, Writable, pipeline } from "node:stream";
 import { createGunzip } from "node:zlib";
 import tar from "tar-stream";
@@ -88,6 +89,8 @@ export type DamagedReason = "UNSAFE_ARCHIVE" | "DATA_LOSS";
 export interface ExtractOptions {
   limits: ExtractLimits;
   damaged: DamagedReason;
+  /** Told the totals staged so far after each member (a quota check: it throws to stop the extraction). */
+  staged?: (usage: Usage) => void;
 }
 
 export interface ExtractResult {
@@ -231,6 +234,7 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
   };
   try {
     for await (const entry of extract) {
+      options.staged?.({ bytes: sizeBytes, entries: dirs.size + files.size + links.size });
       const header = entry.header;
       if (++members > limits.maxMembers) unsafe(`archive has more than ${limits.maxMembers} members`);
       const held = heldMemberNames(header);
@@ -294,6 +298,7 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
     }
     const streamError = await done;
     if (streamError) throw streamError;
+    options.staged?.({ bytes: sizeBytes, entries: dirs.size + files.size + links.size });
     for (const link of pendingLinks) {
       if (!resolvesInside(link.parts, link.target, (at) => archiveEntry(links, at.join("/")))) unsafe(`archive symbolic link ${link.parts.join("/")} points outside`);
     }

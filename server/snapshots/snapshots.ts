@@ -3,6 +3,8 @@
 //   <workspace>/<id>.json     the manifest, put only once the tarball and its
 //                             sha256 are known: a snapshot exists iff its manifest does.
 // Ids sort by creation time, so the store's sorted listing is chronological.
+import type { QuotaOverride, Quotas } from "../quotas/quotas.js";
+import { NO_USAGE, type Usage } from "../workspace/usage.js";
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
@@ -79,6 +81,11 @@ export interface SnapshotDiff {
   counts: DiffCounts;
 }
 
+/** A restore or import checked against the limits of its call (its token's, else the daemon's). */
+export interface QuotaCheck {
+  tokenQuota: QuotaOverride | undefined;
+}
+
 export interface ExportStream {
   size: number;
   sha256: string;
@@ -116,6 +123,8 @@ export class Snapshots {
     readonly limits: ExtractLimits = DEFAULT_LIMITS,
     /** Told how long each snapshot and restore took, and its size. */
     private readonly metrics?: Pick<StoreMetrics, "snapshot">,
+    /** Usage counts, dropped after a restore or an import; their limits checked when the call asks. */
+    private readonly quotas?: Quotas,
   ) {}
 
   /** Empties the scratch directory (start-up). */
@@ -312,11 +321,12 @@ export class Snapshots {
   }
 
   /** Replaces the workspace's contents with the snapshot: verified and extracted first, then swapped in (see the class comment). */
-  async restore(workspaceId: string, manifest: Manifest, signal?: AbortSignal): Promise<void> {
+  async restore(workspaceId: string, manifest: Manifest, signal?: AbortSignal, quota?: QuotaCheck): Promise<void> {
     const started = performance.now();
     const verified = await this.download(manifest, signal);
     try {
-      await this.stageAndApply(workspaceId, verified, "DATA_LOSS", signal, async (staging) => {
+      // The snapshot's totals replace the tree's: refused only when they are more and past the limit.
+      await this.stageAndApply(workspaceId, verified, "DATA_LOSS", signal, quota, (staged, now) => ({ bytes: staged.bytes - now.bytes, entries: staged.entries - now.entries }), async (staging) => {
         signal?.throwIfAborted(); // the commit point
         await this.registry.replaceWithStaging(workspaceId, staging);
       });
@@ -327,7 +337,7 @@ export class Snapshots {
   }
 
   /** Unpacks an untrusted tarball into directory `parts` of the workspace; a refusal changes nothing (see the class comment). */
-  async importArchive(workspaceId: string, parts: Components, chunks: AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<ExtractResult> {
+  async importArchive(workspaceId: string, parts: Components, chunks: AsyncIterable<Uint8Array>, signal?: AbortSignal, quota?: QuotaCheck): Promise<ExtractResult> {
     const spool = this.scratchPath("import");
     try {
       const handle = await fsp.open(spool, "wx", 0o600);
@@ -337,7 +347,8 @@ export class Snapshots {
       } finally {
         await handle.close();
       }
-      return await this.stageAndApply(workspaceId, spool, "UNSAFE_ARCHIVE", signal, async (staging, staged) => {
+      // Counted as if every member were new: which names it replaces is known only at the merge.
+      return await this.stageAndApply(workspaceId, spool, "UNSAFE_ARCHIVE", signal, quota, (staged) => staged, async (staging, staged) => {
         const workspace = await this.registry.get(workspaceId);
         signal?.throwIfAborted(); // the commit point (the link check below may still refuse, before anything moves)
         await workspace.mergeStaging(staging, parts, async (into, entryAt) => {
@@ -350,21 +361,43 @@ export class Snapshots {
     }
   }
 
-  /** Extracts the archive in `file` into a fresh staging directory, then runs `apply` with the workspace's lock held; the staging directory is gone after. */
+  /**
+   * Extracts the archive in `file` into a fresh staging directory, then runs
+   * `apply` with the workspace's lock held; the staging directory is gone
+   * after. With `quota`, what the staged totals add (`adds`, given the usage
+   * now) is held against the call's limits as members arrive: the member that
+   * passes a limit stops the extraction.
+   */
   private async stageAndApply(
     workspaceId: string,
     file: string,
     damaged: DamagedReason,
     signal: AbortSignal | undefined,
+    quota: QuotaCheck | undefined,
+    adds: (staged: Usage, now: Usage) => Usage,
     apply: (staging: Staging, staged: StagedArchive) => Promise<void>,
   ): Promise<ExtractResult> {
+    const gate = quota && (await this.quotas?.gate(await this.registry.get(workspaceId), quota.tokenQuota));
+    const admission = gate?.admit(NO_USAGE, "/");
     const staging = await this.registry.createStaging(workspaceId);
     try {
-      const staged = await extractArchive(createReadStream(file, { highWaterMark: RESTORE_READ_BYTES }), staging, { limits: this.limits, damaged });
+      const staged = await extractArchive(createReadStream(file, { highWaterMark: RESTORE_READ_BYTES }), staging, {
+        limits: this.limits,
+        damaged,
+        staged: admission && ((usage) => admission.resize(adds(usage, gate!.current()))),
+      });
       signal?.throwIfAborted();
-      await this.locks.with([workspaceId], () => apply(staging, staged), signal);
+      await this.locks.with([workspaceId], async () => {
+        try {
+          await apply(staging, staged);
+        } finally {
+          // The tree was replaced or merged into wholesale: the next call under a quota counts it again.
+          this.quotas?.recount(await this.registry.get(workspaceId));
+        }
+      }, signal);
       return { fileCount: staged.fileCount, sizeBytes: staged.sizeBytes };
     } finally {
+      admission?.settle(NO_USAGE);
       await staging.discard(); // nothing once handed over
     }
   }
