@@ -38,12 +38,9 @@ class Ledger {
       resize: (next) => {
         if (settled) return;
         this.held = subtract(this.held, holding);
-        try {
-          this.check(next, limits, shown);
-        } catch (error) {
-          this.held = addUsage(this.held, holding);
-          throw error;
-        }
+        holding = NO_USAGE;
+        // A refused call is failing: what it held is let go at once, so that a racing call can still fit.
+        this.check(next, limits, shown);
         holding = positive(next);
         this.held = addUsage(this.held, holding);
       },

@@ -234,7 +234,6 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
   };
   try {
     for await (const entry of extract) {
-      options.staged?.({ bytes: sizeBytes, entries: dirs.size + files.size + links.size });
       const header = entry.header;
       if (++members > limits.maxMembers) unsafe(`archive has more than ${limits.maxMembers} members`);
       const held = heldMemberNames(header);
@@ -245,6 +244,9 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
         if (links.has(parts.slice(0, i).join("/"))) unsafe(`archive member ${name} goes through the symbolic link ${parts.slice(0, i).join("/")}`);
       }
       addParents(parts, header.type === "directory");
+      // Before the member is staged: the one that would pass a quota is never written.
+      const isFile = header.type === "file" || header.type === "contiguous-file";
+      options.staged?.({ bytes: sizeBytes + (isFile ? (header.size ?? 0) : 0), entries: dirs.size + files.size + links.size + (header.type === "directory" ? 0 : 1) });
       switch (header.type) {
         case "directory":
           entry.resume();
@@ -298,7 +300,6 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
     }
     const streamError = await done;
     if (streamError) throw streamError;
-    options.staged?.({ bytes: sizeBytes, entries: dirs.size + files.size + links.size });
     for (const link of pendingLinks) {
       if (!resolvesInside(link.parts, link.target, (at) => archiveEntry(links, at.join("/")))) unsafe(`archive symbolic link ${link.parts.join("/")} points outside`);
     }
