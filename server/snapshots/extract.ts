@@ -307,7 +307,9 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
   } catch (error) {
     extract.destroy();
     const streamError = await done;
-    throw asArchiveError(error instanceof FileToolsError || !streamError ? error : streamError, options.damaged);
+    // The stream's error explains a member cut short; a file system error of our own (a full disk) is the cause itself.
+    const own = error instanceof FileToolsError || (error as NodeJS.ErrnoException | null)?.syscall !== undefined;
+    throw asArchiveError(own || !streamError ? error : streamError, options.damaged);
   } finally {
     await staging.release();
   }
