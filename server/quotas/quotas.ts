@@ -22,6 +22,8 @@ export const NO_LIMITS: QuotaLimits = { bytes: 0, files: 0 };
 class Ledger {
   /** Positive parts of the admissions not yet settled. */
   private held: Usage = NO_USAGE;
+  /** Replaced by a new count (a recount): no longer the workspace's. */
+  stale = false;
 
   constructor(private usage: Usage) {}
 
@@ -76,8 +78,8 @@ class Ledger {
 export class Quotas {
   /** Keyed by the Workspace object: a workspace deleted, re-created or swapped by a restore starts a new count. */
   private readonly ledgers = new WeakMap<Workspace, Promise<Ledger>>();
-  /** The ledgers counted, for the usage gauge (weakly: a closed workspace drops out). */
-  private readonly counted = new Map<string, WeakRef<Workspace>>();
+  /** The counts made, for the usage gauge (weakly: a workspace deleted or swapped drops out). */
+  private readonly counted = new Set<WeakRef<Ledger>>();
 
   constructor(readonly defaults: QuotaLimits) {}
 
@@ -104,34 +106,43 @@ export class Quotas {
 
   /** Drops the count of workspace `workspace` (its tree was replaced or merged into wholesale): the next call under a quota walks it again. */
   recount(workspace: Workspace): void {
+    const stale = this.ledgers.get(workspace);
     this.ledgers.delete(workspace);
+    void stale?.then((ledger) => (ledger.stale = true), () => undefined);
   }
 
-  /** The usage counted of each workspace with a count (for the metrics), and the daemon's limits. */
-  async snapshot(): Promise<Array<{ workspace: Workspace; usage: Usage }>> {
-    const rows: Array<{ workspace: Workspace; usage: Usage }> = [];
-    for (const [id, ref] of this.counted) {
-      const workspace = ref.deref();
-      const ledger = workspace && this.ledgers.get(workspace);
-      if (!workspace || !ledger) {
-        this.counted.delete(id);
+  /**
+   * The fullest workspace counted, as a fraction of the daemon's limits (0
+   * where it sets none), for the metrics: labels never name workspaces.
+   */
+  fullest(): { bytes: number; files: number } {
+    const fullest = { bytes: 0, files: 0 };
+    for (const ref of this.counted) {
+      const ledger = ref.deref();
+      if (!ledger || ledger.stale) {
+        this.counted.delete(ref);
         continue;
       }
-      rows.push({ workspace, usage: (await ledger).current() });
+      const usage = ledger.current();
+      if (this.defaults.bytes > 0) fullest.bytes = Math.max(fullest.bytes, usage.bytes / this.defaults.bytes);
+      if (this.defaults.files > 0) fullest.files = Math.max(fullest.files, usage.entries / this.defaults.files);
     }
-    return rows;
+    return fullest;
   }
 
   private ledgerOf(workspace: Workspace): Promise<Ledger> {
     let ledger = this.ledgers.get(workspace);
     if (!ledger) {
-      ledger = workspace.measure().then((usage) => new Ledger(usage));
+      ledger = workspace.measure().then((usage) => {
+        const counted = new Ledger(usage);
+        this.counted.add(new WeakRef(counted));
+        return counted;
+      });
       // A count that failed (a directory it could not read) is tried again by the next call.
       ledger.catch(() => {
         if (this.ledgers.get(workspace) === ledger) this.ledgers.delete(workspace);
       });
       this.ledgers.set(workspace, ledger);
-      this.counted.set(workspace.id, new WeakRef(workspace));
     }
     return ledger;
   }

@@ -75,6 +75,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
     searchPool: () => searchPool.stats(),
     lineIndex: () => ({ bytes: lineIndex.usedBytes, files: lineIndex.fileCount }),
     leases: () => leases?.count ?? 0,
+    quotaUsage: () => quotas.fullest(),
   });
   const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots, leases, quotas };
   return {
