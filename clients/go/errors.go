@@ -95,6 +95,7 @@ var (
 	ErrDataLoss             = &Error{Reason: ReasonDataLoss}
 	ErrAccessDenied         = &Error{Reason: ReasonAccessDenied}
 	ErrIOError              = &Error{Reason: ReasonIOError}
+	ErrNoSpace              = &Error{Reason: ReasonNoSpace}
 )
 
 func (e *Error) Error() string {

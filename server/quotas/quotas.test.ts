@@ -49,7 +49,7 @@ describe("Quotas", () => {
     const first = gate.admit({ bytes: 800, entries: 1 }, "/one");
     const second = refusal(() => gate.admit({ bytes: 100, entries: 1 }, "/two"));
     expect(second.reason).toBe("QUOTA_EXCEEDED");
-    expect(second.message).toBe("/two: 100 more bytes would take the workspace past its limit of 1000 bytes (150 used); delete or shrink files first");
+    expect(second.message).toBe("/two: the workspace's quota is 1000 bytes, 150 are used and this would add 100; delete or shrink files first");
     expect(second.metadata).toEqual({
       usage_bytes: "150", limit_bytes: "1000", usage_files: "5", limit_files: "0",
       added_bytes: "100", added_files: "1", reserved_bytes: "800", reserved_files: "1",

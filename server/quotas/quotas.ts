@@ -61,8 +61,8 @@ class Ledger {
     const filesOver = limits.files > 0 && delta.entries > 0 && this.usage.entries + this.held.entries + delta.entries > limits.files;
     if (!bytesOver && !filesOver) return;
     const what = bytesOver
-      ? `${delta.bytes} more bytes would take the workspace past its limit of ${limits.bytes} bytes (${this.usage.bytes} used)`
-      : `${delta.entries} more entries would take the workspace past its limit of ${limits.files} files and directories (${this.usage.entries} used)`;
+      ? `the workspace's quota is ${limits.bytes} bytes, ${this.usage.bytes} are used and this would add ${delta.bytes}`
+      : `the workspace's quota is ${limits.files} entries (files, directories, links), ${this.usage.entries} are used and this would add ${delta.entries}`;
     fail("QUOTA_EXCEEDED", `${shown}: ${what}; delete or shrink files first`, {
       usage_bytes: String(this.usage.bytes),
       limit_bytes: String(limits.bytes),

@@ -8,7 +8,8 @@ import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FileToolsError } from "../../clients/ts/src/client.js";
+import { connect, type FileToolsError } from "../../clients/ts/src/client.js";
+import { ToolDispatcher } from "../../clients/ts/src/tools/dispatcher.js";
 import { makeTar } from "../support/tar.js";
 import { expectError, forbidHostPath, startDaemon, type Daemon } from "./daemon.js";
 
@@ -314,5 +315,22 @@ describe("what is always allowed, and who gets which limit", () => {
     await d.client.files.delete({ workspace: ws, path: "imp", recursive: true }, as(DEFAULT));
     await expect.poll(() => tree(ws).filter((n) => n.includes(".filetools-tmp-"))).toEqual([]);
     expect(await counted(ws)).toEqual(walked(ws));
+  });
+
+  it("a model reads the usage, the limit and what to do next", async () => {
+    const ws = await workspace();
+    await write(ws, "a.bin", bytes(9000));
+    const client = connect(d.address, { token: DEFAULT });
+    try {
+      const result = await new ToolDispatcher(client.workspace(ws)).call("write", { path: "/notes.md", content: "n".repeat(2000) });
+      expect(result.text).toBe(
+        "Error (QUOTA_EXCEEDED): /notes.md: the workspace's quota is 10000 bytes, 9000 are used and this would add 2000; delete or shrink files first.\n" +
+          "Quota use: bytes 9000 of 10000, entries (files, directories, links) 1 of 20 (a limit of 0 is none); this call would add bytes 2000, entries 1.\n" +
+          "Delete files you no longer need or make them smaller (deleting and shrinking are always allowed), then retry; if the task needs more than 10000 bytes and 20 entries, tell the operator.\n" +
+          "If no quota is named above, a size limit was hit: make the request smaller (read a smaller window, edit instead of write).\n",
+      );
+    } finally {
+      client.close();
+    }
   });
 });
