@@ -89,7 +89,7 @@ export type DamagedReason = "UNSAFE_ARCHIVE" | "DATA_LOSS";
 export interface ExtractOptions {
   limits: ExtractLimits;
   damaged: DamagedReason;
-  /** Told the totals staged so far after each member (a quota check: it throws to stop the extraction). */
+  /** Told the totals read so far, before each member is staged (a quota check: it throws to stop the archive). */
   staged?: (usage: Usage) => void;
 }
 
@@ -381,6 +381,8 @@ async function decode(source: AsyncIterable<Uint8Array>, options: ExtractOptions
           throw new ArchiveProblem("refused", `the archive expands more than ${limits.maxExpansionRatio} times (a compression bomb)`);
         }
         guard.write(chunk);
+        // Headers declare their members' sizes: a quota is told as soon as they are read.
+        options.staged?.({ bytes: guard.contentBytes, entries: guard.members });
         callback(null, chunk);
       } catch (error) {
         callback(error as Error);

@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, type FileToolsError } from "../../clients/ts/src/client.js";
 import { ToolDispatcher } from "../../clients/ts/src/tools/dispatcher.js";
-import { makeTar } from "../support/tar.js";
+import { makeTar, rawHeader } from "../support/tar.js";
 import { expectError, forbidHostPath, startDaemon, type Daemon } from "./daemon.js";
 
 const LIMIT_BYTES = 10_000;
@@ -228,6 +228,22 @@ describe("each mutating call past the limit is refused and changes nothing", () 
     await importTar(ws, await makeTar(members));
     expect(await counted(ws)).toEqual({ bytes: LIMIT_BYTES, files: 5 });
     expect(await counted(ws)).toEqual(walked(ws));
+  });
+
+  it("ImportArchive past the limit fails at the header that passes it, while the client is still sending", async () => {
+    const ws = await workspace();
+    let sent = 0;
+    const total = 4096;
+    async function* requests() {
+      yield { event: { case: "header" as const, value: { workspace: ws, path: "" } } };
+      yield { event: { case: "chunk" as const, value: { data: rawHeader({ name: "big.bin", size: total * 16 * 1024 }) } } };
+      for (; sent < total; sent++) yield { event: { case: "chunk" as const, value: { data: bytes(16 * 1024, "\0") } } };
+    }
+    const error = await expectError(d.client.workspaces.importArchive(requests(), as(DEFAULT)), "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED");
+    expectQuota(error, { added_bytes: String(total * 16 * 1024) });
+    expect(sent).toBeLessThan(total);
+    expect(tree(ws)).toEqual([]);
+    expect(readdirSync(path.join(d.dataDir, "tmp"))).toEqual([]);
   });
 
   it("RestoreSnapshot of a snapshot larger than the limit is refused; one within it, or a call whose token has no limit, restores", async () => {
