@@ -5,7 +5,7 @@
 // it did, so two calls racing for the last bytes cannot both pass.
 import { fail } from "../errors.js";
 import type { Workspace } from "../workspace/workspace.js";
-import { addUsage, NO_USAGE, type Admission, type Usage, type UsageGate } from "../workspace/usage.js";
+import { addUsage, negateUsage, NO_USAGE, type Admission, type Usage, type UsageGate } from "../workspace/usage.js";
 
 /** Limits of one call; 0 is no limit. */
 export interface QuotaLimits {
@@ -15,8 +15,6 @@ export interface QuotaLimits {
 
 /** A token's limits: a field it sets replaces the daemon's (0 included: no limit); one it leaves out keeps the daemon's. */
 export type QuotaOverride = Partial<QuotaLimits>;
-
-export const NO_LIMITS: QuotaLimits = { bytes: 0, files: 0 };
 
 /** One workspace's counted usage and what calls in flight hold of it. */
 class Ledger {
@@ -39,7 +37,7 @@ class Ledger {
     return {
       resize: (next) => {
         if (settled) return;
-        this.held = subtract(this.held, holding);
+        this.held = addUsage(this.held, negateUsage(holding));
         holding = NO_USAGE;
         // A refused call is failing: what it held is let go at once, so that a racing call can still fit.
         this.check(next, limits, shown);
@@ -49,7 +47,7 @@ class Ledger {
       settle: (actual) => {
         if (settled) return;
         settled = true;
-        this.held = subtract(this.held, holding);
+        this.held = addUsage(this.held, negateUsage(holding));
         this.usage = addUsage(this.usage, actual);
       },
     };
@@ -150,8 +148,4 @@ export class Quotas {
 
 function positive(delta: Usage): Usage {
   return { bytes: Math.max(0, delta.bytes), entries: Math.max(0, delta.entries) };
-}
-
-function subtract(a: Usage, b: Usage): Usage {
-  return { bytes: a.bytes - b.bytes, entries: a.entries - b.entries };
 }

@@ -34,6 +34,9 @@ export function self(handle: Held): string {
   return `/proc/self/fd/${handle.fd}`;
 }
 
+/** What locateFollowing found: the target's parent and its stats (null: nothing there yet), or null for the root itself. */
+export type FollowedLocation = (Location & { stats: BigIntStats | null }) | null;
+
 /** Counts the directories a locate with createDirs made (for the workspace's usage). */
 export interface MadeDirectories {
   count: number;
@@ -116,7 +119,7 @@ export class Resolver {
    * null when a link leads to the workspace root itself (`rl -> .`), which has
    * no parent: the caller treats it as the root directory.
    */
-  async locateFollowing(parts: Components, createDirs = false, made?: MadeDirectories): Promise<(Location & { stats: BigIntStats | null }) | null> {
+  async locateFollowing(parts: Components, createDirs = false, made?: MadeDirectories): Promise<FollowedLocation> {
     const budget = { count: 0, made };
     let current = parts;
     for (;;) {

@@ -9,7 +9,7 @@ import { MAX_DEPTH, MAX_PATH_BYTES } from "./limits.js";
 import { type Components, byteLengthOfPath, checkCreatable, displayPath, namesDirectory } from "./paths.js";
 import { type Entry, entryFromStats, versionOf } from "./entry.js";
 import { errnoOf, translateErrno } from "./errno.js";
-import { Resolver, at, lstatOrNull, readLinkAt, self, type Location, type MadeDirectories } from "./resolver.js";
+import { Resolver, at, lstatOrNull, readLinkAt, self, type FollowedLocation, type Location, type MadeDirectories } from "./resolver.js";
 import { measureTree, negateUsage, NO_USAGE, type Admission, type Usage, type UsageGate } from "./usage.js";
 import { OpenFile } from "./open-file.js";
 import { Directory } from "./directory.js";
@@ -146,10 +146,10 @@ export class Workspace {
     options: WriteOptions,
     made: MadeDirectories,
     added: (existing: BigIntStats | null) => Usage,
-  ): Promise<{ loc: Awaited<ReturnType<Resolver["locateFollowing"]>>; admission?: Admission }> {
+  ): Promise<{ loc: FollowedLocation; admission?: Admission }> {
     const { gate } = options;
     if (!gate) return { loc: await this.resolver.locateFollowing(parts, options.createDirs, made) };
-    let loc: Awaited<ReturnType<Resolver["locateFollowing"]>>;
+    let loc: FollowedLocation;
     try {
       loc = await this.resolver.locateFollowing(parts);
     } catch (error) {
@@ -174,7 +174,7 @@ export class Workspace {
 
   private async writeLocated(
     parts: Components,
-    loc: Awaited<ReturnType<Resolver["locateFollowing"]>>,
+    loc: FollowedLocation,
     content: Uint8Array | StagedFile,
     options: WriteOptions,
     shown: string,
