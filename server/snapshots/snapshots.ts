@@ -4,7 +4,7 @@
 //                             sha256 are known: a snapshot exists iff its manifest does.
 // Ids sort by creation time, so the store's sorted listing is chronological.
 import type { QuotaOverride, Quotas } from "../quotas/quotas.js";
-import { NO_USAGE, type Usage } from "../workspace/usage.js";
+import { addUsage, negateUsage, NO_USAGE, type Usage } from "../workspace/usage.js";
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
@@ -324,7 +324,7 @@ export class Snapshots {
   async restore(workspaceId: string, manifest: Manifest, signal?: AbortSignal, quota?: QuotaCheck): Promise<void> {
     const started = performance.now();
     // The snapshot's totals replace the tree's: refused only when they are more and past the limit.
-    const hold = await this.quotaHold(workspaceId, quota, (staged, now) => ({ bytes: staged.bytes - now.bytes, entries: staged.entries - now.entries }));
+    const hold = await this.quotaHold(workspaceId, quota, (staged, now) => addUsage(staged, negateUsage(now)));
     let verified: string | undefined;
     try {
       verified = await this.download(manifest, signal);
