@@ -4,7 +4,7 @@
 // metadata and changes nothing; a call that adds nothing is always allowed;
 // racing calls cannot both take the last bytes; and the daemon's count stays
 // what a walk of the tree finds.
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,6 +22,8 @@ const PROBE = "probe-token-00004"; // 1 byte, 1 entry: any write is refused, and
 
 const dir = mkdtempSync(path.join(tmpdir(), "ftd-e2e-quotas-"));
 const tokensFile = path.join(dir, "tokens.json");
+const boundDir = path.join(dir, "bound");
+mkdirSync(boundDir);
 function writeTokens(smallBytes: number | string): void {
   writeFileSync(
     tokensFile,
@@ -87,7 +89,7 @@ function walked(ws: string): { bytes: number; files: number } {
       else if (st.isFile()) usage.bytes += st.size;
     }
   };
-  walk(d.hostDir(ws));
+  walk(ws === "bound" ? boundDir : d.hostDir(ws));
   return usage;
 }
 
@@ -112,7 +114,7 @@ function expectQuota(error: FileToolsError, expected: Record<string, string>): v
 }
 
 beforeAll(async () => {
-  d = await startDaemon({ args: ["--tokens", tokensFile, "--quota-bytes", String(LIMIT_BYTES), "--quota-files", String(LIMIT_FILES)] });
+  d = await startDaemon({ binds: { bound: boundDir }, args: ["--tokens", tokensFile, "--quota-bytes", String(LIMIT_BYTES), "--quota-files", String(LIMIT_FILES)] });
   forbidHostPath(d.dataDir);
 });
 afterAll(async () => {
@@ -331,6 +333,16 @@ describe("what is always allowed, and who gets which limit", () => {
     await d.client.files.delete({ workspace: ws, path: "imp", recursive: true }, as(DEFAULT));
     await expect.poll(() => tree(ws).filter((n) => n.includes(".filetools-tmp-"))).toEqual([]);
     expect(await counted(ws)).toEqual(walked(ws));
+  });
+
+  it("a bound workspace changed behind the daemon's back is counted again after an import", async () => {
+    await write("bound", "through-the-daemon.txt", "x".repeat(1000));
+    expect(await counted("bound")).toEqual({ bytes: 1000, files: 1 });
+    writeFileSync(path.join(boundDir, "by-a-shell.bin"), bytes(5000));
+    expect(await counted("bound")).toEqual({ bytes: 1000, files: 1 }); // not seen: the daemon keeps its count
+    await importTar("bound", await makeTar([{ name: "imported.txt", content: "i" }]));
+    expect(await counted("bound")).toEqual({ bytes: 6001, files: 3 });
+    expect(await counted("bound")).toEqual(walked("bound"));
   });
 
   it("a model reads the usage, the limit and what to do next", async () => {
