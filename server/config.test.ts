@@ -30,7 +30,16 @@ describe("parseConfig", () => {
       clientStreamIdleMs: 30_000,
       leaseTtlMs: 60_000,
       workers: os.availableParallelism(),
+      quota: { bytes: 0, files: 0 },
     });
+  });
+
+  it("reads --quota-bytes (human sizes) and --quota-files, 0 for none", () => {
+    expect(parseConfig(["--quota-bytes", "10GiB", "--quota-files", "100000"], {}).quota).toEqual({ bytes: 10 * 2 ** 30, files: 100_000 });
+    expect(parseConfig([], { FILETOOLS_QUOTA_BYTES: "2TiB", FILETOOLS_QUOTA_FILES: "0" }).quota).toEqual({ bytes: 2 * 2 ** 40, files: 0 });
+    expect(configError(["--quota-bytes", "-1"]).message).toMatch(/--quota-bytes -1: expected a byte count/);
+    expect(configError(["--quota-bytes", "1.5GiB"]).message).toMatch(/byte count/);
+    expect(configError(["--quota-files", "many"]).message).toMatch(/--quota-files many: expected a whole number/);
   });
 
   it("reads --metrics-listen HOST:PORT (off by default)", () => {

@@ -8,6 +8,8 @@ import path from "node:path";
 import { createSecureContext } from "node:tls";
 import { Command, CommanderError } from "commander";
 import { TokenTable } from "./auth/tokens.js";
+import { parseByteSize } from "./byte-size.js";
+import type { QuotaLimits } from "./quotas/quotas.js";
 import { LOG_LEVELS, type LogLevel } from "./log.js";
 import { WORKSPACE_ID_PATTERN } from "./workspace/registry.js";
 
@@ -51,6 +53,8 @@ export interface DaemonConfig {
   clientStreamIdleMs: number;
   /** Settings of an s3:// store (credentials come from the AWS SDK's default chain, never from here). */
   s3: S3Settings;
+  /** Per-workspace limits (--quota-bytes, --quota-files; 0 = none); a token's own limits replace them for its calls. */
+  quota: QuotaLimits;
 }
 
 export interface TlsFiles {
@@ -107,6 +111,8 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     .option("--metrics-listen <host:port>", "serve Prometheus metrics at http://HOST:PORT/metrics (env FILETOOLS_METRICS_LISTEN; default: off)")
     .option("--lease-ttl-ms <ms>", "how long a run's lease on an s3:// store outlives its daemon (env FILETOOLS_LEASE_TTL_MS)", "60000")
     .option("--client-stream-idle-ms <ms>", "an upload or import that sends nothing this long fails (env FILETOOLS_CLIENT_STREAM_IDLE_MS)", "30000")
+    .option("--quota-bytes <bytes>", "per-workspace limit on the bytes of its files, e.g. 10GiB (env FILETOOLS_QUOTA_BYTES; 0: none)", "0")
+    .option("--quota-files <n>", "per-workspace limit on its entries: files, directories, links (env FILETOOLS_QUOTA_FILES; 0: none)", "0")
     .option("--insecure", "allow a non-loopback listen address without tokens or TLS (env FILETOOLS_INSECURE)")
     .option("--tokens <file>", "JSON tokens file; every call then needs authorization: Bearer TOKEN (env FILETOOLS_TOKENS)")
     .option("--tls-cert <file>", "PEM certificate chain: serve TLS (with --tls-key; env FILETOOLS_TLS_CERT)")
@@ -175,6 +181,10 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     tokensFile,
     tls,
     s3: parseS3Settings(setting("s3Endpoint"), setting("s3Region"), setting("s3ForcePathStyle")),
+    quota: {
+      bytes: parseBytes("--quota-bytes", String(setting("quotaBytes")), 0, Number.MAX_SAFE_INTEGER),
+      files: parseFileLimit(String(setting("quotaFiles"))),
+    },
   };
 }
 
@@ -327,16 +337,20 @@ function parseLogLevel(value: string): LogLevel {
   return level;
 }
 
-const UNITS: Record<string, number> = { "": 1, KiB: 1024, MiB: MiB, GiB: 1024 * MiB };
-
 /** "1048576", "512KiB", "64MiB" or "1GiB" → bytes, within [min, max]. */
 function parseBytes(flag: string, value: string, min: number, max: number): number {
-  const match = /^(\d+)\s*(KiB|MiB|GiB)?$/.exec(value.trim());
-  const bytes = match ? Number(match[1]) * UNITS[match[2] ?? ""]! : NaN;
+  const bytes = parseByteSize(value) ?? NaN;
   if (!(bytes >= min && bytes <= max)) {
-    throw new ConfigError(`${flag} ${value}: expected a byte count between ${min} and ${max} (suffixes KiB, MiB, GiB)`);
+    throw new ConfigError(`${flag} ${value}: expected a byte count between ${min} and ${max} (suffixes KiB, MiB, GiB, TiB)`);
   }
   return bytes;
+}
+
+/** --quota-files: a whole number, 0 for none. */
+function parseFileLimit(value: string): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n)) throw new ConfigError(`--quota-files ${value}: expected a whole number (0: no limit)`);
+  return n;
 }
 
 function parseBoolean(key: string, value: unknown): boolean {

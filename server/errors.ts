@@ -34,7 +34,8 @@ export type ErrorReason =
   | "DATA_LOSS"
   | "ACCESS_DENIED"
   | "IO_ERROR"
-  | "SNAPSHOT_WITHOUT_FILE_LIST";
+  | "SNAPSHOT_WITHOUT_FILE_LIST"
+  | "NO_SPACE";
 
 export class FileToolsError extends Error {
   override readonly name = "FileToolsError";

@@ -755,3 +755,26 @@ func TestDialOptionsReachGRPC(t *testing.T) {
 		t.Errorf("the interceptor saw %v, want %v", methods, want)
 	}
 }
+
+func TestQuotaExceededCarriesUsageAndLimit(t *testing.T) {
+	client := startDaemon(t, "--quota-bytes", "1KiB").client(t)
+	ctx := testContext(t)
+	if _, err := client.CreateWorkspace(ctx, "quota"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.WriteText(ctx, "quota", "a.txt", strings.Repeat("a", 1000), filetools.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := client.WriteText(ctx, "quota", "b.txt", strings.Repeat("b", 100), filetools.WriteOptions{})
+	fe := expectReason(t, "WriteText past the quota", err, codes.ResourceExhausted, filetools.ErrQuotaExceeded)
+	want := map[string]string{"usage_bytes": "1000", "limit_bytes": "1024", "added_bytes": "100", "added_files": "1"}
+	for key, value := range want {
+		if fe.Metadata[key] != value {
+			t.Errorf("metadata %s = %q, want %q (%v)", key, fe.Metadata[key], value, fe.Metadata)
+		}
+	}
+	// Shrinking is always allowed, over the limit or not.
+	if _, err := client.WriteText(ctx, "quota", "a.txt", "a", filetools.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -52,6 +52,8 @@ const (
 	ReasonIOError              Reason = "IO_ERROR"
 	// DiffSnapshots named a snapshot written before manifests carried a file list.
 	ReasonSnapshotWithoutFileList Reason = "SNAPSHOT_WITHOUT_FILE_LIST"
+	// The daemon's disk is full (or its file system quota spent); nothing was changed.
+	ReasonNoSpace Reason = "NO_SPACE"
 )
 
 // Error is every failure of a call to the daemon: its gRPC code, the reason
@@ -93,6 +95,7 @@ var (
 	ErrDataLoss             = &Error{Reason: ReasonDataLoss}
 	ErrAccessDenied         = &Error{Reason: ReasonAccessDenied}
 	ErrIOError              = &Error{Reason: ReasonIOError}
+	ErrNoSpace              = &Error{Reason: ReasonNoSpace}
 )
 
 func (e *Error) Error() string {

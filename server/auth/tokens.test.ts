@@ -46,6 +46,23 @@ describe("TokenTable", () => {
     expect(refusal(file([{ name: "a", token: "t", workspaces: ["team-[a"] }]))).toMatch(/tokens\[0\] \(a\): invalid workspaces glob/);
   });
 
+  it("reads a token's quota_bytes and quota_files; a field left out keeps the daemon's", () => {
+    const limited = TokenTable.parse(
+      file([
+        { name: "small", token: "t-small", workspaces: ["*"], quota_bytes: "512MiB", quota_files: 1000 },
+        { name: "ops", token: "t-ops", workspaces: ["*"], quota_bytes: 0 },
+        { name: "plain", token: "t-plain", workspaces: ["*"] },
+      ]),
+    );
+    expect(limited.find("t-small")!.quota).toEqual({ bytes: 512 * 2 ** 20, files: 1000 });
+    expect(limited.find("t-ops")!.quota).toEqual({ bytes: 0 });
+    expect(limited.find("t-plain")!.quota).toEqual({});
+    expect(refusal(file([{ name: "a", token: "t", workspaces: ["*"], quota_bytes: "lots" }]))).toMatch(/tokens\[0\] \(a\): quota_bytes must be a byte count/);
+    expect(refusal(file([{ name: "a", token: "t", workspaces: ["*"], quota_bytes: -5 }]))).toMatch(/quota_bytes must be/);
+    expect(refusal(file([{ name: "a", token: "t", workspaces: ["*"], quota_files: "10" }]))).toMatch(/quota_files must be a whole number/);
+    expect(refusal(file([{ name: "a", token: "t", workspaces: ["*"], quota: 1 }]))).toMatch(/unknown key "quota" \(expected name, token, workspaces, quota_bytes, quota_files\)/);
+  });
+
   it("refuses a token or a name listed twice, without showing the token", () => {
     const sameToken = refusal(file([{ name: "a", token: "dup-token", workspaces: ["*"] }, { name: "b", token: "dup-token", workspaces: ["x"] }]));
     expect(sameToken).toMatch(/tokens\[1\] \(b\): the same token is listed twice/);

@@ -2,6 +2,8 @@
 // which workspaces. Tokens are kept only as SHA-256 digests and compared in
 // constant time, so neither a log nor response timing gives one away.
 import { createHash, timingSafeEqual } from "node:crypto";
+import { parseByteSize } from "../byte-size.js";
+import type { QuotaOverride } from "../quotas/quotas.js";
 import { globMatcher } from "../tools/glob.js";
 
 /** What one token may do; `name` is the caller's name in logs (never the token). */
@@ -9,6 +11,8 @@ export interface Grant {
   readonly name: string;
   /** True when the token's workspace globs match the workspace id. */
   allows(workspace: string): boolean;
+  /** The token's own quota limits (quota_bytes, quota_files), replacing the daemon's for its calls; a field left out keeps the daemon's. */
+  readonly quota: QuotaOverride;
 }
 
 /** A tokens file that cannot be used; the message says where and why. */
@@ -28,7 +32,7 @@ export class TokenTable {
   private constructor(private readonly entries: readonly Entry[]) {}
 
   /**
-   * Parses `{"tokens": [{"name", "token", "workspaces": [globs]}]}`. Throws
+   * Parses `{"tokens": [{"name", "token", "workspaces": [globs], "quota_bytes"?, "quota_files"?}]}`. Throws
    * TokenFileError for malformed JSON, a missing or empty field, an unknown
    * key (a typo would silently deny), a bad glob, or a duplicate name or token.
    */
@@ -72,8 +76,8 @@ export class TokenTable {
 
 function parseEntry(item: unknown, where: string): Entry {
   if (!isObject(item)) throw new TokenFileError(`${where}: expected an object with name, token and workspaces`);
-  const unknownKey = Object.keys(item).find((key) => !["name", "token", "workspaces"].includes(key));
-  if (unknownKey !== undefined) throw new TokenFileError(`${where}: unknown key ${JSON.stringify(unknownKey)} (expected name, token, workspaces)`);
+  const unknownKey = Object.keys(item).find((key) => !KEYS.includes(key));
+  if (unknownKey !== undefined) throw new TokenFileError(`${where}: unknown key ${JSON.stringify(unknownKey)} (expected ${KEYS.join(", ")})`);
   const { name, token, workspaces } = item;
   if (typeof name !== "string" || name.trim() === "") throw new TokenFileError(`${where}: name must be a non-empty string`);
   if (typeof token !== "string" || token === "") throw new TokenFileError(`${where} (${name}): token must be a non-empty string`);
@@ -87,7 +91,26 @@ function parseEntry(item: unknown, where: string): Entry {
   } catch (error) {
     throw new TokenFileError(`${where} (${name}): ${(error as Error).message}`);
   }
-  return { digest: sha256(token), grant: { name, allows } };
+  return { digest: sha256(token), grant: { name, allows, quota: parseQuota(item, `${where} (${name})`) } };
+}
+
+const KEYS = ["name", "token", "workspaces", "quota_bytes", "quota_files"];
+
+/** quota_bytes (a count or "10GiB") and quota_files (a count); 0 is no limit, for this token's calls. */
+function parseQuota(item: Record<string, unknown>, where: string): QuotaOverride {
+  const quota: { bytes?: number; files?: number } = {};
+  if (item.quota_bytes !== undefined) {
+    const bytes = typeof item.quota_bytes === "string" || typeof item.quota_bytes === "number" ? parseByteSize(item.quota_bytes) : undefined;
+    if (bytes === undefined) throw new TokenFileError(`${where}: quota_bytes must be a byte count such as 1073741824 or "10GiB" (0: no limit)`);
+    quota.bytes = bytes;
+  }
+  if (item.quota_files !== undefined) {
+    if (typeof item.quota_files !== "number" || !Number.isSafeInteger(item.quota_files) || item.quota_files < 0) {
+      throw new TokenFileError(`${where}: quota_files must be a whole number (0: no limit)`);
+    }
+    quota.files = item.quota_files;
+  }
+  return quota;
 }
 
 function sha256(text: string): Buffer {

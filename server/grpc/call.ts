@@ -118,6 +118,7 @@ export class CallScope {
         this.workspace = id;
       },
       mayAccess: (id) => this.grant?.allows(id) ?? true,
+      tokenQuota: () => this.grant?.quota,
       committed: () => {
         this.isCommitted = true;
       },

@@ -4,6 +4,7 @@
 import type { DescMessage, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import type { Metadata } from "@grpc/grpc-js";
+import type { QuotaOverride } from "../quotas/quotas.js";
 
 export interface CallContext {
   /**
@@ -24,6 +25,8 @@ export interface CallContext {
    * this is for calls that return other workspaces (ListWorkspaces).
    */
   mayAccess(id: string): boolean;
+  /** The caller's token's own quota limits (tokens file), undefined without one: they replace the daemon's for this call. */
+  tokenQuota(): QuotaOverride | undefined;
   /**
    * The call's change is in place (it passed its commit point, after its last
    * look at `signal`): the call now ends OK even if the signal aborts later.

@@ -46,6 +46,7 @@ export const STATUS_CODE_OF: Record<ErrorReason, Code> = {
   ACCESS_DENIED: Code.PERMISSION_DENIED,
   IO_ERROR: Code.UNAVAILABLE,
   SNAPSHOT_WITHOUT_FILE_LIST: Code.FAILED_PRECONDITION,
+  NO_SPACE: Code.RESOURCE_EXHAUSTED,
 };
 
 /** What the client sees of an error: the FileToolsError itself, or a generic INTERNAL. */

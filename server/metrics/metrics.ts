@@ -1,6 +1,6 @@
 // Prometheus metrics (--metrics-listen, off by default): calls by RPC and
 // code, their latency, bytes to and from clients, calls in flight, the search
-// pool, the line index, the snapshot store, run leases, and the process's own (open
+// pool, the line index, the snapshot store, run leases, quota usage, and the process's own (open
 // descriptors, memory, event loop). prom-client keeps the numbers; the
 // daemon's modules report through the narrow interfaces below and know
 // nothing of Prometheus.
@@ -29,6 +29,8 @@ export interface Sampled {
   lineIndex(): { bytes: number; files: number };
   /** Run leases held on an s3:// store (0 without leases). */
   leases(): number;
+  /** The fullest workspace's usage as a fraction of the daemon's quota (0 without one). */
+  quotaUsage(): { bytes: number; files: number };
 }
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -65,6 +67,8 @@ export class DaemonMetrics implements CallMetrics, StoreMetrics {
     gauge("filetools_line_index_bytes", "Memory held by the line index's checkpoints.", read((s) => s.lineIndex().bytes));
     gauge("filetools_line_index_files", "Files the line index holds checkpoints for.", read((s) => s.lineIndex().files));
     gauge("filetools_leases_held", "Run leases this daemon holds on an s3:// store.", read((s) => s.leases()));
+    gauge("filetools_quota_bytes_used_ratio", "The fullest workspace's bytes over --quota-bytes (0 without it); workspaces counted since start-up.", read((s) => s.quotaUsage().bytes));
+    gauge("filetools_quota_files_used_ratio", "The fullest workspace's entries over --quota-files (0 without it); workspaces counted since start-up.", read((s) => s.quotaUsage().files));
   }
 
   /** The parts the sampled gauges read (the search pool, the line index), once they exist. */

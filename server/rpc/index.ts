@@ -16,6 +16,7 @@ import { Leases } from "../runs/leases.js";
 import type { DaemonMetrics } from "../metrics/metrics.js";
 import { meteredStore } from "../metrics/metered-store.js";
 import { Snapshots } from "../snapshots/snapshots.js";
+import { Quotas } from "../quotas/quotas.js";
 import { exportSnapshotHandler } from "./workspaces/export-snapshot.js";
 import { finishRunHandler } from "./workspaces/finish-run.js";
 import { getChangeSetHandler } from "./workspaces/get-change-set.js";
@@ -57,7 +58,8 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
   const opened = await openStore(config.store, config.dataDir, config.s3);
   await opened.check();
   const store = metrics ? meteredStore(opened, metrics) : opened;
-  const snapshots = new Snapshots(store, config.keepSnapshots, path.join(config.dataDir, "tmp"), workspaces, logger, undefined, metrics);
+  const quotas = new Quotas(config.quota);
+  const snapshots = new Snapshots(store, config.keepSnapshots, path.join(config.dataDir, "tmp"), workspaces, logger, undefined, metrics, quotas);
   await snapshots.prepare();
   const runs = await RunManager.load(config.dataDir, logger);
   // Only S3 has conditional writes: on file:// the snapshots' parent check is the only guard (README).
@@ -73,8 +75,9 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
     searchPool: () => searchPool.stats(),
     lineIndex: () => ({ bytes: lineIndex.usedBytes, files: lineIndex.fileCount }),
     leases: () => leases?.count ?? 0,
+    quotaUsage: () => quotas.fullest(),
   });
-  const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots, leases };
+  const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots, leases, quotas };
   return {
     files: {
       read: readHandler(deps),

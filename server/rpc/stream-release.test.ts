@@ -23,6 +23,7 @@ const ctx: CallContext = {
   metadata: new Metadata(),
   setWorkspace: () => {},
   mayAccess: () => true,
+  tokenQuota: () => undefined,
   committed: () => {},
 };
 

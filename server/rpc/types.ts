@@ -7,6 +7,7 @@ import type { LineIndex } from "../lineindex/line-index.js";
 import type { RunManager } from "../runs/runs.js";
 import type { Snapshots } from "../snapshots/snapshots.js";
 import type { Leases } from "../runs/leases.js";
+import type { Quotas } from "../quotas/quotas.js";
 
 export interface Deps {
   workspaces: WorkspaceRegistry;
@@ -20,6 +21,8 @@ export interface Deps {
   snapshots: Snapshots;
   /** Run leases, on a store daemons share (s3://). */
   leases?: Leases;
+  /** Per-workspace usage and limits: the gate every mutation passes. */
+  quotas: Quotas;
 }
 
 export type FilesHandler<K extends keyof MethodsOf<typeof Files>> = HandlerFor<MethodsOf<typeof Files>[K]>;

@@ -5,6 +5,7 @@
 // regular files, symbolic links whose target stays inside and hard links to an
 // earlier regular file of the same archive are accepted. Symbolic links are
 // created last, and the staging module never opens a path through a link.
+import type { Usage } from "../workspace/usage.js";
 import { Readable, Transform, Writable, pipeline } from "node:stream";
 import { createGunzip } from "node:zlib";
 import tar from "tar-stream";
@@ -88,6 +89,8 @@ export type DamagedReason = "UNSAFE_ARCHIVE" | "DATA_LOSS";
 export interface ExtractOptions {
   limits: ExtractLimits;
   damaged: DamagedReason;
+  /** Told the totals read so far, before each member is staged (a quota check: it throws to stop the archive). */
+  staged?: (usage: Usage) => void;
 }
 
 export interface ExtractResult {
@@ -241,6 +244,9 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
         if (links.has(parts.slice(0, i).join("/"))) unsafe(`archive member ${name} goes through the symbolic link ${parts.slice(0, i).join("/")}`);
       }
       addParents(parts, header.type === "directory");
+      // Before the member is staged: the one that would pass a quota is never written.
+      const isFile = header.type === "file" || header.type === "contiguous-file";
+      options.staged?.({ bytes: sizeBytes + (isFile ? (header.size ?? 0) : 0), entries: dirs.size + files.size + links.size + (header.type === "directory" ? 0 : 1) });
       switch (header.type) {
         case "directory":
           entry.resume();
@@ -301,7 +307,9 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
   } catch (error) {
     extract.destroy();
     const streamError = await done;
-    throw asArchiveError(error instanceof FileToolsError || !streamError ? error : streamError, options.damaged);
+    // The stream's error explains a member cut short; a file system error of our own (a full disk) is the cause itself.
+    const own = error instanceof FileToolsError || (error as NodeJS.ErrnoException | null)?.syscall !== undefined;
+    throw asArchiveError(own || !streamError ? error : streamError, options.damaged);
   } finally {
     await staging.release();
   }
@@ -373,6 +381,8 @@ async function decode(source: AsyncIterable<Uint8Array>, options: ExtractOptions
           throw new ArchiveProblem("refused", `the archive expands more than ${limits.maxExpansionRatio} times (a compression bomb)`);
         }
         guard.write(chunk);
+        // Headers declare their members' sizes: a quota is told as soon as they are read.
+        options.staged?.({ bytes: guard.contentBytes, entries: guard.members });
         callback(null, chunk);
       } catch (error) {
         callback(error as Error);

@@ -3,6 +3,8 @@
 //   <workspace>/<id>.json     the manifest, put only once the tarball and its
 //                             sha256 are known: a snapshot exists iff its manifest does.
 // Ids sort by creation time, so the store's sorted listing is chronological.
+import type { QuotaOverride, Quotas } from "../quotas/quotas.js";
+import { addUsage, negateUsage, NO_USAGE, type Usage } from "../workspace/usage.js";
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
@@ -79,6 +81,11 @@ export interface SnapshotDiff {
   counts: DiffCounts;
 }
 
+/** A restore or import checked against the limits of its call (its token's, else the daemon's). */
+export interface QuotaCheck {
+  tokenQuota: QuotaOverride | undefined;
+}
+
 export interface ExportStream {
   size: number;
   sha256: string;
@@ -116,6 +123,8 @@ export class Snapshots {
     readonly limits: ExtractLimits = DEFAULT_LIMITS,
     /** Told how long each snapshot and restore took, and its size. */
     private readonly metrics?: Pick<StoreMetrics, "snapshot">,
+    /** Usage counts, dropped after a restore or an import; their limits checked when the call asks. */
+    private readonly quotas?: Quotas,
   ) {}
 
   /** Empties the scratch directory (start-up). */
@@ -312,32 +321,39 @@ export class Snapshots {
   }
 
   /** Replaces the workspace's contents with the snapshot: verified and extracted first, then swapped in (see the class comment). */
-  async restore(workspaceId: string, manifest: Manifest, signal?: AbortSignal): Promise<void> {
+  async restore(workspaceId: string, manifest: Manifest, signal?: AbortSignal, quota?: QuotaCheck): Promise<void> {
     const started = performance.now();
-    const verified = await this.download(manifest, signal);
+    // The snapshot's totals replace the tree's: refused only when they are more and past the limit.
+    const hold = await this.quotaHold(workspaceId, quota, (staged, now) => addUsage(staged, negateUsage(now)));
+    let verified: string | undefined;
     try {
-      await this.stageAndApply(workspaceId, verified, "DATA_LOSS", signal, async (staging) => {
+      verified = await this.download(manifest, signal);
+      await this.stageAndApply(workspaceId, verified, "DATA_LOSS", signal, hold.staged, async (staging) => {
         signal?.throwIfAborted(); // the commit point
         await this.registry.replaceWithStaging(workspaceId, staging);
       });
       this.metrics?.snapshot("restore", (performance.now() - started) / 1000, manifest.sizeBytes);
     } finally {
-      await fsp.unlink(verified).catch(() => undefined);
+      hold.release();
+      if (verified) await fsp.unlink(verified).catch(() => undefined);
     }
   }
 
   /** Unpacks an untrusted tarball into directory `parts` of the workspace; a refusal changes nothing (see the class comment). */
-  async importArchive(workspaceId: string, parts: Components, chunks: AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<ExtractResult> {
+  async importArchive(workspaceId: string, parts: Components, chunks: AsyncIterable<Uint8Array>, signal?: AbortSignal, quota?: QuotaCheck): Promise<ExtractResult> {
     const spool = this.scratchPath("import");
+    // Counted as if every member were new (which names it replaces is known only at the merge), from
+    // the first pass on: an import past the quota stops at the header that passes it, not at its end.
+    const hold = await this.quotaHold(workspaceId, quota, (staged) => staged);
     try {
       const handle = await fsp.open(spool, "wx", 0o600);
       try {
         // As received: a client's archive may be a bomb, and its compressed bytes are what is cheap to keep.
-        await inspectArchive(chunks, { limits: this.limits, damaged: "UNSAFE_ARCHIVE" }, { form: "as-received", write: (chunk) => writeAll(handle, chunk) });
+        await inspectArchive(chunks, { limits: this.limits, damaged: "UNSAFE_ARCHIVE", staged: hold.staged }, { form: "as-received", write: (chunk) => writeAll(handle, chunk) });
       } finally {
         await handle.close();
       }
-      return await this.stageAndApply(workspaceId, spool, "UNSAFE_ARCHIVE", signal, async (staging, staged) => {
+      return await this.stageAndApply(workspaceId, spool, "UNSAFE_ARCHIVE", signal, hold.staged, async (staging, staged) => {
         const workspace = await this.registry.get(workspaceId);
         signal?.throwIfAborted(); // the commit point (the link check below may still refuse, before anything moves)
         await workspace.mergeStaging(staging, parts, async (into, entryAt) => {
@@ -346,24 +362,50 @@ export class Snapshots {
         });
       });
     } finally {
+      hold.release();
       await fsp.unlink(spool).catch(() => undefined);
     }
   }
 
-  /** Extracts the archive in `file` into a fresh staging directory, then runs `apply` with the workspace's lock held; the staging directory is gone after. */
+  /**
+   * With `quota`, what an archive's totals so far add (`adds`, given the
+   * usage now) is held against the call's limits; `staged` throws
+   * QUOTA_EXCEEDED at the member that passes one. `release` lets go.
+   */
+  private async quotaHold(workspaceId: string, quota: QuotaCheck | undefined, adds: (staged: Usage, now: Usage) => Usage): Promise<{ staged?: (usage: Usage) => void; release(): void }> {
+    const gate = quota && (await this.quotas?.gate(await this.registry.get(workspaceId), quota.tokenQuota));
+    if (!gate) return { release: () => undefined };
+    const admission = gate.admit(NO_USAGE, "/");
+    return { staged: (usage) => admission.resize(adds(usage, gate.current())), release: () => admission.settle(NO_USAGE) };
+  }
+
+  /**
+   * Extracts the archive in `file` into a fresh staging directory, then runs
+   * `apply` with the workspace's lock held; the staging directory is gone
+   * after. `staged` (a quota hold) is told the totals before each member is
+   * staged, and may stop the extraction.
+   */
   private async stageAndApply(
     workspaceId: string,
     file: string,
     damaged: DamagedReason,
     signal: AbortSignal | undefined,
+    staged: ((usage: Usage) => void) | undefined,
     apply: (staging: Staging, staged: StagedArchive) => Promise<void>,
   ): Promise<ExtractResult> {
     const staging = await this.registry.createStaging(workspaceId);
     try {
-      const staged = await extractArchive(createReadStream(file, { highWaterMark: RESTORE_READ_BYTES }), staging, { limits: this.limits, damaged });
+      const extracted = await extractArchive(createReadStream(file, { highWaterMark: RESTORE_READ_BYTES }), staging, { limits: this.limits, damaged, staged });
       signal?.throwIfAborted();
-      await this.locks.with([workspaceId], () => apply(staging, staged), signal);
-      return { fileCount: staged.fileCount, sizeBytes: staged.sizeBytes };
+      await this.locks.with([workspaceId], async () => {
+        try {
+          await apply(staging, extracted);
+        } finally {
+          // The tree was replaced or merged into wholesale: the next call under a quota counts it again.
+          this.quotas?.recount(await this.registry.get(workspaceId));
+        }
+      }, signal);
+      return { fileCount: extracted.fileCount, sizeBytes: extracted.sizeBytes };
     } finally {
       await staging.discard(); // nothing once handed over
     }

@@ -1,6 +1,7 @@
 // Edit: exact replacements, all or nothing, bytes outside the edits untouched (SPEC 4.1).
 import { fail } from "../errors.js";
 import type { Workspace } from "../workspace/workspace.js";
+import type { UsageGate } from "../workspace/usage.js";
 import { displayPath, parseFilePath } from "../workspace/paths.js";
 import { applyEdits, type TextEdit } from "../text/edit.js";
 import { sha256Hex } from "../text/hash.js";
@@ -28,7 +29,7 @@ export interface EditOutcome {
   version: string;
 }
 
-export async function editFile(workspace: Workspace, input: EditInput, recorder?: ChangeRecorder, signal?: AbortSignal): Promise<EditOutcome> {
+export async function editFile(workspace: Workspace, input: EditInput, recorder?: ChangeRecorder, signal?: AbortSignal, gate?: UsageGate): Promise<EditOutcome> {
   const parts = parseFilePath(input.path);
   const path = displayPath(parts);
   return withPathLocks([pathKey(workspace.id, path)], async () => {
@@ -49,7 +50,7 @@ export async function editFile(workspace: Workspace, input: EditInput, recorder?
     const outcome = { path, replacements: result.replacements, diff: result.diff, sha256Before: sha256Hex(original), sha256After: sha256Hex(result.updated) };
     if (input.dryRun) return { ...outcome, version: file.entry.version };
     // The version read above: a change made behind our back since then is refused, not lost.
-    const written = await workspace.writeFile(parts, result.updated, { createDirs: false, mode: "replace-only", ifVersion: file.entry.version });
+    const written = await workspace.writeFile(parts, result.updated, { createDirs: false, mode: "replace-only", ifVersion: file.entry.version, gate });
     if (recorder?.isRecording(workspace.id)) {
       await recorder.record(workspace.id, { kind: "modify", path, sourcePath: "", sha256Before: outcome.sha256Before, sha256After: outcome.sha256After });
     }

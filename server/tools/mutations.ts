@@ -1,6 +1,7 @@
 // Delete, Move and MakeDir: path parsing, per-path locks, then the workspace.
 import type { Workspace } from "../workspace/workspace.js";
 import type { Entry } from "../workspace/entry.js";
+import type { UsageGate } from "../workspace/usage.js";
 import { displayPath, parseFilePath, parsePath } from "../workspace/paths.js";
 import { pathKey, withPathLocks } from "./locks.js";
 import { sha256OrEmpty, type ChangeRecorder } from "./changes.js";
@@ -11,13 +12,14 @@ export async function deletePath(
   options: { recursive: boolean; ifVersion?: string },
   recorder?: ChangeRecorder,
   signal?: AbortSignal,
+  gate?: UsageGate,
 ): Promise<{ path: string; existed: boolean }> {
   const parts = parsePath(rawPath);
   const path = displayPath(parts);
   const existed = await withPathLocks([pathKey(workspace.id, path)], async () => {
     const recording = recorder?.isRecording(workspace.id) ?? false;
     const before = recording && parts.length > 0 ? await sha256OrEmpty(workspace, parts) : "";
-    const removed = await workspace.remove(parts, options);
+    const removed = await workspace.remove(parts, { ...options, gate });
     if (removed && recording) await recorder!.record(workspace.id, { kind: "delete", path, sourcePath: "", sha256Before: before, sha256After: "" });
     return removed;
   }, signal);
@@ -31,6 +33,7 @@ export async function movePath(
   options: { overwrite: boolean; createDirs: boolean; ifVersion?: string },
   recorder?: ChangeRecorder,
   signal?: AbortSignal,
+  gate?: UsageGate,
 ): Promise<{ source: string; destination: string; entry: Entry }> {
   const source = parseFilePath(rawSource);
   const destination = parseFilePath(rawDestination);
@@ -38,7 +41,7 @@ export async function movePath(
   const entry = await withPathLocks(keys, async () => {
     const recording = recorder?.isRecording(workspace.id) ?? false;
     const hash = recording ? await sha256OrEmpty(workspace, source) : "";
-    const moved = await workspace.move(source, destination, options);
+    const moved = await workspace.move(source, destination, { ...options, gate });
     if (recording) {
       await recorder!.record(workspace.id, { kind: "move", path: displayPath(destination), sourcePath: displayPath(source), sha256Before: hash, sha256After: hash });
     }
@@ -47,9 +50,9 @@ export async function movePath(
   return { source: displayPath(source), destination: displayPath(destination), entry };
 }
 
-export async function makeDirectory(workspace: Workspace, rawPath: string, options: { parents: boolean }, signal?: AbortSignal): Promise<{ path: string; created: boolean }> {
+export async function makeDirectory(workspace: Workspace, rawPath: string, options: { parents: boolean }, signal?: AbortSignal, gate?: UsageGate): Promise<{ path: string; created: boolean }> {
   const parts = parsePath(rawPath);
   const path = displayPath(parts);
-  const created = await withPathLocks([pathKey(workspace.id, path)], () => workspace.makeDir(parts, options), signal);
+  const created = await withPathLocks([pathKey(workspace.id, path)], () => workspace.makeDir(parts, { ...options, gate }), signal);
   return { path, created };
 }

@@ -1,7 +1,9 @@
 // Download and Upload: raw bytes in and out, with their SHA-256.
 import { createHash } from "node:crypto";
 import { fail } from "../errors.js";
-import type { Workspace, WriteMode, WriteResult } from "../workspace/workspace.js";
+import type { StagedFile, Workspace, WriteMode, WriteResult } from "../workspace/workspace.js";
+import { NO_USAGE, type UsageGate } from "../workspace/usage.js";
+import type { Components } from "../workspace/paths.js";
 import type { Entry } from "../workspace/entry.js";
 import { displayPath, parseFilePath } from "../workspace/paths.js";
 import { pathKey, withPathLocks } from "./locks.js";
@@ -67,17 +69,30 @@ export async function uploadFile(
   chunks: AsyncIterable<Uint8Array>,
   recorder?: ChangeRecorder,
   signal?: AbortSignal,
+  gate?: UsageGate,
 ): Promise<WriteResult & { sha256: string }> {
   const parts = parseFilePath(target.path);
   const shown = displayPath(parts);
   const hash = createHash("sha256");
+  // The size is not known up front: the bytes received are held against the quota as they come (crediting
+  // the file they replace), so an upload past it stops at the chunk that passes it; the write admits the exact change.
+  const replaces = gate ? await sizeOrZero(workspace, parts) : 0;
+  const receiving = gate?.admit({ bytes: -replaces, entries: 0 }, shown);
+  let received = 0;
   async function* hashed(): AsyncGenerator<Uint8Array> {
     for await (const chunk of chunks) {
+      received += chunk.length;
+      receiving?.resize({ bytes: received - replaces, entries: 0 });
       hash.update(chunk);
       yield chunk;
     }
   }
-  const staged = await workspace.stageFile(parts, hashed());
+  let staged: StagedFile;
+  try {
+    staged = await workspace.stageFile(parts, hashed());
+  } finally {
+    receiving?.settle(NO_USAGE);
+  }
   try {
     const sha256 = hash.digest("hex");
     if (target.sha256 && sha256 !== target.sha256.toLowerCase()) {
@@ -86,11 +101,17 @@ export async function uploadFile(
     return await withPathLocks([pathKey(workspace.id, shown)], async () => {
       const recording = recorder?.isRecording(workspace.id) ?? false;
       const before = recording ? await sha256OrEmpty(workspace, parts) : "";
-      const result = await workspace.writeFile(parts, staged, { createDirs: target.createDirs, mode: target.mode, ifVersion: target.ifVersion });
+      const result = await workspace.writeFile(parts, staged, { createDirs: target.createDirs, mode: target.mode, ifVersion: target.ifVersion, gate });
       if (recording) await recorder!.record(workspace.id, { kind: result.created ? "create" : "modify", path: shown, sourcePath: "", sha256Before: before, sha256After: sha256 });
       return { ...result, sha256 };
     }, signal);
   } finally {
     await staged.discard();
   }
+}
+
+/** The size of the regular file at `parts` (0 when there is none): what an upload there replaces. */
+async function sizeOrZero(workspace: Workspace, parts: Components): Promise<number> {
+  const entry = await workspace.stat(parts).catch(() => null);
+  return entry?.type === "file" ? Number(entry.size) : 0;
 }

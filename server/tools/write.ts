@@ -2,6 +2,7 @@
 import { FileToolsError } from "../errors.js";
 import type { Workspace, WriteMode, WriteResult } from "../workspace/workspace.js";
 import type { Components } from "../workspace/paths.js";
+import type { UsageGate } from "../workspace/usage.js";
 import { displayPath, parseFilePath } from "../workspace/paths.js";
 import { bomBytes, bomLength, encodeText, resolveEncoding } from "../text/encoding.js";
 import { applyNewlineMode, usesCrlf, type NewlineMode } from "../text/newline.js";
@@ -26,12 +27,12 @@ export interface WriteOutcome extends WriteResult {
   sha256: string;
 }
 
-export async function writeFile(workspace: Workspace, input: WriteInput, recorder?: ChangeRecorder, signal?: AbortSignal): Promise<WriteOutcome> {
+export async function writeFile(workspace: Workspace, input: WriteInput, recorder?: ChangeRecorder, signal?: AbortSignal, gate?: UsageGate): Promise<WriteOutcome> {
   const parts = parseFilePath(input.path);
   return withPathLocks([pathKey(workspace.id, displayPath(parts))], async () => {
     const recording = recorder?.isRecording(workspace.id) ?? false;
     const before = recording ? await sha256OrEmpty(workspace, parts) : "";
-    const outcome = await writeUnlocked(workspace, parts, input);
+    const outcome = await writeUnlocked(workspace, parts, input, gate);
     if (recording) {
       await recorder!.record(workspace.id, { kind: outcome.created ? "create" : "modify", path: displayPath(parts), sourcePath: "", sha256Before: before, sha256After: outcome.sha256 });
     }
@@ -39,10 +40,10 @@ export async function writeFile(workspace: Workspace, input: WriteInput, recorde
   }, signal);
 }
 
-async function writeUnlocked(workspace: Workspace, parts: Components, input: WriteInput): Promise<WriteOutcome> {
+async function writeUnlocked(workspace: Workspace, parts: Components, input: WriteInput, gate: UsageGate | undefined): Promise<WriteOutcome> {
   {
     const bytes = "bytes" in input.body ? input.body.bytes : await encodeForFile(workspace, parts, input.body.text, input);
-    const options = { createDirs: input.createDirs, ifVersion: input.ifVersion };
+    const options = { createDirs: input.createDirs, ifVersion: input.ifVersion, gate };
     if (input.mode !== "append") {
       const result = await workspace.writeFile(parts, bytes, { ...options, mode: input.mode });
       return { ...result, sha256: sha256Hex(bytes) };

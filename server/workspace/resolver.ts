@@ -6,7 +6,7 @@
 // path and resolving again from the root, and only while it stays inside.
 import { fstatSync, lstatSync, promises as fsp, readlinkSync } from "node:fs";
 import type { BigIntStats, PathLike } from "node:fs";
-import { fail } from "../errors.js";
+import { fail, FileToolsError } from "../errors.js";
 import { type Components, checkCreatable, displayPath, joinComponents } from "./paths.js";
 import { fsPath, nameFromBytes } from "./names.js";
 import { errnoOf, translateErrno } from "./errno.js";
@@ -32,6 +32,20 @@ export async function readLinkAt(procPath: PathLike): Promise<string> {
 /** `/proc/self/fd/N`: the very inode we hold as N. */
 export function self(handle: Held): string {
   return `/proc/self/fd/${handle.fd}`;
+}
+
+/** What locateFollowing found: the target's parent and its stats (null: nothing there yet), or null for the root itself. */
+export type FollowedLocation = (Location & { stats: BigIntStats | null }) | null;
+
+/** Counts the directories a locate with createDirs made (for the workspace's usage). */
+export interface MadeDirectories {
+  count: number;
+}
+
+/** Links followed so far (bounded), and where to count the directories made. */
+interface Budget {
+  count: number;
+  made?: MadeDirectories;
 }
 
 /** A held parent directory and the last component of a path inside it. */
@@ -77,8 +91,25 @@ export class Resolver {
    * Opens the parent directory of `parts` (which must not be empty). With
    * `createDirs`, missing directories are made on the way.
    */
-  async locate(parts: Components, createDirs = false): Promise<Location> {
-    return this.walk(parts, createDirs, { count: 0 });
+  async locate(parts: Components, createDirs = false, made?: MadeDirectories): Promise<Location> {
+    return this.walk(parts, createDirs, { count: 0, made });
+  }
+
+  /**
+   * How many directories locate(parts, true) would make: the missing parents
+   * of `parts` (a quota counts them before anything is made).
+   */
+  async missingParents(parts: Components): Promise<number> {
+    for (let present = parts.length - 1; present > 0; present--) {
+      try {
+        const loc = await this.walk(parts.slice(0, present + 1), false, { count: 0 });
+        loc.dir.close();
+        return parts.length - 1 - present;
+      } catch (error) {
+        if (!(error instanceof FileToolsError && error.reason === "NOT_FOUND")) throw error;
+      }
+    }
+    return parts.length - 1;
   }
 
   /**
@@ -88,8 +119,8 @@ export class Resolver {
    * null when a link leads to the workspace root itself (`rl -> .`), which has
    * no parent: the caller treats it as the root directory.
    */
-  async locateFollowing(parts: Components, createDirs = false): Promise<(Location & { stats: BigIntStats | null }) | null> {
-    const budget = { count: 0 };
+  async locateFollowing(parts: Components, createDirs = false, made?: MadeDirectories): Promise<FollowedLocation> {
+    const budget = { count: 0, made };
     let current = parts;
     for (;;) {
       if (current.length === 0) return null;
@@ -150,7 +181,7 @@ export class Resolver {
     if (this.closed) fail("CONTENT_CHANGED", "the workspace was replaced (restored from a snapshot) or deleted during the call; retry it");
   }
 
-  private async walk(parts: Components, createDirs: boolean, budget: { count: number }): Promise<Location> {
+  private async walk(parts: Components, createDirs: boolean, budget: Budget): Promise<Location> {
     let pending = parts;
     restart: for (;;) {
       // Directories made on the way: what a link leads to must stay within the tree limits too.
@@ -161,7 +192,7 @@ export class Resolver {
         const shown = displayPath(pending.slice(0, i + 1));
         let next: Directory;
         try {
-          next = await this.openChildDirectory(dir, name, shown, createDirs);
+          next = await this.openChildDirectory(dir, name, shown, createDirs, budget.made);
         } catch (error) {
           const code = errnoOf(error);
           if (code !== "ELOOP" && code !== "ENOTDIR") {
@@ -203,7 +234,7 @@ export class Resolver {
     }
   }
 
-  private async openChildDirectory(dir: Directory, name: string, shown: string, createDirs: boolean): Promise<Directory> {
+  private async openChildDirectory(dir: Directory, name: string, shown: string, createDirs: boolean, made: MadeDirectories | undefined): Promise<Directory> {
     try {
       return Directory.open(at(dir, name));
     } catch (error) {
@@ -212,6 +243,7 @@ export class Resolver {
     }
     try {
       await fsp.mkdir(at(dir, name), 0o755);
+      if (made) made.count++;
     } catch (error) {
       if (errnoOf(error) !== "EEXIST") throw translateErrno(error, shown);
     }

@@ -1,7 +1,7 @@
 // One workspace: the only place where the file tools touch the file system.
 // Every operation resolves its path through the Resolver (held directory
 // descriptors, /proc/self/fd) and reports workspace paths only.
-import { closeSync, constants, createReadStream, fstatSync, openSync, promises as fsp, readlinkSync } from "node:fs";
+import { closeSync, constants, createReadStream, fstatSync, lstatSync, openSync, promises as fsp, readlinkSync } from "node:fs";
 import type { BigIntStats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { fail, FileToolsError } from "../errors.js";
@@ -9,7 +9,8 @@ import { MAX_DEPTH, MAX_PATH_BYTES } from "./limits.js";
 import { type Components, byteLengthOfPath, checkCreatable, displayPath, namesDirectory } from "./paths.js";
 import { type Entry, entryFromStats, versionOf } from "./entry.js";
 import { errnoOf, translateErrno } from "./errno.js";
-import { Resolver, at, lstatOrNull, readLinkAt, self, type Location } from "./resolver.js";
+import { Resolver, at, lstatOrNull, readLinkAt, self, type FollowedLocation, type Location, type MadeDirectories } from "./resolver.js";
+import { measureTree, negateUsage, NO_USAGE, type Admission, type Usage, type UsageGate } from "./usage.js";
 import { OpenFile } from "./open-file.js";
 import { Directory } from "./directory.js";
 import { walk, walkFiles, type FileWalkOptions, type HeldBatch, type WalkEntry, type WalkOptions } from "./walk.js";
@@ -30,6 +31,8 @@ export interface WriteOptions {
   mode: WriteMode;
   /** When set, the current version must equal it (CONTENT_CHANGED otherwise). */
   ifVersion?: string;
+  /** Admits what the write adds before anything is written (a quota), and is told what it did. */
+  gate?: UsageGate;
 }
 
 export interface WriteResult {
@@ -114,10 +117,68 @@ export class Workspace {
    * fsync, rename over the target, fsync of the directory. Replacing keeps the
    * permission bits; a symlink inside the workspace is written through.
    */
-  async writeFile(parts: Components, content: Uint8Array | AsyncIterable<Uint8Array> | StagedFile, options: WriteOptions): Promise<WriteResult> {
+  async writeFile(parts: Components, content: Uint8Array | StagedFile, options: WriteOptions): Promise<WriteResult> {
     const shown = displayPath(parts);
     if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
-    const loc = await this.resolver.locateFollowing(parts, options.createDirs);
+    const size = content instanceof StagedFile ? content.size : content.length;
+    const made: MadeDirectories = { count: 0 };
+    let written = NO_USAGE;
+    const { loc, admission } = await this.locateToWrite(parts, options, made, (existing) => ({
+      bytes: size - sizeOfFile(existing),
+      entries: existing ? 0 : 1,
+    }));
+    try {
+      const result = await this.writeLocated(parts, loc, content, options, shown);
+      written = { bytes: size - sizeOfFile(loc!.stats), entries: result.created ? 1 : 0 };
+      return result;
+    } finally {
+      admission?.settle({ bytes: written.bytes, entries: written.entries + made.count });
+    }
+  }
+
+  /**
+   * Locates the file `parts` for a write. With a gate, what the write adds
+   * (`added`, given what is there now, plus the parents it would make) is
+   * admitted first: a refusal makes nothing, not even a parent directory.
+   */
+  private async locateToWrite(
+    parts: Components,
+    options: WriteOptions,
+    made: MadeDirectories,
+    added: (existing: BigIntStats | null) => Usage,
+  ): Promise<{ loc: FollowedLocation; admission?: Admission }> {
+    const { gate } = options;
+    if (!gate) return { loc: await this.resolver.locateFollowing(parts, options.createDirs, made) };
+    let loc: FollowedLocation;
+    try {
+      loc = await this.resolver.locateFollowing(parts);
+    } catch (error) {
+      if (!options.createDirs || !(error instanceof FileToolsError && error.reason === "NOT_FOUND")) throw error;
+      const missing = await this.resolver.missingParents(parts);
+      const admission = gate.admit({ ...added(null), entries: added(null).entries + missing }, displayPath(parts));
+      try {
+        return { loc: await this.resolver.locateFollowing(parts, true, made), admission };
+      } catch (locateError) {
+        admission.settle({ bytes: 0, entries: made.count });
+        throw locateError;
+      }
+    }
+    if (!loc) return { loc };
+    try {
+      return { loc, admission: gate.admit(added(loc.stats), displayPath(parts)) };
+    } catch (error) {
+      loc.dir.close();
+      throw error;
+    }
+  }
+
+  private async writeLocated(
+    parts: Components,
+    loc: FollowedLocation,
+    content: Uint8Array | StagedFile,
+    options: WriteOptions,
+    shown: string,
+  ): Promise<WriteResult> {
     if (!loc) fail("IS_A_DIRECTORY", `${shown} leads to the workspace root, a directory`);
     return withClosed(loc.dir, async () => {
       const existing = loc.stats;
@@ -153,7 +214,8 @@ export class Workspace {
   async stageFile(parts: Components, content: AsyncIterable<Uint8Array>): Promise<StagedFile> {
     const root = this.resolver.openRoot();
     try {
-      return new StagedFile(root, await writeTempFile(root, content, 0o600, displayPath(parts)));
+      const name = await writeTempFile(root, content, 0o600, displayPath(parts));
+      return new StagedFile(root, name, lstatSync(at(root, name)).size);
     } catch (error) {
       root.close();
       throw error;
@@ -180,11 +242,15 @@ export class Workspace {
   private async appendOnce(parts: Components, content: Uint8Array, options: Omit<WriteOptions, "mode">): Promise<WriteResult> {
     const shown = displayPath(parts);
     if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
-    const loc = await this.resolver.locateFollowing(parts, options.createDirs);
+    // Without createDirs here: a missing file (and its parents) is made by writeFile, whose gate counts them first.
+    const loc = await this.resolver.locateFollowing(parts).catch((error: unknown) => {
+      if (error instanceof FileToolsError && error.reason === "NOT_FOUND") return "missing" as const;
+      throw error;
+    });
     if (!loc) fail("IS_A_DIRECTORY", `${shown} leads to the workspace root, a directory`);
-    const existing = loc.stats;
-    if (!existing) {
-      loc.dir.close();
+    const existing = loc === "missing" ? null : loc.stats;
+    if (loc === "missing" || !existing) {
+      if (loc !== "missing") loc.dir.close();
       try {
         return await this.writeFile(parts, content, { ...options, mode: "create-only" });
       } catch (error) {
@@ -195,23 +261,20 @@ export class Workspace {
     return withClosed(loc.dir, async () => {
       assertFileTarget(parts, existing, shown);
       checkVersion(existing, options.ifVersion, shown);
-      const handle = await fsp.open(at(loc.dir, loc.name), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK).catch((error: unknown) => {
-        if (errnoOf(error) === "ENOENT") throw new FileVanished();
-        throw translateErrno(error, shown);
-      });
-      await withClosed(handle, async () => {
-        const stats = await handle.stat({ bigint: true });
-        assertRegularFile(stats, shown);
-        assertSingleLink(stats, shown);
-        await writeAll(handle, content);
-        await handle.sync();
-      });
+      const admission = options.gate?.admit({ bytes: content.length, entries: 0 }, shown);
+      let appended = 0;
+      try {
+        await appendTo(loc, content, shown);
+        appended = content.length;
+      } finally {
+        admission?.settle({ bytes: appended, entries: 0 });
+      }
       return { entry: await statAt(loc, shown), created: false };
     });
   }
 
   /** Removes an entry (a symlink itself, never its target). Returns false when nothing was there. */
-  async remove(parts: Components, options: { recursive: boolean; ifVersion?: string }): Promise<boolean> {
+  async remove(parts: Components, options: { recursive: boolean; ifVersion?: string; gate?: UsageGate }): Promise<boolean> {
     const shown = displayPath(parts);
     if (parts.length === 0) fail("INVALID_PATH", "the workspace root cannot be deleted");
     const loc = await this.resolver.locate(parts).catch((error: unknown) => {
@@ -224,23 +287,25 @@ export class Workspace {
       if (!stats) return false;
       if (namesDirectory(parts) && !stats.isDirectory()) fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
       checkVersion(stats, options.ifVersion, shown);
+      if (stats.isDirectory() && !options.recursive) fail("IS_A_DIRECTORY", `${shown} is a directory; set recursive to delete it`);
+      // What goes, counted before it goes (a subtree: the walk the removal makes anyway, once more).
+      const freed = options.gate ? (stats.isDirectory() ? entryAndTree(loc, shown) : usageOfEntry(stats)) : NO_USAGE;
       try {
-        if (stats.isDirectory()) {
-          if (!options.recursive) fail("IS_A_DIRECTORY", `${shown} is a directory; set recursive to delete it`);
-          await removeTree(loc.dir, loc.name);
-        } else {
-          await fsp.unlink(at(loc.dir, loc.name));
-        }
+        if (stats.isDirectory()) await removeTree(loc.dir, loc.name);
+        else await fsp.unlink(at(loc.dir, loc.name));
       } catch (error) {
+        // Part of a subtree may be gone: count the workspace again rather than guess.
+        if (stats.isDirectory()) options.gate?.recount();
         throw translateErrno(error, shown);
       }
+      options.gate?.admit(negateUsage(freed), shown).settle(negateUsage(freed));
       await loc.dir.sync();
       return true;
     });
   }
 
   /** Renames an entry (a symlink moves as a link). */
-  async move(source: Components, destination: Components, options: { overwrite: boolean; createDirs: boolean; ifVersion?: string }): Promise<Entry> {
+  async move(source: Components, destination: Components, options: { overwrite: boolean; createDirs: boolean; ifVersion?: string; gate?: UsageGate }): Promise<Entry> {
     const from = displayPath(source);
     const to = displayPath(destination);
     if (source.length === 0) fail("INVALID_PATH", "the workspace root cannot be moved");
@@ -255,46 +320,76 @@ export class Workspace {
       if (namesDirectory(source) && !stats.isDirectory()) fail("NOT_A_DIRECTORY", `${from} is not a directory`);
       if (namesDirectory(destination) && !stats.isDirectory()) fail("NOT_A_DIRECTORY", `${to} names a directory but ${from} is not one`);
       checkVersion(stats, options.ifVersion, from);
-      const dst = await this.resolver.locate(destination, options.createDirs);
-      return withClosed(dst.dir, async () => {
-        const present = await lstatOrNull(at(dst.dir, dst.name), to);
-        if (present && !options.overwrite) fail("ALREADY_EXISTS", `${to} already exists; set overwrite to replace it`);
-        if (present?.isDirectory() && !stats.isDirectory()) fail("IS_A_DIRECTORY", `${to} is a directory`);
-        const target = [...dst.dirParts, dst.name];
-        checkCreatable(target);
-        if (stats.isDirectory()) await this.checkMovedTreeFits(src, [...src.dirParts, src.name], target, from, to);
-        try {
-          await fsp.rename(at(src.dir, src.name), at(dst.dir, dst.name));
-        } catch (error) {
-          // EINVAL: the destination is inside the source (reached through a link).
-          if (errnoOf(error) === "EINVAL") fail("INVALID_ARGUMENT", `cannot move ${from} into itself (${to})`);
-          throw translateErrno(error, to);
-        }
-        await src.dir.sync();
-        await dst.dir.sync();
-        return statAt(dst, to);
-      });
+      // A move adds nothing but the parents it makes (what it replaces is freed): those are admitted first.
+      const missing = options.gate && options.createDirs ? await this.resolver.missingParents(destination) : 0;
+      const admission = options.gate?.admit({ bytes: 0, entries: missing }, to);
+      const made: MadeDirectories = { count: 0 };
+      let replaced = NO_USAGE;
+      try {
+        const dst = await this.resolver.locate(destination, options.createDirs, made);
+        return await withClosed(dst.dir, async () => {
+          const present = await lstatOrNull(at(dst.dir, dst.name), to);
+          if (present && !options.overwrite) fail("ALREADY_EXISTS", `${to} already exists; set overwrite to replace it`);
+          if (present?.isDirectory() && !stats.isDirectory()) fail("IS_A_DIRECTORY", `${to} is a directory`);
+          const target = [...dst.dirParts, dst.name];
+          checkCreatable(target);
+          if (stats.isDirectory()) await this.checkMovedTreeFits(src, [...src.dirParts, src.name], target, from, to);
+          try {
+            await fsp.rename(at(src.dir, src.name), at(dst.dir, dst.name));
+          } catch (error) {
+            // EINVAL: the destination is inside the source (reached through a link).
+            if (errnoOf(error) === "EINVAL") fail("INVALID_ARGUMENT", `cannot move ${from} into itself (${to})`);
+            throw translateErrno(error, to);
+          }
+          // rename(2) replaces a file, a link or an empty directory: one entry, and a file's bytes.
+          if (present) replaced = usageOfEntry(present);
+          await src.dir.sync();
+          await dst.dir.sync();
+          return statAt(dst, to);
+        });
+      } finally {
+        admission?.settle({ bytes: -replaced.bytes, entries: made.count - replaced.entries });
+      }
     });
   }
 
   /** Creates a directory; false when it already existed. */
-  async makeDir(parts: Components, options: { parents: boolean }): Promise<boolean> {
+  async makeDir(parts: Components, options: { parents: boolean; gate?: UsageGate }): Promise<boolean> {
     const shown = displayPath(parts);
     if (parts.length === 0) return false;
-    const loc = await this.resolver.locate(parts, options.parents);
-    return withClosed(loc.dir, async () => {
-      try {
-        checkCreatable([...loc.dirParts, loc.name]);
-        await fsp.mkdir(at(loc.dir, loc.name), NEW_DIRECTORY_MODE);
-      } catch (error) {
-        if (errnoOf(error) !== "EEXIST") throw translateErrno(error, shown);
-        const stats = await lstatOrNull(at(loc.dir, loc.name), shown);
-        if (stats?.isDirectory()) return false;
-        fail("ALREADY_EXISTS", `${shown} exists and is not a directory`);
-      }
-      await loc.dir.sync();
-      return true;
-    });
+    let admission: Admission | undefined;
+    if (options.gate) {
+      // A directory already there adds nothing, and is never refused.
+      const present = await this.stat(parts).catch(() => null);
+      if (present?.type === "directory") return false;
+      admission = options.gate.admit({ bytes: 0, entries: 1 + (options.parents ? await this.resolver.missingParents(parts) : 0) }, shown);
+    }
+    const made: MadeDirectories = { count: 0 };
+    let created = false;
+    try {
+      const loc = await this.resolver.locate(parts, options.parents, made);
+      created = await withClosed(loc.dir, async () => {
+        try {
+          checkCreatable([...loc.dirParts, loc.name]);
+          await fsp.mkdir(at(loc.dir, loc.name), NEW_DIRECTORY_MODE);
+        } catch (error) {
+          if (errnoOf(error) !== "EEXIST") throw translateErrno(error, shown);
+          const stats = await lstatOrNull(at(loc.dir, loc.name), shown);
+          if (stats?.isDirectory()) return false;
+          fail("ALREADY_EXISTS", `${shown} exists and is not a directory`);
+        }
+        await loc.dir.sync();
+        return true;
+      });
+      return created;
+    } finally {
+      admission?.settle({ bytes: 0, entries: made.count + (created ? 1 : 0) });
+    }
+  }
+
+  /** The usage of the whole workspace, by a walk (a quota's first count). */
+  async measure(): Promise<Usage> {
+    return measureTree(this.resolver.openRoot());
   }
 
   /** Entries under a directory (symlinks never followed), in sorted walk order. */
@@ -453,6 +548,47 @@ export class Workspace {
   }
 }
 
+/** Appends `content` to the regular file at `loc` (O_APPEND, then fsync). */
+async function appendTo(loc: Location, content: Uint8Array, shown: string): Promise<void> {
+  const handle = await fsp.open(at(loc.dir, loc.name), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK).catch((error: unknown) => {
+    if (errnoOf(error) === "ENOENT") throw new FileVanished();
+    throw translateErrno(error, shown);
+  });
+  await withClosed(handle, async () => {
+    const stats = await handle.stat({ bigint: true });
+    assertRegularFile(stats, shown);
+    assertSingleLink(stats, shown);
+    try {
+      await writeAll(handle, content);
+      await handle.sync();
+    } catch (error) {
+      // A full disk may have taken part of it: the file goes back to what it was.
+      await handle.truncate(Number(stats.size)).catch(() => undefined);
+      throw translateErrno(error, shown);
+    }
+  });
+}
+
+/** The size a quota counts for the entry `stats` describes: a regular file's size, else 0. */
+function sizeOfFile(stats: BigIntStats | null): number {
+  return stats?.isFile() ? Number(stats.size) : 0;
+}
+
+/** What one entry that is not a directory counts for. */
+function usageOfEntry(stats: BigIntStats): Usage {
+  return { bytes: sizeOfFile(stats), entries: 1 };
+}
+
+/** What the directory at `loc` and everything in it count for. */
+function entryAndTree(loc: Location, shown: string): Usage {
+  try {
+    const tree = measureTree(Directory.open(at(loc.dir, loc.name)));
+    return { bytes: tree.bytes, entries: tree.entries + 1 };
+  } catch (error) {
+    throw translateErrno(error, shown);
+  }
+}
+
 async function withClosed<T>(handle: Directory | FileHandle, body: () => Promise<T>): Promise<T> {
   try {
     return await body();
@@ -510,6 +646,8 @@ export class StagedFile {
   constructor(
     private readonly root: Directory,
     private readonly name: string,
+    /** How many bytes were received. */
+    readonly size: number,
   ) {}
 
   /** Moves the bytes into `dir` under a new temp name, with `permissions`; returns that name. */

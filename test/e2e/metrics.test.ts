@@ -22,7 +22,7 @@ async function freePort(): Promise<number> {
 beforeAll(async () => {
   const port = await freePort();
   url = `http://127.0.0.1:${port}/metrics`;
-  d = await startDaemon({ args: ["--metrics-listen", `127.0.0.1:${port}`, "--workers", "2"] });
+  d = await startDaemon({ args: ["--metrics-listen", `127.0.0.1:${port}`, "--workers", "2", "--quota-bytes", "1MiB"] });
   const ws = d.client.workspace("m");
   await d.client.createWorkspace("m");
   await ws.writeText("/a.txt", "alpha\nbeta\n".repeat(1000));
@@ -53,6 +53,11 @@ describe("--metrics-listen", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toContain("text/plain");
     text = await response.text();
+  });
+
+  it("shows the fullest workspace's usage against the daemon's quota", () => {
+    expect(sample(text, "filetools_quota_bytes_used_ratio")).toBeCloseTo(11_000 / 2 ** 20, 6);
+    expect(sample(text, "filetools_quota_files_used_ratio")).toBe(0);
   });
 
   it("counts calls by RPC and code, with latency and bytes", () => {

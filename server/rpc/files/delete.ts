@@ -4,6 +4,6 @@ import type { Deps, FilesHandler } from "../types.js";
 export function deleteHandler(deps: Deps): FilesHandler<"delete"> {
   return async (request, ctx) => {
     const workspace = await deps.workspaces.get(request.workspace);
-    return deletePath(workspace, request.path, { recursive: request.recursive, ifVersion: request.ifVersion || undefined }, deps.runs, ctx.signal);
+    return deletePath(workspace, request.path, { recursive: request.recursive, ifVersion: request.ifVersion || undefined }, deps.runs, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
   };
 }

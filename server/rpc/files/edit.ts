@@ -10,7 +10,7 @@ export function editHandler(deps: Deps): FilesHandler<"edit"> {
       dryRun: request.dryRun,
       ifVersion: request.ifVersion || undefined,
       encoding: request.encoding,
-    }, deps.runs, ctx.signal);
+    }, deps.runs, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
     return { ...result, replacements: BigInt(result.replacements) };
   };
 }

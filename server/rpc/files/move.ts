@@ -9,7 +9,7 @@ export function moveHandler(deps: Deps): FilesHandler<"move"> {
       overwrite: request.overwrite,
       createDirs: request.createDirs ?? true,
       ifVersion: request.ifVersion || undefined,
-    }, deps.runs, ctx.signal);
+    }, deps.runs, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
     return { source: moved.source, destination: moved.destination, file: fileInfo(moved.entry) };
   };
 }

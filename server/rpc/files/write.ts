@@ -26,7 +26,7 @@ export function writeHandler(deps: Deps): FilesHandler<"write"> {
       mode: request.mode === WriteMode.APPEND ? "append" : writeMode(request.mode),
       newline,
       ifVersion: request.ifVersion || undefined,
-    }, deps.runs, ctx.signal);
+    }, deps.runs, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
     return { path: result.entry.path, size: result.entry.size, created: result.created, sha256: result.sha256, version: result.entry.version };
   };
 }

@@ -7,7 +7,7 @@ export function importArchiveHandler(deps: Deps): WorkspacesHandler<"importArchi
     const { header, chunks } = await headerThenChunks(requests, "an import");
     ctx.setWorkspace(header.workspace);
     await deps.workspaces.get(header.workspace);
-    const result = await deps.snapshots.importArchive(header.workspace, parsePath(header.path), chunks, ctx.signal);
+    const result = await deps.snapshots.importArchive(header.workspace, parsePath(header.path), chunks, ctx.signal, { tokenQuota: ctx.tokenQuota() });
     ctx.committed();
     return { fileCount: BigInt(result.fileCount), sizeBytes: BigInt(result.sizeBytes) };
   };

@@ -5,7 +5,7 @@ export function restoreSnapshotHandler(deps: Deps): WorkspacesHandler<"restoreSn
   return async (request, ctx) => {
     await deps.workspaces.get(request.workspace);
     const manifest = await deps.snapshots.find(request.workspace, request.snapshotId, ctx.signal);
-    await deps.snapshots.restore(request.workspace, manifest, ctx.signal);
+    await deps.snapshots.restore(request.workspace, manifest, ctx.signal, { tokenQuota: ctx.tokenQuota() });
     ctx.committed();
     return { snapshot: snapshotMessage(manifest) };
   };

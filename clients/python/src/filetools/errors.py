@@ -45,6 +45,7 @@ __all__ = [
     "InvalidPath",
     "IsADirectory",
     "LossyEncoding",
+    "NoSpace",
     "NotADirectory",
     "NotARegularFile",
     "NotFound",
@@ -290,7 +291,15 @@ class SnapshotWithoutFileList(FailedPrecondition):
 
 
 class QuotaExceeded(ResourceExhausted):
+    """Over a size limit or the workspace's quota; ``metadata`` has usage_bytes, limit_bytes, usage_files, limit_files."""
+
     reason_value = _Reason.ERROR_REASON_QUOTA_EXCEEDED
+
+
+class NoSpace(ResourceExhausted):
+    """The daemon's disk is full (or its file system quota spent); nothing was changed."""
+
+    reason_value = _Reason.ERROR_REASON_NO_SPACE
 
 
 class StoreUnavailable(Unavailable):

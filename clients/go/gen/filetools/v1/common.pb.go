@@ -126,7 +126,15 @@ const (
 	ErrorReason_ERROR_REASON_LOSSY_ENCODING ErrorReason = 12
 	// FAILED_PRECONDITION: the workspace already has an active run.
 	ErrorReason_ERROR_REASON_RUN_ACTIVE ErrorReason = 13
-	// RESOURCE_EXHAUSTED: a size limit or quota was reached; also a snapshot
+	// RESOURCE_EXHAUSTED: a size limit or quota was reached. The workspace's
+	// quota (the daemon's --quota-bytes / --quota-files, or the call's token's
+	// quota_bytes / quota_files): Write, Upload, Edit, Move, MakeDir,
+	// ImportArchive or RestoreSnapshot would take its usage past a limit, and
+	// nothing was changed. Metadata: usage_bytes, limit_bytes, usage_files,
+	// limit_files (limit 0: none), added_bytes and added_files (what the call
+	// would have added), and reserved_bytes / reserved_files when calls in
+	// flight hold some. A call that adds nothing (a delete, a shrinking write)
+	// is never refused. Also: an Edit of a file over 64 MiB, and a snapshot
 	// (FinishRun, a live ExportSnapshot) of a tree past the limits a restore
 	// accepts (one a shell made: deeper than 1024 levels, a path over 4096
 	// bytes, more than 1,000,000 entries or 16 GiB); the message names the entry.
@@ -184,6 +192,11 @@ const (
 	// FAILED_PRECONDITION: DiffSnapshots named a snapshot whose manifest has no
 	// per-file list (written by an older daemon); diff against a newer snapshot.
 	ErrorReason_ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST ErrorReason = 31
+	// RESOURCE_EXHAUSTED: the daemon's disk is full (ENOSPC) or the file
+	// system's own quota is spent (EDQUOT). Nothing was changed: temp files are
+	// removed, a replaced file keeps its old content, an APPEND is cut back. The
+	// daemon keeps serving reads; writes succeed again once space is freed.
+	ErrorReason_ERROR_REASON_NO_SPACE ErrorReason = 32
 )
 
 // Enum value maps for ErrorReason.
@@ -221,6 +234,7 @@ var (
 		29: "ERROR_REASON_ACCESS_DENIED",
 		30: "ERROR_REASON_IO_ERROR",
 		31: "ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST",
+		32: "ERROR_REASON_NO_SPACE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                0,
@@ -255,6 +269,7 @@ var (
 		"ERROR_REASON_ACCESS_DENIED":              29,
 		"ERROR_REASON_IO_ERROR":                   30,
 		"ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST": 31,
+		"ERROR_REASON_NO_SPACE":                   32,
 	}
 )
 
@@ -500,7 +515,7 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\x0eFILE_TYPE_FILE\x10\x01\x12\x17\n" +
 	"\x13FILE_TYPE_DIRECTORY\x10\x02\x12\x15\n" +
 	"\x11FILE_TYPE_SYMLINK\x10\x03\x12\x13\n" +
-	"\x0fFILE_TYPE_OTHER\x10\x04*\xc4\b\n" +
+	"\x0fFILE_TYPE_OTHER\x10\x04*\xdf\b\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12'\n" +
 	"#ERROR_REASON_PATH_ESCAPES_WORKSPACE\x10\x01\x12\x1d\n" +
@@ -534,7 +549,8 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\x16ERROR_REASON_DATA_LOSS\x10\x1c\x12\x1e\n" +
 	"\x1aERROR_REASON_ACCESS_DENIED\x10\x1d\x12\x19\n" +
 	"\x15ERROR_REASON_IO_ERROR\x10\x1e\x12+\n" +
-	"'ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST\x10\x1fBHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
+	"'ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST\x10\x1f\x12\x19\n" +
+	"\x15ERROR_REASON_NO_SPACE\x10 BHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
 
 var (
 	file_filetools_v1_common_proto_rawDescOnce sync.Once
