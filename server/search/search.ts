@@ -86,9 +86,11 @@ interface Batch {
 }
 
 /**
- * Yields results in walk order, then returns the summary. The search stops at
- * `budgetMs` (summary.timedOut; workers still busy are terminated) and when
- * `signal` aborts (the abort reason is thrown).
+ * Yields results in walk order, then returns the summary: each yield is what
+ * one finished task adds (never empty), so that a caller can send it on at
+ * once, in as few messages as it likes. The search stops at `budgetMs`
+ * (summary.timedOut; workers still busy are terminated) and when `signal`
+ * aborts (the abort reason is thrown).
  */
 export async function* search(
   workspace: Workspace,
@@ -96,7 +98,7 @@ export async function* search(
   options: SearchOptions,
   signal: AbortSignal,
   budgetMs: number,
-): AsyncGenerator<SearchEvent, SearchSummary> {
+): AsyncGenerator<SearchEvent[], SearchSummary> {
   const parts = parsePath(options.path);
   const pattern = compilePattern(options.pattern, options);
   const maxResults = countArgument("max_results", options.maxResults, DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT) || DEFAULT_MAX_RESULTS;
@@ -174,8 +176,8 @@ export async function* search(
     queue.push({ index, paths: batch.paths, result, foundBefore });
   };
 
-  /** Consumes the oldest batch; returns false when the search must stop. */
-  async function* drain(): AsyncGenerator<SearchEvent, boolean> {
+  /** Consumes the oldest batch, yielding its results; returns false when the search must stop. */
+  async function* drain(): AsyncGenerator<SearchEvent[], boolean> {
     const batch = queue.shift()!;
     let result: BatchResult;
     try {
@@ -185,6 +187,14 @@ export async function* search(
       if (summary.timedOut) return false;
       throw error;
     }
+    const events: SearchEvent[] = [];
+    const more = consume(batch, result, events);
+    if (events.length > 0) yield events;
+    return more;
+  }
+
+  /** Adds a finished batch to the summary and its results to `events`; false when the search must stop. */
+  function consume(batch: Batch, result: BatchResult, events: SearchEvent[]): boolean {
     let next = 0; // the next of `hits`
     for (let i = 0; i < result.kinds.length; i++) {
       const kind = FILE_KINDS[result.kinds[i]!];
@@ -212,7 +222,7 @@ export async function* search(
           if (reported === maxResults) break;
           reported++;
           sent++;
-          yield { kind: "match", path, match };
+          events.push({ kind: "match", path, match });
         }
         if (sent > 0) summary.filesMatched++;
         summary.matches += sent;
@@ -224,7 +234,7 @@ export async function* search(
         reported++;
         summary.filesMatched++;
         summary.matches += outcome.count;
-        yield options.mode === "files" ? { kind: "file", path } : { kind: "count", path, count: outcome.count };
+        events.push(options.mode === "files" ? { kind: "file", path } : { kind: "count", path, count: outcome.count });
       }
       if (reported === maxResults) full = true;
     }
