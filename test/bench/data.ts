@@ -242,23 +242,28 @@ function randomBytes(rnd: () => number, size: number): Buffer {
 const PNG_HEAD = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
 const ZIP_HEAD = Buffer.from("504b0304140000000800", "hex");
 
-function generateTree(dir: string): TreeStats {
-  const started = performance.now();
+/** An empty `dir` to generate a tree into: a block of lines per language (from `rnd`), and a writer that counts. */
+function treeWriter(dir: string, rnd: () => number, blockBytes: number) {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const rnd = prng(300);
   const langs: Lang[] = ["ts", "py", "go", "md", "json"];
-  const blocks = Object.fromEntries(langs.map((l) => [l, langBlock(l, rnd, 4 << 20)])) as Record<Lang, ReturnType<typeof langBlock>>;
-  let bytes = 0;
-  let files = 0;
+  const blocks = Object.fromEntries(langs.map((l) => [l, langBlock(l, rnd, blockBytes)])) as Record<Lang, ReturnType<typeof langBlock>>;
+  const written = { bytes: 0, files: 0 };
   const write = (rel: string, content: Buffer | Buffer[]) => {
     const data = Array.isArray(content) ? Buffer.concat(content) : content;
     const full = path.join(dir, rel);
     mkdirSync(path.dirname(full), { recursive: true });
     writeFileSync(full, data);
-    bytes += data.length;
-    files++;
+    written.bytes += data.length;
+    written.files++;
   };
+  return { blocks, write, written };
+}
+
+function generateTree(dir: string): TreeStats {
+  const started = performance.now();
+  const rnd = prng(300);
+  const { blocks, write, written } = treeWriter(dir, rnd, 4 << 20);
   const fileSize = () => Math.floor(Math.exp(Math.log(400) + ((rnd() % 1_000_000) / 1_000_000) * Math.log(150)));
   const tops = ["src", "lib", "pkg", "internal", "tests", "docs"];
 
@@ -288,7 +293,7 @@ function generateTree(dir: string): TreeStats {
     write(rel, parts);
     ignored++;
   }
-  return { version: VERSION, bytes, files, binaries: 40, ignored, seconds: (performance.now() - started) / 1000 };
+  return { version: VERSION, ...written, binaries: 40, ignored, seconds: (performance.now() - started) / 1000 };
 }
 
 /**
@@ -299,21 +304,8 @@ function generateTree(dir: string): TreeStats {
  */
 function generateSmall(dir: string): TreeStats {
   const started = performance.now();
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
   const rnd = prng(41);
-  const langs: Lang[] = ["ts", "py", "go", "md", "json"];
-  const blocks = Object.fromEntries(langs.map((l) => [l, langBlock(l, rnd, 2 << 20)])) as Record<Lang, ReturnType<typeof langBlock>>;
-  let bytes = 0;
-  let files = 0;
-  const write = (rel: string, content: Buffer[]) => {
-    const data = Buffer.concat(content);
-    const full = path.join(dir, rel);
-    mkdirSync(path.dirname(full), { recursive: true });
-    writeFileSync(full, data);
-    bytes += data.length;
-    files++;
-  };
+  const { blocks, write, written } = treeWriter(dir, rnd, 2 << 20);
   const fileSize = () => Math.floor(Math.exp(Math.log(300) + ((rnd() % 1_000_000) / 1_000_000) * Math.log(100)));
   const tops = ["src", "src", "lib", "tests", "docs", "scripts"];
 
@@ -337,7 +329,7 @@ function generateSmall(dir: string): TreeStats {
     write(rel, parts);
     ignored++;
   }
-  return { version: SMALL_VERSION, bytes, files, binaries: 12, ignored, seconds: (performance.now() - started) / 1000 };
+  return { version: SMALL_VERSION, ...written, binaries: 12, ignored, seconds: (performance.now() - started) / 1000 };
 }
 
 /** Generates what is missing or stale; returns the manifest and what was generated now. */

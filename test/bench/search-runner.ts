@@ -2,7 +2,9 @@
 // grep commands that find the same results; each runs once per tool as a
 // warm-up (page cache, JIT; it also gives the result counts), then
 // SEARCH_RUNS interleaved rounds (load from elsewhere hits every column
-// alike), medians, the daemon's peak RSS over its rounds.
+// alike), medians, the daemon's peak RSS over its rounds and its CPU time per
+// call (user + system, all threads; what the wall clock hides when other work
+// shares the cores).
 // BENCH_BASELINE=/other/checkout/bin/filetoolsd also times another build of the
 // daemon in the same rounds (its median and peak go in the note): before and
 // after a change, in one run.
@@ -99,20 +101,26 @@ export async function searchRows(daemon: Daemon, cases: SearchCase[], haveRg: bo
     const grepTimes: number[] = [];
     const asideTimes: number[] = [];
     const baselineTimes: number[] = [];
+    const cpu: number[] = [];
+    const baselineCpu: number[] = [];
     let baselinePeak = 0;
     let peak: number | undefined;
     for (let i = 0; i < SEARCH_RUNS; i++) {
+      const cpuBefore = daemon.cpuMs();
       const run = await attempt(() => daemon.peakDuring(() => timedSearch(daemon, c)));
       if (run) {
         daemonTimes.push(run.result.ms);
+        cpu.push(daemon.cpuMs() - cpuBefore);
         peak = Math.max(peak ?? 0, run.peak);
       }
       if (haveRg) rgTimes.push((await runTool(c.rg, c.dir)).ms);
       grepTimes.push((await runTool(c.grep, c.dir)).ms);
       if (c.aside) asideTimes.push((await runTool(c.aside.cmd, c.dir)).ms);
       if (baseline) {
+        const cpuBefore = baseline.cpuMs();
         const before = await baseline.peakDuring(() => timedSearch(baseline, c));
         baselineTimes.push(before.result.ms);
+        baselineCpu.push(baseline.cpuMs() - cpuBefore);
         baselinePeak = Math.max(baselinePeak, before.peak);
       }
     }
@@ -123,8 +131,9 @@ export async function searchRows(daemon: Daemon, cases: SearchCase[], haveRg: bo
     const counts = `results daemon/rg/grep: ${daemonResults?.results ?? "–"}/${rgCount ?? "–"}/${grepCount}`;
     const flags = [daemonResults?.summary?.truncated ? "daemon stopped at max_results" : "", daemonResults?.summary?.timedOut ? "daemon timed out" : ""].filter(Boolean);
     const aside = c.aside && asideTimes.length > 0 ? [`${c.aside.label}: ${median(asideTimes).toFixed(1)} ms`] : [];
-    const before = baseline ? [`baseline: ${median(baselineTimes).toFixed(1)} ms, peak ${(baselinePeak / 2 ** 20).toFixed(0)} MiB`] : [];
-    rows.push({ name: c.name, daemon: failure ?? median(daemonTimes), tools, peakRss: peak, note: [counts, ...flags, ...aside, ...before].join("; ") });
+    const cpuNote = cpu.length > 0 ? [`daemon CPU ${median(cpu).toFixed(0)} ms/call`] : [];
+    const before = baseline ? [`baseline: ${median(baselineTimes).toFixed(1)} ms, CPU ${median(baselineCpu).toFixed(0)} ms/call, peak ${(baselinePeak / 2 ** 20).toFixed(0)} MiB`] : [];
+    rows.push({ name: c.name, daemon: failure ?? median(daemonTimes), tools, peakRss: peak, note: [counts, ...flags, ...aside, ...cpuNote, ...before].join("; ") });
   }
   return rows;
 }
