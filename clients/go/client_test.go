@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	filetools "github.com/filetools/filetools/clients/go"
+	filetoolsv1 "github.com/filetools/filetools/clients/go/gen/filetools/v1"
 )
 
 // numberedLines is "line 1\n" … "line n\n".
@@ -354,6 +355,59 @@ func bigSearch(t *testing.T, client *filetools.Client, workspace string) filetoo
 		t.Fatal(err)
 	}
 	return filetools.SearchOptions{FixedStrings: true, MaxResults: 10_000}
+}
+
+// The client asks for batches of matches; what it yields is what an older
+// client gets as one match per message: the same matches in the same order,
+// with their context, up to max_results.
+func TestSearchBatchesYieldTheSingleMessagesMatches(t *testing.T) {
+	d := startDaemon(t)
+	client := d.client(t)
+	ctx := testContext(t)
+	if _, err := client.CreateWorkspace(ctx, "many"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 150 {
+		content := strings.Repeat(fmt.Sprintf("TODO %d\nplain\n", i), i%4+1)
+		if _, err := client.WriteText(ctx, "many", fmt.Sprintf("d%d/f%03d.txt", i%3, i), content, filetools.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw := filetoolsv1.NewFilesClient(d.conn(t))
+	for _, max := range []int32{10_000, 77} {
+		stream, err := raw.Search(ctx, &filetoolsv1.SearchRequest{Workspace: "many", Pattern: "TODO", ContextAfter: 1, MaxResults: &max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for {
+			msg, err := stream.Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg.GetSummary() != nil {
+				break
+			}
+			if msg.GetMatch() == nil {
+				t.Fatalf("a request without batch_matches got %v, want single matches", msg)
+			}
+			want = append(want, fmt.Sprintf("%s:%d:%v", msg.GetMatch().GetPath(), msg.GetMatch().GetLineNumber(), msg.GetMatch().GetAfter()))
+		}
+		var summary filetools.SearchSummary
+		var got []string
+		for m, err := range client.Search(ctx, "many", "TODO", filetools.SearchOptions{ContextAfter: 1, MaxResults: max, Summary: &summary}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprintf("%s:%d:%v", m.GetPath(), m.GetLineNumber(), m.GetAfter()))
+		}
+		if !slices.Equal(got, want) || len(got) != min(int(max), 373) {
+			t.Errorf("max_results %d: the client yielded %d matches, single messages gave %d (or in another order)", max, len(got), len(want))
+		}
+		if summary.Truncated != (max == 77) {
+			t.Errorf("max_results %d: truncated %v", max, summary.Truncated)
+		}
+	}
 }
 
 func TestSearchEarlyBreakStopsTheDaemon(t *testing.T) {

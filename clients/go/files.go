@@ -328,19 +328,39 @@ type SearchSummary struct {
 // finds them. Breaking out of the loop cancels the call and the daemon's
 // work.
 func (c *Client) Search(ctx context.Context, workspace, pattern string, opts SearchOptions) iter.Seq2[*Match, error] {
-	return search(c, ctx, opts.request(workspace, pattern, filetoolsv1.OutputMode_OUTPUT_MODE_CONTENT), opts.Summary, (*filetoolsv1.SearchResponse).GetMatch)
+	return search(c, ctx, opts.request(workspace, pattern, filetoolsv1.OutputMode_OUTPUT_MODE_CONTENT), opts.Summary,
+		func(msg *filetoolsv1.SearchResponse) []*Match {
+			if batch := msg.GetMatches(); batch != nil {
+				return batch.GetMatches()
+			}
+			return only(msg.GetMatch())
+		})
 }
 
 // SearchFiles yields the paths of the files with a match (as grep -l).
 func (c *Client) SearchFiles(ctx context.Context, workspace, pattern string, opts SearchOptions) iter.Seq2[string, error] {
 	return search(c, ctx, opts.request(workspace, pattern, filetoolsv1.OutputMode_OUTPUT_MODE_FILES_WITH_MATCHES), opts.Summary,
-		func(msg *filetoolsv1.SearchResponse) string { return msg.GetFile().GetPath() })
+		func(msg *filetoolsv1.SearchResponse) []string {
+			if file := msg.GetFile(); file != nil {
+				return []string{file.GetPath()}
+			}
+			return nil
+		})
 }
 
 // SearchCounts yields, for each file with a match, its matching-line count
 // (as grep -c).
 func (c *Client) SearchCounts(ctx context.Context, workspace, pattern string, opts SearchOptions) iter.Seq2[*FileMatchCount, error] {
-	return search(c, ctx, opts.request(workspace, pattern, filetoolsv1.OutputMode_OUTPUT_MODE_COUNT), opts.Summary, (*filetoolsv1.SearchResponse).GetCount)
+	return search(c, ctx, opts.request(workspace, pattern, filetoolsv1.OutputMode_OUTPUT_MODE_COUNT), opts.Summary,
+		func(msg *filetoolsv1.SearchResponse) []*FileMatchCount { return only(msg.GetCount()) })
+}
+
+// only is the one result a message holds, or none.
+func only[T any](item *T) []*T {
+	if item == nil {
+		return nil
+	}
+	return []*T{item}
 }
 
 func (o SearchOptions) request(workspace, pattern string, mode filetoolsv1.OutputMode) *filetoolsv1.SearchRequest {
@@ -350,6 +370,7 @@ func (o SearchOptions) request(workspace, pattern string, mode filetoolsv1.Outpu
 		Include: o.Include, Exclude: o.Exclude,
 		ContextBefore: o.ContextBefore, ContextAfter: o.ContextAfter,
 		RespectGitignore: optionalTrue(o.IncludeIgnored), OutputMode: mode,
+		BatchMatches: true,
 	}
 	if o.MaxResults > 0 {
 		req.MaxResults = &o.MaxResults
@@ -360,8 +381,8 @@ func (o SearchOptions) request(workspace, pattern string, mode filetoolsv1.Outpu
 	return req
 }
 
-// search yields result(msg) for every result message of the mode asked for.
-func search[T comparable](c *Client, ctx context.Context, req *filetoolsv1.SearchRequest, summary *SearchSummary, result func(*filetoolsv1.SearchResponse) T) iter.Seq2[T, error] {
+// search yields the results each message carries (results(msg): none, one, or a batch of matches).
+func search[T any](c *Client, ctx context.Context, req *filetoolsv1.SearchRequest, summary *SearchSummary, results func(*filetoolsv1.SearchResponse) []T) iter.Seq2[T, error] {
 	open := func(ctx context.Context) (grpc.ServerStreamingClient[filetoolsv1.SearchResponse], error) {
 		return c.files.Search(ctx, req)
 	}
@@ -376,9 +397,10 @@ func search[T comparable](c *Client, ctx context.Context, req *filetoolsv1.Searc
 			}
 			return true
 		}
-		var none T
-		if item := result(msg); item != none {
-			return yield(item)
+		for _, item := range results(msg) {
+			if !yield(item) {
+				return false
+			}
 		}
 		return true
 	})

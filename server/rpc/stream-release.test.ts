@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Metadata } from "@grpc/grpc-js";
-import { DownloadRequestSchema, ListRequestSchema, ReadRequestSchema, WriteRequestSchema } from "@filetools/proto/filetools/v1/files_pb.js";
+import { DownloadRequestSchema, ListRequestSchema, ReadRequestSchema, SearchRequestSchema, WriteRequestSchema } from "@filetools/proto/filetools/v1/files_pb.js";
 import { CreateWorkspaceRequestSchema, ExportSnapshotRequestSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../config.js";
@@ -67,6 +67,17 @@ describe("a streaming handler stopped at a yield releases what it holds", () => 
   it.each([1, 2])("a live ExportSnapshot stopped after %i messages (the header, a chunk) removes its scratch file", async (messages) => {
     await stopAfter(handlers.workspaces.exportSnapshot!(create(ExportSnapshotRequestSchema, { workspace: "w", live: true, include: ["**"] }), ctx), messages);
     expect(scratchFiles()).toEqual([]);
+  });
+
+  it.each([false, true])("Search (batch_matches %s) stopped after its first message closes the directories and files it holds, and frees its worker", async (batchMatches) => {
+    const before = openDescriptors();
+    const request = create(SearchRequestSchema, { workspace: "w", path: "/many", pattern: "x", fixedStrings: true, maxResults: 10_000, batchMatches });
+    await stopAfter(handlers.files.search!(request, ctx), 1);
+    // The one worker is free again: a search after it runs to its summary.
+    const after: unknown[] = [];
+    for await (const m of handlers.files.search!(create(SearchRequestSchema, { workspace: "w", path: "/many", pattern: "x", fixedStrings: true, maxResults: 10_000, batchMatches }), ctx)) after.push(m);
+    expect(after.at(-1)).toMatchObject({ event: { case: "summary" } });
+    expect(openDescriptors()).toBeLessThanOrEqual(before);
   });
 
   it("Download stopped at its header closes the file", async () => {

@@ -239,17 +239,18 @@ describe("pool", () => {
         const evil = compilePattern("(a+)+\\1$", { fixedStrings: false, caseInsensitive: false });
         const controller = new AbortController();
         const lease = newLease();
-        const stuck = pool.run({ pattern: evil, options: content(), files: { fd }, maxFileSize: 0, lease: lease.buffer as SharedArrayBuffer, found: new SharedArrayBuffer(4) }, controller.signal);
+        const alone = { foundBefore: 0, running: [], progress: new SharedArrayBuffer(4) }; // no tasks before it
+        const stuck = pool.run({ pattern: evil, options: content(), files: { fd }, maxFileSize: 0, lease: lease.buffer as SharedArrayBuffer, ...alone }, controller.signal);
         setTimeout(() => controller.abort(), 300);
         await expect(stuck).rejects.toThrow(/abort/i);
         // The worker had started with the descriptor: it is the caller's again only once that thread has exited.
         const worker = revokeTask(lease);
         expect(worker).toBeGreaterThan(0);
         await pool.exited(worker!);
-        const ok = await pool.run({ pattern: compilePattern("fine", { fixedStrings: true, caseInsensitive: false }), options: content(), files: { fd }, maxFileSize: 0, lease: new SharedArrayBuffer(8), found: new SharedArrayBuffer(4) }, new AbortController().signal);
+        const ok = await pool.run({ pattern: compilePattern("fine", { fixedStrings: true, caseInsensitive: false }), options: content(), files: { fd }, maxFileSize: 0, lease: new SharedArrayBuffer(8), ...alone }, new AbortController().signal);
         expect(ok).toMatchObject({ kinds: new Uint8Array([0]), hits: [{ index: 0, matches: [{ line: 2 }] }] });
         // Without the backreference the linear-engine fallback answers at once.
-        const linear = await pool.run({ pattern: compilePattern("(a+)+$", { fixedStrings: false, caseInsensitive: false }), options: content(), files: { fd }, maxFileSize: 0, lease: new SharedArrayBuffer(8), found: new SharedArrayBuffer(4) }, AbortSignal.timeout(10_000));
+        const linear = await pool.run({ pattern: compilePattern("(a+)+$", { fixedStrings: false, caseInsensitive: false }), options: content(), files: { fd }, maxFileSize: 0, lease: new SharedArrayBuffer(8), ...alone }, AbortSignal.timeout(10_000));
         expect(linear).toMatchObject({ kinds: new Uint8Array([0]), hits: [] });
       } finally {
         closeSync(fd);

@@ -77,18 +77,20 @@ export interface SearchSummary {
 }
 
 interface Batch {
-  /** Dispatch order, which is walk order. */
-  index: number;
   paths: string[];
   result: Promise<BatchResult>;
-  /** Results found by the batches before this one that are done (SearchTask.found). */
-  foundBefore: Int32Array;
+  /** The results its worker has found so far (SearchTask.progress). */
+  progress: Int32Array;
+  /** Its task has finished: its results are in `found`. */
+  done: boolean;
 }
 
 /**
- * Yields results in walk order, then returns the summary. The search stops at
- * `budgetMs` (summary.timedOut; workers still busy are terminated) and when
- * `signal` aborts (the abort reason is thrown).
+ * Yields results in walk order, then returns the summary: each yield is what
+ * one finished task adds (never empty), so that a caller can send it on at
+ * once, in as few messages as it likes. The search stops at `budgetMs`
+ * (summary.timedOut; workers still busy are terminated) and when `signal`
+ * aborts (the abort reason is thrown).
  */
 export async function* search(
   workspace: Workspace,
@@ -96,7 +98,7 @@ export async function* search(
   options: SearchOptions,
   signal: AbortSignal,
   budgetMs: number,
-): AsyncGenerator<SearchEvent, SearchSummary> {
+): AsyncGenerator<SearchEvent[], SearchSummary> {
   const parts = parsePath(options.path);
   const pattern = compilePattern(options.pattern, options);
   const maxResults = countArgument("max_results", options.maxResults, DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT) || DEFAULT_MAX_RESULTS;
@@ -128,30 +130,31 @@ export async function* search(
   let reported = 0;
   /** Results in the batches done so far, sent or not; more than max_results stop the walk. */
   let found = 0;
-  let dispatched = 0;
   /** Once max_results is reached, any further result only proves truncation. */
   let full = false;
 
   const dispatch = (batch: FileBatch) => {
-    const index = dispatched++;
-    // The batches done by now all come before this one (they were dispatched first); later ones add theirs when done.
-    const foundBefore = new Int32Array(new SharedArrayBuffer(4));
-    foundBefore[0] = found;
+    // Every batch before this one is either done (its results are in `found`) or running: the
+    // worker reads the running ones' progress as it grows, so that two tasks on two workers do
+    // not both gather a whole max_results (10,000 lines of a common word: half the daemon's CPU).
+    const progress = new Int32Array(new SharedArrayBuffer(4));
     const lease = newLease();
     const task: SearchTask = {
       pattern,
       options: { mode: options.mode, before, after, limit: maxResults } satisfies ScanOptions,
-      found: foundBefore.buffer as SharedArrayBuffer,
+      foundBefore: found,
+      running: queue.filter((earlier) => !earlier.done).map((earlier) => earlier.progress.buffer as SharedArrayBuffer),
+      progress: progress.buffer as SharedArrayBuffer,
       maxFileSize,
       files: batch.files,
       lease: lease.buffer as SharedArrayBuffer,
     };
     const result = pool.run(task, taskSignal);
+    const batchOf: Batch = { paths: batch.paths, result, progress, done: false };
     result.then(
       (done) => {
-        const results = done.hits.reduce((n, hit) => n + resultsIn(hit, options.mode), 0);
-        found += results;
-        for (const later of queue) if (later.index > index) Atomics.add(later.foundBefore, 0, results);
+        found += done.hits.reduce((n, hit) => n + resultsIn(hit, options.mode), 0);
+        batchOf.done = true;
       },
       () => {},
     );
@@ -171,11 +174,11 @@ export async function* search(
     });
     inFlight.add(settled);
     void settled.then(() => inFlight.delete(settled));
-    queue.push({ index, paths: batch.paths, result, foundBefore });
+    queue.push(batchOf);
   };
 
-  /** Consumes the oldest batch; returns false when the search must stop. */
-  async function* drain(): AsyncGenerator<SearchEvent, boolean> {
+  /** Consumes the oldest batch, yielding its results; returns false when the search must stop. */
+  async function* drain(): AsyncGenerator<SearchEvent[], boolean> {
     const batch = queue.shift()!;
     let result: BatchResult;
     try {
@@ -185,6 +188,14 @@ export async function* search(
       if (summary.timedOut) return false;
       throw error;
     }
+    const events: SearchEvent[] = [];
+    const more = consume(batch, result, events);
+    if (events.length > 0) yield events;
+    return more;
+  }
+
+  /** Adds a finished batch to the summary and its results to `events`; false when the search must stop. */
+  function consume(batch: Batch, result: BatchResult, events: SearchEvent[]): boolean {
     let next = 0; // the next of `hits`
     for (let i = 0; i < result.kinds.length; i++) {
       const kind = FILE_KINDS[result.kinds[i]!];
@@ -212,7 +223,7 @@ export async function* search(
           if (reported === maxResults) break;
           reported++;
           sent++;
-          yield { kind: "match", path, match };
+          events.push({ kind: "match", path, match });
         }
         if (sent > 0) summary.filesMatched++;
         summary.matches += sent;
@@ -224,7 +235,7 @@ export async function* search(
         reported++;
         summary.filesMatched++;
         summary.matches += outcome.count;
-        yield options.mode === "files" ? { kind: "file", path } : { kind: "count", path, count: outcome.count };
+        events.push(options.mode === "files" ? { kind: "file", path } : { kind: "count", path, count: outcome.count });
       }
       if (reported === maxResults) full = true;
     }

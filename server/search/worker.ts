@@ -33,11 +33,15 @@ export interface SearchTask {
    */
   lease: SharedArrayBuffer;
   /**
-   * One Int32: the results found by the tasks before this one (in walk order)
-   * that are done; the main thread adds to it as more of them finish. The
-   * task needs only what they lack, and one more to prove truncation.
+   * The results found by the tasks before this one (in walk order): those
+   * done when it was dispatched (`foundBefore`), and the running ones'
+   * `progress`, read as they grow. The task needs only what they lack, and
+   * one more to prove truncation.
    */
-  found: SharedArrayBuffer;
+  foundBefore: number;
+  running: SharedArrayBuffer[];
+  /** One Int32: the results this task has found so far (for the tasks after it). */
+  progress: SharedArrayBuffer;
 }
 
 export type FileOutcome =
@@ -106,7 +110,9 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
   const matcher = cached.matcher;
   const count = "fd" in task.files ? 1 : task.files.names.length;
   const result: BatchResult = { kinds: new Uint8Array(count), bytes: new Float64Array(count), hits: [] };
-  const found = new Int32Array(task.found);
+  const running = task.running.map((buffer) => new Int32Array(buffer));
+  const progress = new Int32Array(task.progress);
+  const foundBefore = () => running.reduce((n, r) => n + Atomics.load(r, 0), task.foundBefore);
   const limit = task.options.limit;
   let results = 0;
   let index = 0;
@@ -115,13 +121,14 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
   if (Atomics.compareExchange(lease, 0, UNSTARTED, STARTED) === UNSTARTED) {
     try {
       // Results beyond `allowed` are not needed, but for one that proves truncation.
-      for (let allowed = limit - Atomics.load(found, 0); index < count && results <= allowed; index++, allowed = limit - Atomics.load(found, 0)) {
+      for (let allowed = limit - foundBefore(); index < count && results <= allowed; index++, allowed = limit - foundBefore()) {
         const outcome = scanOne(task, index, matcher, { ...task.options, limit: Math.max(0, allowed - results) });
         result.kinds[index] = KIND_CODES[outcome.kind];
         result.bytes[index] = outcome.bytes;
         if (outcome.kind === "text" && (outcome.count > 0 || outcome.more)) {
           result.hits.push({ index, count: outcome.count, matches: outcome.matches, more: outcome.more });
           results += task.options.mode === "content" ? outcome.matches.length + (outcome.more ? 1 : 0) : 1;
+          Atomics.store(progress, 0, results);
         }
       }
     } finally {

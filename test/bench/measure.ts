@@ -52,6 +52,9 @@ export async function loopTool(cmd: string, repeat: number): Promise<number> {
 
 export const lineCount = (text: string) => (text.match(/\n/g) ?? []).length;
 
+/** `s` quoted for sh. */
+export const sh = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
 // ---- processes ----------------------------------------------------------------
 
 /** A process's resident memory now (VmRSS) or its high-water mark (VmHWM), in bytes. */

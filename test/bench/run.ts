@@ -6,12 +6,12 @@
 // search runs once per tool before it is timed).
 import os from "node:os";
 import path from "node:path";
-import { FileToolsError } from "../../clients/ts/src/client.js";
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import { OutputMode, type SearchRequestSchema } from "@filetools/proto/filetools/v1/files_pb.js";
+import { OutputMode } from "@filetools/proto/filetools/v1/files_pb.js";
 import { ALTERNATION, BIG_FILE, BIG_LINES, COMMON_WORD, RARE_LITERAL, ensureData, prng } from "./data.js";
-import { Daemon, ensureBuilt, ensureRipgrep, lineCount, loadAverage, loopTool, machine, median, ms, quantile, runTool } from "./measure.js";
-import { formatMs, renderTable, type Compared, type Row } from "./table.js";
+import { Daemon, ensureBuilt, ensureRipgrep, lineCount, loadAverage, loopTool, machine, median, ms, quantile, runTool, sh } from "./measure.js";
+import { MAX_RESULTS, RG, searchRows, sumCounts, withSearchDaemons, type SearchCase } from "./search-runner.js";
+import { searchPageBenchmarks } from "./search-pages.js";
+import { formatMs, renderTable, type Row } from "./table.js";
 
 const DATA = path.resolve(process.env.BENCH_DATA ?? path.join(os.homedir(), ".cache", "filetools-bench"));
 const WINDOW = 50;
@@ -19,11 +19,9 @@ const FAR_LINE = 10_000_000;
 const RANDOM_WINDOWS = 100;
 /** Before the line index, every window rescans the file: stop the random windows after this long. */
 const WINDOWS_BUDGET_MS = 180_000;
-const SEARCH_RUNS = 5;
 
 const log = (line: string) => console.log(line);
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-const sh = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
 async function main(): Promise<void> {
   ensureBuilt(log);
@@ -37,12 +35,15 @@ async function main(): Promise<void> {
   log(`data: ${DATA}`);
   log(`  big/${BIG_FILE}: ${(big.bytes / 1e9).toFixed(2)} GB, ${big.lines.toLocaleString("en")} lines; generated in ${big.seconds.toFixed(1)} s (${when("big")})`);
   log(`  tree/: ${tree.files.toLocaleString("en")} files, ${(tree.bytes / 1e6).toFixed(0)} MB, ${tree.binaries} binaries, ${tree.ignored} gitignored; generated in ${tree.seconds.toFixed(1)} s (${when("tree")})`);
+  const small = manifest.small!;
+  log(`  small/: ${small.files.toLocaleString("en")} files, ${(small.bytes / 1e6).toFixed(0)} MB, ${small.binaries} binaries, ${small.ignored} gitignored; generated in ${small.seconds.toFixed(1)} s (${when("small")})`);
   log("");
 
   const only = process.env.BENCH_ONLY; // "read" or "search": one half, while working on it
   const rows = [
     ...(only === "search" ? [] : await readBenchmarks()),
     ...(only === "read" ? [] : await searchBenchmarks(rg !== undefined)),
+    ...(only === "read" ? [] : await searchPageBenchmarks(DATA, manifest, rg !== undefined, log)),
   ];
   log("");
   log(renderTable(rows));
@@ -158,56 +159,43 @@ async function readBenchmarks(): Promise<Row[]> {
 
 // ---- Search -----------------------------------------------------------------
 
-interface SearchCase {
-  name: string;
-  request: MessageInitShape<typeof SearchRequestSchema>;
-  rg: string;
-  grep: string;
-  /** How the tools are named in the table. */
-  labels: [string, string];
-  /** Results in a tool's output: matching lines, or the sum of per-file counts. */
-  count: (stdout: string) => number;
-}
-
-const sumCounts = (stdout: string) => stdout.split("\n").reduce((sum, line) => sum + (Number(line.slice(line.lastIndexOf(":") + 1)) || 0), 0);
-
-/** The daemon caps results at 10,000. */
-const MAX_RESULTS = 10_000;
-
-function searchCases(): SearchCase[] {
-  // rg reads .gitignore outside a git repository only with --no-require-git; grep gets the same rules as excludes,
-  // so that the three search the same files. Every tool skips binary files.
-  const rg = "rg -j2 --no-require-git";
+function searchCases(dir: string): SearchCase[] {
+  // grep gets the .gitignore rules as excludes, so that the three search the same files. Every tool skips binary files.
   const grep = "grep -r --exclude-dir=build --exclude='*.log'";
+  const on = { workspace: "tree", dir };
   return [
     {
+      ...on,
       name: `search rare literal "${RARE_LITERAL}"`,
       request: { pattern: RARE_LITERAL, fixedStrings: true },
-      rg: `${rg} -n -F ${RARE_LITERAL}`,
+      rg: `${RG} -n -F ${RARE_LITERAL}`,
       grep: `${grep} -n -F ${RARE_LITERAL} .`,
       labels: ["rg -n -j2 -F", "grep -rn -F"],
       count: lineCount,
     },
     {
+      ...on,
       name: `search alternation regex "${ALTERNATION}"`,
       request: { pattern: ALTERNATION },
-      rg: `${rg} -n -e ${sh(ALTERNATION)}`,
+      rg: `${RG} -n -e ${sh(ALTERNATION)}`,
       grep: `${grep} -n -E -e ${sh(ALTERNATION)} .`,
       labels: ["rg -n -j2", "grep -rn -E"],
       count: lineCount,
     },
     {
+      ...on,
       name: `search common word "${COMMON_WORD}": count mode (every line scanned)`,
       request: { pattern: COMMON_WORD, fixedStrings: true, outputMode: OutputMode.COUNT },
-      rg: `${rg} -c -F ${COMMON_WORD}`,
+      rg: `${RG} -c -F ${COMMON_WORD}`,
       grep: `${grep} -c -F ${COMMON_WORD} .`,
       labels: ["rg -c -j2 -F", "grep -rc -F"],
       count: sumCounts,
     },
     {
+      ...on,
       name: `search common word "${COMMON_WORD}": first ${MAX_RESULTS.toLocaleString("en")} lines`,
       request: { pattern: COMMON_WORD, fixedStrings: true },
-      rg: `${rg} -n -F ${COMMON_WORD} | head -n ${MAX_RESULTS}`,
+      rg: `${RG} -n -F ${COMMON_WORD} | head -n ${MAX_RESULTS}`,
       grep: `${grep} -n -F ${COMMON_WORD} . | head -n ${MAX_RESULTS}`,
       labels: [`rg -n -j2 -F | head -n ${MAX_RESULTS}`, `grep -rn -F | head -n ${MAX_RESULTS}`],
       count: lineCount,
@@ -215,76 +203,12 @@ function searchCases(): SearchCase[] {
   ];
 }
 
-async function timedSearch(daemon: Daemon, request: SearchCase["request"]) {
-  const started = process.hrtime.bigint();
-  let results = 0;
-  let summary: { truncated: boolean; timedOut: boolean } | undefined;
-  const stream = daemon.client.files.search(
-    { workspace: "tree", maxResults: MAX_RESULTS, outputMode: OutputMode.CONTENT, ...request },
-    { deadline: 300_000 },
-  );
-  for await (const m of stream) {
-    if (m.event.case === "match") results++;
-    else if (m.event.case === "count") results += Number(m.event.value.count);
-    else if (m.event.case === "summary") summary = m.event.value;
-  }
-  return { ms: ms(started), results, summary };
-}
-
 async function searchBenchmarks(haveRg: boolean): Promise<Row[]> {
   const dir = path.join(DATA, "tree");
-  const daemon = await Daemon.start({ tree: dir });
-  log(`search: daemon started, idle RSS ${mib(daemon.rss())}`);
-  const rows: Row[] = [];
-  let unserved: string | undefined; // once Search answers UNIMPLEMENTED, no case asks again
-  for (const c of searchCases()) {
-    log(`${c.name} …`);
-    let failure = unserved; // why the daemon has no time
-    const attempt = async <T>(call: () => Promise<T>): Promise<T | undefined> => {
-      if (failure) return undefined;
-      try {
-        return await call();
-      } catch (error) {
-        if (!(error instanceof FileToolsError)) throw error;
-        if (error.codeName === "UNIMPLEMENTED") unserved = "n/a (Search not served)";
-        failure = unserved ?? `error ${error.codeName}: ${error.message}`;
-        return undefined;
-      }
-    };
-    // Warm-up: one run of each (page cache, JIT), which also gives the result counts.
-    const daemonResults = await attempt(() => timedSearch(daemon, c.request));
-    const rgCount = haveRg ? c.count((await runTool(c.rg, dir)).stdout) : undefined;
-    const grepCount = c.count((await runTool(c.grep, dir)).stdout);
-
-    const daemonTimes: number[] = [];
-    const rgTimes: number[] = [];
-    const grepTimes: number[] = [];
-    let peak: number | undefined;
-    for (let i = 0; i < SEARCH_RUNS; i++) {
-      const run = await attempt(() => daemon.peakDuring(() => timedSearch(daemon, c.request)));
-      if (run) {
-        daemonTimes.push(run.result.ms);
-        peak = Math.max(peak ?? 0, run.peak);
-      }
-      if (haveRg) rgTimes.push((await runTool(c.rg, dir)).ms);
-      grepTimes.push((await runTool(c.grep, dir)).ms);
-    }
-    const tools: Compared[] = [
-      haveRg ? { tool: c.labels[0], ms: median(rgTimes) } : { tool: c.labels[0], missing: "n/a (ripgrep not installed)" },
-      { tool: c.labels[1], ms: median(grepTimes) },
-    ];
-    const counts = `results daemon/rg/grep: ${daemonResults?.results ?? "–"}/${rgCount ?? "–"}/${grepCount}`;
-    const flags = [daemonResults?.summary?.truncated ? "daemon stopped at max_results" : "", daemonResults?.summary?.timedOut ? "daemon timed out" : ""].filter(Boolean);
-    rows.push({
-      name: c.name,
-      daemon: failure ?? median(daemonTimes),
-      tools,
-      peakRss: peak,
-      note: [counts, ...flags].join("; "),
-    });
-  }
-  await daemon.stop();
-  return rows;
+  return withSearchDaemons({ tree: dir }, (daemon, baseline) => {
+    log(`search: daemon started, idle RSS ${mib(daemon.rss())}`);
+    return searchRows(daemon, searchCases(dir), haveRg, log, baseline);
+  });
 }
 
 main().catch((error: unknown) => {

@@ -14,9 +14,13 @@ type SearchReq = Parameters<D["client"]["files"]["search"]>[0];
 
 async function run(req: Omit<SearchReq, "workspace" | "$typeName">, ws = "w", options: Parameters<D["client"]["files"]["search"]>[1] = {}) {
   const msgs = await collect(d.client.files.search({ workspace: ws, ...req }, options));
-  const out = { matches: [] as any[], files: [] as string[], counts: [] as [string, number][], summary: undefined as any };
+  const out = { matches: [] as any[], files: [] as string[], counts: [] as [string, number][], summary: undefined as any, messages: msgs.map((m) => m.event.case) };
   for (const m of msgs) {
     if (m.event.case === "match") out.matches.push(m.event.value);
+    else if (m.event.case === "matches") {
+      expect(m.event.value.matches.length, "a batch is never empty").toBeGreaterThan(0);
+      out.matches.push(...m.event.value.matches);
+    }
     else if (m.event.case === "file") out.files.push(m.event.value.path);
     else if (m.event.case === "count") out.counts.push([m.event.value.path, Number(m.event.value.count)]);
     else if (m.event.case === "summary") out.summary = m.event.value;
@@ -199,6 +203,23 @@ describe("Search filters and options", () => {
     ]);
   });
 
+  it("batch_matches gives the same results as single messages: cut lines, context, truncation", async () => {
+    for (const [req, ws] of [
+      [{ pattern: "needle", fixedStrings: true, maxResults: 10_000, respectGitignore: false }, "w"],
+      [{ pattern: "a", maxResults: 5 }, "w"],
+      [{ path: "ctx.txt", pattern: "token", contextBefore: 2, contextAfter: 1 }, "g"],
+    ] as const) {
+      const single = await run(req, ws);
+      const batched = await run({ ...req, batchMatches: true }, ws);
+      expect(batched.matches).toEqual(single.matches);
+      expect(batched.summary).toEqual(single.summary);
+      expect(batched.messages.filter((c) => c !== "matches")).toEqual(["summary"]);
+    }
+    const cut = await run({ path: "long.txt", pattern: "needle", batchMatches: true });
+    expect(cut.matches.map((m) => [m.lineCut, Number(m.lineNumber)])).toEqual([[true, 1], [false, 2]]);
+    expect(cut.messages).toEqual(["matches", "summary"]);
+  });
+
   it("max_results stops the search and sets truncated", async () => {
     const r = await run({ pattern: "a", maxResults: 5 });
     expect(r.matches.length).toBe(5);
@@ -312,6 +333,27 @@ describe("Search over many tasks on two workers", () => {
     expect(sortHits(all.matches.map(hit))).toEqual(grep(two.root, ["-E", "-e", "FIXME_[0-9]+"]));
     const files = [...new Set(all.matches.map((m) => m.path as string))];
     expect(files).toEqual([...files].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))); // one name per level: plain order is walk order
+  });
+
+  it("batch_matches: the same matches in the same order, in fewer messages; without it, one match per message", async () => {
+    for (const req of [
+      { pattern: "hit", fixedStrings: true, maxResults: 10_000 },
+      { pattern: "hit", fixedStrings: true, maxResults: 37 },
+      { pattern: "FIXME_[0-9]+", contextBefore: 2, contextAfter: 1, maxResults: 10_000 },
+      { pattern: "FIXME_[0-9]+", contextBefore: 1, maxResults: 1 },
+    ]) {
+      const single = await search(req);
+      const batched = await search({ ...req, batchMatches: true });
+      expect(batched.matches, JSON.stringify(req)).toEqual(single.matches);
+      expect(batched.summary).toEqual(single.summary);
+      expect(single.messages.filter((c) => c !== "match")).toEqual(["summary"]);
+      expect(batched.messages.filter((c) => c !== "matches")).toEqual(["summary"]);
+      if (single.matches.length > 100) expect(batched.messages.length).toBeLessThan(single.matches.length / 10);
+    }
+    // Other modes are not batched: one file or count per message either way.
+    const files = await search({ pattern: "hit", fixedStrings: true, outputMode: OutputMode.FILES_WITH_MATCHES, maxResults: 10_000, batchMatches: true });
+    expect(files.files.length).toBeGreaterThan(100);
+    expect(files.messages.filter((c) => c !== "file")).toEqual(["summary"]);
   });
 
   it("max_results gives exactly the first results in walk order, whichever task found them", async () => {

@@ -9,11 +9,12 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
 import filetools
 from filetools import TextEdit, errors
-from filetools.v1 import common_pb2, files_pb2
+from filetools.v1 import common_pb2, files_pb2, files_pb2_grpc
 
 from conftest import Daemon
 
@@ -194,6 +195,28 @@ def _upload_large_search_target(client: Any, ws: str, tmp_path: Path) -> None:
     source = tmp_path / "huge.txt"
     source.write_text(block * 64)
     client.upload(ws, "huge.txt", from_=source)
+
+
+def test_search_batches_give_the_single_messages_matches_in_order(client: Any, ws: str, channel: grpc.Channel) -> None:
+    # Enough files that the daemon's answer takes several tasks and batches of matches.
+    for i in range(150):
+        client.write_text(ws, f"d{i % 3}/f{i:03}.txt", "".join(f"TODO {i}.{n}\nplain\n" for n in range(i % 4 + 1)))
+    raw = files_pb2_grpc.FilesStub(channel)
+
+    def singles(**request: Any) -> list[Any]:
+        # A request without batch_matches, as an older client sends: one `match` per message.
+        messages = list(raw.Search(files_pb2.SearchRequest(workspace=ws, pattern="TODO", **request), timeout=30))
+        assert {m.WhichOneof("event") for m in messages[:-1]} <= {"match"} and messages[-1].HasField("summary")
+        return [m.match for m in messages[:-1]]
+
+    for request in ({"max_results": 10_000, "context_after": 1}, {"max_results": 77, "context_before": 2}):
+        results = client.search(ws, "TODO", **request)
+        assert list(results) == singles(**request)
+        assert results.summary.truncated == (request["max_results"] == 77)
+
+    batched = list(raw.Search(files_pb2.SearchRequest(workspace=ws, pattern="TODO", max_results=10_000, batch_matches=True), timeout=30))
+    assert {m.WhichOneof("event") for m in batched[:-1]} == {"matches"}
+    assert sum(len(m.matches.matches) for m in batched[:-1]) == len(singles(max_results=10_000)) == 373
 
 
 def test_breaking_out_of_a_search_stops_the_daemon_s_work(client: Any, ws: str, daemon: Daemon, tmp_path: Path) -> None:

@@ -162,15 +162,15 @@ export class SearchResults<T> implements AsyncIterable<T> {
 
   constructor(
     private readonly start: () => AsyncIterable<SearchResponse>,
-    private readonly resultOf: (event: SearchResponse["event"]) => T | undefined,
+    /** The results a message carries (content mode's batches hold several). */
+    private readonly resultsOf: (event: SearchResponse["event"]) => readonly T[],
   ) {}
 
   /** Each loop is one call; leaving the loop early cancels it, and the daemon stops searching. */
   async *[Symbol.asyncIterator](): AsyncGenerator<T> {
     for await (const { event } of this.start()) {
       if (event.case === "summary") this.summary = event.value;
-      const result = this.resultOf(event);
-      if (result !== undefined) yield result;
+      yield* this.resultsOf(event);
     }
   }
 }
@@ -264,21 +264,21 @@ export class WorkspaceClient {
   /** Matching lines, as found. `for await (const m of ws.search("TODO")) …`; then `.summary`. */
   search(pattern: string, options: SearchOptions = {}): SearchResults<SearchMatch> {
     return this.searchResults(pattern, options, OutputMode.CONTENT, (event) =>
-      event.case === "match" ? event.value : undefined,
+      event.case === "matches" ? event.value.matches : event.case === "match" ? [event.value] : [],
     );
   }
 
   /** Paths of the files that match, as found. */
   searchFiles(pattern: string, options: SearchOptions = {}): SearchResults<string> {
     return this.searchResults(pattern, options, OutputMode.FILES_WITH_MATCHES, (event) =>
-      event.case === "file" ? event.value.path : undefined,
+      event.case === "file" ? [event.value.path] : [],
     );
   }
 
   /** Matching-line counts per file, as found. */
   searchCounts(pattern: string, options: SearchOptions = {}): SearchResults<SearchCount> {
     return this.searchResults(pattern, options, OutputMode.COUNT, (event) =>
-      event.case === "count" ? event.value : undefined,
+      event.case === "count" ? [event.value] : [],
     );
   }
 
@@ -286,7 +286,7 @@ export class WorkspaceClient {
     pattern: string,
     options: SearchOptions,
     outputMode: OutputMode,
-    resultOf: (event: SearchResponse["event"]) => T | undefined,
+    resultsOf: (event: SearchResponse["event"]) => readonly T[],
   ): SearchResults<T> {
     const request = {
       workspace: this.id,
@@ -302,8 +302,9 @@ export class WorkspaceClient {
       maxResults: options.maxResults,
       maxFileSize: int64(options.maxFileSize),
       respectGitignore: options.respectGitignore,
+      batchMatches: true,
     };
-    return new SearchResults(() => this.raw.files.search(request, options), resultOf);
+    return new SearchResults(() => this.raw.files.search(request, options), resultsOf);
   }
 
   /** Describes one entry (a symlink as SYMLINK); `countLines` and `detectBinary` read the file. */

@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { OutputMode, type SearchResponseSchema } from "@filetools/proto/filetools/v1/files_pb.js";
+import { OutputMode, type SearchMatchSchema, type SearchResponseSchema } from "@filetools/proto/filetools/v1/files_pb.js";
 import type { SearchPool } from "../../search/pool.js";
-import { search, searchBudgetMs } from "../../search/search.js";
+import { search, searchBudgetMs, type SearchEvent } from "../../search/search.js";
 import type { OutputMode as ScanMode } from "../../search/scan.js";
 import type { Deps, FilesHandler } from "../types.js";
 
@@ -11,6 +11,14 @@ const MODES: Record<OutputMode, ScanMode> = {
   [OutputMode.FILES_WITH_MATCHES]: "files",
   [OutputMode.COUNT]: "count",
 };
+
+/** A `matches` message holds at most this many matches… */
+const BATCH_MATCHES = 1000;
+/** …and about this much text (UTF-16 units, a match's path, line and context), unless one match is larger. */
+const BATCH_CHARS = 64 << 10;
+
+type Response = MessageInitShape<typeof SearchResponseSchema>;
+type Match = MessageInitShape<typeof SearchMatchSchema>;
 
 export function searchHandler(deps: Deps, pool: SearchPool): FilesHandler<"search"> {
   return async function* (request, ctx) {
@@ -41,7 +49,7 @@ export function searchHandler(deps: Deps, pool: SearchPool): FilesHandler<"searc
       // The client went away or the call failed: stop the search (closes its files, frees its workers).
       await results.return(undefined as never);
     }
-    async function* respond(): AsyncGenerator<MessageInitShape<typeof SearchResponseSchema>> {
+    async function* respond(): AsyncGenerator<Response> {
       for (;;) {
         const next = await results.next();
         if (next.done) {
@@ -63,21 +71,41 @@ export function searchHandler(deps: Deps, pool: SearchPool): FilesHandler<"searc
           };
           return;
         }
-        const r = next.value;
-        if (r.kind === "match") {
-          const m = r.match;
-          yield {
-            event: {
-              case: "match",
-              value: { path: r.path, lineNumber: BigInt(m.line), column: m.column, line: m.text, before: m.before, after: m.after, lineCut: m.cut },
-            },
-          };
-        } else if (r.kind === "file") {
-          yield { event: { case: "file", value: { path: r.path } } };
-        } else {
-          yield { event: { case: "count", value: { path: r.path, count: BigInt(r.count) } } };
-        }
+        yield* request.batchMatches ? batched(next.value) : next.value.map(single);
       }
     }
   };
+}
+
+function single(r: SearchEvent): Response {
+  if (r.kind === "match") return { event: { case: "match", value: matchOf(r) } };
+  if (r.kind === "file") return { event: { case: "file", value: { path: r.path } } };
+  return { event: { case: "count", value: { path: r.path, count: BigInt(r.count) } } };
+}
+
+/** What one finished task found, as `matches` messages (content mode; the other modes' results go one per message). */
+function* batched(events: SearchEvent[]): Generator<Response> {
+  let matches: Match[] = [];
+  let chars = 0;
+  for (const r of events) {
+    if (r.kind !== "match") {
+      yield single(r);
+      continue;
+    }
+    const m = r.match;
+    const size = r.path.length + m.text.length + m.before.reduce((n, l) => n + l.length, 0) + m.after.reduce((n, l) => n + l.length, 0);
+    if (matches.length > 0 && (matches.length === BATCH_MATCHES || chars + size > BATCH_CHARS)) {
+      yield { event: { case: "matches", value: { matches } } };
+      matches = [];
+      chars = 0;
+    }
+    matches.push(matchOf(r));
+    chars += size;
+  }
+  if (matches.length > 0) yield { event: { case: "matches", value: { matches } } };
+}
+
+function matchOf(r: Extract<SearchEvent, { kind: "match" }>): Match {
+  const m = r.match;
+  return { path: r.path, lineNumber: BigInt(m.line), column: m.column, line: m.text, before: m.before, after: m.after, lineCut: m.cut };
 }

@@ -381,10 +381,13 @@ def search(
         max_file_size=max_file_size,
         respect_gitignore=respect_gitignore,
         output_mode=f"OUTPUT_MODE_{output_mode.upper()}",
+        batch_matches=True,
     )
 
     def split(r: f.SearchResponse) -> tuple[Sequence[SearchHit], f.SearchSummary | None]:
         kind = r.WhichOneof("event")
+        if kind == "matches":
+            return r.matches.matches, None
         if kind == "match":
             return [r.match], None
         if kind == "file":

@@ -1,6 +1,6 @@
 // grep: the Search RPC, printed as grep -rn prints (or as JSON Lines).
 import { Option, type Command } from "commander";
-import { OutputMode, SearchResponseSchema, type SearchMatch, type SearchSummary } from "@filetools/proto/filetools/v1/files_pb.js";
+import { OutputMode, SearchMatchSchema, SearchResponseSchema, type SearchMatch, type SearchSummary } from "@filetools/proto/filetools/v1/files_pb.js";
 import { collect, int64, integerAtLeast } from "./args.js";
 import { jsonOf, note, printJsonLine, writeOut } from "./output.js";
 import { sessionOf } from "./session.js";
@@ -48,13 +48,20 @@ export function addGrepCommand(program: Command): void {
         maxFileSize: int64(options.maxFileSize),
         respectGitignore: options.gitignore,
         outputMode: options.filesWithMatches ? OutputMode.FILES_WITH_MATCHES : options.count ? OutputMode.COUNT : OutputMode.CONTENT,
+        batchMatches: true,
       };
       const printer = new MatchPrinter(request.contextBefore > 0 || request.contextAfter > 0);
       let summary: SearchSummary | undefined;
       // The raw stream rather than the client's search(): every event of any output mode is printed as it comes.
       for await (const response of client.files.search(request, call)) {
         const { event } = response;
-        if (json) await printJsonLine(jsonOf(SearchResponseSchema, response));
+        // A batch of matches prints as its matches, one line (or JSON object) each.
+        if (event.case === "matches") {
+          for (const match of event.value.matches) {
+            if (json) await printJsonLine({ match: jsonOf(SearchMatchSchema, match) });
+            else await writeOut(printer.lines(match));
+          }
+        } else if (json) await printJsonLine(jsonOf(SearchResponseSchema, response));
         else if (event.case === "match") await writeOut(printer.lines(event.value));
         else if (event.case === "file") await writeOut(`${event.value.path}\n`);
         else if (event.case === "count") await writeOut(`${event.value.path}:${event.value.count}\n`);

@@ -1967,7 +1967,15 @@ type SearchRequest struct {
 	// Skip what .gitignore excludes, and .git directories. Unset = true.
 	RespectGitignore *bool `protobuf:"varint,12,opt,name=respect_gitignore,json=respectGitignore,proto3,oneof" json:"respect_gitignore,omitempty"`
 	// See OutputMode.
-	OutputMode    OutputMode `protobuf:"varint,13,opt,name=output_mode,json=outputMode,proto3,enum=filetools.v1.OutputMode" json:"output_mode,omitempty"`
+	OutputMode OutputMode `protobuf:"varint,13,opt,name=output_mode,json=outputMode,proto3,enum=filetools.v1.OutputMode" json:"output_mode,omitempty"`
+	// Content mode: send matches in `matches` messages, each carrying one or more
+	// of them, instead of one `match` message per match. The server sends what
+	// it has found so far (it never waits to fill a batch), at most 1,000
+	// matches or about 64 KiB of text per message (a single larger match goes
+	// alone). Order, context, cutting, max_results and the summary are the same
+	// either way. Unset (as from clients older than this field) = one `match`
+	// per message. Every client of this repository sets it.
+	BatchMatches  bool `protobuf:"varint,14,opt,name=batch_matches,json=batchMatches,proto3" json:"batch_matches,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2093,6 +2101,13 @@ func (x *SearchRequest) GetOutputMode() OutputMode {
 	return OutputMode_OUTPUT_MODE_UNSPECIFIED
 }
 
+func (x *SearchRequest) GetBatchMatches() bool {
+	if x != nil {
+		return x.BatchMatches
+	}
+	return false
+}
+
 type SearchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Results as found, in walk order (files in sorted path order, a file's
@@ -2105,6 +2120,7 @@ type SearchResponse struct {
 	//	*SearchResponse_File
 	//	*SearchResponse_Count
 	//	*SearchResponse_Summary
+	//	*SearchResponse_Matches
 	Event         isSearchResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2183,11 +2199,21 @@ func (x *SearchResponse) GetSummary() *SearchSummary {
 	return nil
 }
 
+func (x *SearchResponse) GetMatches() *SearchMatches {
+	if x != nil {
+		if x, ok := x.Event.(*SearchResponse_Matches); ok {
+			return x.Matches
+		}
+	}
+	return nil
+}
+
 type isSearchResponse_Event interface {
 	isSearchResponse_Event()
 }
 
 type SearchResponse_Match struct {
+	// One match (content mode without batch_matches).
 	Match *SearchMatch `protobuf:"bytes,1,opt,name=match,proto3,oneof"`
 }
 
@@ -2203,6 +2229,11 @@ type SearchResponse_Summary struct {
 	Summary *SearchSummary `protobuf:"bytes,4,opt,name=summary,proto3,oneof"`
 }
 
+type SearchResponse_Matches struct {
+	// Matches in order (content mode with batch_matches); never empty.
+	Matches *SearchMatches `protobuf:"bytes,5,opt,name=matches,proto3,oneof"`
+}
+
 func (*SearchResponse_Match) isSearchResponse_Event() {}
 
 func (*SearchResponse_File) isSearchResponse_Event() {}
@@ -2210,6 +2241,53 @@ func (*SearchResponse_File) isSearchResponse_Event() {}
 func (*SearchResponse_Count) isSearchResponse_Event() {}
 
 func (*SearchResponse_Summary) isSearchResponse_Event() {}
+
+func (*SearchResponse_Matches) isSearchResponse_Event() {}
+
+type SearchMatches struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Consecutive results, in walk order; a batch may hold matches of several files.
+	Matches       []*SearchMatch `protobuf:"bytes,1,rep,name=matches,proto3" json:"matches,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchMatches) Reset() {
+	*x = SearchMatches{}
+	mi := &file_filetools_v1_files_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchMatches) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchMatches) ProtoMessage() {}
+
+func (x *SearchMatches) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_files_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchMatches.ProtoReflect.Descriptor instead.
+func (*SearchMatches) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *SearchMatches) GetMatches() []*SearchMatch {
+	if x != nil {
+		return x.Matches
+	}
+	return nil
+}
 
 type SearchMatch struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2233,7 +2311,7 @@ type SearchMatch struct {
 
 func (x *SearchMatch) Reset() {
 	*x = SearchMatch{}
-	mi := &file_filetools_v1_files_proto_msgTypes[24]
+	mi := &file_filetools_v1_files_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2245,7 +2323,7 @@ func (x *SearchMatch) String() string {
 func (*SearchMatch) ProtoMessage() {}
 
 func (x *SearchMatch) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[24]
+	mi := &file_filetools_v1_files_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2258,7 +2336,7 @@ func (x *SearchMatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchMatch.ProtoReflect.Descriptor instead.
 func (*SearchMatch) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{24}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SearchMatch) GetPath() string {
@@ -2320,7 +2398,7 @@ type SearchFile struct {
 
 func (x *SearchFile) Reset() {
 	*x = SearchFile{}
-	mi := &file_filetools_v1_files_proto_msgTypes[25]
+	mi := &file_filetools_v1_files_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2332,7 +2410,7 @@ func (x *SearchFile) String() string {
 func (*SearchFile) ProtoMessage() {}
 
 func (x *SearchFile) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[25]
+	mi := &file_filetools_v1_files_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2345,7 +2423,7 @@ func (x *SearchFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchFile.ProtoReflect.Descriptor instead.
 func (*SearchFile) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{25}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SearchFile) GetPath() string {
@@ -2367,7 +2445,7 @@ type SearchCount struct {
 
 func (x *SearchCount) Reset() {
 	*x = SearchCount{}
-	mi := &file_filetools_v1_files_proto_msgTypes[26]
+	mi := &file_filetools_v1_files_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2379,7 +2457,7 @@ func (x *SearchCount) String() string {
 func (*SearchCount) ProtoMessage() {}
 
 func (x *SearchCount) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[26]
+	mi := &file_filetools_v1_files_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2392,7 +2470,7 @@ func (x *SearchCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchCount.ProtoReflect.Descriptor instead.
 func (*SearchCount) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{26}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SearchCount) GetPath() string {
@@ -2434,7 +2512,7 @@ type SearchSummary struct {
 
 func (x *SearchSummary) Reset() {
 	*x = SearchSummary{}
-	mi := &file_filetools_v1_files_proto_msgTypes[27]
+	mi := &file_filetools_v1_files_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2446,7 +2524,7 @@ func (x *SearchSummary) String() string {
 func (*SearchSummary) ProtoMessage() {}
 
 func (x *SearchSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[27]
+	mi := &file_filetools_v1_files_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2459,7 +2537,7 @@ func (x *SearchSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchSummary.ProtoReflect.Descriptor instead.
 func (*SearchSummary) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{27}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SearchSummary) GetFilesSearched() int64 {
@@ -2533,7 +2611,7 @@ type UploadRequest struct {
 
 func (x *UploadRequest) Reset() {
 	*x = UploadRequest{}
-	mi := &file_filetools_v1_files_proto_msgTypes[28]
+	mi := &file_filetools_v1_files_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2545,7 +2623,7 @@ func (x *UploadRequest) String() string {
 func (*UploadRequest) ProtoMessage() {}
 
 func (x *UploadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[28]
+	mi := &file_filetools_v1_files_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2558,7 +2636,7 @@ func (x *UploadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadRequest.ProtoReflect.Descriptor instead.
 func (*UploadRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{28}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *UploadRequest) GetEvent() isUploadRequest_Event {
@@ -2623,7 +2701,7 @@ type UploadHeader struct {
 
 func (x *UploadHeader) Reset() {
 	*x = UploadHeader{}
-	mi := &file_filetools_v1_files_proto_msgTypes[29]
+	mi := &file_filetools_v1_files_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2635,7 +2713,7 @@ func (x *UploadHeader) String() string {
 func (*UploadHeader) ProtoMessage() {}
 
 func (x *UploadHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[29]
+	mi := &file_filetools_v1_files_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2648,7 +2726,7 @@ func (x *UploadHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadHeader.ProtoReflect.Descriptor instead.
 func (*UploadHeader) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{29}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *UploadHeader) GetWorkspace() string {
@@ -2711,7 +2789,7 @@ type UploadResponse struct {
 
 func (x *UploadResponse) Reset() {
 	*x = UploadResponse{}
-	mi := &file_filetools_v1_files_proto_msgTypes[30]
+	mi := &file_filetools_v1_files_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2723,7 +2801,7 @@ func (x *UploadResponse) String() string {
 func (*UploadResponse) ProtoMessage() {}
 
 func (x *UploadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[30]
+	mi := &file_filetools_v1_files_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2736,7 +2814,7 @@ func (x *UploadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadResponse.ProtoReflect.Descriptor instead.
 func (*UploadResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{30}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *UploadResponse) GetPath() string {
@@ -2786,7 +2864,7 @@ type DownloadRequest struct {
 
 func (x *DownloadRequest) Reset() {
 	*x = DownloadRequest{}
-	mi := &file_filetools_v1_files_proto_msgTypes[31]
+	mi := &file_filetools_v1_files_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2798,7 +2876,7 @@ func (x *DownloadRequest) String() string {
 func (*DownloadRequest) ProtoMessage() {}
 
 func (x *DownloadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[31]
+	mi := &file_filetools_v1_files_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2811,7 +2889,7 @@ func (x *DownloadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadRequest.ProtoReflect.Descriptor instead.
 func (*DownloadRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{31}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *DownloadRequest) GetWorkspace() string {
@@ -2843,7 +2921,7 @@ type DownloadResponse struct {
 
 func (x *DownloadResponse) Reset() {
 	*x = DownloadResponse{}
-	mi := &file_filetools_v1_files_proto_msgTypes[32]
+	mi := &file_filetools_v1_files_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2855,7 +2933,7 @@ func (x *DownloadResponse) String() string {
 func (*DownloadResponse) ProtoMessage() {}
 
 func (x *DownloadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[32]
+	mi := &file_filetools_v1_files_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2868,7 +2946,7 @@ func (x *DownloadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadResponse.ProtoReflect.Descriptor instead.
 func (*DownloadResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{32}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DownloadResponse) GetEvent() isDownloadResponse_Event {
@@ -2927,7 +3005,7 @@ type DownloadHeader struct {
 
 func (x *DownloadHeader) Reset() {
 	*x = DownloadHeader{}
-	mi := &file_filetools_v1_files_proto_msgTypes[33]
+	mi := &file_filetools_v1_files_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2939,7 +3017,7 @@ func (x *DownloadHeader) String() string {
 func (*DownloadHeader) ProtoMessage() {}
 
 func (x *DownloadHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[33]
+	mi := &file_filetools_v1_files_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2952,7 +3030,7 @@ func (x *DownloadHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadHeader.ProtoReflect.Descriptor instead.
 func (*DownloadHeader) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{33}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DownloadHeader) GetFile() *FileInfo {
@@ -3126,7 +3204,7 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\aentries\x18\x01 \x03(\v2\x16.filetools.v1.FileInfoR\aentries\"A\n" +
 	"\vListSummary\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x03R\x05total\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\x9f\x04\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xc4\x04\n" +
 	"\rSearchRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
@@ -3143,16 +3221,20 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\rmax_file_size\x18\v \x01(\x03H\x01R\vmaxFileSize\x88\x01\x01\x120\n" +
 	"\x11respect_gitignore\x18\f \x01(\bH\x02R\x10respectGitignore\x88\x01\x01\x129\n" +
 	"\voutput_mode\x18\r \x01(\x0e2\x18.filetools.v1.OutputModeR\n" +
-	"outputModeB\x0e\n" +
+	"outputMode\x12#\n" +
+	"\rbatch_matches\x18\x0e \x01(\bR\fbatchMatchesB\x0e\n" +
 	"\f_max_resultsB\x10\n" +
 	"\x0e_max_file_sizeB\x14\n" +
-	"\x12_respect_gitignore\"\xe8\x01\n" +
+	"\x12_respect_gitignore\"\xa1\x02\n" +
 	"\x0eSearchResponse\x121\n" +
 	"\x05match\x18\x01 \x01(\v2\x19.filetools.v1.SearchMatchH\x00R\x05match\x12.\n" +
 	"\x04file\x18\x02 \x01(\v2\x18.filetools.v1.SearchFileH\x00R\x04file\x121\n" +
 	"\x05count\x18\x03 \x01(\v2\x19.filetools.v1.SearchCountH\x00R\x05count\x127\n" +
-	"\asummary\x18\x04 \x01(\v2\x1b.filetools.v1.SearchSummaryH\x00R\asummaryB\a\n" +
-	"\x05event\"\xb7\x01\n" +
+	"\asummary\x18\x04 \x01(\v2\x1b.filetools.v1.SearchSummaryH\x00R\asummary\x127\n" +
+	"\amatches\x18\x05 \x01(\v2\x1b.filetools.v1.SearchMatchesH\x00R\amatchesB\a\n" +
+	"\x05event\"D\n" +
+	"\rSearchMatches\x123\n" +
+	"\amatches\x18\x01 \x03(\v2\x19.filetools.v1.SearchMatchR\amatches\"\xb7\x01\n" +
 	"\vSearchMatch\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1f\n" +
 	"\vline_number\x18\x02 \x01(\x03R\n" +
@@ -3252,7 +3334,7 @@ func file_filetools_v1_files_proto_rawDescGZIP() []byte {
 }
 
 var file_filetools_v1_files_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_filetools_v1_files_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_filetools_v1_files_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_filetools_v1_files_proto_goTypes = []any{
 	(WriteMode)(0),           // 0: filetools.v1.WriteMode
 	(Newline)(0),             // 1: filetools.v1.Newline
@@ -3281,70 +3363,73 @@ var file_filetools_v1_files_proto_goTypes = []any{
 	(*ListSummary)(nil),      // 24: filetools.v1.ListSummary
 	(*SearchRequest)(nil),    // 25: filetools.v1.SearchRequest
 	(*SearchResponse)(nil),   // 26: filetools.v1.SearchResponse
-	(*SearchMatch)(nil),      // 27: filetools.v1.SearchMatch
-	(*SearchFile)(nil),       // 28: filetools.v1.SearchFile
-	(*SearchCount)(nil),      // 29: filetools.v1.SearchCount
-	(*SearchSummary)(nil),    // 30: filetools.v1.SearchSummary
-	(*UploadRequest)(nil),    // 31: filetools.v1.UploadRequest
-	(*UploadHeader)(nil),     // 32: filetools.v1.UploadHeader
-	(*UploadResponse)(nil),   // 33: filetools.v1.UploadResponse
-	(*DownloadRequest)(nil),  // 34: filetools.v1.DownloadRequest
-	(*DownloadResponse)(nil), // 35: filetools.v1.DownloadResponse
-	(*DownloadHeader)(nil),   // 36: filetools.v1.DownloadHeader
-	(*FileInfo)(nil),         // 37: filetools.v1.FileInfo
-	(*DataChunk)(nil),        // 38: filetools.v1.DataChunk
+	(*SearchMatches)(nil),    // 27: filetools.v1.SearchMatches
+	(*SearchMatch)(nil),      // 28: filetools.v1.SearchMatch
+	(*SearchFile)(nil),       // 29: filetools.v1.SearchFile
+	(*SearchCount)(nil),      // 30: filetools.v1.SearchCount
+	(*SearchSummary)(nil),    // 31: filetools.v1.SearchSummary
+	(*UploadRequest)(nil),    // 32: filetools.v1.UploadRequest
+	(*UploadHeader)(nil),     // 33: filetools.v1.UploadHeader
+	(*UploadResponse)(nil),   // 34: filetools.v1.UploadResponse
+	(*DownloadRequest)(nil),  // 35: filetools.v1.DownloadRequest
+	(*DownloadResponse)(nil), // 36: filetools.v1.DownloadResponse
+	(*DownloadHeader)(nil),   // 37: filetools.v1.DownloadHeader
+	(*FileInfo)(nil),         // 38: filetools.v1.FileInfo
+	(*DataChunk)(nil),        // 39: filetools.v1.DataChunk
 }
 var file_filetools_v1_files_proto_depIdxs = []int32{
 	5,  // 0: filetools.v1.ReadResponse.header:type_name -> filetools.v1.ReadHeader
 	6,  // 1: filetools.v1.ReadResponse.chunk:type_name -> filetools.v1.ReadChunk
 	7,  // 2: filetools.v1.ReadResponse.trailer:type_name -> filetools.v1.ReadTrailer
-	37, // 3: filetools.v1.ReadHeader.file:type_name -> filetools.v1.FileInfo
+	38, // 3: filetools.v1.ReadHeader.file:type_name -> filetools.v1.FileInfo
 	0,  // 4: filetools.v1.WriteRequest.mode:type_name -> filetools.v1.WriteMode
 	1,  // 5: filetools.v1.WriteRequest.newline:type_name -> filetools.v1.Newline
 	10, // 6: filetools.v1.EditRequest.edits:type_name -> filetools.v1.TextEdit
-	37, // 7: filetools.v1.MoveResponse.file:type_name -> filetools.v1.FileInfo
-	37, // 8: filetools.v1.StatResponse.file:type_name -> filetools.v1.FileInfo
+	38, // 7: filetools.v1.MoveResponse.file:type_name -> filetools.v1.FileInfo
+	38, // 8: filetools.v1.StatResponse.file:type_name -> filetools.v1.FileInfo
 	23, // 9: filetools.v1.ListResponse.entries:type_name -> filetools.v1.ListEntries
 	24, // 10: filetools.v1.ListResponse.summary:type_name -> filetools.v1.ListSummary
-	37, // 11: filetools.v1.ListEntries.entries:type_name -> filetools.v1.FileInfo
+	38, // 11: filetools.v1.ListEntries.entries:type_name -> filetools.v1.FileInfo
 	2,  // 12: filetools.v1.SearchRequest.output_mode:type_name -> filetools.v1.OutputMode
-	27, // 13: filetools.v1.SearchResponse.match:type_name -> filetools.v1.SearchMatch
-	28, // 14: filetools.v1.SearchResponse.file:type_name -> filetools.v1.SearchFile
-	29, // 15: filetools.v1.SearchResponse.count:type_name -> filetools.v1.SearchCount
-	30, // 16: filetools.v1.SearchResponse.summary:type_name -> filetools.v1.SearchSummary
-	32, // 17: filetools.v1.UploadRequest.header:type_name -> filetools.v1.UploadHeader
-	38, // 18: filetools.v1.UploadRequest.chunk:type_name -> filetools.v1.DataChunk
-	0,  // 19: filetools.v1.UploadHeader.mode:type_name -> filetools.v1.WriteMode
-	36, // 20: filetools.v1.DownloadResponse.header:type_name -> filetools.v1.DownloadHeader
-	38, // 21: filetools.v1.DownloadResponse.chunk:type_name -> filetools.v1.DataChunk
-	37, // 22: filetools.v1.DownloadHeader.file:type_name -> filetools.v1.FileInfo
-	3,  // 23: filetools.v1.Files.Read:input_type -> filetools.v1.ReadRequest
-	8,  // 24: filetools.v1.Files.Write:input_type -> filetools.v1.WriteRequest
-	11, // 25: filetools.v1.Files.Edit:input_type -> filetools.v1.EditRequest
-	13, // 26: filetools.v1.Files.Delete:input_type -> filetools.v1.DeleteRequest
-	15, // 27: filetools.v1.Files.Move:input_type -> filetools.v1.MoveRequest
-	17, // 28: filetools.v1.Files.MakeDir:input_type -> filetools.v1.MakeDirRequest
-	19, // 29: filetools.v1.Files.Stat:input_type -> filetools.v1.StatRequest
-	21, // 30: filetools.v1.Files.List:input_type -> filetools.v1.ListRequest
-	25, // 31: filetools.v1.Files.Search:input_type -> filetools.v1.SearchRequest
-	31, // 32: filetools.v1.Files.Upload:input_type -> filetools.v1.UploadRequest
-	34, // 33: filetools.v1.Files.Download:input_type -> filetools.v1.DownloadRequest
-	4,  // 34: filetools.v1.Files.Read:output_type -> filetools.v1.ReadResponse
-	9,  // 35: filetools.v1.Files.Write:output_type -> filetools.v1.WriteResponse
-	12, // 36: filetools.v1.Files.Edit:output_type -> filetools.v1.EditResponse
-	14, // 37: filetools.v1.Files.Delete:output_type -> filetools.v1.DeleteResponse
-	16, // 38: filetools.v1.Files.Move:output_type -> filetools.v1.MoveResponse
-	18, // 39: filetools.v1.Files.MakeDir:output_type -> filetools.v1.MakeDirResponse
-	20, // 40: filetools.v1.Files.Stat:output_type -> filetools.v1.StatResponse
-	22, // 41: filetools.v1.Files.List:output_type -> filetools.v1.ListResponse
-	26, // 42: filetools.v1.Files.Search:output_type -> filetools.v1.SearchResponse
-	33, // 43: filetools.v1.Files.Upload:output_type -> filetools.v1.UploadResponse
-	35, // 44: filetools.v1.Files.Download:output_type -> filetools.v1.DownloadResponse
-	34, // [34:45] is the sub-list for method output_type
-	23, // [23:34] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	28, // 13: filetools.v1.SearchResponse.match:type_name -> filetools.v1.SearchMatch
+	29, // 14: filetools.v1.SearchResponse.file:type_name -> filetools.v1.SearchFile
+	30, // 15: filetools.v1.SearchResponse.count:type_name -> filetools.v1.SearchCount
+	31, // 16: filetools.v1.SearchResponse.summary:type_name -> filetools.v1.SearchSummary
+	27, // 17: filetools.v1.SearchResponse.matches:type_name -> filetools.v1.SearchMatches
+	28, // 18: filetools.v1.SearchMatches.matches:type_name -> filetools.v1.SearchMatch
+	33, // 19: filetools.v1.UploadRequest.header:type_name -> filetools.v1.UploadHeader
+	39, // 20: filetools.v1.UploadRequest.chunk:type_name -> filetools.v1.DataChunk
+	0,  // 21: filetools.v1.UploadHeader.mode:type_name -> filetools.v1.WriteMode
+	37, // 22: filetools.v1.DownloadResponse.header:type_name -> filetools.v1.DownloadHeader
+	39, // 23: filetools.v1.DownloadResponse.chunk:type_name -> filetools.v1.DataChunk
+	38, // 24: filetools.v1.DownloadHeader.file:type_name -> filetools.v1.FileInfo
+	3,  // 25: filetools.v1.Files.Read:input_type -> filetools.v1.ReadRequest
+	8,  // 26: filetools.v1.Files.Write:input_type -> filetools.v1.WriteRequest
+	11, // 27: filetools.v1.Files.Edit:input_type -> filetools.v1.EditRequest
+	13, // 28: filetools.v1.Files.Delete:input_type -> filetools.v1.DeleteRequest
+	15, // 29: filetools.v1.Files.Move:input_type -> filetools.v1.MoveRequest
+	17, // 30: filetools.v1.Files.MakeDir:input_type -> filetools.v1.MakeDirRequest
+	19, // 31: filetools.v1.Files.Stat:input_type -> filetools.v1.StatRequest
+	21, // 32: filetools.v1.Files.List:input_type -> filetools.v1.ListRequest
+	25, // 33: filetools.v1.Files.Search:input_type -> filetools.v1.SearchRequest
+	32, // 34: filetools.v1.Files.Upload:input_type -> filetools.v1.UploadRequest
+	35, // 35: filetools.v1.Files.Download:input_type -> filetools.v1.DownloadRequest
+	4,  // 36: filetools.v1.Files.Read:output_type -> filetools.v1.ReadResponse
+	9,  // 37: filetools.v1.Files.Write:output_type -> filetools.v1.WriteResponse
+	12, // 38: filetools.v1.Files.Edit:output_type -> filetools.v1.EditResponse
+	14, // 39: filetools.v1.Files.Delete:output_type -> filetools.v1.DeleteResponse
+	16, // 40: filetools.v1.Files.Move:output_type -> filetools.v1.MoveResponse
+	18, // 41: filetools.v1.Files.MakeDir:output_type -> filetools.v1.MakeDirResponse
+	20, // 42: filetools.v1.Files.Stat:output_type -> filetools.v1.StatResponse
+	22, // 43: filetools.v1.Files.List:output_type -> filetools.v1.ListResponse
+	26, // 44: filetools.v1.Files.Search:output_type -> filetools.v1.SearchResponse
+	34, // 45: filetools.v1.Files.Upload:output_type -> filetools.v1.UploadResponse
+	36, // 46: filetools.v1.Files.Download:output_type -> filetools.v1.DownloadResponse
+	36, // [36:47] is the sub-list for method output_type
+	25, // [25:36] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_filetools_v1_files_proto_init() }
@@ -3378,13 +3463,14 @@ func file_filetools_v1_files_proto_init() {
 		(*SearchResponse_File)(nil),
 		(*SearchResponse_Count)(nil),
 		(*SearchResponse_Summary)(nil),
+		(*SearchResponse_Matches)(nil),
 	}
-	file_filetools_v1_files_proto_msgTypes[28].OneofWrappers = []any{
+	file_filetools_v1_files_proto_msgTypes[29].OneofWrappers = []any{
 		(*UploadRequest_Header)(nil),
 		(*UploadRequest_Chunk)(nil),
 	}
-	file_filetools_v1_files_proto_msgTypes[29].OneofWrappers = []any{}
-	file_filetools_v1_files_proto_msgTypes[32].OneofWrappers = []any{
+	file_filetools_v1_files_proto_msgTypes[30].OneofWrappers = []any{}
+	file_filetools_v1_files_proto_msgTypes[33].OneofWrappers = []any{
 		(*DownloadResponse_Header)(nil),
 		(*DownloadResponse_Chunk)(nil),
 	}
@@ -3394,7 +3480,7 @@ func file_filetools_v1_files_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_filetools_v1_files_proto_rawDesc), len(file_filetools_v1_files_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   34,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

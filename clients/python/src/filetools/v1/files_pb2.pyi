@@ -310,7 +310,7 @@ class ListSummary(_message.Message):
     def __init__(self, total: _Optional[int] = ..., truncated: _Optional[bool] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
-    __slots__ = ("workspace", "path", "pattern", "fixed_strings", "case_insensitive", "include", "exclude", "context_before", "context_after", "max_results", "max_file_size", "respect_gitignore", "output_mode")
+    __slots__ = ("workspace", "path", "pattern", "fixed_strings", "case_insensitive", "include", "exclude", "context_before", "context_after", "max_results", "max_file_size", "respect_gitignore", "output_mode", "batch_matches")
     WORKSPACE_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     PATTERN_FIELD_NUMBER: _ClassVar[int]
@@ -324,6 +324,7 @@ class SearchRequest(_message.Message):
     MAX_FILE_SIZE_FIELD_NUMBER: _ClassVar[int]
     RESPECT_GITIGNORE_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_MODE_FIELD_NUMBER: _ClassVar[int]
+    BATCH_MATCHES_FIELD_NUMBER: _ClassVar[int]
     workspace: str
     path: str
     pattern: str
@@ -337,19 +338,28 @@ class SearchRequest(_message.Message):
     max_file_size: int
     respect_gitignore: bool
     output_mode: OutputMode
-    def __init__(self, workspace: _Optional[str] = ..., path: _Optional[str] = ..., pattern: _Optional[str] = ..., fixed_strings: _Optional[bool] = ..., case_insensitive: _Optional[bool] = ..., include: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., context_before: _Optional[int] = ..., context_after: _Optional[int] = ..., max_results: _Optional[int] = ..., max_file_size: _Optional[int] = ..., respect_gitignore: _Optional[bool] = ..., output_mode: _Optional[_Union[OutputMode, str]] = ...) -> None: ...
+    batch_matches: bool
+    def __init__(self, workspace: _Optional[str] = ..., path: _Optional[str] = ..., pattern: _Optional[str] = ..., fixed_strings: _Optional[bool] = ..., case_insensitive: _Optional[bool] = ..., include: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., context_before: _Optional[int] = ..., context_after: _Optional[int] = ..., max_results: _Optional[int] = ..., max_file_size: _Optional[int] = ..., respect_gitignore: _Optional[bool] = ..., output_mode: _Optional[_Union[OutputMode, str]] = ..., batch_matches: _Optional[bool] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
-    __slots__ = ("match", "file", "count", "summary")
+    __slots__ = ("match", "file", "count", "summary", "matches")
     MATCH_FIELD_NUMBER: _ClassVar[int]
     FILE_FIELD_NUMBER: _ClassVar[int]
     COUNT_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
     match: SearchMatch
     file: SearchFile
     count: SearchCount
     summary: SearchSummary
-    def __init__(self, match: _Optional[_Union[SearchMatch, _Mapping]] = ..., file: _Optional[_Union[SearchFile, _Mapping]] = ..., count: _Optional[_Union[SearchCount, _Mapping]] = ..., summary: _Optional[_Union[SearchSummary, _Mapping]] = ...) -> None: ...
+    matches: SearchMatches
+    def __init__(self, match: _Optional[_Union[SearchMatch, _Mapping]] = ..., file: _Optional[_Union[SearchFile, _Mapping]] = ..., count: _Optional[_Union[SearchCount, _Mapping]] = ..., summary: _Optional[_Union[SearchSummary, _Mapping]] = ..., matches: _Optional[_Union[SearchMatches, _Mapping]] = ...) -> None: ...
+
+class SearchMatches(_message.Message):
+    __slots__ = ("matches",)
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    matches: _containers.RepeatedCompositeFieldContainer[SearchMatch]
+    def __init__(self, matches: _Optional[_Iterable[_Union[SearchMatch, _Mapping]]] = ...) -> None: ...
 
 class SearchMatch(_message.Message):
     __slots__ = ("path", "line_number", "column", "line", "before", "after", "line_cut")
