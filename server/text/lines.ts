@@ -346,6 +346,26 @@ export function readLineWindowAt(source: AsyncIterable<Uint8Array>, firstLineNum
   return windowOf(source, options, { firstLineNumber, atFileStart: false });
 }
 
+/**
+ * readLineWindow's answer for the common small case, computed at once: a
+ * whole file (`bytes`, no BOM, valid UTF-8) asked for from line 1 with no
+ * line count short of its end, within max_bytes and one chunk. It is the one
+ * chunk the generic window would send (none for an empty file) and its
+ * trailer, with no cursor, decoding or generators; undefined when the case is
+ * not that one (the caller takes readLineWindow).
+ */
+export function wholeTextWindow(bytes: Buffer, options: LineWindowOptions): { chunk?: LineChunk; trailer: LineTrailer } | undefined {
+  const { encoding, startLine = 1, lineCount, maxBytes } = options;
+  if (encoding !== "utf-8" || startLine !== 1 || bytes.length > maxBytes || bytes.length > (options.chunkBytes ?? READ_CHUNK_BYTES)) return undefined;
+  if (bomLength(bytes, encoding) > 0 || !isUtf8(bytes)) return undefined;
+  // "a\nb" and "a\nb\n" both have two lines; "" has none.
+  const lines = countNewlines(bytes, 1) + (bytes.length > 0 && !endsWithLineFeed(bytes, 1) ? 1 : 0);
+  if (lineCount !== undefined && (lineCount === 0 || lineCount < lines)) return undefined;
+  const trailer: LineTrailer = { linesReturned: lines, bytesReturned: bytes.length, nextLine: 0, truncated: false, eof: true, lineCut: false, totalLines: lines };
+  if (bytes.length === 0) return { trailer };
+  return { chunk: options.utf8 ? { firstLine: 1, text: "", utf8: bytes } : { firstLine: 1, text: bytes.toString("utf8") }, trailer };
+}
+
 /** Where the source starts in the file: the number of its first line, and whether it may begin with a BOM. */
 interface SourcePlace {
   firstLineNumber: number;

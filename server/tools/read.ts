@@ -8,7 +8,7 @@ import type { OpenFile } from "../workspace/open-file.js";
 import { parseFilePath } from "../workspace/paths.js";
 import { BINARY_HEAD_BYTES, looksBinary } from "../text/binary.js";
 import { parseEncoding, resolveEncoding, type TextEncoding } from "../text/encoding.js";
-import { readLineWindow, tailLines, type LineChunk, type LineTrailer, type LineWindow } from "../text/lines.js";
+import { readLineWindow, tailLines, wholeTextWindow, type LineChunk, type LineTrailer, type LineWindow } from "../text/lines.js";
 import { countArgument } from "./arguments.js";
 import type { LineIndex } from "../lineindex/line-index.js";
 import { indexedLineWindow } from "../lineindex/window.js";
@@ -68,7 +68,14 @@ export async function* readFile(
       window = tail.chunks;
     } else if (whole) {
       yield { entry: file.entry, encoding, totalLines: lineIndex?.knownTotalLines(file, encoding) };
-      window = readLineWindow(bytesOnce(whole), { encoding, startLine, lineCount, maxBytes, utf8 });
+      const windowOptions = { encoding, startLine, lineCount, maxBytes, utf8 };
+      // Most small reads ask for the whole file: answered without the line window's machinery.
+      const answer = wholeTextWindow(whole, windowOptions);
+      if (answer) {
+        if (answer.chunk) yield answer.chunk;
+        return answer.trailer;
+      }
+      window = readLineWindow(bytesOnce(whole), windowOptions);
     } else if (lineIndex) {
       window = await indexedLineWindow(lineIndex, file, { encoding, startLine, lineCount, maxBytes, utf8 }, signal);
       yield { entry: file.entry, encoding, totalLines: lineIndex.knownTotalLines(file, encoding) };

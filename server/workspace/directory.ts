@@ -35,6 +35,15 @@ export class Directory extends HeldDescriptor {
     }
   }
 
+  /**
+   * The same descriptor for another user, without a system call: closing the
+   * borrowed directory lets go of it, and this one's close() waits until
+   * every borrower has.
+   */
+  borrow(): Directory {
+    return new Directory(this.fd, this.hold());
+  }
+
   /** Makes the entries created, renamed or removed in it durable. */
   sync(): Promise<void> {
     return this.onPool((fd) => new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve()))));

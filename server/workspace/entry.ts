@@ -1,6 +1,6 @@
 // What the workspace module reports about a file system entry: workspace
 // paths and plain values only, never a host path.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { BigIntStats } from "node:fs";
 
 export type EntryType = "file" | "directory" | "symlink" | "other";
@@ -40,7 +40,8 @@ export function entryFromStats(path: string, stats: BigIntStats): Entry {
  */
 export function versionOf(stats: BigIntStats): string {
   const identity = `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
-  return createHash("sha256").update(identity).digest("hex").slice(0, 16);
+  // One-shot: no Hash object per call (a Read computes one per file it opens).
+  return hash("sha256", identity, "hex").slice(0, 16);
 }
 
 function entryType(stats: BigIntStats): EntryType {

@@ -1,4 +1,5 @@
-// A raw descriptor with one owner. Node's FileHandle guards its descriptor
+// A raw descriptor with one owner (and borrowers that only let go of it,
+// see Directory.borrow). Node's FileHandle guards its descriptor
 // the same way, but opens and closes on the thread pool; ours are opened and
 // closed synchronously (see Directory, OpenFile), so the guard is ours too.
 import { closeSync } from "node:fs";
@@ -9,7 +10,11 @@ export class HeldDescriptor {
   private closing = false;
   private closed = false;
 
-  constructor(private readonly descriptor: number) {}
+  constructor(
+    private readonly descriptor: number,
+    /** For a descriptor borrowed from another holder (Directory.borrow): closing lets go of it instead. */
+    private readonly letGo?: () => void,
+  ) {}
 
   /** The descriptor, for a synchronous call (or a worker thread of this process); an error once close() was called. */
   get fd(): number {
@@ -54,6 +59,7 @@ export class HeldDescriptor {
   private closeWhenIdle(): void {
     if (this.closed || this.inFlight > 0) return;
     this.closed = true;
-    closeSync(this.descriptor);
+    if (this.letGo) this.letGo();
+    else closeSync(this.descriptor);
   }
 }

@@ -51,6 +51,9 @@ export class OpenFile {
           : await this.held.onPool((fd) => readAsync(fd, buffer, filled, length, position + filled));
       if (bytesRead === 0) break;
       filled += bytesRead;
+      // A short read up to the size the file had when opened is its end: no
+      // further read to see 0 bytes (one syscall of every small Read).
+      if (bytesRead < length && position + filled >= this.size) break;
     }
     // Checked after the read, before anyone uses the bytes (lone-file.ts).
     assertLoneFile(this.held.fd, this.entry.path);

@@ -75,6 +75,12 @@ export class Resolver {
     return Directory.open(self(this.root), true);
   }
 
+  /** The root's descriptor for one walk (see Directory.borrow); the caller closes it, which lets go of it. */
+  private borrowRoot(): Directory {
+    this.assertOpen();
+    return this.root.borrow();
+  }
+
   /** The root's own metadata. */
   statRoot(): BigIntStats {
     this.assertOpen();
@@ -186,7 +192,8 @@ export class Resolver {
     restart: for (;;) {
       // Directories made on the way: what a link leads to must stay within the tree limits too.
       if (createDirs) checkCreatable(pending);
-      let dir = this.openRoot();
+      // The held root itself, not a reopen of /proc/self/fd/N: that was the costliest system call of a small Read.
+      let dir = this.borrowRoot();
       for (let i = 0; i < pending.length - 1; i++) {
         const name = pending[i]!;
         const shown = displayPath(pending.slice(0, i + 1));

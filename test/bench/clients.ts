@@ -82,8 +82,11 @@ async function main(): Promise<void> {
   for (const line of clientVersions(drivers)) log(line);
   log(`data: ${WORKSPACE_DIR}: ${SMALL_FILE} (1,024 bytes), ${BIG_TEXT_FILE} (${big.bytes.toLocaleString("en")} bytes, ${big.lines.toLocaleString("en")} lines)`);
 
-  // The daemon as deployed (info logging: one line per call), plus the workspace.
-  const daemon = await Daemon.start({ bench: WORKSPACE_DIR }, ["--log-level", "info"]);
+  // The daemon as deployed (info logging: one line per call), plus the workspace. BENCH_DAEMON: another
+  // build's bin/filetoolsd (e.g. a checkout of the commit before a change), for a before/after with the same clients.
+  const launcher = process.env.BENCH_DAEMON;
+  if (launcher) log(`daemon: ${launcher}`);
+  const daemon = await Daemon.start({ bench: WORKSPACE_DIR }, ["--log-level", "info"], launcher);
   const rows: Row[] = [];
   try {
     log(`daemon started, idle RSS ${mib(daemon.rss())}`);
