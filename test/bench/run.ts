@@ -12,6 +12,7 @@ import { OutputMode, type SearchRequestSchema } from "@filetools/proto/filetools
 import { ALTERNATION, BIG_FILE, BIG_LINES, COMMON_WORD, RARE_LITERAL, ensureData, prng } from "./data.js";
 import { Daemon, ensureBuilt, ensureRipgrep, lineCount, loadAverage, loopTool, machine, median, ms, quantile, runTool } from "./measure.js";
 import { formatMs, renderTable, type Compared, type Row } from "./table.js";
+import { mixedLoadBenchmark } from "./mixed-load.js";
 
 const DATA = path.resolve(process.env.BENCH_DATA ?? path.join(os.homedir(), ".cache", "filetools-bench"));
 const WINDOW = 50;
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
   const rows = [
     ...(only === "search" ? [] : await readBenchmarks()),
     ...(only === "read" ? [] : await searchBenchmarks(rg !== undefined)),
+    ...(only ? [] : await mixedLoadBenchmark(DATA, log)), // alone: npx tsx test/bench/mixed-load.ts
   ];
   log("");
   log(renderTable(rows));
