@@ -60,13 +60,23 @@ export class OpenFile {
     return filled;
   }
 
-  /** The bytes from `position` to the end, in fresh buffers of at most `chunkBytes`. */
+  /**
+   * The bytes from `position` to the end, in fresh buffers of at most
+   * `chunkBytes`. Each buffer is sized to what is left of the file as opened,
+   * plus one byte, so that a short chunk says the end was reached: a 2 KB
+   * file costs one 2 KB buffer, not 1 MiB ones (which under concurrent calls
+   * made most of the daemon's external memory) and a second read for the end.
+   * A file that grew since it was opened is read on to its new end.
+   */
   async *chunks(position = 0, chunkBytes = READ_CHUNK_BYTES): AsyncGenerator<Buffer> {
     for (;;) {
-      const chunk = await this.readAt(position, chunkBytes);
+      const left = this.size - position;
+      const want = left > 0 ? Math.min(chunkBytes, left + 1) : chunkBytes;
+      const chunk = await this.readAt(position, want);
       if (chunk.length === 0) return;
       position += chunk.length;
       yield chunk;
+      if (chunk.length < want) return;
     }
   }
 

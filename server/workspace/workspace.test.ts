@@ -137,6 +137,38 @@ describe("containment", () => {
   });
 });
 
+describe("reads", () => {
+  async function chunksOf(raw: string, chunkBytes: number, meanwhile?: () => void): Promise<Buffer[]> {
+    const file = await workspace.openFile(parsePath(raw));
+    try {
+      meanwhile?.();
+      const chunks: Buffer[] = [];
+      for await (const chunk of file.chunks(0, chunkBytes)) chunks.push(Buffer.from(chunk));
+      return chunks;
+    } finally {
+      await file.close();
+    }
+  }
+
+  it("reads a file in chunks of at most the size asked for, to its end", async () => {
+    await write("f", "0123456789".repeat(25));
+    expect((await chunksOf("f", 100)).map((c) => c.length)).toEqual([100, 100, 50]);
+    expect((await chunksOf("f", 250)).map((c) => c.length)).toEqual([250]);
+    expect(Buffer.concat(await chunksOf("f", 7)).toString()).toBe("0123456789".repeat(25));
+    await write("empty", "");
+    expect(await chunksOf("empty", 100)).toEqual([]);
+  });
+
+  it("reads on past the size it was opened with when the file grew, and stops where a shrunk file ends", async () => {
+    await write("grows", "a".repeat(10));
+    const grown = await chunksOf("grows", 64, () => writeFileSync(path.join(root, "grows"), "b".repeat(200)));
+    expect(Buffer.concat(grown).toString()).toBe("b".repeat(200));
+    await write("shrinks", "c".repeat(200));
+    const shrunk = await chunksOf("shrinks", 64, () => writeFileSync(path.join(root, "shrinks"), "d".repeat(5)));
+    expect(Buffer.concat(shrunk).toString()).toBe("d".repeat(5));
+  });
+});
+
 describe("writes", () => {
   it("replaces atomically, keeps permission bits and leaves no temp file", async () => {
     await write("x.sh", "old");

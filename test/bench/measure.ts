@@ -96,11 +96,15 @@ export class Daemon {
     proc.stderr!.on("data", (d) => (stderr += d));
     const address = await new Promise<string>((resolve, reject) => {
       let out = "";
-      proc.stdout!.on("data", (d) => {
+      const untilListening = (d: Buffer) => {
         out += d;
         const m = /filetoolsd listening on (\S+)/.exec(out);
-        if (m) resolve(m[1]!);
-      });
+        if (!m) return;
+        // The log lines after it (--log-level info: one a call) flow on unread, not into a growing string.
+        proc.stdout!.off("data", untilListening).resume();
+        resolve(m[1]!);
+      };
+      proc.stdout!.on("data", untilListening);
       proc.on("exit", (code) => {
         rmSync(dataDir, { recursive: true, force: true });
         reject(new Error(`filetoolsd exited ${code}: ${stderr}`));

@@ -9,6 +9,7 @@ import path from "node:path";
 import { OutputMode } from "@filetools/proto/filetools/v1/files_pb.js";
 import { ALTERNATION, BIG_FILE, BIG_LINES, COMMON_WORD, RARE_LITERAL, ensureData, prng } from "./data.js";
 import { Daemon, ensureBuilt, ensureRipgrep, lineCount, loadAverage, loopTool, machine, median, ms, quantile, runTool, sh } from "./measure.js";
+import { mixedLoadBenchmark } from "./mixed-load.js";
 import { MAX_RESULTS, RG, searchRows, sumCounts, withSearchDaemons, type SearchCase } from "./search-runner.js";
 import { searchPageBenchmarks } from "./search-pages.js";
 import { formatMs, renderTable, type Row } from "./table.js";
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
     ...(only === "search" ? [] : await readBenchmarks()),
     ...(only === "read" ? [] : await searchBenchmarks(rg !== undefined)),
     ...(only === "read" ? [] : await searchPageBenchmarks(DATA, manifest, rg !== undefined, log)),
+    ...(only ? [] : await mixedLoadBenchmark(DATA, log)), // alone: npx tsx test/bench/mixed-load.ts
   ];
   log("");
   log(renderTable(rows));
