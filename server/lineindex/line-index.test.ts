@@ -185,37 +185,6 @@ describe("a file seen once", () => {
     expect(file.bytesRead).toBeLessThanOrEqual(WINDOW_READ_BYTES);
   });
 
-  it("reads a long window from a checkpoint ahead of its use, into the other buffer: the same text", async () => {
-    const index = new LineIndex({ lineStride: 256, byteStride: 64 * 1024 });
-    const file = new MemFile(data);
-    await index.seek(file, "utf-8", 100_000);
-    // From line 50,001 to the end: many reads of WINDOW_READ_BYTES, each made while the one before is decoded.
-    const long = await windowText(index, file, "utf-8", 50_001);
-    expect(long.text).toBe(reference.slice(50_000).join(""));
-    expect(Buffer.byteLength(long.text)).toBeGreaterThan(10 * WINDOW_READ_BYTES);
-  });
-
-  it("a long window left early has no read still in flight once it is closed", async () => {
-    const index = new LineIndex({ lineStride: 256, byteStride: 64 * 1024 });
-    const file = new MemFile(data);
-    await index.seek(file, "utf-8", 100_000);
-    let inFlight = 0;
-    const readInto = file.readInto.bind(file);
-    file.readInto = async (buffer, position) => {
-      inFlight++;
-      try {
-        await new Promise((resolve) => setTimeout(resolve, 5)); // a read that takes a while, as on the thread pool
-        return await readInto(buffer, position);
-      } finally {
-        inFlight--;
-      }
-    };
-    const window = await indexedLineWindow(index, file, { encoding: "utf-8", startLine: 50_001, maxBytes: 1 << 30, chunkBytes: 16 * 1024 });
-    for (let i = 0; i < 40; i++) await window.next(); // past the first read: the next one is under way
-    await window.return(undefined as never);
-    expect(inFlight).toBe(0);
-  });
-
   it("extends from the furthest known line rather than from line 1", async () => {
     const index = new LineIndex({ lineStride: 256 });
     const file = new MemFile(data);

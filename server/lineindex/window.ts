@@ -37,32 +37,20 @@ async function* recordingTotal(index: LineIndex, file: IndexedFile, encoding: Te
 }
 
 /**
- * The bytes from `position` to the end, read again and again into two pooled
- * buffers: each chunk is valid until the next is asked for, which is all the
- * line reader needs (it copies what it keeps across chunks). From the second
- * chunk on, the next one is read (on the thread pool) while the current one
- * is used, so a long window does not wait for each read in turn; a short
- * window, done within its first chunk, reads nothing ahead.
+ * The bytes from `position` to the end, read again and again into one pooled
+ * buffer: each chunk is valid until the next is asked for, which is all the
+ * line reader needs (it copies what it keeps across chunks).
  */
 async function* reusedChunks(index: LineIndex, file: IndexedFile, position: number): AsyncGenerator<Buffer> {
-  const buffers = [index.takeWindowBuffer(), index.takeWindowBuffer()] as const;
-  let ahead: Promise<number> | undefined;
+  const buffer = index.takeWindowBuffer();
   try {
-    for (let turn = 0; ; turn++) {
-      const buffer = buffers[turn % 2]!;
-      const length = await (ahead ?? file.readInto(buffer, position));
+    for (;;) {
+      const length = await file.readInto(buffer, position);
       if (length === 0) return;
       position += length;
-      if (turn > 0) {
-        ahead = file.readInto(buffers[(turn + 1) % 2]!, position);
-        // Awaited on the next turn, or in finally; a failure meanwhile is not an unhandled rejection.
-        ahead.catch(() => {});
-      }
       yield buffer.subarray(0, length);
     }
   } finally {
-    // A read still going into a buffer must end before the buffer is reused (and the file closed).
-    await ahead?.catch(() => {});
-    for (const buffer of buffers) index.giveWindowBuffer(buffer);
+    index.giveWindowBuffer(buffer);
   }
 }
