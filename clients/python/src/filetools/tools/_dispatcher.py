@@ -55,6 +55,10 @@ class _Call:
     #: The method takes on_progress (it moves bytes).
     progress: bool = False
 
+    def arguments(self, on_progress: Progress | None) -> dict[str, Any]:
+        """The method's keyword arguments, with ``on_progress`` where it takes one."""
+        return {**self.kwargs, "on_progress": on_progress} if self.progress else self.kwargs
+
 
 class _Tools:
     """What the two dispatchers share: the tools offered, their definitions, and turning a call into a ``_Call``."""
@@ -119,7 +123,7 @@ class ToolDispatcher(_Tools):
         step = self._prepare(name, arguments)
         while isinstance(step, _Call):
             method = getattr(self._client, step.method)
-            kwargs = {**step.kwargs, "on_progress": on_progress} if step.progress else step.kwargs
+            kwargs = step.arguments(on_progress)
             try:
                 if step.stream:
                     stream = method(self._workspace, timeout=timeout, **kwargs)
@@ -149,7 +153,7 @@ class AsyncToolDispatcher(_Tools):
         step = self._prepare(name, arguments)
         while isinstance(step, _Call):
             method = getattr(self._client, step.method)
-            kwargs = {**step.kwargs, "on_progress": on_progress} if step.progress else step.kwargs
+            kwargs = step.arguments(on_progress)
             try:
                 if step.stream:
                     stream = method(self._workspace, timeout=timeout, **kwargs)
