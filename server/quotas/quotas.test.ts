@@ -37,6 +37,30 @@ describe("Quotas", () => {
     expect(gate.current()).toEqual({ bytes: 150, entries: 5 });
   });
 
+  it("a first count of a big tree lets other work in while it walks, and counts it all", async () => {
+    const big = mkdtempSync(path.join(tmpdir(), "ftd-quotas-big-"));
+    for (let d = 0; d < 50; d++) {
+      mkdirSync(path.join(big, `d${d}`));
+      for (let f = 0; f < 200; f++) writeFileSync(path.join(big, `d${d}`, `f${f}`), "x");
+    }
+    const bigWorkspace = await Workspace.open("big", big, true);
+    try {
+      let turnsTaken = 0;
+      const counting = new Quotas({ bytes: 0, files: 1_000_000 }).gate(bigWorkspace, undefined);
+      const other = () => {
+        turnsTaken++;
+        if (turnsTaken < 3) setImmediate(other);
+      };
+      setImmediate(other);
+      const gate = (await counting)!;
+      expect(gate.current()).toEqual({ bytes: 10_000, entries: 10_050 });
+      expect(turnsTaken).toBe(3); // a walk of 10,050 entries in one turn would have let none in
+    } finally {
+      bigWorkspace.close();
+      rmSync(big, { recursive: true, force: true });
+    }
+  });
+
   it("costs nothing without a limit or a count, and keeps a count once there is one", async () => {
     const quotas = new Quotas({ bytes: 0, files: 0 });
     expect(await quotas.gate(workspace, undefined)).toBeUndefined();

@@ -289,7 +289,7 @@ export class Workspace {
       checkVersion(stats, options.ifVersion, shown);
       if (stats.isDirectory() && !options.recursive) fail("IS_A_DIRECTORY", `${shown} is a directory; set recursive to delete it`);
       // What goes, counted before it goes (a subtree: the walk the removal makes anyway, once more).
-      const freed = options.gate ? (stats.isDirectory() ? entryAndTree(loc, shown) : usageOfEntry(stats)) : NO_USAGE;
+      const freed = options.gate ? (stats.isDirectory() ? await entryAndTree(loc, shown) : usageOfEntry(stats)) : NO_USAGE;
       try {
         if (stats.isDirectory()) await removeTree(loc.dir, loc.name);
         else await fsp.unlink(at(loc.dir, loc.name));
@@ -580,9 +580,9 @@ function usageOfEntry(stats: BigIntStats): Usage {
 }
 
 /** What the directory at `loc` and everything in it count for. */
-function entryAndTree(loc: Location, shown: string): Usage {
+async function entryAndTree(loc: Location, shown: string): Promise<Usage> {
   try {
-    const tree = measureTree(Directory.open(at(loc.dir, loc.name)));
+    const tree = await measureTree(Directory.open(at(loc.dir, loc.name)));
     return { bytes: tree.bytes, entries: tree.entries + 1 };
   } catch (error) {
     throw translateErrno(error, shown);
