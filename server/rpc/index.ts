@@ -11,7 +11,7 @@ import { snapshotActiveRuns } from "../runs/lifecycle.js";
 import { LineIndex } from "../lineindex/line-index.js";
 import { RunManager } from "../runs/runs.js";
 import { openStore } from "../snapshots/open-store.js";
-import { S3Store } from "../snapshots/s3-store.js";
+import { isConditionalStore } from "../snapshots/store.js";
 import { Leases } from "../runs/leases.js";
 import type { DaemonMetrics } from "../metrics/metrics.js";
 import { meteredStore } from "../metrics/metered-store.js";
@@ -63,7 +63,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
   await snapshots.prepare();
   const runs = await RunManager.load(config.dataDir, logger);
   // Only S3 has conditional writes: on file:// the snapshots' parent check is the only guard (README).
-  const leases = opened instanceof S3Store ? new Leases(opened, config.leaseTtlMs, logger) : undefined;
+  const leases = isConditionalStore(opened) ? new Leases(opened, config.leaseTtlMs, logger) : undefined;
   // Runs this daemon left active take their leases again; one taken over meanwhile stays unheld, and its FinishRun is refused.
   if (leases) {
     for (const run of runs.activeRuns()) {

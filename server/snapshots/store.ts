@@ -44,3 +44,8 @@ export interface ConditionalStore {
   delete(key: string, signal?: AbortSignal): Promise<void>;
 }
 
+/** Whether `store` has conditional writes (an s3:// store does; a file:// store does not). */
+export function isConditionalStore(store: SnapshotStore): store is SnapshotStore & ConditionalStore {
+  return "createIfAbsent" in store && "replaceIfMatch" in store && "readWithTag" in store;
+}
+
