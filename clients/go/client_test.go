@@ -330,6 +330,18 @@ func TestSearchStreamsMatches(t *testing.T) {
 	if want := []string{"/docs/c.md", "/src/a.go", "/src/d.go"}; !slices.Equal(paths, want) {
 		t.Errorf("SearchFiles: %v, want %v", paths, want)
 	}
+	// OrderFound: the same files, in the order the daemon found them.
+	var found []string
+	for path, err := range client.SearchFiles(ctx, "code", "todo", filetools.SearchOptions{CaseInsensitive: true, Exclude: []string{"vendor/**"}, Order: filetools.OrderFound}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		found = append(found, path)
+	}
+	slices.Sort(found)
+	if !slices.Equal(found, paths) {
+		t.Errorf("SearchFiles with OrderFound: %v, want %v in some order", found, paths)
+	}
 	for count, err := range client.SearchCounts(ctx, "code", "TODO", filetools.SearchOptions{Path: "src/a.go"}) {
 		if err != nil || count.GetPath() != "/src/a.go" || count.GetCount() != 2 {
 			t.Errorf("SearchCounts: %v, %v; want /src/a.go 2", count, err)

@@ -9,6 +9,9 @@ import { cutLine, FileScan, Matcher, type ScanOptions } from "./scan.js";
 import { SearchPool } from "./pool.js";
 import { newLease, revokeTask, scanFile } from "./worker.js";
 import { FileToolsError } from "../errors.js";
+import { fromBinary } from "@bufbuild/protobuf";
+import { SearchResponseSchema } from "@filetools/proto/filetools/v1/files_pb.js";
+import { encodeMatches, matchesResponse } from "./match-wire.js";
 
 function reason(f: () => unknown): string {
   try {
@@ -239,7 +242,7 @@ describe("pool", () => {
         const evil = compilePattern("(a+)+\\1$", { fixedStrings: false, caseInsensitive: false });
         const controller = new AbortController();
         const lease = newLease();
-        const alone = { foundBefore: 0, running: [], progress: new SharedArrayBuffer(4) }; // no tasks before it
+        const alone = { foundBefore: 0, running: [], progress: new SharedArrayBuffer(4), paths: ["/f"] }; // no tasks before it
         const stuck = pool.run({ pattern: evil, options: content(), files: { fd }, maxFileSize: 0, lease: lease.buffer as SharedArrayBuffer, ...alone }, controller.signal);
         setTimeout(() => controller.abort(), 300);
         await expect(stuck).rejects.toThrow(/abort/i);
@@ -248,7 +251,8 @@ describe("pool", () => {
         expect(worker).toBeGreaterThan(0);
         await pool.exited(worker!);
         const ok = await pool.run({ pattern: compilePattern("fine", { fixedStrings: true, caseInsensitive: false }), options: content(), files: { fd }, maxFileSize: 0, lease: new SharedArrayBuffer(8), ...alone }, new AbortController().signal);
-        expect(ok).toMatchObject({ kinds: new Uint8Array([0]), hits: [{ index: 0, matches: [{ line: 2 }] }] });
+        expect(ok).toMatchObject({ kinds: new Uint8Array([0]), hits: [{ index: 0, count: 1 }] });
+        expect(fromBinary(SearchResponseSchema, ok.hits[0]!.matches.bytes).event).toMatchObject({ case: "match", value: { path: "/f", lineNumber: 2n, line: "fine" } });
         // Without the backreference the linear-engine fallback answers at once.
         const linear = await pool.run({ pattern: compilePattern("(a+)+$", { fixedStrings: false, caseInsensitive: false }), options: content(), files: { fd }, maxFileSize: 0, lease: new SharedArrayBuffer(8), ...alone }, AbortSignal.timeout(10_000));
         expect(linear).toMatchObject({ kinds: new Uint8Array([0]), hits: [] });
@@ -313,5 +317,31 @@ describe("a line longer than the worker's buffer", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("encoded matches", () => {
+  const matches = [
+    { line: 3, column: 2, text: "a needle", cut: false, before: ["one", "two"], after: [] },
+    { line: 9, column: 1, text: "n".repeat(500), cut: true, before: [], after: ["é after"] },
+    { line: 10, column: 5, text: "", cut: false, before: [], after: [] },
+  ];
+  const expected = matches.map((m) => ({ path: "/d/ü.txt", lineNumber: BigInt(m.line), column: m.column, line: m.text, lineCut: m.cut, before: m.before, after: m.after }));
+
+  it("each match is a whole SearchResponse `match`, cut at its end", () => {
+    const { bytes, ends } = encodeMatches("/d/ü.txt", matches);
+    expect(ends.at(-1)).toBe(bytes.length);
+    ends.forEach((end, i) => {
+      const response = fromBinary(SearchResponseSchema, bytes.subarray(i === 0 ? 0 : ends[i - 1], end));
+      expect(response.event).toMatchObject({ case: "match", value: expected[i] });
+    });
+  });
+
+  it("any run of them, framed, is a SearchResponse `matches` in order", () => {
+    const { bytes, ends } = encodeMatches("/d/ü.txt", matches);
+    const response = fromBinary(SearchResponseSchema, matchesResponse([bytes.subarray(0, ends[0]), bytes.subarray(ends[0], ends[2])]));
+    expect(response.event.case).toBe("matches");
+    expect(response.event.case === "matches" && response.event.value.matches).toMatchObject(expected);
+    expect(encodeMatches("/x", [])).toEqual({ bytes: new Uint8Array(0), ends: [] });
   });
 });

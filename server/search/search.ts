@@ -9,8 +9,9 @@ import { displayPath, parsePath } from "../workspace/paths.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { compilePattern } from "./pattern.js";
 import type { SearchPool } from "./pool.js";
-import type { LineMatch, OutputMode, ScanOptions, ScanResult } from "./scan.js";
-import { FILE_KINDS, newLease, revokeTask, type BatchResult, type SearchTask, type TaskFiles } from "./worker.js";
+import type { EncodedMatches } from "./match-wire.js";
+import type { OutputMode, ScanOptions } from "./scan.js";
+import { FILE_KINDS, newLease, revokeTask, type BatchResult, type FileHit, type SearchTask, type TaskFiles } from "./worker.js";
 
 export const DEFAULT_MAX_RESULTS = 100;
 export const MAX_RESULTS_LIMIT = 10_000;
@@ -45,6 +46,9 @@ interface FileBatch {
   release(): unknown;
 }
 
+/** Files in sorted path order, or as the workers finish them (SearchOrder in the proto). */
+export type ResultOrder = "path" | "found";
+
 export interface SearchOptions {
   path: string;
   pattern: string;
@@ -58,10 +62,13 @@ export interface SearchOptions {
   maxFileSize?: bigint;
   respectGitignore?: boolean;
   mode: OutputMode;
+  /** Unset = "path". */
+  order?: ResultOrder;
 }
 
 export type SearchEvent =
-  | { kind: "match"; path: string; match: LineMatch }
+  /** Consecutive matches of one file, as the workers encoded them (match-wire.ts); at least one. */
+  | { kind: "matches"; path: string; matches: EncodedMatches }
   | { kind: "file"; path: string }
   | { kind: "count"; path: string; count: number };
 
@@ -83,10 +90,13 @@ interface Batch {
   progress: Int32Array;
   /** Its task has finished: its results are in `found`. */
   done: boolean;
+  /** Its task has finished or failed. */
+  settled: boolean;
 }
 
 /**
- * Yields results in walk order, then returns the summary: each yield is what
+ * Yields results in walk order (or, in found order, each finished task's as
+ * soon as it is the oldest finished one), then returns the summary: each yield is what
  * one finished task adds (never empty), so that a caller can send it on at
  * once, in as few messages as it likes. The search stops at `budgetMs`
  * (summary.timedOut; workers still busy are terminated) and when `signal`
@@ -105,6 +115,7 @@ export async function* search(
   const before = countArgument("context_before", options.contextBefore, 0, MAX_CONTEXT_LINES);
   const after = countArgument("context_after", options.contextAfter, 0, MAX_CONTEXT_LINES);
   const maxFileSize = countArgument("max_file_size", options.maxFileSize, 0);
+  const inFoundOrder = options.order === "found";
   const included = globs("include", options.include);
   const excluded = globs("exclude", options.exclude);
 
@@ -137,6 +148,8 @@ export async function* search(
     // Every batch before this one is either done (its results are in `found`) or running: the
     // worker reads the running ones' progress as it grows, so that two tasks on two workers do
     // not both gather a whole max_results (10,000 lines of a common word: half the daemon's CPU).
+    // In found order this task may be reported before those it counted on: it then leaves the
+    // rest of max_results to them (consume), and what they found is real, so they will fill it.
     const progress = new Int32Array(new SharedArrayBuffer(4));
     const lease = newLease();
     const task: SearchTask = {
@@ -147,16 +160,20 @@ export async function* search(
       progress: progress.buffer as SharedArrayBuffer,
       maxFileSize,
       files: batch.files,
+      paths: batch.paths,
       lease: lease.buffer as SharedArrayBuffer,
     };
     const result = pool.run(task, taskSignal);
-    const batchOf: Batch = { paths: batch.paths, result, progress, done: false };
+    const batchOf: Batch = { paths: batch.paths, result, progress, done: false, settled: false };
     result.then(
       (done) => {
         found += done.hits.reduce((n, hit) => n + resultsIn(hit, options.mode), 0);
         batchOf.done = true;
+        batchOf.settled = true;
       },
-      () => {},
+      () => {
+        batchOf.settled = true;
+      },
     );
     const releaseAll = async () => {
       try {
@@ -177,9 +194,16 @@ export async function* search(
     queue.push(batchOf);
   };
 
-  /** Consumes the oldest batch, yielding its results; returns false when the search must stop. */
+  /** The batch to report next, taken off the queue: the oldest, or in found order the oldest finished one (once one is). */
+  async function next(): Promise<Batch> {
+    if (!inFoundOrder) return queue.shift()!;
+    if (!queue.some((batch) => batch.settled)) await Promise.race(queue.map((batch) => batch.result.then(ignore, ignore)));
+    return queue.splice(queue.findIndex((batch) => batch.settled), 1)[0]!;
+  }
+
+  /** Consumes the next batch, yielding its results; returns false when the search must stop. */
   async function* drain(): AsyncGenerator<SearchEvent[], boolean> {
-    const batch = queue.shift()!;
+    const batch = await next();
     let result: BatchResult;
     try {
       result = await batch.result;
@@ -218,18 +242,19 @@ export async function* search(
         return false;
       }
       if (options.mode === "content") {
-        let sent = 0;
-        for (const match of outcome.matches) {
-          if (reported === maxResults) break;
-          reported++;
-          sent++;
-          events.push({ kind: "match", path, match });
+        const { bytes, ends } = outcome.matches;
+        const sent = Math.min(ends.length, maxResults - reported);
+        if (sent > 0) {
+          events.push({ kind: "matches", path, matches: sent === ends.length ? outcome.matches : { bytes: bytes.subarray(0, ends[sent - 1]), ends: ends.slice(0, sent) } });
+          summary.filesMatched++;
         }
-        if (sent > 0) summary.filesMatched++;
+        reported += sent;
         summary.matches += sent;
-        if (sent < outcome.matches.length || outcome.more) {
+        if (sent < ends.length || outcome.more) {
           summary.truncated = true;
-          return false;
+          // In path order nothing after this file may come; in found order the task may have
+          // stopped because others (not yet reported) had found enough: their results follow.
+          if (!inFoundOrder || reported === maxResults) return false;
         }
       } else {
         reported++;
@@ -268,6 +293,7 @@ export async function* search(
         prune: (path) => excluded(path.slice(prefixLength), false),
         want: (path) => included(path.slice(prefixLength), true) && !excluded(path.slice(prefixLength), false),
         batchFiles,
+        unsorted: inFoundOrder,
       });
       walking: for await (const held of batches) {
         if (stop.signal.aborted || signal.aborted) {
@@ -295,9 +321,11 @@ export async function* search(
   }
 }
 
+function ignore(): void {}
+
 /** What one matching file adds to the results: its reported matches (and one for more), or 1. */
-function resultsIn(hit: ScanResult, mode: OutputMode): number {
-  return mode === "content" ? hit.matches.length + (hit.more ? 1 : 0) : 1;
+function resultsIn(hit: FileHit, mode: OutputMode): number {
+  return mode === "content" ? hit.matches.ends.length + (hit.more ? 1 : 0) : 1;
 }
 
 /**

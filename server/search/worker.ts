@@ -10,6 +10,7 @@ import { isLoneFile } from "../workspace/lone-file.js";
 import { hasBinarySignature, looksBinary, BINARY_HEAD_BYTES } from "../text/binary.js";
 import { bomLength } from "../text/encoding.js";
 import type { PatternSpec } from "./pattern.js";
+import { encodeMatches, type EncodedMatches } from "./match-wire.js";
 import { FileScan, Matcher, type ScanOptions, type ScanResult } from "./scan.js";
 
 /**
@@ -26,6 +27,8 @@ export interface SearchTask {
   /** Files larger than this are skipped (0 = no limit). */
   maxFileSize: number;
   files: TaskFiles;
+  /** The files as shown (workspace paths), for the encoded matches. */
+  paths: string[];
   /**
    * Two Int32s: the task's state (UNSTARTED…) and the id of the worker thread that
    * started it. The main thread owns `files` and lets them go only once no
@@ -60,7 +63,17 @@ export interface BatchResult {
   kinds: Uint8Array;
   bytes: Float64Array;
   /** Text files that matched (count > 0, or more), by index in the task, in order. */
-  hits: ({ index: number } & ScanResult)[];
+  hits: FileHit[];
+}
+
+/** A file with results: in content mode its matches, encoded (match-wire.ts). */
+export interface FileHit {
+  index: number;
+  /** Matching lines found (content: reported ones; files: 1 at most). */
+  count: number;
+  /** Content mode: another matching line exists beyond the limit. */
+  more: boolean;
+  matches: EncodedMatches;
 }
 
 export type WorkerTask = SearchTask | { ping: true };
@@ -126,7 +139,7 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
         result.kinds[index] = KIND_CODES[outcome.kind];
         result.bytes[index] = outcome.bytes;
         if (outcome.kind === "text" && (outcome.count > 0 || outcome.more)) {
-          result.hits.push({ index, count: outcome.count, matches: outcome.matches, more: outcome.more });
+          result.hits.push({ index, count: outcome.count, more: outcome.more, matches: encodeMatches(task.paths[index]!, outcome.matches) });
           results += task.options.mode === "content" ? outcome.matches.length + (outcome.more ? 1 : 0) : 1;
           Atomics.store(progress, 0, results);
         }

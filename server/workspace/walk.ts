@@ -270,6 +270,8 @@ export interface FileWalkOptions {
   want?: (path: string) => boolean;
   /** Files in the batch numbered `n` (from 0; the last may have fewer). */
   batchFiles(n: number): number;
+  /** Each directory's names in the order the file system lists them, not sorted (unset = sorted). */
+  unsorted?: boolean;
 }
 
 /**
@@ -391,15 +393,14 @@ function* walkFilesIn(
 }
 
 function fileVisit(dir: Directory, parts: Components, levels: IgnoreLevel | null, options: FileWalkOptions): FileVisit {
-  const all = readNames(dir);
+  const all = readNames(dir, options.unsorted);
   // Only a directory that lists a .gitignore costs an open for it.
   if (options.respectGitignore && all.some((e) => e.name === ".gitignore")) {
     const rules = readGitignore(dir.fd);
     if (rules) levels = ignoreLevel(parts, rules, levels);
   }
-  const entries = all
-    .filter((e) => !TEMP_FILE_PATTERN.test(e.name) && (options.includeHidden || !e.name.startsWith(".")))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const entries = all.filter((e) => !TEMP_FILE_PATTERN.test(e.name) && (options.includeHidden || !e.name.startsWith(".")));
+  if (!options.unsorted) entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { prefix: parts.length === 0 ? "/" : displayPath(parts) + "/", tested: forDirectory(levels), levels, parts, entries, next: 0 };
 }
 

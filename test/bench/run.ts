@@ -6,7 +6,7 @@
 // search runs once per tool before it is timed).
 import os from "node:os";
 import path from "node:path";
-import { OutputMode } from "@filetools/proto/filetools/v1/files_pb.js";
+import { OutputMode, SearchOrder } from "@filetools/proto/filetools/v1/files_pb.js";
 import { ALTERNATION, BIG_FILE, BIG_LINES, COMMON_WORD, RARE_LITERAL, ensureData, prng } from "./data.js";
 import { Daemon, ensureBuilt, ensureRipgrep, lineCount, loadAverage, loopTool, machine, median, ms, quantile, runTool, sh } from "./measure.js";
 import { mixedLoadBenchmark } from "./mixed-load.js";
@@ -197,6 +197,16 @@ function searchCases(dir: string): SearchCase[] {
       ...on,
       name: `search common word "${COMMON_WORD}": first ${MAX_RESULTS.toLocaleString("en")} lines`,
       request: { pattern: COMMON_WORD, fixedStrings: true },
+      rg: `${RG} -n -F ${COMMON_WORD} | head -n ${MAX_RESULTS}`,
+      grep: `${grep} -n -F ${COMMON_WORD} . | head -n ${MAX_RESULTS}`,
+      labels: [`rg -n -j2 -F | head -n ${MAX_RESULTS}`, `grep -rn -F | head -n ${MAX_RESULTS}`],
+      count: lineCount,
+      aside: { label: `rg --sort path (the daemon's default order) | head -n ${MAX_RESULTS}`, cmd: `rg --sort path --no-require-git -n -F ${COMMON_WORD} | head -n ${MAX_RESULTS}` },
+    },
+    {
+      ...on,
+      name: `search common word "${COMMON_WORD}": first ${MAX_RESULTS.toLocaleString("en")} lines, order FOUND`,
+      request: { pattern: COMMON_WORD, fixedStrings: true, order: SearchOrder.FOUND },
       rg: `${RG} -n -F ${COMMON_WORD} | head -n ${MAX_RESULTS}`,
       grep: `${grep} -n -F ${COMMON_WORD} . | head -n ${MAX_RESULTS}`,
       labels: [`rg -n -j2 -F | head -n ${MAX_RESULTS}`, `grep -rn -F | head -n ${MAX_RESULTS}`],

@@ -4,7 +4,7 @@
 // of a small repository (small/: 6,000 files, 41 MB), where a cost per call
 // or per file shows more than over the big tree.
 import path from "node:path";
-import { OutputMode } from "@filetools/proto/filetools/v1/files_pb.js";
+import { OutputMode, SearchOrder } from "@filetools/proto/filetools/v1/files_pb.js";
 import { ALTERNATION, COMMON_WORD, RARE_LITERAL, type Manifest } from "./data.js";
 import { lineCount, sh } from "./measure.js";
 import { RG, searchRows, sumCounts, withSearchDaemons, type SearchCase } from "./search-runner.js";
@@ -29,8 +29,17 @@ function cases(data: string, manifest: Manifest, haveRg: boolean): SearchCase[] 
       grep: `${treeGrep} -n -F ${COMMON_WORD} . | head -n ${FIRST_PAGE}`,
       labels: [`rg -n -j2 -F | head -n ${FIRST_PAGE}`, `grep -rn -F | head -n ${FIRST_PAGE}`],
       count: lineCount,
-      // The daemon's results come in sorted path order; rg's and grep's in the order the file system lists names.
+      // The daemon's results come in sorted path order by default; rg's and grep's in the order the file system lists names.
       aside: haveRg ? { label: `rg --sort path (the daemon's order) | head -n ${FIRST_PAGE}`, cmd: `rg --sort path --no-require-git -n -F ${COMMON_WORD} | head -n ${FIRST_PAGE}` } : undefined,
+    },
+    {
+      ...tree,
+      name: `search common word "${COMMON_WORD}": first ${FIRST_PAGE} lines, order FOUND (as rg and grep list)`,
+      request: { pattern: COMMON_WORD, fixedStrings: true, maxResults: FIRST_PAGE, order: SearchOrder.FOUND },
+      rg: `${RG} -n -F ${COMMON_WORD} | head -n ${FIRST_PAGE}`,
+      grep: `${treeGrep} -n -F ${COMMON_WORD} . | head -n ${FIRST_PAGE}`,
+      labels: [`rg -n -j2 -F | head -n ${FIRST_PAGE}`, `grep -rn -F | head -n ${FIRST_PAGE}`],
+      count: lineCount,
     },
     {
       ...small,

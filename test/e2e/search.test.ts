@@ -1,10 +1,10 @@
 // Search against a real daemon: results identical to grep -rn on a fixture
 // tree, the walk's filters, output modes, caps, the deadline and cancellation.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, opendirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OutputMode } from "@filetools/proto/filetools/v1/files_pb.js";
+import { OutputMode, SearchOrder } from "@filetools/proto/filetools/v1/files_pb.js";
 import { collect, expectError, setup } from "./daemon.js";
 
 type D = Awaited<ReturnType<typeof setup>>;
@@ -44,6 +44,18 @@ function grep(dir: string, args: string[]): string[] {
     if (error.status !== 1) throw error; // 1 = no match
   }
   return sortHits(out.split("\n").filter((l) => l !== "").map((l) => "/" + l.slice(2)));
+}
+
+/** A directory's names in the order the file system lists them (readdirSync sorts them). */
+function listedNames(dir: string): string[] {
+  const handle = opendirSync(dir);
+  const names: string[] = [];
+  try {
+    for (let dirent = handle.readSync(); dirent !== null; dirent = handle.readSync()) names.push(dirent.name);
+  } finally {
+    handle.closeSync();
+  }
+  return names;
 }
 
 function sortHits(lines: string[]): string[] {
@@ -369,5 +381,56 @@ describe("Search over many tasks on two workers", () => {
     const first = await search({ pattern: "hit", fixedStrings: true, outputMode: OutputMode.COUNT, maxResults: 7 });
     expect(first.counts).toEqual(counts.slice(0, 7));
     expect(first.summary.truncated).toBe(true);
+  });
+
+  it("order FOUND: the same results as PATH order, a file's matches together and in line order; max_results as many real ones", async () => {
+    const byFile = (matches: any[]) => {
+      const files = new Map<string, string[]>();
+      for (const m of matches) files.set(m.path, [...(files.get(m.path) ?? []), hit(m)]);
+      return files;
+    };
+    for (const batchMatches of [false, true]) {
+      const req = { pattern: "FIXME_[0-9]+", contextBefore: 1, maxResults: 10_000, batchMatches };
+      const sorted = await search(req);
+      const found = await search({ ...req, order: SearchOrder.FOUND });
+      expect(found.summary).toEqual(sorted.summary);
+      expect([...found.matches].sort((a, b) => hit(a).localeCompare(hit(b)))).toEqual([...sorted.matches].sort((a, b) => hit(a).localeCompare(hit(b))));
+      // Each file's matches come in one run, in line order, as in path order.
+      const files = byFile(found.matches);
+      expect(files.size).toBe(new Set(found.matches.map((m) => m.path)).size);
+      expect([...files.values()].flat()).toEqual(found.matches.map(hit));
+      expect(new Map([...files].sort())).toEqual(new Map([...byFile(sorted.matches)].sort()));
+    }
+    const all = new Set((await search({ pattern: "hit", fixedStrings: true, maxResults: 10_000 })).matches.map(hit));
+    for (const k of [1, 37, 200, all.size - 1]) {
+      const some = await search({ pattern: "hit", fixedStrings: true, maxResults: k, order: SearchOrder.FOUND });
+      expect(some.matches.length, `max_results ${k}`).toBe(k);
+      for (const m of some.matches) expect(all.has(hit(m))).toBe(true);
+      expect(new Set(some.matches.map(hit)).size).toBe(k);
+      expect(some.summary.truncated).toBe(true);
+    }
+    const exact = await search({ pattern: "hit", fixedStrings: true, maxResults: all.size, order: SearchOrder.FOUND });
+    expect(exact.summary.truncated).toBe(false);
+    for (const outputMode of [OutputMode.COUNT, OutputMode.FILES_WITH_MATCHES]) {
+      const everything = await search({ pattern: "hit", fixedStrings: true, outputMode, maxResults: 10_000 });
+      const found = await search({ pattern: "hit", fixedStrings: true, outputMode, maxResults: 10_000, order: SearchOrder.FOUND });
+      expect([...found.counts].sort()).toEqual([...everything.counts].sort());
+      expect([...found.files].sort()).toEqual([...everything.files].sort());
+      const first = await search({ pattern: "hit", fixedStrings: true, outputMode, maxResults: 7, order: SearchOrder.FOUND });
+      expect(first.counts.length + first.files.length).toBe(7);
+      expect(first.summary.truncated).toBe(true);
+    }
+  });
+
+  it("order FOUND walks a directory in the order the file system lists it; PATH in sorted order", async () => {
+    const names = Array.from({ length: 30 }, (_, i) => `f${String((i * 17) % 30).padStart(2, "0")}.txt`);
+    for (const name of names) put(two.root, `flat/${name}`, "zzflat\n");
+    const listed = listedNames(path.join(two.root, "flat"));
+    const sorted = [...listed].sort();
+    expect(listed, "this file system lists names unsorted").not.toEqual(sorted);
+    // 30 files are one task: the order within it is the walk's.
+    const req = { path: "flat", pattern: "zzflat", fixedStrings: true, outputMode: OutputMode.FILES_WITH_MATCHES };
+    expect((await search({ ...req, order: SearchOrder.FOUND })).files).toEqual(listed.map((n) => `/flat/${n}`));
+    expect((await search(req)).files).toEqual(sorted.map((n) => `/flat/${n}`));
   });
 });

@@ -187,6 +187,13 @@ def test_search_streams_matches_in_walk_order_then_a_summary(client: Any, ws: st
     with pytest.raises(errors.InvalidArgument):
         list(client.search(ws, "(unclosed"))
 
+    # order="found": the same results, a file's matches together in line order; which file first is the daemon's.
+    found = client.search(ws, "TODO", include=["*.txt"], context_before=1, order="found")
+    found_matches = list(found)
+    assert sorted((m.path, m.line_number) for m in found_matches) == [(m.path, m.line_number) for m in matches]
+    assert [m.line_number for m in found_matches] == [2, 4, 2, 4]
+    assert found.summary == results.summary
+
 
 def _upload_large_search_target(client: Any, ws: str, tmp_path: Path) -> None:
     """A file whose matches each carry 1,000 long context lines: ~32 MB of responses,

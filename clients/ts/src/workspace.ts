@@ -7,6 +7,7 @@ import { present } from "./errors.js";
 import type { FileInfo } from "@filetools/proto/filetools/v1/common_pb.js";
 import {
   OutputMode,
+  SearchOrder,
   type DeleteResponse,
   type DownloadHeader,
   type EditResponse,
@@ -118,7 +119,16 @@ export interface SearchOptions extends CallOptions {
   maxFileSize?: number;
   /** Skip what .gitignore excludes, and .git. Default true. */
   respectGitignore?: boolean;
+  /**
+   * "path" (default): files in sorted path order, the same results for the
+   * same tree. "found": as the daemon finds them (directories in the order the
+   * file system lists them, as rg): the first results come sooner, and which
+   * ones a truncated search returns may differ between calls.
+   */
+  order?: "path" | "found";
 }
+
+const SEARCH_ORDERS = { path: SearchOrder.PATH, found: SearchOrder.FOUND } as const;
 
 export interface ListOptions extends CallOptions {
   /** Glob matched against the path relative to the directory, e.g. "**\/*.ts". */
@@ -303,6 +313,7 @@ export class WorkspaceClient {
       maxFileSize: int64(options.maxFileSize),
       respectGitignore: options.respectGitignore,
       batchMatches: true,
+      order: options.order && SEARCH_ORDERS[options.order],
     };
     return new SearchResults(() => this.raw.files.search(request, options), resultsOf);
   }

@@ -241,6 +241,12 @@ describe("filetools", () => {
     expect(separated).toBe("/src/lib/util.ts:2:// TODO: more\n--\n/src/main.ts:3:// TODO later\n");
     expect(await ok(["grep", "demo", "todo", "-i", "-l"])).toBe("/src/lib/util.ts\n/src/main.ts\n");
     expect(await ok(["grep", "demo", "line [0-9]+", "-c", "--exclude", "src"])).toBe("/notes/a.txt:27\n");
+    // --sort none: the same lines, in the order found (here a directory's own order).
+    const unsorted = await ok(["grep", "demo", "todo", "-i", "-l", "--sort", "none"]);
+    expect(unsorted.split("\n").sort()).toEqual("/src/lib/util.ts\n/src/main.ts\n".split("\n").sort());
+    const badSort = await cli(["grep", "demo", "TODO", "--sort", "size"]);
+    expect(badSort.code).toBe(2);
+    expect(badSort.stderr).toMatch(/--sort.*size.*path, none/);
 
     const jsonLines = (await ok(["--json", "grep", "demo", "TODO", "-m", "1"])).trimEnd().split("\n").map((l) => JSON.parse(l));
     expect(jsonLines).toHaveLength(2);

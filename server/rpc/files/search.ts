@@ -1,7 +1,9 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { OutputMode, type SearchMatchSchema, type SearchResponseSchema } from "@filetools/proto/filetools/v1/files_pb.js";
+import { OutputMode, SearchOrder, type SearchResponseSchema } from "@filetools/proto/filetools/v1/files_pb.js";
+import { EncodedMessage } from "../../grpc/index.js";
+import { matchesResponse } from "../../search/match-wire.js";
 import type { SearchPool } from "../../search/pool.js";
-import { search, searchBudgetMs, type SearchEvent } from "../../search/search.js";
+import { search, searchBudgetMs, type ResultOrder, type SearchEvent } from "../../search/search.js";
 import type { OutputMode as ScanMode } from "../../search/scan.js";
 import type { Deps, FilesHandler } from "../types.js";
 
@@ -12,13 +14,18 @@ const MODES: Record<OutputMode, ScanMode> = {
   [OutputMode.COUNT]: "count",
 };
 
+const ORDERS: Record<SearchOrder, ResultOrder> = {
+  [SearchOrder.UNSPECIFIED]: "path",
+  [SearchOrder.PATH]: "path",
+  [SearchOrder.FOUND]: "found",
+};
+
 /** A `matches` message holds at most this many matches… */
 const BATCH_MATCHES = 1000;
-/** …and about this much text (UTF-16 units, a match's path, line and context), unless one match is larger. */
-const BATCH_CHARS = 64 << 10;
+/** …and about this many bytes (a match's path, line and context, encoded), unless one match is larger. */
+const BATCH_BYTES = 64 << 10;
 
 type Response = MessageInitShape<typeof SearchResponseSchema>;
-type Match = MessageInitShape<typeof SearchMatchSchema>;
 
 export function searchHandler(deps: Deps, pool: SearchPool): FilesHandler<"search"> {
   return async function* (request, ctx) {
@@ -39,6 +46,7 @@ export function searchHandler(deps: Deps, pool: SearchPool): FilesHandler<"searc
         maxFileSize: request.maxFileSize,
         respectGitignore: request.respectGitignore,
         mode: MODES[request.outputMode] ?? "content",
+        order: ORDERS[request.order] ?? "path",
       },
       ctx.signal,
       searchBudgetMs(ctx.deadline),
@@ -49,7 +57,7 @@ export function searchHandler(deps: Deps, pool: SearchPool): FilesHandler<"searc
       // The client went away or the call failed: stop the search (closes its files, frees its workers).
       await results.return(undefined as never);
     }
-    async function* respond(): AsyncGenerator<Response> {
+    async function* respond(): AsyncGenerator<Response | EncodedMessage> {
       for (;;) {
         const next = await results.next();
         if (next.done) {
@@ -71,41 +79,61 @@ export function searchHandler(deps: Deps, pool: SearchPool): FilesHandler<"searc
           };
           return;
         }
-        yield* request.batchMatches ? batched(next.value) : next.value.map(single);
+        yield* request.batchMatches ? batched(next.value) : single(next.value);
       }
     }
   };
 }
 
-function single(r: SearchEvent): Response {
-  if (r.kind === "match") return { event: { case: "match", value: matchOf(r) } };
+/** A file or count result, one per message (the other modes are not batched). */
+function fileResult(r: Exclude<SearchEvent, { kind: "matches" }>): Response {
   if (r.kind === "file") return { event: { case: "file", value: { path: r.path } } };
   return { event: { case: "count", value: { path: r.path, count: BigInt(r.count) } } };
 }
 
-/** What one finished task found, as `matches` messages (content mode; the other modes' results go one per message). */
-function* batched(events: SearchEvent[]): Generator<Response> {
-  let matches: Match[] = [];
-  let chars = 0;
+/** One `match` message per match: each encoded match is such a message already (match-wire.ts). */
+function* single(events: SearchEvent[]): Generator<Response | EncodedMessage> {
   for (const r of events) {
-    if (r.kind !== "match") {
-      yield single(r);
+    if (r.kind !== "matches") {
+      yield fileResult(r);
       continue;
     }
-    const m = r.match;
-    const size = r.path.length + m.text.length + m.before.reduce((n, l) => n + l.length, 0) + m.after.reduce((n, l) => n + l.length, 0);
-    if (matches.length > 0 && (matches.length === BATCH_MATCHES || chars + size > BATCH_CHARS)) {
-      yield { event: { case: "matches", value: { matches } } };
-      matches = [];
-      chars = 0;
-    }
-    matches.push(matchOf(r));
-    chars += size;
+    const { bytes, ends } = r.matches;
+    for (let i = 0, start = 0; i < ends.length; start = ends[i++]!) yield new EncodedMessage(bytes.subarray(start, ends[i]));
   }
-  if (matches.length > 0) yield { event: { case: "matches", value: { matches } } };
 }
 
-function matchOf(r: Extract<SearchEvent, { kind: "match" }>): Match {
-  const m = r.match;
-  return { path: r.path, lineNumber: BigInt(m.line), column: m.column, line: m.text, before: m.before, after: m.after, lineCut: m.cut };
+/** What one finished task found, as `matches` messages of at most BATCH_MATCHES matches and about BATCH_BYTES. */
+function* batched(events: SearchEvent[]): Generator<Response | EncodedMessage> {
+  let pieces: Uint8Array[] = [];
+  let matches = 0;
+  let bytes = 0;
+  const flush = () => {
+    const message = new EncodedMessage(matchesResponse(pieces));
+    pieces = [];
+    matches = 0;
+    bytes = 0;
+    return message;
+  };
+  for (const r of events) {
+    if (r.kind !== "matches") {
+      yield fileResult(r);
+      continue;
+    }
+    const { bytes: encoded, ends } = r.matches;
+    let start = 0; // of the part of `encoded` not yet in `pieces`
+    for (let i = 0; i < ends.length; i++) {
+      const size = ends[i]! - (i === 0 ? 0 : ends[i - 1]!);
+      if (matches > 0 && (matches === BATCH_MATCHES || bytes + size > BATCH_BYTES)) {
+        const end = i === 0 ? 0 : ends[i - 1]!;
+        if (end > start) pieces.push(encoded.subarray(start, end));
+        start = end;
+        yield flush();
+      }
+      matches++;
+      bytes += size;
+    }
+    pieces.push(encoded.subarray(start));
+  }
+  if (matches > 0) yield flush();
 }

@@ -30,6 +30,7 @@ from filetools.models import (
     Progress,
     SavedFile,
     SearchHit,
+    SearchOrder,
     TextWindow,
     WriteMode,
 )
@@ -366,6 +367,7 @@ def search(
     max_file_size: int | None,
     respect_gitignore: bool,
     output_mode: OutputMode,
+    order: SearchOrder,
 ) -> ServerStream[f.SearchRequest, f.SearchResponse, SearchHit, f.SearchSummary]:
     request = f.SearchRequest(
         workspace=workspace,
@@ -382,6 +384,7 @@ def search(
         respect_gitignore=respect_gitignore,
         output_mode=f"OUTPUT_MODE_{output_mode.upper()}",
         batch_matches=True,
+        order=f"SEARCH_ORDER_{order.upper()}",
     )
 
     def split(r: f.SearchResponse) -> tuple[Sequence[SearchHit], f.SearchSummary | None]:

@@ -15,7 +15,7 @@ from filetools._channel import connection
 from filetools._ops import H, Fold, Pipe, ReadEvent, Send, ServerStream, StrPath, Unary
 from filetools._rpc import Req, Resp
 from filetools.errors import Cancelled, error_from_rpc
-from filetools.models import Newline, OutputMode, Progress, SavedFile, SearchHit, TextWindow, WriteMode
+from filetools.models import Newline, OutputMode, Progress, SavedFile, SearchHit, SearchOrder, TextWindow, WriteMode
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import files_pb2 as f
 from filetools.v1 import workspaces_pb2 as w
@@ -371,6 +371,7 @@ class AsyncClient:
         max_file_size: int | None = None,
         respect_gitignore: bool = True,
         output_mode: OutputMode = "content",
+        order: SearchOrder = "path",
         timeout: float | None = None,
     ) -> AsyncStream[SearchHit, f.SearchSummary]:
         """See ``Client.search``."""
@@ -388,6 +389,7 @@ class AsyncClient:
             max_file_size,
             respect_gitignore,
             output_mode,
+            order,
         )
         return self._stream(op, timeout)
 

@@ -14,7 +14,7 @@ from filetools._channel import connection
 from filetools._rpc import Req, Resp
 from filetools._ops import H, Fold, Pipe, ReadEvent, Send, ServerStream, StrPath, Unary
 from filetools.errors import error_from_rpc
-from filetools.models import Newline, OutputMode, Progress, SavedFile, SearchHit, TextWindow, WriteMode
+from filetools.models import Newline, OutputMode, Progress, SavedFile, SearchHit, SearchOrder, TextWindow, WriteMode
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import files_pb2 as f
 from filetools.v1 import workspaces_pb2 as w
@@ -357,9 +357,14 @@ class Client:
         max_file_size: int | None = None,
         respect_gitignore: bool = True,
         output_mode: OutputMode = "content",
+        order: SearchOrder = "path",
         timeout: float | None = None,
     ) -> Stream[SearchHit, f.SearchSummary]:
-        """Matches as the daemon finds them (``max_results`` None = 100); ``summary`` closes the stream."""
+        """Matches as the daemon finds them (``max_results`` None = 100); ``summary`` closes the stream.
+
+        ``order="found"`` asks for results as found rather than in sorted path order (SearchOrder):
+        the first ones sooner, but which ones a truncated search returns may differ between calls.
+        """
         op = _ops.search(
             workspace,
             pattern,
@@ -374,6 +379,7 @@ class Client:
             max_file_size,
             respect_gitignore,
             output_mode,
+            order,
         )
         return self._stream(op, timeout)
 

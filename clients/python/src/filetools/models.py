@@ -15,6 +15,9 @@ WriteMode = Literal["create_or_replace", "create_only", "replace_only", "append"
 Newline = Literal["preserve", "lf", "crlf"]
 #: What Search streams per hit (OutputMode without its prefix, lower case).
 OutputMode = Literal["content", "files_with_matches", "count"]
+#: The order of Search results (SearchOrder without its prefix, lower case): "path" (sorted, the same
+#: results for the same tree) or "found" (as found: the first results sooner, which ones may vary).
+SearchOrder = Literal["path", "found"]
 #: One Search result: a matching line, a matching file or a file's count, per OutputMode.
 SearchHit = files_pb2.SearchMatch | files_pb2.SearchFile | files_pb2.SearchCount
 #: Called as bytes arrive with (bytes received so far, bytes announced by the header).

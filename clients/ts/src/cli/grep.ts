@@ -1,6 +1,6 @@
 // grep: the Search RPC, printed as grep -rn prints (or as JSON Lines).
 import { Option, type Command } from "commander";
-import { OutputMode, SearchMatchSchema, SearchResponseSchema, type SearchMatch, type SearchSummary } from "@filetools/proto/filetools/v1/files_pb.js";
+import { OutputMode, SearchMatchSchema, SearchOrder, SearchResponseSchema, type SearchMatch, type SearchSummary } from "@filetools/proto/filetools/v1/files_pb.js";
 import { collect, int64, integerAtLeast } from "./args.js";
 import { jsonOf, note, printJsonLine, writeOut } from "./output.js";
 import { sessionOf } from "./session.js";
@@ -11,7 +11,7 @@ export function addGrepCommand(program: Command): void {
     .summary("search file contents with a regular expression")
     .description(
       "Search the files under a path for lines matching an ECMAScript regular expression (or a literal with -F), " +
-        "in sorted path order. Prints path:line:text, context lines as path-line-text with -- between groups, as " +
+        "in sorted path order (--sort none: as found). Prints path:line:text, context lines as path-line-text with -- between groups, as " +
         "grep -rn does. Binary files and what .gitignore excludes are skipped. --json prints JSON Lines: one " +
         '{"match"|"file"|"count": …} object per result as it arrives, then {"summary": …}. A search that found ' +
         "nothing exits 0; the summary tells.",
@@ -31,6 +31,11 @@ export function addGrepCommand(program: Command): void {
     .option("-m, --max-results <n>", "stop after n results (daemon default 100, at most 10,000)", integerAtLeast(1))
     .option("--max-file-size <bytes>", "skip files larger than this", integerAtLeast(1))
     .option("--no-gitignore", "search what .gitignore excludes, and .git")
+    .addOption(
+      new Option("--sort <order>", "path: files in sorted path order (the same results every time); none: as found, the first sooner (rg's default)")
+        .choices(["path", "none"])
+        .default("path"),
+    )
     .addHelpText("after", '\nExamples:\n  filetools grep demo "TODO|FIXME" src -g "*.ts" -C 2\n  filetools grep demo -F "import os" -l')
     .action(async (workspace: string, pattern: string, path: string | undefined, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
@@ -49,6 +54,7 @@ export function addGrepCommand(program: Command): void {
         respectGitignore: options.gitignore,
         outputMode: options.filesWithMatches ? OutputMode.FILES_WITH_MATCHES : options.count ? OutputMode.COUNT : OutputMode.CONTENT,
         batchMatches: true,
+        order: options.sort === "none" ? SearchOrder.FOUND : SearchOrder.PATH,
       };
       const printer = new MatchPrinter(request.contextBefore > 0 || request.contextAfter > 0);
       let summary: SearchSummary | undefined;

@@ -200,6 +200,66 @@ func (OutputMode) EnumDescriptor() ([]byte, []int) {
 	return file_filetools_v1_files_proto_rawDescGZIP(), []int{2}
 }
 
+// The order of a search's results.
+type SearchOrder int32
+
+const (
+	// Unset = SEARCH_ORDER_PATH.
+	SearchOrder_SEARCH_ORDER_UNSPECIFIED SearchOrder = 0
+	// Files in sorted path order (each directory's names sorted byte-wise): the
+	// same tree gives the same results in the same order, so a truncated search
+	// is reproducible. The first result waits for every file that sorts before
+	// it to be searched.
+	SearchOrder_SEARCH_ORDER_PATH SearchOrder = 1
+	// Files as the workers finish them, each directory's names in the order the
+	// file system lists them (as `rg` without `--sort`): the first results come as
+	// soon as any file has them. A file's results stay together, in line order;
+	// which files come first, and so which results a truncated search returns,
+	// may differ between calls on the same tree. The summary counts the same.
+	SearchOrder_SEARCH_ORDER_FOUND SearchOrder = 2
+)
+
+// Enum value maps for SearchOrder.
+var (
+	SearchOrder_name = map[int32]string{
+		0: "SEARCH_ORDER_UNSPECIFIED",
+		1: "SEARCH_ORDER_PATH",
+		2: "SEARCH_ORDER_FOUND",
+	}
+	SearchOrder_value = map[string]int32{
+		"SEARCH_ORDER_UNSPECIFIED": 0,
+		"SEARCH_ORDER_PATH":        1,
+		"SEARCH_ORDER_FOUND":       2,
+	}
+)
+
+func (x SearchOrder) Enum() *SearchOrder {
+	p := new(SearchOrder)
+	*p = x
+	return p
+}
+
+func (x SearchOrder) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SearchOrder) Descriptor() protoreflect.EnumDescriptor {
+	return file_filetools_v1_files_proto_enumTypes[3].Descriptor()
+}
+
+func (SearchOrder) Type() protoreflect.EnumType {
+	return &file_filetools_v1_files_proto_enumTypes[3]
+}
+
+func (x SearchOrder) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SearchOrder.Descriptor instead.
+func (SearchOrder) EnumDescriptor() ([]byte, []int) {
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{3}
+}
+
 type ReadRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Workspace id.
@@ -1919,7 +1979,7 @@ func (x *ListSummary) GetTruncated() bool {
 	return false
 }
 
-// A search walks `path` (directories in sorted order; hidden files included, as
+// A search walks `path` (directories in sorted order unless `order` says otherwise; hidden files included, as
 // `grep -r`; symbolic links met in the walk are not followed, a `path` that is
 // one is; files with several hard links are skipped, as Read refuses them) and
 // matches line by line, as `grep -n`: lines end at LF, a CR stays in the line.
@@ -1975,7 +2035,9 @@ type SearchRequest struct {
 	// alone). Order, context, cutting, max_results and the summary are the same
 	// either way. Unset (as from clients older than this field) = one `match`
 	// per message. Every client of this repository sets it.
-	BatchMatches  bool `protobuf:"varint,14,opt,name=batch_matches,json=batchMatches,proto3" json:"batch_matches,omitempty"`
+	BatchMatches bool `protobuf:"varint,14,opt,name=batch_matches,json=batchMatches,proto3" json:"batch_matches,omitempty"`
+	// See SearchOrder.
+	Order         SearchOrder `protobuf:"varint,15,opt,name=order,proto3,enum=filetools.v1.SearchOrder" json:"order,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2108,9 +2170,16 @@ func (x *SearchRequest) GetBatchMatches() bool {
 	return false
 }
 
+func (x *SearchRequest) GetOrder() SearchOrder {
+	if x != nil {
+		return x.Order
+	}
+	return SearchOrder_SEARCH_ORDER_UNSPECIFIED
+}
+
 type SearchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Results as found, in walk order (files in sorted path order, a file's
+	// Results as found, in walk order (files in the request's `order`, a file's
 	// matches in line order), then one summary. Binary files (a known signature, a
 	// NUL or many control bytes in the first 8 KiB) are skipped and counted.
 	//
@@ -3204,7 +3273,7 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\aentries\x18\x01 \x03(\v2\x16.filetools.v1.FileInfoR\aentries\"A\n" +
 	"\vListSummary\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x03R\x05total\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xc4\x04\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xf5\x04\n" +
 	"\rSearchRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
@@ -3222,7 +3291,8 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\x11respect_gitignore\x18\f \x01(\bH\x02R\x10respectGitignore\x88\x01\x01\x129\n" +
 	"\voutput_mode\x18\r \x01(\x0e2\x18.filetools.v1.OutputModeR\n" +
 	"outputMode\x12#\n" +
-	"\rbatch_matches\x18\x0e \x01(\bR\fbatchMatchesB\x0e\n" +
+	"\rbatch_matches\x18\x0e \x01(\bR\fbatchMatches\x12/\n" +
+	"\x05order\x18\x0f \x01(\x0e2\x19.filetools.v1.SearchOrderR\x05orderB\x0e\n" +
 	"\f_max_resultsB\x10\n" +
 	"\x0e_max_file_sizeB\x14\n" +
 	"\x12_respect_gitignore\"\xa1\x02\n" +
@@ -3307,7 +3377,11 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\x17OUTPUT_MODE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13OUTPUT_MODE_CONTENT\x10\x01\x12\"\n" +
 	"\x1eOUTPUT_MODE_FILES_WITH_MATCHES\x10\x02\x12\x15\n" +
-	"\x11OUTPUT_MODE_COUNT\x10\x032\xf0\x05\n" +
+	"\x11OUTPUT_MODE_COUNT\x10\x03*Z\n" +
+	"\vSearchOrder\x12\x1c\n" +
+	"\x18SEARCH_ORDER_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11SEARCH_ORDER_PATH\x10\x01\x12\x16\n" +
+	"\x12SEARCH_ORDER_FOUND\x10\x022\xf0\x05\n" +
 	"\x05Files\x12?\n" +
 	"\x04Read\x12\x19.filetools.v1.ReadRequest\x1a\x1a.filetools.v1.ReadResponse0\x01\x12@\n" +
 	"\x05Write\x12\x1a.filetools.v1.WriteRequest\x1a\x1b.filetools.v1.WriteResponse\x12=\n" +
@@ -3333,103 +3407,105 @@ func file_filetools_v1_files_proto_rawDescGZIP() []byte {
 	return file_filetools_v1_files_proto_rawDescData
 }
 
-var file_filetools_v1_files_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_filetools_v1_files_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_filetools_v1_files_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_filetools_v1_files_proto_goTypes = []any{
 	(WriteMode)(0),           // 0: filetools.v1.WriteMode
 	(Newline)(0),             // 1: filetools.v1.Newline
 	(OutputMode)(0),          // 2: filetools.v1.OutputMode
-	(*ReadRequest)(nil),      // 3: filetools.v1.ReadRequest
-	(*ReadResponse)(nil),     // 4: filetools.v1.ReadResponse
-	(*ReadHeader)(nil),       // 5: filetools.v1.ReadHeader
-	(*ReadChunk)(nil),        // 6: filetools.v1.ReadChunk
-	(*ReadTrailer)(nil),      // 7: filetools.v1.ReadTrailer
-	(*WriteRequest)(nil),     // 8: filetools.v1.WriteRequest
-	(*WriteResponse)(nil),    // 9: filetools.v1.WriteResponse
-	(*TextEdit)(nil),         // 10: filetools.v1.TextEdit
-	(*EditRequest)(nil),      // 11: filetools.v1.EditRequest
-	(*EditResponse)(nil),     // 12: filetools.v1.EditResponse
-	(*DeleteRequest)(nil),    // 13: filetools.v1.DeleteRequest
-	(*DeleteResponse)(nil),   // 14: filetools.v1.DeleteResponse
-	(*MoveRequest)(nil),      // 15: filetools.v1.MoveRequest
-	(*MoveResponse)(nil),     // 16: filetools.v1.MoveResponse
-	(*MakeDirRequest)(nil),   // 17: filetools.v1.MakeDirRequest
-	(*MakeDirResponse)(nil),  // 18: filetools.v1.MakeDirResponse
-	(*StatRequest)(nil),      // 19: filetools.v1.StatRequest
-	(*StatResponse)(nil),     // 20: filetools.v1.StatResponse
-	(*ListRequest)(nil),      // 21: filetools.v1.ListRequest
-	(*ListResponse)(nil),     // 22: filetools.v1.ListResponse
-	(*ListEntries)(nil),      // 23: filetools.v1.ListEntries
-	(*ListSummary)(nil),      // 24: filetools.v1.ListSummary
-	(*SearchRequest)(nil),    // 25: filetools.v1.SearchRequest
-	(*SearchResponse)(nil),   // 26: filetools.v1.SearchResponse
-	(*SearchMatches)(nil),    // 27: filetools.v1.SearchMatches
-	(*SearchMatch)(nil),      // 28: filetools.v1.SearchMatch
-	(*SearchFile)(nil),       // 29: filetools.v1.SearchFile
-	(*SearchCount)(nil),      // 30: filetools.v1.SearchCount
-	(*SearchSummary)(nil),    // 31: filetools.v1.SearchSummary
-	(*UploadRequest)(nil),    // 32: filetools.v1.UploadRequest
-	(*UploadHeader)(nil),     // 33: filetools.v1.UploadHeader
-	(*UploadResponse)(nil),   // 34: filetools.v1.UploadResponse
-	(*DownloadRequest)(nil),  // 35: filetools.v1.DownloadRequest
-	(*DownloadResponse)(nil), // 36: filetools.v1.DownloadResponse
-	(*DownloadHeader)(nil),   // 37: filetools.v1.DownloadHeader
-	(*FileInfo)(nil),         // 38: filetools.v1.FileInfo
-	(*DataChunk)(nil),        // 39: filetools.v1.DataChunk
+	(SearchOrder)(0),         // 3: filetools.v1.SearchOrder
+	(*ReadRequest)(nil),      // 4: filetools.v1.ReadRequest
+	(*ReadResponse)(nil),     // 5: filetools.v1.ReadResponse
+	(*ReadHeader)(nil),       // 6: filetools.v1.ReadHeader
+	(*ReadChunk)(nil),        // 7: filetools.v1.ReadChunk
+	(*ReadTrailer)(nil),      // 8: filetools.v1.ReadTrailer
+	(*WriteRequest)(nil),     // 9: filetools.v1.WriteRequest
+	(*WriteResponse)(nil),    // 10: filetools.v1.WriteResponse
+	(*TextEdit)(nil),         // 11: filetools.v1.TextEdit
+	(*EditRequest)(nil),      // 12: filetools.v1.EditRequest
+	(*EditResponse)(nil),     // 13: filetools.v1.EditResponse
+	(*DeleteRequest)(nil),    // 14: filetools.v1.DeleteRequest
+	(*DeleteResponse)(nil),   // 15: filetools.v1.DeleteResponse
+	(*MoveRequest)(nil),      // 16: filetools.v1.MoveRequest
+	(*MoveResponse)(nil),     // 17: filetools.v1.MoveResponse
+	(*MakeDirRequest)(nil),   // 18: filetools.v1.MakeDirRequest
+	(*MakeDirResponse)(nil),  // 19: filetools.v1.MakeDirResponse
+	(*StatRequest)(nil),      // 20: filetools.v1.StatRequest
+	(*StatResponse)(nil),     // 21: filetools.v1.StatResponse
+	(*ListRequest)(nil),      // 22: filetools.v1.ListRequest
+	(*ListResponse)(nil),     // 23: filetools.v1.ListResponse
+	(*ListEntries)(nil),      // 24: filetools.v1.ListEntries
+	(*ListSummary)(nil),      // 25: filetools.v1.ListSummary
+	(*SearchRequest)(nil),    // 26: filetools.v1.SearchRequest
+	(*SearchResponse)(nil),   // 27: filetools.v1.SearchResponse
+	(*SearchMatches)(nil),    // 28: filetools.v1.SearchMatches
+	(*SearchMatch)(nil),      // 29: filetools.v1.SearchMatch
+	(*SearchFile)(nil),       // 30: filetools.v1.SearchFile
+	(*SearchCount)(nil),      // 31: filetools.v1.SearchCount
+	(*SearchSummary)(nil),    // 32: filetools.v1.SearchSummary
+	(*UploadRequest)(nil),    // 33: filetools.v1.UploadRequest
+	(*UploadHeader)(nil),     // 34: filetools.v1.UploadHeader
+	(*UploadResponse)(nil),   // 35: filetools.v1.UploadResponse
+	(*DownloadRequest)(nil),  // 36: filetools.v1.DownloadRequest
+	(*DownloadResponse)(nil), // 37: filetools.v1.DownloadResponse
+	(*DownloadHeader)(nil),   // 38: filetools.v1.DownloadHeader
+	(*FileInfo)(nil),         // 39: filetools.v1.FileInfo
+	(*DataChunk)(nil),        // 40: filetools.v1.DataChunk
 }
 var file_filetools_v1_files_proto_depIdxs = []int32{
-	5,  // 0: filetools.v1.ReadResponse.header:type_name -> filetools.v1.ReadHeader
-	6,  // 1: filetools.v1.ReadResponse.chunk:type_name -> filetools.v1.ReadChunk
-	7,  // 2: filetools.v1.ReadResponse.trailer:type_name -> filetools.v1.ReadTrailer
-	38, // 3: filetools.v1.ReadHeader.file:type_name -> filetools.v1.FileInfo
+	6,  // 0: filetools.v1.ReadResponse.header:type_name -> filetools.v1.ReadHeader
+	7,  // 1: filetools.v1.ReadResponse.chunk:type_name -> filetools.v1.ReadChunk
+	8,  // 2: filetools.v1.ReadResponse.trailer:type_name -> filetools.v1.ReadTrailer
+	39, // 3: filetools.v1.ReadHeader.file:type_name -> filetools.v1.FileInfo
 	0,  // 4: filetools.v1.WriteRequest.mode:type_name -> filetools.v1.WriteMode
 	1,  // 5: filetools.v1.WriteRequest.newline:type_name -> filetools.v1.Newline
-	10, // 6: filetools.v1.EditRequest.edits:type_name -> filetools.v1.TextEdit
-	38, // 7: filetools.v1.MoveResponse.file:type_name -> filetools.v1.FileInfo
-	38, // 8: filetools.v1.StatResponse.file:type_name -> filetools.v1.FileInfo
-	23, // 9: filetools.v1.ListResponse.entries:type_name -> filetools.v1.ListEntries
-	24, // 10: filetools.v1.ListResponse.summary:type_name -> filetools.v1.ListSummary
-	38, // 11: filetools.v1.ListEntries.entries:type_name -> filetools.v1.FileInfo
+	11, // 6: filetools.v1.EditRequest.edits:type_name -> filetools.v1.TextEdit
+	39, // 7: filetools.v1.MoveResponse.file:type_name -> filetools.v1.FileInfo
+	39, // 8: filetools.v1.StatResponse.file:type_name -> filetools.v1.FileInfo
+	24, // 9: filetools.v1.ListResponse.entries:type_name -> filetools.v1.ListEntries
+	25, // 10: filetools.v1.ListResponse.summary:type_name -> filetools.v1.ListSummary
+	39, // 11: filetools.v1.ListEntries.entries:type_name -> filetools.v1.FileInfo
 	2,  // 12: filetools.v1.SearchRequest.output_mode:type_name -> filetools.v1.OutputMode
-	28, // 13: filetools.v1.SearchResponse.match:type_name -> filetools.v1.SearchMatch
-	29, // 14: filetools.v1.SearchResponse.file:type_name -> filetools.v1.SearchFile
-	30, // 15: filetools.v1.SearchResponse.count:type_name -> filetools.v1.SearchCount
-	31, // 16: filetools.v1.SearchResponse.summary:type_name -> filetools.v1.SearchSummary
-	27, // 17: filetools.v1.SearchResponse.matches:type_name -> filetools.v1.SearchMatches
-	28, // 18: filetools.v1.SearchMatches.matches:type_name -> filetools.v1.SearchMatch
-	33, // 19: filetools.v1.UploadRequest.header:type_name -> filetools.v1.UploadHeader
-	39, // 20: filetools.v1.UploadRequest.chunk:type_name -> filetools.v1.DataChunk
-	0,  // 21: filetools.v1.UploadHeader.mode:type_name -> filetools.v1.WriteMode
-	37, // 22: filetools.v1.DownloadResponse.header:type_name -> filetools.v1.DownloadHeader
-	39, // 23: filetools.v1.DownloadResponse.chunk:type_name -> filetools.v1.DataChunk
-	38, // 24: filetools.v1.DownloadHeader.file:type_name -> filetools.v1.FileInfo
-	3,  // 25: filetools.v1.Files.Read:input_type -> filetools.v1.ReadRequest
-	8,  // 26: filetools.v1.Files.Write:input_type -> filetools.v1.WriteRequest
-	11, // 27: filetools.v1.Files.Edit:input_type -> filetools.v1.EditRequest
-	13, // 28: filetools.v1.Files.Delete:input_type -> filetools.v1.DeleteRequest
-	15, // 29: filetools.v1.Files.Move:input_type -> filetools.v1.MoveRequest
-	17, // 30: filetools.v1.Files.MakeDir:input_type -> filetools.v1.MakeDirRequest
-	19, // 31: filetools.v1.Files.Stat:input_type -> filetools.v1.StatRequest
-	21, // 32: filetools.v1.Files.List:input_type -> filetools.v1.ListRequest
-	25, // 33: filetools.v1.Files.Search:input_type -> filetools.v1.SearchRequest
-	32, // 34: filetools.v1.Files.Upload:input_type -> filetools.v1.UploadRequest
-	35, // 35: filetools.v1.Files.Download:input_type -> filetools.v1.DownloadRequest
-	4,  // 36: filetools.v1.Files.Read:output_type -> filetools.v1.ReadResponse
-	9,  // 37: filetools.v1.Files.Write:output_type -> filetools.v1.WriteResponse
-	12, // 38: filetools.v1.Files.Edit:output_type -> filetools.v1.EditResponse
-	14, // 39: filetools.v1.Files.Delete:output_type -> filetools.v1.DeleteResponse
-	16, // 40: filetools.v1.Files.Move:output_type -> filetools.v1.MoveResponse
-	18, // 41: filetools.v1.Files.MakeDir:output_type -> filetools.v1.MakeDirResponse
-	20, // 42: filetools.v1.Files.Stat:output_type -> filetools.v1.StatResponse
-	22, // 43: filetools.v1.Files.List:output_type -> filetools.v1.ListResponse
-	26, // 44: filetools.v1.Files.Search:output_type -> filetools.v1.SearchResponse
-	34, // 45: filetools.v1.Files.Upload:output_type -> filetools.v1.UploadResponse
-	36, // 46: filetools.v1.Files.Download:output_type -> filetools.v1.DownloadResponse
-	36, // [36:47] is the sub-list for method output_type
-	25, // [25:36] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	3,  // 13: filetools.v1.SearchRequest.order:type_name -> filetools.v1.SearchOrder
+	29, // 14: filetools.v1.SearchResponse.match:type_name -> filetools.v1.SearchMatch
+	30, // 15: filetools.v1.SearchResponse.file:type_name -> filetools.v1.SearchFile
+	31, // 16: filetools.v1.SearchResponse.count:type_name -> filetools.v1.SearchCount
+	32, // 17: filetools.v1.SearchResponse.summary:type_name -> filetools.v1.SearchSummary
+	28, // 18: filetools.v1.SearchResponse.matches:type_name -> filetools.v1.SearchMatches
+	29, // 19: filetools.v1.SearchMatches.matches:type_name -> filetools.v1.SearchMatch
+	34, // 20: filetools.v1.UploadRequest.header:type_name -> filetools.v1.UploadHeader
+	40, // 21: filetools.v1.UploadRequest.chunk:type_name -> filetools.v1.DataChunk
+	0,  // 22: filetools.v1.UploadHeader.mode:type_name -> filetools.v1.WriteMode
+	38, // 23: filetools.v1.DownloadResponse.header:type_name -> filetools.v1.DownloadHeader
+	40, // 24: filetools.v1.DownloadResponse.chunk:type_name -> filetools.v1.DataChunk
+	39, // 25: filetools.v1.DownloadHeader.file:type_name -> filetools.v1.FileInfo
+	4,  // 26: filetools.v1.Files.Read:input_type -> filetools.v1.ReadRequest
+	9,  // 27: filetools.v1.Files.Write:input_type -> filetools.v1.WriteRequest
+	12, // 28: filetools.v1.Files.Edit:input_type -> filetools.v1.EditRequest
+	14, // 29: filetools.v1.Files.Delete:input_type -> filetools.v1.DeleteRequest
+	16, // 30: filetools.v1.Files.Move:input_type -> filetools.v1.MoveRequest
+	18, // 31: filetools.v1.Files.MakeDir:input_type -> filetools.v1.MakeDirRequest
+	20, // 32: filetools.v1.Files.Stat:input_type -> filetools.v1.StatRequest
+	22, // 33: filetools.v1.Files.List:input_type -> filetools.v1.ListRequest
+	26, // 34: filetools.v1.Files.Search:input_type -> filetools.v1.SearchRequest
+	33, // 35: filetools.v1.Files.Upload:input_type -> filetools.v1.UploadRequest
+	36, // 36: filetools.v1.Files.Download:input_type -> filetools.v1.DownloadRequest
+	5,  // 37: filetools.v1.Files.Read:output_type -> filetools.v1.ReadResponse
+	10, // 38: filetools.v1.Files.Write:output_type -> filetools.v1.WriteResponse
+	13, // 39: filetools.v1.Files.Edit:output_type -> filetools.v1.EditResponse
+	15, // 40: filetools.v1.Files.Delete:output_type -> filetools.v1.DeleteResponse
+	17, // 41: filetools.v1.Files.Move:output_type -> filetools.v1.MoveResponse
+	19, // 42: filetools.v1.Files.MakeDir:output_type -> filetools.v1.MakeDirResponse
+	21, // 43: filetools.v1.Files.Stat:output_type -> filetools.v1.StatResponse
+	23, // 44: filetools.v1.Files.List:output_type -> filetools.v1.ListResponse
+	27, // 45: filetools.v1.Files.Search:output_type -> filetools.v1.SearchResponse
+	35, // 46: filetools.v1.Files.Upload:output_type -> filetools.v1.UploadResponse
+	37, // 47: filetools.v1.Files.Download:output_type -> filetools.v1.DownloadResponse
+	37, // [37:48] is the sub-list for method output_type
+	26, // [26:37] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_filetools_v1_files_proto_init() }
@@ -3479,7 +3555,7 @@ func file_filetools_v1_files_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_filetools_v1_files_proto_rawDesc), len(file_filetools_v1_files_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      4,
 			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -29,6 +29,12 @@ class OutputMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     OUTPUT_MODE_CONTENT: _ClassVar[OutputMode]
     OUTPUT_MODE_FILES_WITH_MATCHES: _ClassVar[OutputMode]
     OUTPUT_MODE_COUNT: _ClassVar[OutputMode]
+
+class SearchOrder(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SEARCH_ORDER_UNSPECIFIED: _ClassVar[SearchOrder]
+    SEARCH_ORDER_PATH: _ClassVar[SearchOrder]
+    SEARCH_ORDER_FOUND: _ClassVar[SearchOrder]
 WRITE_MODE_UNSPECIFIED: WriteMode
 WRITE_MODE_CREATE_OR_REPLACE: WriteMode
 WRITE_MODE_CREATE_ONLY: WriteMode
@@ -42,6 +48,9 @@ OUTPUT_MODE_UNSPECIFIED: OutputMode
 OUTPUT_MODE_CONTENT: OutputMode
 OUTPUT_MODE_FILES_WITH_MATCHES: OutputMode
 OUTPUT_MODE_COUNT: OutputMode
+SEARCH_ORDER_UNSPECIFIED: SearchOrder
+SEARCH_ORDER_PATH: SearchOrder
+SEARCH_ORDER_FOUND: SearchOrder
 
 class ReadRequest(_message.Message):
     __slots__ = ("workspace", "path", "start_line", "line_count", "tail_lines", "encoding", "max_bytes")
@@ -310,7 +319,7 @@ class ListSummary(_message.Message):
     def __init__(self, total: _Optional[int] = ..., truncated: _Optional[bool] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
-    __slots__ = ("workspace", "path", "pattern", "fixed_strings", "case_insensitive", "include", "exclude", "context_before", "context_after", "max_results", "max_file_size", "respect_gitignore", "output_mode", "batch_matches")
+    __slots__ = ("workspace", "path", "pattern", "fixed_strings", "case_insensitive", "include", "exclude", "context_before", "context_after", "max_results", "max_file_size", "respect_gitignore", "output_mode", "batch_matches", "order")
     WORKSPACE_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     PATTERN_FIELD_NUMBER: _ClassVar[int]
@@ -325,6 +334,7 @@ class SearchRequest(_message.Message):
     RESPECT_GITIGNORE_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_MODE_FIELD_NUMBER: _ClassVar[int]
     BATCH_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    ORDER_FIELD_NUMBER: _ClassVar[int]
     workspace: str
     path: str
     pattern: str
@@ -339,7 +349,8 @@ class SearchRequest(_message.Message):
     respect_gitignore: bool
     output_mode: OutputMode
     batch_matches: bool
-    def __init__(self, workspace: _Optional[str] = ..., path: _Optional[str] = ..., pattern: _Optional[str] = ..., fixed_strings: _Optional[bool] = ..., case_insensitive: _Optional[bool] = ..., include: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., context_before: _Optional[int] = ..., context_after: _Optional[int] = ..., max_results: _Optional[int] = ..., max_file_size: _Optional[int] = ..., respect_gitignore: _Optional[bool] = ..., output_mode: _Optional[_Union[OutputMode, str]] = ..., batch_matches: _Optional[bool] = ...) -> None: ...
+    order: SearchOrder
+    def __init__(self, workspace: _Optional[str] = ..., path: _Optional[str] = ..., pattern: _Optional[str] = ..., fixed_strings: _Optional[bool] = ..., case_insensitive: _Optional[bool] = ..., include: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., context_before: _Optional[int] = ..., context_after: _Optional[int] = ..., max_results: _Optional[int] = ..., max_file_size: _Optional[int] = ..., respect_gitignore: _Optional[bool] = ..., output_mode: _Optional[_Union[OutputMode, str]] = ..., batch_matches: _Optional[bool] = ..., order: _Optional[_Union[SearchOrder, str]] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
     __slots__ = ("match", "file", "count", "summary", "matches")
