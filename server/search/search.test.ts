@@ -242,7 +242,7 @@ describe("pool", () => {
         const evil = compilePattern("(a+)+\\1$", { fixedStrings: false, caseInsensitive: false });
         const controller = new AbortController();
         const lease = newLease();
-        const alone = { foundBefore: 0, running: [], progress: new SharedArrayBuffer(4), paths: ["/f"] }; // no tasks before it
+        const alone = { foundBefore: 0, running: [], progress: new SharedArrayBuffer(4), paths: "/f" }; // no tasks before it
         const stuck = pool.run({ pattern: evil, options: content(), files: { fd }, maxFileSize: 0, lease: lease.buffer as SharedArrayBuffer, ...alone }, controller.signal);
         setTimeout(() => controller.abort(), 300);
         await expect(stuck).rejects.toThrow(/abort/i);

@@ -160,7 +160,7 @@ export async function* search(
       progress: progress.buffer as SharedArrayBuffer,
       maxFileSize,
       files: batch.files,
-      paths: batch.paths,
+      paths: batch.paths.join("\0"),
       lease: lease.buffer as SharedArrayBuffer,
     };
     const result = pool.run(task, taskSignal);

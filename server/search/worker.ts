@@ -27,8 +27,12 @@ export interface SearchTask {
   /** Files larger than this are skipped (0 = no limit). */
   maxFileSize: number;
   files: TaskFiles;
-  /** The files as shown (workspace paths), for the encoded matches. */
-  paths: string[];
+  /**
+   * The files as shown (workspace paths), for the encoded matches, joined by
+   * NUL (no name holds one): one string clones in one copy, where 512 strings
+   * cost the main thread ~1 µs each (6,000 files: 4-9 ms of a 110 ms search).
+   */
+  paths: string;
   /**
    * Two Int32s: the task's state (UNSTARTED…) and the id of the worker thread that
    * started it. The main thread owns `files` and lets them go only once no
@@ -129,6 +133,7 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
   const limit = task.options.limit;
   let results = 0;
   let index = 0;
+  let paths: string[] | undefined; // split at the first hit
   const lease = new Int32Array(task.lease);
   Atomics.store(lease, 1, threadId);
   if (Atomics.compareExchange(lease, 0, UNSTARTED, STARTED) === UNSTARTED) {
@@ -139,7 +144,7 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
         result.kinds[index] = KIND_CODES[outcome.kind];
         result.bytes[index] = outcome.bytes;
         if (outcome.kind === "text" && (outcome.count > 0 || outcome.more)) {
-          result.hits.push({ index, count: outcome.count, more: outcome.more, matches: encodeMatches(task.paths[index]!, outcome.matches) });
+          result.hits.push({ index, count: outcome.count, more: outcome.more, matches: encodeMatches((paths ??= task.paths.split("\0"))[index]!, outcome.matches) });
           results += task.options.mode === "content" ? outcome.matches.length + (outcome.more ? 1 : 0) : 1;
           Atomics.store(progress, 0, results);
         }
