@@ -325,6 +325,8 @@ describe("encoded matches", () => {
     { line: 3, column: 2, text: "a needle", cut: false, before: ["one", "two"], after: [] },
     { line: 9, column: 1, text: "n".repeat(500), cut: true, before: [], after: ["é after"] },
     { line: 10, column: 5, text: "", cut: false, before: [], after: [] },
+    // Varints of several bytes, multi-byte UTF-8, lengths over 127.
+    { line: 3_000_000_017, column: 70_000, text: "🙂 naïve ".repeat(40), cut: false, before: ["x".repeat(300)], after: ["数据", ""] },
   ];
   const expected = matches.map((m) => ({ path: "/d/ü.txt", lineNumber: BigInt(m.line), column: m.column, line: m.text, lineCut: m.cut, before: m.before, after: m.after }));
 
@@ -339,9 +341,10 @@ describe("encoded matches", () => {
 
   it("any run of them, framed, is a SearchResponse `matches` in order", () => {
     const { bytes, ends } = encodeMatches("/d/ü.txt", matches);
-    const response = fromBinary(SearchResponseSchema, matchesResponse([bytes.subarray(0, ends[0]), bytes.subarray(ends[0], ends[2])]));
+    const response = fromBinary(SearchResponseSchema, matchesResponse([bytes.subarray(0, ends[0]), bytes.subarray(ends[0], ends.at(-1))]));
     expect(response.event.case).toBe("matches");
     expect(response.event.case === "matches" && response.event.value.matches).toMatchObject(expected);
-    expect(encodeMatches("/x", [])).toEqual({ bytes: new Uint8Array(0), ends: [] });
+    const none = encodeMatches("/x", []);
+    expect([none.bytes.length, none.ends]).toEqual([0, []]);
   });
 });
