@@ -26,7 +26,13 @@ const BIG_TEXT_FILE = "text-1g.txt";
 const BIG_TEXT_BYTES = 1_000_000_000;
 
 const LATENCY_CALLS = 1000;
-const WARMUP_CALLS = 200;
+/**
+ * Untimed calls each client (and the MCP reference) makes first, so that the
+ * timed ones measure a long-lived process: after 200, the TypeScript client
+ * was still being compiled by V8 (p50 0.94-1.10 ms against 0.71-0.73 after
+ * 2,000, same daemon, quiet machine).
+ */
+const WARMUP_CALLS = 2000;
 /** Untimed calls on the fresh daemon before the first latency row. */
 const DAEMON_WARMUP_CALLS = 3000;
 const CONCURRENCY = 32;

@@ -33,7 +33,8 @@ const TREE = "/tree";
 const SMALL_TEXT = Array.from({ length: 40 }, (_, i) => `line ${String(i + 1).padStart(2, "0")}: small file read by every client.\n`).join("").slice(0, 1023) + "\n";
 
 const CALLS = 1000;
-const WARMUP = 200;
+/** Untimed calls to each server first: the steady state of a long-lived process (bench:clients' WARMUP_CALLS). */
+const WARMUP = 2000;
 /** Calls are made in rounds that alternate between the servers, so that load on the shared machine falls on all of them alike. */
 const ROUNDS = 5;
 const WINDOW_LINE = 10_000_000;
