@@ -252,7 +252,7 @@ describe("pool", () => {
         await pool.exited(worker!);
         const ok = await pool.run({ pattern: compilePattern("fine", { fixedStrings: true, caseInsensitive: false }), options: content(), files: { fd }, maxFileSize: 0, lease: new SharedArrayBuffer(8), ...alone }, new AbortController().signal);
         expect(ok).toMatchObject({ kinds: new Uint8Array([0]), hits: [{ index: 0, count: 1 }] });
-        expect(fromBinary(SearchResponseSchema, ok.hits[0]!.matches.bytes).event).toMatchObject({ case: "match", value: { path: "/f", lineNumber: 2n, line: "fine" } });
+        expect(fromBinary(SearchResponseSchema, ok.hits[0]!.matches!.bytes).event).toMatchObject({ case: "match", value: { path: "/f", lineNumber: 2n, line: "fine" } });
         // Without the backreference the linear-engine fallback answers at once.
         const linear = await pool.run({ pattern: compilePattern("(a+)+$", { fixedStrings: false, caseInsensitive: false }), options: content(), files: { fd }, maxFileSize: 0, lease: new SharedArrayBuffer(8), ...alone }, AbortSignal.timeout(10_000));
         expect(linear).toMatchObject({ kinds: new Uint8Array([0]), hits: [] });

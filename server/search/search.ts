@@ -242,10 +242,11 @@ export async function* search(
         return false;
       }
       if (options.mode === "content") {
-        const { bytes, ends } = outcome.matches;
+        const encoded = outcome.matches!;
+        const { bytes, ends } = encoded;
         const sent = Math.min(ends.length, maxResults - reported);
         if (sent > 0) {
-          events.push({ kind: "matches", path, matches: sent === ends.length ? outcome.matches : { bytes: bytes.subarray(0, ends[sent - 1]), ends: ends.slice(0, sent) } });
+          events.push({ kind: "matches", path, matches: sent === ends.length ? encoded : { bytes: bytes.subarray(0, ends[sent - 1]), ends: ends.slice(0, sent) } });
           summary.filesMatched++;
         }
         reported += sent;
@@ -325,7 +326,7 @@ function ignore(): void {}
 
 /** What one matching file adds to the results: its reported matches (and one for more), or 1. */
 function resultsIn(hit: FileHit, mode: OutputMode): number {
-  return mode === "content" ? hit.matches.ends.length + (hit.more ? 1 : 0) : 1;
+  return mode === "content" ? hit.matches!.ends.length + (hit.more ? 1 : 0) : 1;
 }
 
 /**

@@ -70,14 +70,14 @@ export interface BatchResult {
   hits: FileHit[];
 }
 
-/** A file with results: in content mode its matches, encoded (match-wire.ts). */
+/** A file with results: in content mode its matches, encoded (match-wire.ts); none in the other modes (an empty buffer per file still clones). */
 export interface FileHit {
   index: number;
   /** Matching lines found (content: reported ones; files: 1 at most). */
   count: number;
   /** Content mode: another matching line exists beyond the limit. */
   more: boolean;
-  matches: EncodedMatches;
+  matches?: EncodedMatches;
 }
 
 export type WorkerTask = SearchTask | { ping: true };
@@ -144,7 +144,9 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
         result.kinds[index] = KIND_CODES[outcome.kind];
         result.bytes[index] = outcome.bytes;
         if (outcome.kind === "text" && (outcome.count > 0 || outcome.more)) {
-          result.hits.push({ index, count: outcome.count, more: outcome.more, matches: encodeMatches((paths ??= task.paths.split("\0"))[index]!, outcome.matches) });
+          const hit: FileHit = { index, count: outcome.count, more: outcome.more };
+          if (task.options.mode === "content") hit.matches = encodeMatches((paths ??= task.paths.split("\0"))[index]!, outcome.matches);
+          result.hits.push(hit);
           results += task.options.mode === "content" ? outcome.matches.length + (outcome.more ? 1 : 0) : 1;
           Atomics.store(progress, 0, results);
         }
