@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Metadata } from "@grpc/grpc-js";
-import { DownloadRequestSchema, ListRequestSchema, ReadRequestSchema, SearchRequestSchema, WriteRequestSchema } from "@filetools/proto/filetools/v1/files_pb.js";
+import { DownloadRequestSchema, ListRequestSchema, ReadRequestSchema, SearchOrder, SearchRequestSchema, WriteRequestSchema } from "@filetools/proto/filetools/v1/files_pb.js";
 import { CreateWorkspaceRequestSchema, ExportSnapshotRequestSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../config.js";
@@ -69,9 +69,13 @@ describe("a streaming handler stopped at a yield releases what it holds", () => 
     expect(scratchFiles()).toEqual([]);
   });
 
-  it.each([false, true])("Search (batch_matches %s) stopped after its first message closes the directories and files it holds, and frees its worker", async (batchMatches) => {
+  it.each([
+    [false, SearchOrder.PATH],
+    [true, SearchOrder.PATH],
+    [true, SearchOrder.FOUND],
+  ])("Search (batch_matches %s, order %i) stopped after its first message closes the directories and files it holds, and frees its worker", async (batchMatches, order) => {
     const before = openDescriptors();
-    const request = create(SearchRequestSchema, { workspace: "w", path: "/many", pattern: "x", fixedStrings: true, maxResults: 10_000, batchMatches });
+    const request = create(SearchRequestSchema, { workspace: "w", path: "/many", pattern: "x", fixedStrings: true, maxResults: 10_000, batchMatches, order });
     await stopAfter(handlers.files.search!(request, ctx), 1);
     // The one worker is free again: a search after it runs to its summary.
     const after: unknown[] = [];

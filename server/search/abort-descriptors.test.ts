@@ -10,7 +10,7 @@ import { Workspace } from "../workspace/workspace.js";
 import { SearchPool } from "./pool.js";
 import { search, type SearchSummary } from "./search.js";
 
-it("a timed-out search never closes a descriptor the process opened after the worker's exit", async () => {
+it.each(["path", "found"] as const)("a timed-out search (order %s) never closes a descriptor the process opened after the worker's exit", async (order) => {
   const base = mkdtempSync(path.join(tmpdir(), "search-abort-"));
   mkdirSync(path.join(base, "root"));
   mkdirSync(path.join(base, "mine"));
@@ -20,7 +20,7 @@ it("a timed-out search never closes a descriptor the process opened after the wo
   const pool = await SearchPool.start(1);
   const held: { handle: fsp.FileHandle; ino: number }[] = [];
   try {
-    const options = { path: "/", pattern: "(a+)+\\1$", fixedStrings: false, caseInsensitive: false, include: [], exclude: [], contextBefore: 0, contextAfter: 0, mode: "content" as const };
+    const options = { path: "/", pattern: "(a+)+\\1$", fixedStrings: false, caseInsensitive: false, include: [], exclude: [], contextBefore: 0, contextAfter: 0, mode: "content" as const, order };
     const events = search(workspace, pool, options, new AbortController().signal, 200);
     let next: IteratorResult<unknown, SearchSummary>;
     do next = await events.next();
