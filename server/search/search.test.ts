@@ -344,6 +344,9 @@ describe("encoded matches", () => {
     const response = fromBinary(SearchResponseSchema, matchesResponse([bytes.subarray(0, ends[0]), bytes.subarray(ends[0], ends.at(-1))]));
     expect(response.event.case).toBe("matches");
     expect(response.event.case === "matches" && response.event.value.matches).toMatchObject(expected);
+    // A lone surrogate (a UTF-16LE file's) is counted and written as U+FFFD alike: the framing holds.
+    const odd = encodeMatches("/u16.txt", [{ line: 1, column: 1, text: "a\uD800b", cut: false, before: ["\uDC00"], after: [] }]);
+    expect(fromBinary(SearchResponseSchema, odd.bytes).event).toMatchObject({ case: "match", value: { line: "a\uFFFDb", before: ["\uFFFD"] } });
     const none = encodeMatches("/x", []);
     expect([none.bytes.length, none.ends]).toEqual([0, []]);
   });
