@@ -308,24 +308,13 @@ type SearchOptions struct {
 	Exclude         []string // globs excluding files and directories
 	ContextBefore   int32
 	ContextAfter    int32
-	MaxResults      int32 // 0 = 100; at most 10,000
-	MaxFileSize     int64 // skip larger files; 0 = no limit
-	IncludeIgnored  bool  // also search what .gitignore excludes, and .git
-	Order           SearchOrder
+	MaxResults      int32       // 0 = 100; at most 10,000
+	MaxFileSize     int64       // skip larger files; 0 = no limit
+	IncludeIgnored  bool        // also search what .gitignore excludes, and .git
+	Order           SearchOrder // OrderPath (the zero value) or OrderFound
 	// When set, filled with the search's summary once the loop has read it all.
 	Summary *SearchSummary
 }
-
-// SearchOrder is the order of a search's results.
-type SearchOrder string
-
-const (
-	// OrderPath (or ""): files in sorted path order; the same tree gives the same results.
-	OrderPath SearchOrder = "path"
-	// OrderFound: as the daemon finds them (directories as the file system lists them, as rg):
-	// the first results come sooner; which ones a truncated search returns may differ between calls.
-	OrderFound SearchOrder = "found"
-)
 
 // SearchSummary ends a search.
 type SearchSummary struct {
@@ -382,10 +371,7 @@ func (o SearchOptions) request(workspace, pattern string, mode filetoolsv1.Outpu
 		Include: o.Include, Exclude: o.Exclude,
 		ContextBefore: o.ContextBefore, ContextAfter: o.ContextAfter,
 		RespectGitignore: optionalTrue(o.IncludeIgnored), OutputMode: mode,
-		BatchMatches: true,
-	}
-	if o.Order == OrderFound {
-		req.Order = filetoolsv1.SearchOrder_SEARCH_ORDER_FOUND
+		BatchMatches: true, Order: o.Order,
 	}
 	if o.MaxResults > 0 {
 		req.MaxResults = &o.MaxResults

@@ -24,6 +24,7 @@ type (
 	ImportResult    = filetoolsv1.ImportArchiveResponse
 	WriteMode       = filetoolsv1.WriteMode
 	Newline         = filetoolsv1.Newline
+	SearchOrder     = filetoolsv1.SearchOrder
 )
 
 // Write modes (WriteOptions.Mode, UploadOptions.Mode); the zero value is
@@ -41,4 +42,13 @@ const (
 	NewlinePreserve = filetoolsv1.Newline_NEWLINE_PRESERVE
 	NewlineLF       = filetoolsv1.Newline_NEWLINE_LF
 	NewlineCRLF     = filetoolsv1.Newline_NEWLINE_CRLF
+)
+
+// The order of search results (SearchOptions.Order); the zero value is path order.
+const (
+	// OrderPath: files in sorted path order; the same tree gives the same results.
+	OrderPath = filetoolsv1.SearchOrder_SEARCH_ORDER_PATH
+	// OrderFound: as the daemon finds them (directories as the file system lists them, as rg):
+	// the first results come sooner; which ones a truncated search returns may differ between calls.
+	OrderFound = filetoolsv1.SearchOrder_SEARCH_ORDER_FOUND
 )

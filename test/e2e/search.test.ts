@@ -251,6 +251,11 @@ describe("Search filters and options", () => {
     await expectError(run({ pattern: "(".repeat(60) + ")".repeat(60) }), "INVALID_ARGUMENT");
   });
 
+  it("an order this daemon does not know is INVALID_ARGUMENT, not another order", async () => {
+    const err = await expectError(run({ pattern: "hello", order: 7 as SearchOrder }), "INVALID_ARGUMENT", "INVALID_ARGUMENT");
+    expect(err.message).toMatch(/order 7 .*SEARCH_ORDER_PATH or SEARCH_ORDER_FOUND/);
+  });
+
   it("a missing path is NOT_FOUND, an escaping one PATH_ESCAPES_WORKSPACE", async () => {
     await expectError(run({ path: "nope", pattern: "x" }), "NOT_FOUND", "NOT_FOUND");
     await expectError(run({ path: "../x", pattern: "x" }), "PERMISSION_DENIED", "PATH_ESCAPES_WORKSPACE");

@@ -1,5 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { OutputMode, SearchOrder, type SearchResponseSchema } from "@filetools/proto/filetools/v1/files_pb.js";
+import { fail } from "../../errors.js";
 import { EncodedMessage } from "../../grpc/index.js";
 import { matchesResponse } from "../../search/match-wire.js";
 import type { SearchPool } from "../../search/pool.js";
@@ -30,6 +31,8 @@ type Response = MessageInitShape<typeof SearchResponseSchema>;
 export function searchHandler(deps: Deps, pool: SearchPool): FilesHandler<"search"> {
   return async function* (request, ctx) {
     const workspace = await deps.workspaces.get(request.workspace);
+    // An order this daemon does not know (a newer client's) is refused rather than served in another.
+    const order = ORDERS[request.order] ?? fail("INVALID_ARGUMENT", `order ${request.order} is not one this daemon knows: SEARCH_ORDER_PATH or SEARCH_ORDER_FOUND`);
     const results = search(
       workspace,
       pool,
@@ -46,7 +49,7 @@ export function searchHandler(deps: Deps, pool: SearchPool): FilesHandler<"searc
         maxFileSize: request.maxFileSize,
         respectGitignore: request.respectGitignore,
         mode: MODES[request.outputMode] ?? "content",
-        order: ORDERS[request.order] ?? "path",
+        order,
       },
       ctx.signal,
       searchBudgetMs(ctx.deadline),

@@ -206,9 +206,10 @@ type SearchOrder int32
 const (
 	// Unset = SEARCH_ORDER_PATH.
 	SearchOrder_SEARCH_ORDER_UNSPECIFIED SearchOrder = 0
-	// Files in sorted path order (each directory's names sorted byte-wise): the
-	// same tree gives the same results in the same order, so a truncated search
-	// is reproducible. The first result waits for every file that sorts before
+	// Files in sorted path order (each directory's names sorted as the daemon
+	// compares names: by UTF-16 code units, which puts U+E000–U+FFFF after
+	// characters beyond U+FFFF, unlike UTF-8 byte order): the same tree gives the
+	// same results in the same order, so a truncated search is reproducible. The first result waits for every file that sorts before
 	// it to be searched.
 	SearchOrder_SEARCH_ORDER_PATH SearchOrder = 1
 	// Files as the workers finish them, each directory's names in the order the

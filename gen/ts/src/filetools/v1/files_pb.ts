@@ -1713,9 +1713,10 @@ export enum SearchOrder {
   UNSPECIFIED = 0,
 
   /**
-   * Files in sorted path order (each directory's names sorted byte-wise): the
-   * same tree gives the same results in the same order, so a truncated search
-   * is reproducible. The first result waits for every file that sorts before
+   * Files in sorted path order (each directory's names sorted as the daemon
+   * compares names: by UTF-16 code units, which puts U+E000–U+FFFF after
+   * characters beyond U+FFFF, unlike UTF-8 byte order): the same tree gives the
+   * same results in the same order, so a truncated search is reproducible. The first result waits for every file that sorts before
    * it to be searched.
    *
    * @generated from enum value: SEARCH_ORDER_PATH = 1;
