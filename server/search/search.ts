@@ -2,6 +2,7 @@
 // workspace module; batches of files (names in directories the walk holds
 // open) go to the pool, whose workers open, read and scan them; results come
 // back per batch and are yielded in walk order.
+import { setMaxListeners } from "node:events";
 import { globMatcher } from "../tools/glob.js";
 import { FileToolsError } from "../errors.js";
 import { countArgument } from "../tools/arguments.js";
@@ -137,6 +138,9 @@ export async function* search(
   const taskSignal = AbortSignal.any([signal, stop.signal]);
   const inFlight = new Set<Promise<unknown>>();
   const window = pool.threads * 4;
+  // The pool listens to it once per task in flight, up to `window` of them: with 4 workers or
+  // more, Node's default of 10 printed a MaxListenersExceededWarning for every search.
+  setMaxListeners(window + 1, taskSignal);
   const queue: Batch[] = [];
   let reported = 0;
   /** Results in the batches done so far, sent or not; more than max_results stop the walk. */

@@ -427,6 +427,20 @@ describe("Search over many tasks on two workers", () => {
     }
   });
 
+  it("four workers (16 tasks in flight) warn of no listener leak", async () => {
+    const four = await setup("q", { args: ["--workers", "4"] });
+    try {
+      // Tasks of 32, 64, … 512 files: 6,000 files make more than 10 of them, all in flight at once.
+      for (let f = 0; f < 6000; f++) put(four.root, `d${f % 40}/f${f}.txt`, "hit\n");
+      for (const order of [SearchOrder.PATH, SearchOrder.FOUND]) {
+        await collect(four.client.files.search({ workspace: "q", pattern: "hit", fixedStrings: true, maxResults: 10_000, batchMatches: true, order }));
+      }
+      expect(four.logs()).not.toContain("MaxListenersExceededWarning");
+    } finally {
+      await four.stop();
+    }
+  });
+
   it("order FOUND walks a directory in the order the file system lists it; PATH in sorted order", async () => {
     const names = Array.from({ length: 30 }, (_, i) => `f${String((i * 17) % 30).padStart(2, "0")}.txt`);
     for (const name of names) put(two.root, `flat/${name}`, "zzflat\n");
