@@ -50,17 +50,25 @@ export function encodeMatches(path: string, matches: readonly LineMatch[]): Enco
   // chunks and copies, then create() + toBinary() before it, were most of a worker's time
   // for the first 10,000 lines of a common word.
   const pathBytes = Buffer.byteLength(path);
+  // The UTF-8 length of every line and context line, in the order they are written.
+  const lengths: number[] = [];
+  const measured = (text: string) => {
+    const length = Buffer.byteLength(text);
+    lengths.push(length);
+    return field(length);
+  };
   const sizes = matches.map((m) => {
-    let size = field(pathBytes) + 1 + varintLength(m.line) + 1 + varintLength(m.column) + field(Buffer.byteLength(m.text));
-    for (const line of m.before) size += field(Buffer.byteLength(line));
-    for (const line of m.after) size += field(Buffer.byteLength(line));
+    let size = field(pathBytes) + 1 + varintLength(m.line) + 1 + varintLength(m.column) + measured(m.text);
+    for (const line of m.before) size += measured(line);
+    for (const line of m.after) size += measured(line);
     return m.cut ? size + 2 : size;
   });
   // Not from the shared pool: a view of it would clone its whole 8 KiB slab to the main thread.
   const bytes = Buffer.allocUnsafeSlow(sizes.reduce((n, size) => n + field(size), 0));
   const ends: number[] = [];
   let at = 0;
-  const string = (tag: number, text: string, length = Buffer.byteLength(text)) => {
+  let measuredNext = 0;
+  const string = (tag: number, text: string, length = lengths[measuredNext++]!) => {
     bytes[at++] = tag;
     at = writeVarint(bytes, at, length);
     at += bytes.write(text, at, "utf8");

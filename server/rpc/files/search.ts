@@ -101,8 +101,11 @@ function* single(events: SearchEvent[]): Generator<Response | EncodedMessage> {
       yield fileResult(r);
       continue;
     }
-    const { bytes, ends } = r.matches;
-    for (let i = 0, start = 0; i < ends.length; start = ends[i++]!) yield new EncodedMessage(bytes.subarray(start, ends[i]));
+    let start = 0;
+    for (const end of r.matches.ends) {
+      yield new EncodedMessage(r.matches.bytes.subarray(start, end));
+      start = end;
+    }
   }
 }
 
@@ -123,18 +126,18 @@ function* batched(events: SearchEvent[]): Generator<Response | EncodedMessage> {
       yield fileResult(r);
       continue;
     }
-    const { bytes: encoded, ends } = r.matches;
+    const encoded = r.matches.bytes;
     let start = 0; // of the part of `encoded` not yet in `pieces`
-    for (let i = 0; i < ends.length; i++) {
-      const size = ends[i]! - (i === 0 ? 0 : ends[i - 1]!);
-      if (matches > 0 && (matches === BATCH_MATCHES || bytes + size > BATCH_BYTES)) {
-        const end = i === 0 ? 0 : ends[i - 1]!;
-        if (end > start) pieces.push(encoded.subarray(start, end));
-        start = end;
+    let previous = 0; // where the match before this one ends
+    for (const end of r.matches.ends) {
+      if (matches > 0 && (matches === BATCH_MATCHES || bytes + end - previous > BATCH_BYTES)) {
+        if (previous > start) pieces.push(encoded.subarray(start, previous));
+        start = previous;
         yield flush();
       }
       matches++;
-      bytes += size;
+      bytes += end - previous;
+      previous = end;
     }
     pieces.push(encoded.subarray(start));
   }
