@@ -272,8 +272,9 @@ func (d *Dispatcher) edit(ctx context.Context, a call) (ToolResult, error) {
 	if err != nil {
 		return ToolResult{}, err
 	}
-	return ok(editText(resp.GetPath(), resp.GetReplacements(), resp.GetDiff(), dryRun, resp.GetVersion()), map[string]any{
-		"path": resp.GetPath(), "replacements": resp.GetReplacements(), "diff": resp.GetDiff(), "dry_run": dryRun, "version": resp.GetVersion(),
+	return ok(editText(resp.GetPath(), resp.GetReplacements(), resp.GetDiff(), resp.GetDiffTruncated(), dryRun, resp.GetVersion()), map[string]any{
+		"path": resp.GetPath(), "replacements": resp.GetReplacements(), "diff": resp.GetDiff(), "diff_truncated": resp.GetDiffTruncated(),
+		"dry_run": dryRun, "version": resp.GetVersion(),
 	}), nil
 }
 

@@ -492,6 +492,31 @@ func TestToolReadCutsALongLine(t *testing.T) {
 	}
 }
 
+func TestToolEditSaysItsDiffStopsAt1MiB(t *testing.T) {
+	client := startDaemon(t).client(t)
+	ctx := testContext(t)
+	if _, err := client.CreateWorkspace(ctx, "agent"); err != nil {
+		t.Fatal(err)
+	}
+	// The same call as the TypeScript and Python dispatcher tests: 100,000 lines, each changed.
+	var lines strings.Builder
+	for i := range 100_000 {
+		fmt.Fprintf(&lines, "value %d\n", i)
+	}
+	if _, err := client.WriteText(ctx, "agent", "/every.txt", lines.String(), filetools.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	result, err := filetools.NewDispatcher(client, "agent", filetools.DispatcherOptions{}).Call(ctx, "edit",
+		`{"path": "/every.txt", "edits": [{"old_text": "value", "new_text": "VALUE", "replace_all": true}]}`)
+	head := regexp.MustCompile(`^Edited /every\.txt: 100,000 replacements\. Version [0-9a-f]{16}\.\n\n--- a/every\.txt\n\+\+\+ b/every\.txt\n@@ -1,\d+ \+1,\d+ @@\n-value 0\n\+VALUE 0\n`)
+	if err != nil || result.IsError || !head.MatchString(result.Text) || !strings.HasSuffix(result.Text, "\n(the diff stops here, at 1 MiB; the rest of the change is not shown)\n") {
+		t.Fatalf("edit with a long diff: %v, %.300q … %q", err, result.Text, result.Text[max(0, len(result.Text)-120):])
+	}
+	if result.Structured["replacements"] != int64(100_000) || result.Structured["diff_truncated"] != true {
+		t.Errorf("structured: replacements %v, diff_truncated %v", result.Structured["replacements"], result.Structured["diff_truncated"])
+	}
+}
+
 // A model's tool calls, answered (compiled, not run: it needs a daemon).
 func ExampleDispatcher() {
 	ctx := context.Background()

@@ -116,18 +116,25 @@ func writeText(path string, size int64, created, appended bool, version string) 
 	return "Wrote " + path + " (" + what + "): " + plural(size, "byte", "bytes") + " now. Version " + version + ".\n"
 }
 
-func editText(path string, replacements int64, diff string, dryRun bool, version string) string {
+// diffCut follows a diff the daemon stopped at its size limit.
+const diffCut = "(the diff stops here, at 1 MiB; the rest of the change is not shown)\n"
+
+func editText(path string, replacements int64, diff string, diffTruncated, dryRun bool, version string) string {
 	head := "Edited " + path + ": " + plural(replacements, "replacement", "replacements") + ". Version " + version + ".\n"
 	if dryRun {
 		head = "Dry run, nothing written: " + plural(replacements, "replacement", "replacements") + " in " + path + " would make this change.\n"
 	}
-	if diff == "" {
-		return head
+	text := head
+	if diff != "" {
+		if !strings.HasSuffix(diff, "\n") {
+			diff += "\n"
+		}
+		text += "\n" + diff
 	}
-	if !strings.HasSuffix(diff, "\n") {
-		diff += "\n"
+	if diffTruncated {
+		text += diffCut
 	}
-	return head + "\n" + diff
+	return text
 }
 
 func deleteText(path string, existed bool) string {

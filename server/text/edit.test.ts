@@ -1,8 +1,9 @@
-import { applyPatch, createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
+import { applyPatch, createTwoFilesPatch, FILE_HEADERS_ONLY, parsePatch } from "diff";
 import { describe, expect, it } from "vitest";
 import { caught } from "../test-support.js";
 import { applyEdits, closestLine, type TextEdit } from "./edit.js";
-import type { TextEncoding } from "./encoding.js";
+import { bomBytes, bomLength, decodeText, type TextEncoding } from "./encoding.js";
+import { DIFF_MAX_BYTES } from "./diff.js";
 
 
 const edit = (oldText: string, newText: string, replaceAll = false): TextEdit => ({ oldText, newText, replaceAll });
@@ -295,5 +296,103 @@ describe("applyEdits: diff", () => {
       const { updated, diff } = apply(before, [edit(oldText, newText, true)]);
       expect(applyPatch(before, diff)).toBe(updated.toString());
     }
+  });
+});
+
+describe("applyEdits: diff of many changes (built around the replacements)", () => {
+  const decoded = (buf: Buffer, encoding: TextEncoding) => decodeText(buf.subarray(bomLength(buf, encoding)), encoding);
+
+  it("applies back to the new text after random edit sequences, in every encoding", () => {
+    let state = 11;
+    const rand = (n: number) => {
+      state = (state * 1103515245 + 12345) & 0x7fffffff;
+      return state % n;
+    };
+    const words = ["a", "b", "c", "\n", "\n", "\n", "é", " ", "xy"];
+    const encodings: TextEncoding[] = ["utf-8", "utf-16le", "latin1"];
+    let checked = 0;
+    for (let round = 0; round < 600; round++) {
+      const encoding = encodings[round % encodings.length]!;
+      const text = Array.from({ length: 1 + rand(300) }, () => words[rand(words.length)]).join("");
+      const bom = encoding !== "latin1" && rand(4) === 0 ? bomBytes(encoding) : Buffer.alloc(0);
+      const before = Buffer.concat([bom, Buffer.from(text, encoding === "utf-8" ? "utf8" : encoding)]);
+      const edits: TextEdit[] = [];
+      let current = text;
+      for (let n = 1 + rand(3); n > 0 && current.length > 0; n--) {
+        const at = rand(current.length);
+        const oldText = current.slice(at, at + 1 + rand(12));
+        const newText = Array.from({ length: rand(10) }, () => words[rand(words.length)]).join("");
+        if (oldText === newText) continue;
+        edits.push(edit(oldText, newText, true));
+        current = current.replaceAll(oldText, newText);
+      }
+      if (edits.length === 0) continue;
+      const { updated, diff, diffTruncated } = applyEdits(before, edits, encoding, "/src/a.ts");
+      expect(decoded(updated, encoding)).toBe(current);
+      expect(diffTruncated).toBe(false);
+      expect(applyPatch(text, diff)).toBe(current);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(500);
+  });
+
+  const numbered = (n: number, eol = "\n") => Array.from({ length: n }, (_, i) => `value ${i % 7} on line ${i + 1}${eol}`).join("");
+
+  it.each([
+    ["LF", "\n", "utf-8"],
+    ["CRLF", "\r\n", "utf-8"],
+    ["UTF-16LE", "\n", "utf-16le"],
+  ] as const)("gives a whole, applicable diff when every line of a long %s file changes (past the library's work bound)", (_name, eol, encoding) => {
+    const text = numbered(20_000, eol).slice(0, -eol.length); // and no final newline
+    const before = Buffer.from(text, encoding === "utf-8" ? "utf8" : encoding);
+    const { updated, diff, diffTruncated, replacements } = applyEdits(before, [edit("value", "VALUE", true)], encoding, "/big.txt");
+    expect(replacements).toBe(20_000);
+    expect(diffTruncated).toBe(false);
+    expect(diff.match(/^@@/gm)).toHaveLength(1);
+    expect(diff.endsWith("\\ No newline at end of file\n")).toBe(true);
+    expect(applyPatch(text, diff)).toBe(decoded(updated, encoding));
+  });
+
+  it("gives applicable hunks when every other line changes, and separate ones when changes are far apart", () => {
+    const lines = Array.from({ length: 30_000 }, (_, i) => (i % 2 === 0 ? `even ${i}\n` : i % 1000 === 1 ? `rare ${i}\n` : `odd ${i}\n`));
+    const text = lines.join("");
+    for (const [oldText, newText, hunks] of [
+      ["even", "EVEN", 1],
+      ["rare", "RARE\nsplit", 30],
+    ] as const) {
+      const { updated, diff, diffTruncated } = apply(text, [edit(oldText, newText, true)]);
+      expect(diffTruncated).toBe(false);
+      expect(diff.match(/^@@/gm)).toHaveLength(hunks);
+      expect(applyPatch(text, diff)).toBe(updated.toString());
+    }
+  });
+
+  it("stops the diff at a line past 1 MiB and says so, the last hunk counting what it shows; the edit is whole", () => {
+    for (const oldText of ["line", "on line 1"]) {
+      // One hunk of 200,000 changed lines; then 11,112 hunks of one line each.
+      const text = numbered(200_000);
+      const { updated, diff, diffTruncated } = apply(text, [edit(oldText, "LINE", true)]);
+      expect(updated.toString()).toBe(text.replaceAll(oldText, "LINE"));
+      expect(diffTruncated).toBe(true);
+      expect(Buffer.byteLength(diff)).toBeLessThanOrEqual(DIFF_MAX_BYTES);
+      expect(Buffer.byteLength(diff)).toBeGreaterThan(DIFF_MAX_BYTES - 1000);
+      const [patch] = parsePatch(diff);
+      expect(patch!.hunks.length).toBeGreaterThan(0);
+      expect(patch!.hunks.at(-1)!.lines.at(-1)).toMatch(/^\+/);
+      // What it shows applies: the first lines changed, the rest as they were.
+      const patched = applyPatch(text, diff);
+      expect(patched).not.toBe(false);
+      const [got, want, was] = [patched as string, updated.toString(), text].map((t) => t.split("\n"));
+      const changed = got!.findIndex((line, i) => line !== want![i]);
+      expect(changed).toBeGreaterThan(0);
+      expect(got!.slice(changed)).toEqual(was!.slice(changed));
+    }
+
+    // Many changes on one long line: one hunk too large to show, found without scanning the line per change.
+    const long = "ab".repeat(1_000_000) + "\n";
+    const one = apply(long, [edit("a", "c", true)]);
+    expect(one.replacements).toBe(1_000_000);
+    expect(one.diffTruncated).toBe(true);
+    expect(one.diff).toBe("--- a/src/a.ts\n+++ b/src/a.ts\n");
   });
 });

@@ -6,10 +6,10 @@
 // sequences that are not valid in the encoding) is copied verbatim. Decoding
 // the file, replacing in a string and encoding it back would not be lossless.
 
-import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
 import { fail, FileToolsError } from "../errors.js";
 import { bomLength, codeUnitSize, decodeText, encodeText, type TextEncoding } from "./encoding.js";
 import { toCrlf, usesCrlf } from "./newline.js";
+import { copiesAfterSplice, unifiedDiff, type Copy } from "./diff.js";
 
 /** One replacement (proto TextEdit). */
 export interface TextEdit {
@@ -24,8 +24,10 @@ export interface EditResult {
   updated: Buffer;
   /** Replacements made, over all edits. */
   replacements: number;
-  /** Unified diff (3 lines of context) with "a/PATH" and "b/PATH" headers. */
+  /** Unified diff (3 lines of context) with "a/PATH" and "b/PATH" headers, of at most DIFF_MAX_BYTES. */
   diff: string;
+  /** The diff stops before hunks that would take it past DIFF_MAX_BYTES. */
+  diffTruncated: boolean;
 }
 
 const REPLACEMENT_CHAR = "\uFFFD";
@@ -59,14 +61,18 @@ export function applyEdits(
   const unit = codeUnitSize(encoding);
   let current = original;
   let replacements = 0;
+  // What of the original each result keeps, so the diff looks only around the replacements.
+  let copies: Copy[] = [{ from: 0, to: 0, length: original.length }];
   edits.forEach((edit, i) => {
     const match = findMatch(current, plans[i]!, contentStart, unit, edit.replaceAll ?? false);
     if (!match) notFound(current, edit, i, encoding, displayPath);
     if (!edit.replaceAll && match.positions.length > 1) notUnique(match.positions.length, i, displayPath);
     current = splice(current, match.positions, match.candidate);
+    copies = copiesAfterSplice(copies, match.positions, match.candidate.needle.length, match.candidate.replacement.length);
     replacements += match.positions.length;
   });
-  return { updated: current, replacements, diff: unifiedDiff(original, current, encoding, displayPath) };
+  const diff = unifiedDiff(original, current, copies, encoding, displayPath);
+  return { updated: current, replacements, diff: diff.text, diffTruncated: diff.truncated };
 }
 
 function checkEditArguments(edit: TextEdit, i: number): void {
@@ -262,74 +268,3 @@ function editDistanceRatio(a: string, b: string, limitRatio: number): number {
   return distance > limit ? Infinity : distance / longest;
 }
 
-/** Lines of context around each change in the diff. */
-const DIFF_CONTEXT = 3;
-
-/**
- * Unified diff of the decoded texts (BOM left out), "a/" and "b/" headers.
- * Only the changed region and its context go through the diff library
- * (whose cost grows with the whole text): an edit of a 30 MB file stays
- * cheap. Hunk line numbers are then shifted back to the whole file's.
- */
-function unifiedDiff(before: Buffer, after: Buffer, encoding: TextEncoding, displayPath: string): string {
-  const decode = (buf: Buffer) => decodeText(buf.subarray(bomLength(buf, encoding)), encoding);
-  const path = displayPath.replace(/^\/+/, "");
-  const region = changedRegion(decode(before), decode(after), DIFF_CONTEXT);
-  const patch = structuredPatch(`a/${path}`, `b/${path}`, region.before, region.after, undefined, undefined, {
-    context: DIFF_CONTEXT,
-  });
-  for (const hunk of patch.hunks) {
-    hunk.oldStart += region.linesBefore;
-    hunk.newStart += region.linesBefore;
-  }
-  return formatPatch(patch, FILE_HEADERS_ONLY);
-}
-
-/**
- * The whole lines of `a` and `b` that differ, with `context` unchanged lines
- * on each side, and the number of (identical) lines before them.
- */
-export function changedRegion(a: string, b: string, context: number): { before: string; after: string; linesBefore: number } {
-  const prefix = commonPrefixLength(a, b);
-  const suffix = commonSuffixLength(a, b, Math.min(a.length, b.length) - prefix);
-  let start = lineStart(a, prefix);
-  for (let i = 0; i < context && start > 0; i++) start = lineStart(a, start - 1);
-  // End of the line holding the last difference (or the insertion point), then the context after it.
-  let end = lineEnd(a, Math.max(a.length - suffix - 1, prefix));
-  for (let i = 0; i < context && end < a.length; i++) end = lineEnd(a, end);
-  // What follows `end` lies in the common suffix, so `b` ends the same way.
-  const tail = a.length - end;
-  let linesBefore = 0;
-  for (let i = a.indexOf("\n"); i !== -1 && i < start; i = a.indexOf("\n", i + 1)) linesBefore++;
-  return { before: a.slice(start, end), after: b.slice(start, b.length - tail), linesBefore };
-}
-
-/** Offset of the start of the line holding offset `i`. */
-function lineStart(text: string, i: number): number {
-  return i <= 0 ? 0 : text.lastIndexOf("\n", i - 1) + 1;
-}
-
-/** Offset just past the line feed ending the line holding offset `i` (or the text's end). */
-function lineEnd(text: string, i: number): number {
-  const newline = text.indexOf("\n", i);
-  return newline === -1 ? text.length : newline + 1;
-}
-
-/** Compared in blocks first: whole-substring equality is much faster than a loop over characters. */
-const COMPARE_BLOCK = 4096;
-
-function commonPrefixLength(a: string, b: string): number {
-  const max = Math.min(a.length, b.length);
-  let n = 0;
-  while (n + COMPARE_BLOCK <= max && a.slice(n, n + COMPARE_BLOCK) === b.slice(n, n + COMPARE_BLOCK)) n += COMPARE_BLOCK;
-  while (n < max && a.charCodeAt(n) === b.charCodeAt(n)) n++;
-  return n;
-}
-
-function commonSuffixLength(a: string, b: string, max: number): number {
-  const block = (s: string, n: number) => s.slice(s.length - n - COMPARE_BLOCK, s.length - n);
-  let n = 0;
-  while (n + COMPARE_BLOCK <= max && block(a, n) === block(b, n)) n += COMPARE_BLOCK;
-  while (n < max && a.charCodeAt(a.length - 1 - n) === b.charCodeAt(b.length - 1 - n)) n++;
-  return n;
-}

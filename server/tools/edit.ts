@@ -24,6 +24,8 @@ export interface EditOutcome {
   path: string;
   replacements: number;
   diff: string;
+  /** The diff stops at DIFF_MAX_BYTES. */
+  diffTruncated: boolean;
   sha256Before: string;
   sha256After: string;
   version: string;
@@ -47,7 +49,7 @@ export async function editFile(workspace: Workspace, input: EditInput, recorder?
       await file.close();
     }
     const result = applyEdits(original, input.edits, encoding, path);
-    const outcome = { path, replacements: result.replacements, diff: result.diff, sha256Before: sha256Hex(original), sha256After: sha256Hex(result.updated) };
+    const outcome = { path, replacements: result.replacements, diff: result.diff, diffTruncated: result.diffTruncated, sha256Before: sha256Hex(original), sha256After: sha256Hex(result.updated) };
     if (input.dryRun) return { ...outcome, version: file.entry.version };
     // The version read above: a change made behind our back since then is refused, not lost.
     const written = await workspace.writeFile(parts, result.updated, { createDirs: false, mode: "replace-only", ifVersion: file.entry.version, gate });

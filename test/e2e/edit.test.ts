@@ -131,4 +131,27 @@ describe("Edit", () => {
     put("bin.dat", Buffer.from([0, 1, 2, 3, 0, 0, 0x61]));
     await expectError(edit("bin.dat", [{ oldText: "a", newText: "b" }]), "FAILED_PRECONDITION", "BINARY_FILE");
   });
+
+  it("a replace_all on every line of a long file answers at once, with a diff cut at 1 MiB that says so (the daemon's thread was held for hours)", async () => {
+    const lines = Array.from({ length: 200_000 }, (_, i) => `value ${i}\n`);
+    put("every.txt", lines.join(""));
+    const deadline = Date.now() + 60_000; // before the fix: hours
+    for (const dryRun of [true, false]) {
+      const [res, stat] = await Promise.all([
+        d.client.files.edit({ workspace: d.ws, path: "every.txt", edits: [{ oldText: "value", newText: "VALUE", replaceAll: true }], dryRun }, { deadline }),
+        d.client.files.stat({ workspace: d.ws, path: "every.txt" }, { deadline }),
+      ]);
+      expect(stat.file!.size).toBeGreaterThan(0n);
+      expect(res.replacements).toBe(200_000n);
+      expect(res.diffTruncated).toBe(true);
+      expect(Buffer.byteLength(res.diff)).toBeLessThanOrEqual(1 << 20);
+      expect(res.diff).toMatch(/^--- a\/every\.txt\n\+\+\+ b\/every\.txt\n@@ -1,\d+ \+1,\d+ @@\n-value 0\n\+VALUE 0\n-value 1\n/);
+    }
+    expect(host("every.txt").toString()).toBe(lines.join("").replaceAll("value", "VALUE"));
+
+    // A small edit of the same file: the whole diff, not cut.
+    const small = await edit("every.txt", [{ oldText: "VALUE 7\n", newText: "seven\n" }]);
+    expect(small.diffTruncated).toBe(false);
+    expect(small.diff).toContain("-VALUE 7\n+seven\n");
+  });
 });

@@ -318,6 +318,19 @@ def test_cancelling_an_async_call_raises_cancelled_error_rather_than_returning_a
 # --- texts the table does not reach ------------------------------------------------
 
 
+def test_an_edit_whose_diff_is_longer_than_the_daemon_sends_says_so(tools: ToolDispatcher, sync_client: filetools.Client) -> None:
+    # The same call as the TypeScript and Go dispatcher tests: 100,000 lines, each changed.
+    sync_client.write_text("agent", "/every.txt", "".join(f"value {i}\n" for i in range(100_000)))
+    result = tools.call("edit", {"path": "/every.txt", "edits": [{"old_text": "value", "new_text": "VALUE", "replace_all": True}]})
+    assert not result.is_error
+    assert re.match(
+        r"Edited /every\.txt: 100,000 replacements\. Version [0-9a-f]{16}\.\n\n--- a/every\.txt\n\+\+\+ b/every\.txt\n@@ -1,\d+ \+1,\d+ @@\n-value 0\n\+VALUE 0\n",
+        result.text,
+    )
+    assert result.text.endswith("\n(the diff stops here, at 1 MiB; the rest of the change is not shown)\n")
+    assert result.structured["replacements"] == 100_000 and result.structured["diff_truncated"] is True
+
+
 def test_texts_for_what_a_fresh_workspace_rarely_shows() -> None:
     from google.protobuf.timestamp_pb2 import Timestamp
 

@@ -93,6 +93,18 @@ describe("the conformance table (catalogue/conformance.json), in order, on a fre
   });
 });
 
+describe("an edit whose diff is longer than the daemon sends", () => {
+  it("says the diff stops at 1 MiB, after the diff; the structured result has diff_truncated", async () => {
+    // The same call as the Python and Go dispatcher tests: 100,000 lines, each changed.
+    await client.workspace("agent").writeText("/every.txt", Array.from({ length: 100_000 }, (_, i) => `value ${i}\n`).join(""));
+    const result = await tools.call("edit", { path: "/every.txt", edits: [{ old_text: "value", new_text: "VALUE", replace_all: true }] });
+    expect(result.isError).toBe(false);
+    expect(result.text).toMatch(/^Edited \/every\.txt: 100,000 replacements\. Version [0-9a-f]{16}\.\n\n--- a\/every\.txt\n\+\+\+ b\/every\.txt\n@@ -1,\d+ \+1,\d+ @@\n-value 0\n\+VALUE 0\n/);
+    expect(result.text.endsWith("\n(the diff stops here, at 1 MiB; the rest of the change is not shown)\n")).toBe(true);
+    expect(result.structured).toMatchObject({ replacements: 100_000, diff_truncated: true });
+  });
+});
+
 describe("whatever a model sends, a result it can read", () => {
   it("a read-only dispatcher refuses the tools that change things", async () => {
     const readOnly = new ToolDispatcher(client.workspace("agent"), { readOnly: true });

@@ -147,8 +147,9 @@ export function addFileCommands(program: Command): void {
       if (json) return printJson(jsonOf(EditResponseSchema, response));
       const count = `${response.replacements} replacement${response.replacements === 1n ? "" : "s"}`;
       await writeOut(response.diff);
+      const cut = response.diffTruncated ? "; the diff above stops at 1 MiB" : "";
       await writeOut(
-        options.dryRun ? `dry run: ${count} in ${response.path}, nothing written\n` : `edited ${response.path}: ${count}, version ${response.version}\n`,
+        options.dryRun ? `dry run: ${count} in ${response.path}, nothing written${cut}\n` : `edited ${response.path}: ${count}, version ${response.version}${cut}\n`,
       );
     });
 

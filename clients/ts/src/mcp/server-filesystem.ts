@@ -13,7 +13,7 @@ import { FileType, type FileInfo } from "@filetools/proto/filetools/v1/common_pb
 import type { WorkspaceClient } from "../workspace.js";
 import { FileToolsError } from "../errors.js";
 import { schemaViolation } from "../tools/dispatcher.js";
-import { errorText } from "../tools/texts.js";
+import { DIFF_CUT, errorText } from "../tools/texts.js";
 import type { McpToolSet } from "./server.js";
 
 /** What a whole-file read_text_file returns at most (the reference has no cap; a model's context has). */
@@ -150,7 +150,7 @@ function profileTools(ws: WorkspaceClient): Profiled[] {
         const response = await ws.edit(args.path as string, edits, { signal, dryRun: (args.dryRun as boolean | undefined) ?? false });
         let fence = "```";
         while (response.diff.includes(fence)) fence += "`";
-        return `${fence}diff\n${response.diff}${response.diff.endsWith("\n") ? "" : "\n"}${fence}\n\n`;
+        return `${fence}diff\n${response.diff}${response.diff.endsWith("\n") ? "" : "\n"}${fence}\n${response.diffTruncated ? DIFF_CUT : ""}\n`;
       },
     },
     {

@@ -151,10 +151,11 @@ export class ToolDispatcher {
     }));
     const dryRun = (args.dry_run as boolean | undefined) ?? false;
     const response = await this.workspace.edit(args.path as string, edits, { ...options, dryRun, ifVersion: args.if_version as string | undefined });
-    return ok(texts.editText(response.path, response.replacements, response.diff, dryRun, response.version), {
+    return ok(texts.editText(response.path, response.replacements, response.diff, response.diffTruncated, dryRun, response.version), {
       path: response.path,
       replacements: Number(response.replacements),
       diff: response.diff,
+      diff_truncated: response.diffTruncated,
       dry_run: dryRun,
       version: response.version,
     });

@@ -37,12 +37,16 @@ export function writeText(path: string, size: bigint, created: boolean, appended
   return `Wrote ${path} (${what}): ${plural(size, "byte")} now. Version ${version}.\n`;
 }
 
-export function editText(path: string, replacements: bigint, diff: string, dryRun: boolean, version: string): string {
+export function editText(path: string, replacements: bigint, diff: string, diffTruncated: boolean, dryRun: boolean, version: string): string {
   const head = dryRun
     ? `Dry run, nothing written: ${plural(replacements, "replacement")} in ${path} would make this change.\n`
     : `Edited ${path}: ${plural(replacements, "replacement")}. Version ${version}.\n`;
-  return diff === "" ? head : `${head}\n${diff.endsWith("\n") ? diff : `${diff}\n`}`;
+  const text = diff === "" ? head : `${head}\n${diff.endsWith("\n") ? diff : `${diff}\n`}`;
+  return diffTruncated ? `${text}${DIFF_CUT}` : text;
 }
+
+/** After a diff the daemon stopped at its size limit. */
+export const DIFF_CUT = "(the diff stops here, at 1 MiB; the rest of the change is not shown)\n";
 
 export function deleteText(path: string, existed: boolean): string {
   return existed ? `Deleted ${path}.\n` : `${path} did not exist; nothing was deleted.\n`;

@@ -1082,14 +1082,20 @@ type EditResponse struct {
 	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// Total number of replacements made.
 	Replacements int64 `protobuf:"varint,2,opt,name=replacements,proto3" json:"replacements,omitempty"`
-	// Unified diff of the change (3 lines of context), "a/PATH" and "b/PATH" headers.
+	// Unified diff of the change (3 lines of context), "a/PATH" and "b/PATH"
+	// headers, of at most 1 MiB: past that it stops after a whole change (see
+	// diff_truncated). Built around the replacements, so its cost follows the
+	// lines they touch, not the file's size.
 	Diff string `protobuf:"bytes,3,opt,name=diff,proto3" json:"diff,omitempty"`
 	// SHA-256 (hex) of the file before.
 	Sha256Before string `protobuf:"bytes,4,opt,name=sha256_before,json=sha256Before,proto3" json:"sha256_before,omitempty"`
 	// SHA-256 (hex) of the file after (of the would-be file on dry_run).
 	Sha256After string `protobuf:"bytes,5,opt,name=sha256_after,json=sha256After,proto3" json:"sha256_after,omitempty"`
 	// The file's new version (the unchanged current version on dry_run).
-	Version       string `protobuf:"bytes,6,opt,name=version,proto3" json:"version,omitempty"`
+	Version string `protobuf:"bytes,6,opt,name=version,proto3" json:"version,omitempty"`
+	// The diff stops at 1 MiB: the changes after its last line are left out of
+	// it (never out of the edit). Its last hunk's header counts the lines shown.
+	DiffTruncated bool `protobuf:"varint,7,opt,name=diff_truncated,json=diffTruncated,proto3" json:"diff_truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1164,6 +1170,13 @@ func (x *EditResponse) GetVersion() string {
 		return x.Version
 	}
 	return ""
+}
+
+func (x *EditResponse) GetDiffTruncated() bool {
+	if x != nil {
+		return x.DiffTruncated
+	}
+	return false
 }
 
 type DeleteRequest struct {
@@ -3203,14 +3216,15 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\adry_run\x18\x04 \x01(\bR\x06dryRun\x12\x1d\n" +
 	"\n" +
 	"if_version\x18\x05 \x01(\tR\tifVersion\x12\x1a\n" +
-	"\bencoding\x18\x06 \x01(\tR\bencoding\"\xbc\x01\n" +
+	"\bencoding\x18\x06 \x01(\tR\bencoding\"\xe3\x01\n" +
 	"\fEditResponse\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\"\n" +
 	"\freplacements\x18\x02 \x01(\x03R\freplacements\x12\x12\n" +
 	"\x04diff\x18\x03 \x01(\tR\x04diff\x12#\n" +
 	"\rsha256_before\x18\x04 \x01(\tR\fsha256Before\x12!\n" +
 	"\fsha256_after\x18\x05 \x01(\tR\vsha256After\x12\x18\n" +
-	"\aversion\x18\x06 \x01(\tR\aversion\"~\n" +
+	"\aversion\x18\x06 \x01(\tR\aversion\x12%\n" +
+	"\x0ediff_truncated\x18\a \x01(\bR\rdiffTruncated\"~\n" +
 	"\rDeleteRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1c\n" +

@@ -249,8 +249,15 @@ def _edit(args: Args) -> _Call:
 
     def finish(r: f.EditResponse) -> ToolResult:
         return _ok(
-            texts.edit(r.path, r.replacements, r.diff, dry_run, r.version),
-            {"path": r.path, "replacements": r.replacements, "diff": r.diff, "dry_run": dry_run, "version": r.version},
+            texts.edit(r.path, r.replacements, r.diff, r.diff_truncated, dry_run, r.version),
+            {
+                "path": r.path,
+                "replacements": r.replacements,
+                "diff": r.diff,
+                "diff_truncated": r.diff_truncated,
+                "dry_run": dry_run,
+                "version": r.version,
+            },
         )
 
     kwargs = {"path": args["path"], "edits": edits, "dry_run": dry_run, "if_version": args.get("if_version")}

@@ -59,14 +59,17 @@ def write(path: str, size: int, created: bool, appended: bool, version: str) -> 
     return f"Wrote {path} ({what}): {_plural(size, 'byte')} now. Version {version}.\n"
 
 
-def edit(path: str, replacements: int, diff: str, dry_run: bool, version: str) -> str:
+#: After a diff the daemon stopped at its size limit.
+_DIFF_CUT = "(the diff stops here, at 1 MiB; the rest of the change is not shown)\n"
+
+
+def edit(path: str, replacements: int, diff: str, diff_truncated: bool, dry_run: bool, version: str) -> str:
     if dry_run:
         head = f"Dry run, nothing written: {_plural(replacements, 'replacement')} in {path} would make this change.\n"
     else:
         head = f"Edited {path}: {_plural(replacements, 'replacement')}. Version {version}.\n"
-    if diff == "":
-        return head
-    return f"{head}\n{diff}" if diff.endswith("\n") else f"{head}\n{diff}\n"
+    text = head if diff == "" else f"{head}\n{diff}" if diff.endswith("\n") else f"{head}\n{diff}\n"
+    return text + _DIFF_CUT if diff_truncated else text
 
 
 def delete(path: str, existed: bool) -> str:

@@ -179,20 +179,22 @@ class EditRequest(_message.Message):
     def __init__(self, workspace: _Optional[str] = ..., path: _Optional[str] = ..., edits: _Optional[_Iterable[_Union[TextEdit, _Mapping]]] = ..., dry_run: _Optional[bool] = ..., if_version: _Optional[str] = ..., encoding: _Optional[str] = ...) -> None: ...
 
 class EditResponse(_message.Message):
-    __slots__ = ("path", "replacements", "diff", "sha256_before", "sha256_after", "version")
+    __slots__ = ("path", "replacements", "diff", "sha256_before", "sha256_after", "version", "diff_truncated")
     PATH_FIELD_NUMBER: _ClassVar[int]
     REPLACEMENTS_FIELD_NUMBER: _ClassVar[int]
     DIFF_FIELD_NUMBER: _ClassVar[int]
     SHA256_BEFORE_FIELD_NUMBER: _ClassVar[int]
     SHA256_AFTER_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    DIFF_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
     path: str
     replacements: int
     diff: str
     sha256_before: str
     sha256_after: str
     version: str
-    def __init__(self, path: _Optional[str] = ..., replacements: _Optional[int] = ..., diff: _Optional[str] = ..., sha256_before: _Optional[str] = ..., sha256_after: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
+    diff_truncated: bool
+    def __init__(self, path: _Optional[str] = ..., replacements: _Optional[int] = ..., diff: _Optional[str] = ..., sha256_before: _Optional[str] = ..., sha256_after: _Optional[str] = ..., version: _Optional[str] = ..., diff_truncated: _Optional[bool] = ...) -> None: ...
 
 class DeleteRequest(_message.Message):
     __slots__ = ("workspace", "path", "recursive", "if_version")
