@@ -11,12 +11,12 @@ import path from "node:path";
 import type { FileHandle } from "node:fs/promises";
 import { pipeline } from "node:stream";
 import { createGzip } from "node:zlib";
-import picomatch from "picomatch";
 import tar from "tar-stream";
 import { fail, FileToolsError } from "../errors.js";
 import type { StoreMetrics } from "../metrics/metrics.js";
 import type { Logger } from "../log.js";
 import type { Change } from "../tools/changes.js";
+import { globMatcher } from "../tools/glob.js";
 import { LockTable } from "../tools/locks.js";
 import { summarize } from "../runs/runs.js";
 import type { Staging } from "../workspace/staging.js";
@@ -599,7 +599,7 @@ async function writeAll(handle: FileHandle, chunk: Uint8Array): Promise<void> {
  * DATA_LOSS; every stream's error ends in the returned promise.
  */
 async function filterTarball(source: AsyncIterable<Uint8Array>, include: readonly string[], consume: (bytes: AsyncIterable<Uint8Array>) => Promise<void>): Promise<number> {
-  const matches = picomatch([...include], { dot: true });
+  const matches = globMatcher(include, "include");
   // Names as bytes both ways (a stored snapshot's non-UTF-8 names survive); globs see the shown path.
   const extract = nameExactExtract();
   const pack = tar.pack();

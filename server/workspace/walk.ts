@@ -18,6 +18,13 @@ import { isLoneFile } from "./lone-file.js";
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 const MAX_GITIGNORE_BYTES = 1 << 20;
+// A .gitignore line with more than one "/**/" inside is left out: the ignore
+// library's expressions for them backtrack along a deep path (two took 3.2 s
+// to list a chain of 1,000 directories, three did not end, holding the
+// daemon's thread). One is ~0.4 s there, and so is any rule a repository
+// really writes ("**/build/**" has none inside).
+const MAX_INNER_GLOBSTARS = 1;
+const INNER_GLOBSTAR = /\/\*\*(?=\/)/g;
 /** Names of one directory examined together (their lstat calls run concurrently). */
 const LOOKAHEAD = 64;
 
@@ -422,7 +429,8 @@ function readGitignore(dirFd: number): Ignore | null {
     let filled = 0;
     for (let n = -1; n !== 0 && filled < buffer.length; filled += n) n = readSync(fd, buffer, filled, buffer.length - filled, filled);
     if (filled > MAX_GITIGNORE_BYTES || !isLoneFile(fd)) return null;
-    return ignore().add(buffer.toString("utf8", 0, filled));
+    const lines = buffer.toString("utf8", 0, filled).split(/\r?\n/);
+    return ignore().add(lines.filter((line) => (line.match(INNER_GLOBSTAR)?.length ?? 0) <= MAX_INNER_GLOBSTARS));
   } catch (error) {
     // EISDIR: a directory named .gitignore
     if (errnoOf(error) === "EISDIR") return null;

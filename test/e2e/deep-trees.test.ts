@@ -2,7 +2,7 @@
 // levels. Every walker answers (no "Maximum call stack size exceeded"); a
 // snapshot of such a tree fails clearly (QUOTA_EXCEEDED, not STORE_UNAVAILABLE);
 // a recursive Delete removes it.
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collect, expectError, listAll, setup } from "./daemon.js";
@@ -46,6 +46,20 @@ describe("trees deeper than any limit", () => {
     expect(matches).toHaveLength(1);
     expect((matches[0]!.event.value as { path: string }).path.endsWith("/x/needle.txt")).toBe(true);
     await d.client.files.delete({ workspace: d.ws, path: "/c10000", recursive: true });
+  }, 120_000);
+});
+
+describe(".gitignore rules along a deep tree", () => {
+  it("a rule with several /**/ inside is left out (it held the daemon's thread for minutes); one with one /**/ applies", async () => {
+    deepChain(path.join(d.root, "g1000"), 1000);
+    const listed = async (rules: string) => {
+      writeFileSync(path.join(d.root, "g1000", ".gitignore"), rules);
+      const { paths } = await listAll(d.client, { workspace: d.ws, path: "/g1000", recursive: true, maxEntries: 100_000 });
+      return paths.filter((p) => p.endsWith("/needle.txt"));
+    };
+    expect(await listed("x/**/x/**/x/**/needle.txt\n")).toHaveLength(1);
+    expect(await listed("x/**/needle.txt\n")).toEqual([]);
+    await d.client.files.delete({ workspace: d.ws, path: "/g1000", recursive: true });
   }, 120_000);
 });
 

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FileType } from "../../clients/ts/src/index.js";
+import { FileType, OutputMode } from "../../clients/ts/src/index.js";
 import { expectError, listAll, setup } from "./daemon.js";
 
 let d: Awaited<ReturnType<typeof setup>>;
@@ -211,5 +211,26 @@ describe("List", () => {
 
   it("listing a file is NOT_A_DIRECTORY", async () => {
     await expectError(listAll(d.client, { workspace: ws(), path: "ls/a.ts" }), "FAILED_PRECONDITION", "NOT_A_DIRECTORY");
+  });
+
+  it("a glob built to backtrack answers at once, in List and in Search's include (it held the daemon's thread for ever)", async () => {
+    for (let i = 0; i < 20; i++) put(`redos/${"a".repeat(200 + i)}`, "a\n");
+    put(`redos/${"a".repeat(30)}b`, "a\n");
+    const hostile = "*a".repeat(30) + "*b";
+    const deadline = Date.now() + 30_000;
+    const { paths } = await listAll(d.client, { workspace: ws(), path: "redos", pattern: hostile });
+    expect(paths).toEqual([`/redos/${"a".repeat(30)}b`]);
+    const found: string[] = [];
+    for await (const message of f().search({ workspace: ws(), path: "redos", pattern: "a", include: [hostile], outputMode: OutputMode.FILES_WITH_MATCHES }, { deadline })) {
+      if (message.event.case === "file") found.push(message.event.value.path);
+    }
+    expect(found).toEqual([`/redos/${"a".repeat(30)}b`]);
+    const globstars = `${"**/a/".repeat(12)}**/b`;
+    expect((await listAll(d.client, { workspace: ws(), path: "redos", recursive: true, pattern: globstars })).paths).toEqual([]);
+  });
+
+  it("a negated extglob, which cannot be matched in linear time, is INVALID_ARGUMENT naming it", async () => {
+    const err = await expectError(listAll(d.client, { workspace: ws(), path: "ls", pattern: "!(*.md)" }), "INVALID_ARGUMENT");
+    expect(err.message).toContain('invalid pattern glob "!(*.md)": negated extglobs, !(…), are not supported; use an exclude instead');
   });
 });

@@ -1704,7 +1704,9 @@ type ListRequest struct {
 	Path string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
 	// Glob (picomatch syntax, e.g. "**/*.ts") matched against the entry's path
 	// relative to `path`. Empty = every entry. Directories are still walked
-	// when they do not match.
+	// when they do not match. Every glob of the API is matched in linear time
+	// (a glob built to backtrack cannot stall the daemon), so a negated
+	// extglob, "!(…)", is INVALID_ARGUMENT: use an exclude.
 	Pattern string `protobuf:"bytes,3,opt,name=pattern,proto3" json:"pattern,omitempty"`
 	// Descend into subdirectories (never through symlinks).
 	Recursive bool `protobuf:"varint,4,opt,name=recursive,proto3" json:"recursive,omitempty"`

@@ -829,7 +829,9 @@ export type ListRequest = Message<"filetools.v1.ListRequest"> & {
   /**
    * Glob (picomatch syntax, e.g. "**\/*.ts") matched against the entry's path
    * relative to `path`. Empty = every entry. Directories are still walked
-   * when they do not match.
+   * when they do not match. Every glob of the API is matched in linear time
+   * (a glob built to backtrack cannot stall the daemon), so a negated
+   * extglob, "!(…)", is INVALID_ARGUMENT: use an exclude.
    *
    * @generated from field: string pattern = 3;
    */
