@@ -1,7 +1,7 @@
 import { applyPatch, createTwoFilesPatch, FILE_HEADERS_ONLY, parsePatch } from "diff";
 import { describe, expect, it } from "vitest";
 import { caught } from "../test-support.js";
-import { applyEdits, closestLine, type TextEdit } from "./edit.js";
+import { applyEdits, closestLine, MAX_REPLACEMENTS, type TextEdit } from "./edit.js";
 import { bomBytes, bomLength, decodeText, type TextEncoding } from "./encoding.js";
 import { DIFF_MAX_BYTES } from "./diff.js";
 
@@ -394,5 +394,23 @@ describe("applyEdits: diff of many changes (built around the replacements)", () 
     expect(one.replacements).toBe(1_000_000);
     expect(one.diffTruncated).toBe(true);
     expect(one.diff).toBe("--- a/src/a.ts\n+++ b/src/a.ts\n");
+  });
+});
+
+describe("applyEdits: bounds", () => {
+  it("refuses an edit past 1,000,000 replacements (each held memory: 64 MiB of one letter ended the daemon), counting across edits", () => {
+    const err = caught(() => apply("a".repeat(MAX_REPLACEMENTS + 1), [edit("a", "b", true)]));
+    expect(err.reason).toBe("INVALID_ARGUMENT");
+    expect(err.message).toBe("edits[0] would take the edit past 1,000,000 replacements in /src/a.ts; use a longer old_text, or Read and Write");
+    expect(apply("a".repeat(MAX_REPLACEMENTS), [edit("a", "b", true)]).replacements).toBe(MAX_REPLACEMENTS);
+    const flips = Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? edit("ab", "ba", true) : edit("ba", "ab", true)));
+    const many = caught(() => apply("ab".repeat(100_000), flips));
+    expect(many.message).toMatch(/^edits\[10\] would take the edit past 1,000,000 replacements/);
+  });
+
+  it("hints from the start of a very long line, and stops on a file of blank lines", () => {
+    const long = "x ".repeat(4_000_000) + "\n" + "target line\n";
+    expect(closestLine(long, "target lime")).toEqual({ line: 2, text: "target line" });
+    expect(closestLine("\n".repeat(20_000_000) + "target line\n", "target lime")).toBeUndefined();
   });
 });

@@ -64,7 +64,8 @@ export function applyEdits(
   // What of the original each result keeps, so the diff looks only around the replacements.
   let copies: Copy[] = [{ from: 0, to: 0, length: original.length }];
   edits.forEach((edit, i) => {
-    const match = findMatch(current, plans[i]!, contentStart, unit, edit.replaceAll ?? false);
+    const match = findMatch(current, plans[i]!, contentStart, unit, edit.replaceAll ?? false, MAX_REPLACEMENTS - replacements);
+    if (match === "too many") tooMany(i, displayPath);
     if (!match) notFound(current, edit, i, encoding, displayPath);
     if (!edit.replaceAll && match.positions.length > 1) notUnique(match.positions.length, i, displayPath);
     current = splice(current, match.positions, match.candidate);
@@ -136,7 +137,8 @@ function findMatch(
   from: number,
   unit: 1 | 2,
   replaceAll: boolean,
-): { candidate: Candidate; positions: number[] } | undefined {
+  limit: number,
+): { candidate: Candidate; positions: number[] } | "too many" | undefined {
   for (const candidate of candidates) {
     const { needle } = candidate;
     const positions: number[] = [];
@@ -145,6 +147,7 @@ function findMatch(
         i = hay.indexOf(needle, i + 1);
         continue;
       }
+      if (positions.length === limit) return "too many";
       positions.push(i);
       i = hay.indexOf(needle, i + (replaceAll ? needle.length : unit));
     }
@@ -163,6 +166,17 @@ function splice(hay: Buffer, positions: readonly number[], candidate: Candidate)
   }
   parts.push(hay.subarray(last));
   return Buffer.concat(parts);
+}
+
+/** Replacements one Edit makes at most, over all its edits: each costs memory until the file is written. */
+export const MAX_REPLACEMENTS = 1_000_000;
+
+function tooMany(i: number, displayPath: string): never {
+  return fail(
+    "INVALID_ARGUMENT",
+    `edits[${i}] would take the edit past ${MAX_REPLACEMENTS.toLocaleString("en")} replacements in ${displayPath}; use a longer old_text, or Read and Write`,
+    { edit_index: String(i) },
+  );
 }
 
 function notUnique(count: number, i: number, displayPath: string): never {
@@ -205,8 +219,12 @@ const HINT_WORK = 20_000_000;
 
 /** Whitespace differences are the commonest slip (indentation): ignore them when comparing. */
 function normalize(line: string): string {
-  return line.trim().replace(/\s+/g, " ").slice(0, HINT_CHARS);
+  // Only the line's start is compared: a 64 MB line is not rewritten whole.
+  return line.trimStart().slice(0, 2 * HINT_CHARS).trim().replace(/\s+/g, " ").slice(0, HINT_CHARS);
 }
+
+/** What a line costs the hint at least, blank or short (in target lengths): 64 MB of "\n" is 64 M lines. */
+const LINE_WORK = 16;
 
 /**
  * The line of `text` most similar to the first non-blank line of `oldText`:
@@ -228,12 +246,12 @@ export function closestLine(text: string, oldText: string): { line: number; text
     lineNumber++;
     start = end + 1;
     const line = normalize(raw);
+    work += Math.max(line.length, LINE_WORK) * target.length;
     if (line === "") continue;
     const hint = { line: lineNumber, text: raw.replace(/\r$/, "").slice(0, HINT_CHARS) };
     if (line === target) return hint;
     // Containing the target beats any distance; the first such line wins.
     const ratio = line.includes(target) ? 0 : editDistanceRatio(line, target, bestRatio);
-    work += line.length * target.length;
     if (ratio < bestRatio) {
       bestRatio = ratio;
       best = hint;

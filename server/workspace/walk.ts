@@ -429,7 +429,8 @@ function readGitignore(dirFd: number): Ignore | null {
     let filled = 0;
     for (let n = -1; n !== 0 && filled < buffer.length; filled += n) n = readSync(fd, buffer, filled, buffer.length - filled, filled);
     if (filled > MAX_GITIGNORE_BYTES || !isLoneFile(fd)) return null;
-    const lines = buffer.toString("utf8", 0, filled).split(/\r?\n/);
+    // "***" is a globstar to the library too (and slipped past the count as such).
+    const lines = buffer.toString("utf8", 0, filled).split(/\r?\n/).map((line) => line.replace(/\*{3,}/g, "**"));
     return ignore().add(lines.filter((line) => (line.match(INNER_GLOBSTAR)?.length ?? 0) <= MAX_INNER_GLOBSTARS));
   } catch (error) {
     // EISDIR: a directory named .gitignore

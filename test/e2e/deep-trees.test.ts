@@ -50,7 +50,7 @@ describe("trees deeper than any limit", () => {
 });
 
 describe(".gitignore rules along a deep tree", () => {
-  it("a rule with several /**/ inside is left out (it held the daemon's thread for minutes); one with one /**/ applies", async () => {
+  it("a rule with several /**/ (or /***/) inside is left out (it held the daemon's thread for minutes); one with one /**/ applies", async () => {
     deepChain(path.join(d.root, "g1000"), 1000);
     const listed = async (rules: string) => {
       writeFileSync(path.join(d.root, "g1000", ".gitignore"), rules);
@@ -58,6 +58,7 @@ describe(".gitignore rules along a deep tree", () => {
       return paths.filter((p) => p.endsWith("/needle.txt"));
     };
     expect(await listed("x/**/x/**/x/**/needle.txt\n")).toHaveLength(1);
+    expect(await listed("x/***/x/***/x/***/x/***/needle.txt\n")).toHaveLength(1); // "***" is a globstar too
     expect(await listed("x/**/needle.txt\n")).toEqual([]);
     await d.client.files.delete({ workspace: d.ws, path: "/g1000", recursive: true });
   }, 120_000);
