@@ -24,6 +24,8 @@ const MAX_GITIGNORE_BYTES = 1 << 20;
 // daemon's thread). One is ~0.4 s there, and so is any rule a repository
 // really writes ("**/build/**" has none inside).
 const MAX_INNER_GLOBSTARS = 1;
+/** Rules of one .gitignore applied (the first ones; a repository's rarely pass a few hundred). */
+const MAX_GITIGNORE_RULES = 2000;
 const INNER_GLOBSTAR = /\/\*\*(?=\/)/g;
 /** Names of one directory examined together (their lstat calls run concurrently). */
 const LOOKAHEAD = 64;
@@ -431,7 +433,9 @@ function readGitignore(dirFd: number): Ignore | null {
     if (filled > MAX_GITIGNORE_BYTES || !isLoneFile(fd)) return null;
     // "***" is a globstar to the library too (and slipped past the count as such).
     const lines = buffer.toString("utf8", 0, filled).split(/\r?\n/).map((line) => line.replace(/\*{3,}/g, "**"));
-    return ignore().add(lines.filter((line) => (line.match(INNER_GLOBSTAR)?.length ?? 0) <= MAX_INNER_GLOBSTARS));
+    const rules = lines.filter((line) => line.trim() !== "" && !line.startsWith("#"));
+    // Each entry is tested against every rule: 105,425 of them held the daemon 6 s for 20 files.
+    return ignore().add(rules.slice(0, MAX_GITIGNORE_RULES).filter((line) => (line.match(INNER_GLOBSTAR)?.length ?? 0) <= MAX_INNER_GLOBSTARS));
   } catch (error) {
     // EISDIR: a directory named .gitignore
     if (errnoOf(error) === "EISDIR") return null;

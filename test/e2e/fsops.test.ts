@@ -229,6 +229,15 @@ describe("List", () => {
     expect((await listAll(d.client, { workspace: ws(), path: "redos", recursive: true, pattern: globstars })).paths).toEqual([]);
   });
 
+  it("a .gitignore applies its first 2,000 rules (each entry is tested against every one)", async () => {
+    const rules = Array.from({ length: 1999 }, (_, i) => `nothing-${i}`);
+    put("manyrules/.gitignore", [...rules, "# a comment is no rule", "", "second.txt", "third.txt"].join("\n") + "\n");
+    put("manyrules/second.txt");
+    put("manyrules/third.txt");
+    const { paths } = await listAll(d.client, { workspace: ws(), path: "manyrules" });
+    expect(paths).toEqual(["/manyrules/.gitignore", "/manyrules/third.txt"]);
+  });
+
   it("a negated extglob, which cannot be matched in linear time, is INVALID_ARGUMENT naming it", async () => {
     const err = await expectError(listAll(d.client, { workspace: ws(), path: "ls", pattern: "!(*.md)" }), "INVALID_ARGUMENT");
     expect(err.message).toContain('invalid pattern glob "!(*.md)": negated extglobs, !(…), are not supported; use an exclude instead');

@@ -198,6 +198,11 @@ describe("Search filters and options", () => {
     expect(await paths({ pattern: "token", include: ["src/**"] })).toEqual(["/src/vendor/deep.ts"]);
     expect(await paths({ path: "src", pattern: "token", include: ["vendor/*.ts"] })).toEqual(["/src/vendor/deep.ts"]);
     await expectError(run({ pattern: "x", include: ["[a-"] }, "g"), "INVALID_ARGUMENT");
+    // Each walked file is tested against every glob: 100 at most in each list.
+    const many = Array.from({ length: 101 }, (_, i) => `*zz${i}*`);
+    expect(await paths({ pattern: "token", include: [...many.slice(0, 100), "*.ts"].slice(1) })).toEqual(["/keep.ts", "/src/vendor/deep.ts", "/vendor/lib.ts"]);
+    const err = await expectError(run({ pattern: "x", exclude: many }, "g"), "INVALID_ARGUMENT");
+    expect(err.message).toContain("exclude: at most 100 globs, not 101");
   });
 
   it("skips and counts files over max_file_size", async () => {
