@@ -5,10 +5,11 @@
 import { HealthImplementation } from "grpc-health-check";
 import { Files } from "@filetools/proto/filetools/v1/files_pb.js";
 import { Workspaces } from "@filetools/proto/filetools/v1/workspaces_pb.js";
+import { Multiplex } from "@filetools/proto/filetools/v1/multiplex_pb.js";
 import { file_google_rpc_error_details } from "@filetools/proto/google/rpc/error_details_pb.js";
 import { Health } from "@filetools/proto/grpc/health/v1/health_pb.js";
 import { ConfigError, parseConfig, readTokensFile, type DaemonConfig } from "./config.js";
-import { InFlightCalls, addReflection, type AdapterOptions, createServer, credentialsOf, listen, registerService, shutDown } from "./grpc/index.js";
+import { InFlightCalls, addReflection, type AdapterOptions, createServer, credentialsOf, listen, registerMultiplex, registerService, shutDown } from "./grpc/index.js";
 import { createLogger, type Logger } from "./log.js";
 import { DaemonMetrics } from "./metrics/metrics.js";
 import { createHandlers } from "./rpc/index.js";
@@ -32,11 +33,12 @@ async function main(): Promise<void> {
   const adapterOptions: AdapterOptions = { logger, inFlight, tokens: config.tokens, clientStreamIdleMs: config.clientStreamIdleMs, metrics };
   registerService(server, Files, handlers.files, adapterOptions);
   registerService(server, Workspaces, handlers.workspaces, adapterOptions);
-  new HealthImplementation({ "": "SERVING", [Files.typeName]: "SERVING", [Workspaces.typeName]: "SERVING" }).addToServer(
+  registerMultiplex(server, [[Files, handlers.files], [Workspaces, handlers.workspaces]], adapterOptions);
+  new HealthImplementation({ "": "SERVING", [Files.typeName]: "SERVING", [Workspaces.typeName]: "SERVING", [Multiplex.typeName]: "SERVING" }).addToServer(
     server,
   );
   // google.rpc.ErrorInfo too, so that reflection clients such as grpcurl can decode error details.
-  addReflection(server, [Files.file, Workspaces.file, Health.file, file_google_rpc_error_details]);
+  addReflection(server, [Files.file, Workspaces.file, Multiplex.file, Health.file, file_google_rpc_error_details]);
 
   const address = await listen(server, config.listen, credentialsOf(config.tls));
   process.stdout.write(`filetoolsd listening on ${address}\n`);

@@ -4,6 +4,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type DescService, type Message } from "@bufbuild/protobuf";
 import type * as grpc from "@grpc/grpc-js";
+import type { StatusObject } from "@grpc/grpc-js";
 import { FileToolsError } from "../errors.js";
 import { CallScope, methodName, type AdapterOptions } from "./call.js";
 import { EncodedMessage, type CallContext, type ServiceHandlers } from "./handlers.js";
@@ -24,7 +25,7 @@ export function registerService<S extends DescService>(
   const definition: Record<string, grpc.MethodDefinition<Message, Buffer>> = {};
   const implementation: grpc.UntypedServiceImplementation = {};
   for (const method of service.methods) {
-    const handler = (handlers as Record<string, AnyHandler | undefined>)[method.localName] ?? notImplemented(method);
+    const handler = handlerOf(method, handlers);
     definition[method.localName] = methodDefinition(method, options);
     implementation[method.localName] = serve(method, handler, options);
   }
@@ -34,6 +35,11 @@ export function registerService<S extends DescService>(
 // At run time every handler takes (request or requests, ctx) and returns a
 // promise or an async iterable; the kind of the method says which.
 type AnyHandler = (input: never, ctx: CallContext) => unknown;
+
+/** `method`'s handler in `handlers`, or one that answers UNIMPLEMENTED / NOT_IMPLEMENTED. */
+export function handlerOf(method: DescMethod, handlers: object): AnyHandler {
+  return (handlers as Record<string, AnyHandler | undefined>)[method.localName] ?? notImplemented(method);
+}
 
 function notImplemented(method: DescMethod): AnyHandler {
   return () => {
@@ -54,17 +60,23 @@ function methodDefinition(method: DescMethod, options: AdapterOptions): grpc.Met
     responseStream: streamsOut,
     requestSerialize: (request) => encode(method.input, request),
     // grpc-js answers a request it cannot decode with INTERNAL; the marker lets the handler's scope say INVALID_ARGUMENT.
-    requestDeserialize: (bytes) => {
-      options.metrics?.bytes(name, "in", bytes.length);
-      try {
-        return fromBinary(method.input, bytes);
-      } catch (error) {
-        return new Undecodable(method.input, error) as unknown as Message;
-      }
-    },
+    requestDeserialize: (bytes) => decodeRequest(method, bytes, options),
     responseSerialize: (bytes) => bytes,
     responseDeserialize: (bytes) => bytes,
   };
+}
+
+/**
+ * A request's bytes → its message, or a marker that fails the call with
+ * INVALID_ARGUMENT once its scope runs (grpc-js would answer a throw here with INTERNAL).
+ */
+export function decodeRequest(method: DescMethod, bytes: Uint8Array, options: AdapterOptions): Message {
+  options.metrics?.bytes(methodName(method), "in", bytes.length);
+  try {
+    return fromBinary(method.input, bytes);
+  } catch (error) {
+    return new Undecodable(method.input, error) as unknown as Message;
+  }
 }
 
 /** A request message that does not decode as its type. */
@@ -99,26 +111,65 @@ function serve(method: DescMethod, handler: AnyHandler, options: AdapterOptions)
   }
 }
 
-type UnaryFn = (request: Message, ctx: CallContext) => Promise<unknown>;
-type ServerStreamFn = (request: Message, ctx: CallContext) => AsyncIterable<unknown>;
+export type UnaryFn = (request: Message, ctx: CallContext) => Promise<unknown>;
+export type ServerStreamFn = (request: Message, ctx: CallContext) => AsyncIterable<unknown>;
 type ClientStreamFn = (requests: AsyncIterable<Message>, ctx: CallContext) => Promise<unknown>;
+
+/** How a call ended: its encoded response, or the status to send. */
+export type UnaryOutcome = { response: Buffer; status?: undefined } | { response?: undefined; status: StatusObject };
+
+/** Where a server stream's messages go, with backpressure: a grpc-js stream's SendQueue, or a Multiplex stream. */
+export interface MessageSink {
+  /** The receiver is gone: nothing more goes out. */
+  readonly closed: boolean;
+  send(message: Buffer): Promise<void>;
+}
+
+/** A unary call, whatever carries it (its own HTTP/2 stream or a Multiplex stream). */
+export async function unaryOutcome(scope: CallScope, method: DescMethod, handler: UnaryFn, request: Message, options: AdapterOptions): Promise<UnaryOutcome> {
+  try {
+    scope.authenticate();
+    const admitted = decoded(request);
+    scope.admitWorkspace(admitted);
+    const response = encodeFor(method, options)(await handler(admitted, scope.context));
+    const status = scope.succeed();
+    return status ? { status } : { response };
+  } catch (error) {
+    return { status: scope.fail(error) };
+  }
+}
+
+/** A server stream, whatever carries it: its messages go to `sink`; resolves to the status to end with (undefined: OK). */
+export async function streamOutcome(
+  scope: CallScope,
+  method: DescMethod,
+  handler: ServerStreamFn,
+  request: Message,
+  options: AdapterOptions,
+  sink: MessageSink,
+): Promise<StatusObject | undefined> {
+  try {
+    scope.authenticate();
+    const admitted = decoded(request);
+    scope.admitWorkspace(admitted);
+    const encodeResponse = encodeFor(method, options);
+    for await (const response of handler(admitted, scope.context)) {
+      // Leaving the loop calls the generator's return(): its finally blocks run.
+      if (sink.closed) break;
+      await sink.send(encodeResponse(response));
+    }
+    return scope.succeed();
+  } catch (error) {
+    return scope.fail(error);
+  }
+}
 
 function serveUnary(method: DescMethod, handler: UnaryFn, options: AdapterOptions): grpc.handleUnaryCall<Message, Buffer> {
   return (call, callback) => {
     const scope = new CallScope(call, method, options);
-    void (async () => {
-      try {
-        scope.authenticate();
-        const request = decoded(call.request);
-        scope.admitWorkspace(request);
-        const response = encodeFor(method, options)(await handler(request, scope.context));
-        const status = scope.succeed();
-        if (status) callback(status);
-        else callback(null, response);
-      } catch (error) {
-        callback(scope.fail(error));
-      }
-    })();
+    void unaryOutcome(scope, method, handler, call.request, options).then(({ response, status }) =>
+      status ? callback(status) : callback(null, response),
+    );
   };
 }
 
@@ -129,26 +180,11 @@ function serveServerStream(
 ): grpc.handleServerStreamingCall<Message, Buffer> {
   return (call) => {
     const scope = new CallScope(call, method, options);
-    const { signal } = scope.context;
-    void (async () => {
-      try {
-        scope.authenticate();
-        const request = decoded(call.request);
-        scope.admitWorkspace(request);
-        const queue = new SendQueue(call, signal);
-        const encodeResponse = encodeFor(method, options);
-        for await (const response of handler(request, scope.context)) {
-          // Leaving the loop calls the generator's return(): its finally blocks run.
-          if (queue.closed) break;
-          await queue.send(encodeResponse(response));
-        }
-        const status = scope.succeed();
-        if (status) call.emit("error", status);
-        else call.end();
-      } catch (error) {
-        call.emit("error", scope.fail(error));
-      }
-    })();
+    const queue = new SendQueue(call, scope.context.signal);
+    void streamOutcome(scope, method, handler, call.request, options, queue).then((status) => {
+      if (status) call.emit("error", status);
+      else call.end();
+    });
   };
 }
 
@@ -229,7 +265,7 @@ function withinIdle<T>(next: Promise<T>, idleMs: number | undefined): Promise<T>
  * test/bench/README.md). A short stream (a small Read: header, chunk,
  * trailer) goes out whole in one turn of the event loop.
  */
-class SendQueue {
+class SendQueue implements MessageSink {
   /** Written, in order; the first is the one being sent. */
   private readonly pending: { bytes: number; sent: Promise<void>; settle: () => void }[] = [];
   private pendingBytes = 0;

@@ -11,6 +11,7 @@ export type {
 } from "./handlers.js";
 export { EncodedMessage } from "./handlers.js";
 export { registerService } from "./adapter.js";
+export { registerMultiplex } from "./multiplex.js";
 export { InFlightCalls, type AdapterOptions } from "./call.js";
 export { addReflection } from "./reflection.js";
 export { createServer, credentialsOf, listen, shutDown } from "./server.js";

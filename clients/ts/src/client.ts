@@ -16,6 +16,7 @@ import * as grpc from "@grpc/grpc-js";
 import { FileToolsError, present } from "./errors.js";
 import { Files } from "@filetools/proto/filetools/v1/files_pb.js";
 import { Workspaces, type Workspace } from "@filetools/proto/filetools/v1/workspaces_pb.js";
+import { SharedStream, type SharedCallOptions } from "./multiplex.js";
 import { WorkspaceClient } from "./workspace.js";
 
 export { FileToolsError, type ErrorReasonName } from "./errors.js";
@@ -25,8 +26,15 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** When the call must be done: a Date, or milliseconds from now. */
   deadline?: Date | number;
-  /** Request headers, e.g. {authorization: "Bearer …"}. */
+  /** Request headers, e.g. {authorization: "Bearer …"}. A call with its own headers goes on a stream of its own. */
   metadata?: grpc.Metadata | Record<string, string>;
+  /**
+   * For a Read: the caller takes each message as it comes and never waits
+   * while holding the stream, so the call may share the connection's stream
+   * of small calls (see ConnectOptions.shareStream). That stream gives one
+   * call no backpressure: a Read that is consumed slowly must not set this.
+   */
+  eager?: boolean;
 }
 
 export interface ConnectOptions {
@@ -43,6 +51,12 @@ export interface ConnectOptions {
   credentials?: grpc.ChannelCredentials;
   /** grpc-js channel options; they override the defaults set here. */
   channelOptions?: grpc.ChannelOptions;
+  /**
+   * Unary calls and eager Reads share one Multiplex.Calls stream, opened with
+   * the first and ended 200 ms after the last (a call costs a third of its own
+   * HTTP/2 stream's). Default true; false gives every call a stream of its own.
+   */
+  shareStream?: boolean;
 }
 
 export interface TlsOptions {
@@ -100,9 +114,10 @@ export function connect(address: string, options: ConnectOptions = {}): FileTool
   });
   // A header on every call rather than call credentials, which grpc-js refuses on a plain-text channel.
   const sentOnEveryCall: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
+  const shared = options.shareStream === false ? undefined : new SharedStream(channel, () => callMetadata(sentOnEveryCall, undefined));
   const raw: RawClient = {
-    files: serviceClient(channel, Files, sentOnEveryCall),
-    workspaces: serviceClient(channel, Workspaces, sentOnEveryCall),
+    files: serviceClient(channel, Files, sentOnEveryCall, shared),
+    workspaces: serviceClient(channel, Workspaces, sentOnEveryCall, shared),
   };
   return {
     ...raw,
@@ -110,7 +125,10 @@ export function connect(address: string, options: ConnectOptions = {}): FileTool
     listWorkspaces: async (callOptions) => (await raw.workspaces.listWorkspaces({}, callOptions)).workspaces,
     createWorkspace: async (id, callOptions) =>
       present((await raw.workspaces.createWorkspace({ workspace: id }, callOptions)).workspace, "CreateWorkspace: workspace"),
-    close: () => channel.close(),
+    close: () => {
+      shared?.close();
+      channel.close();
+    },
   };
 }
 
@@ -124,40 +142,46 @@ function bufferOf(pem: string | Buffer | undefined): Buffer | null {
   return pem === undefined ? null : Buffer.from(pem);
 }
 
-function serviceClient<S extends DescService>(channel: grpc.Client, service: S, sentOnEveryCall: Record<string, string>): ServiceClient<S> {
+function serviceClient<S extends DescService>(
+  channel: grpc.Client,
+  service: S,
+  sentOnEveryCall: Record<string, string>,
+  shared: SharedStream | undefined,
+): ServiceClient<S> {
   const client: Record<string, unknown> = {};
   for (const method of service.methods) {
-    client[method.localName] = clientMethod(channel, method, sentOnEveryCall);
+    client[method.localName] = clientMethod(channel, method, sentOnEveryCall, shared);
   }
   return client as ServiceClient<S>;
 }
 
-function clientMethod(channel: grpc.Client, method: DescMethod, sentOnEveryCall: Record<string, string>) {
+/** Server streams the daemon carries on a Multiplex stream (see multiplex.proto). */
+const SHARED_STREAMS = new Set(["/filetools.v1.Files/Read"]);
+
+function clientMethod(channel: grpc.Client, method: DescMethod, sentOnEveryCall: Record<string, string>, shared: SharedStream | undefined) {
   const path = `/${method.parent.typeName}/${method.name}`;
   const serialize = (value: unknown) => encode(method.input, value);
   const deserialize = (bytes: Buffer) => fromBinary(method.output, bytes);
   const metadataOf = (options: CallOptions) => callMetadata(sentOnEveryCall, options.metadata);
+  /** The request's bytes when the call may go on the shared stream. */
+  const sharable = (request: unknown, options: CallOptions) => {
+    if (!shared || options.metadata !== undefined) return undefined;
+    const bytes = serialize(request);
+    return shared.takes(bytes) ? bytes : undefined;
+  };
   switch (method.methodKind) {
     case "unary":
-      return (request: unknown, options: CallOptions = {}) =>
-        new Promise((resolve, reject) => {
-          const call = channel.makeUnaryRequest(
-            path,
-            serialize,
-            deserialize,
-            request,
-            metadataOf(options),
-            grpcOptionsOf(options),
-            (error, response) => (error ? reject(FileToolsError.fromStatus(error)) : resolve(response)),
-          );
-          cancelOnAbort(call, options.signal);
-        });
+      return (request: unknown, options: CallOptions = {}) => {
+        const bytes = sharable(request, options);
+        return bytes
+          ? sharedUnary(shared!, path, bytes, options, (answer) => deserialize(Buffer.from(answer)), () => ownUnary(request, options))
+          : ownUnary(request, options);
+      };
     case "server_streaming":
-      return (request: unknown, options: CallOptions = {}) =>
-        readStream(() =>
-          channel.makeServerStreamRequest(path, serialize, deserialize, request, metadataOf(options), grpcOptionsOf(options)),
-        options.signal,
-        );
+      return (request: unknown, options: CallOptions = {}) => {
+        const bytes = options.eager && SHARED_STREAMS.has(path) ? sharable(request, options) : undefined;
+        return bytes ? sharedServerStream(shared!, path, bytes, options, deserialize, () => ownServerStream(request, options)) : ownServerStream(request, options);
+      };
     case "client_streaming":
       return (requests: AsyncIterable<unknown> | Iterable<unknown>, options: CallOptions = {}) =>
         new Promise((resolve, reject) => {
@@ -184,6 +208,113 @@ function clientMethod(channel: grpc.Client, method: DescMethod, sentOnEveryCall:
     case "bidi_streaming":
       throw new Error(`${method.parent.typeName}.${method.name}: bidirectional streams are not supported`);
   }
+
+  function ownUnary(request: unknown, options: CallOptions) {
+    return new Promise((resolve, reject) => {
+      const call = channel.makeUnaryRequest(
+        path,
+        serialize,
+        deserialize,
+        request,
+        metadataOf(options),
+        grpcOptionsOf(options),
+        (error, response) => (error ? reject(FileToolsError.fromStatus(error)) : resolve(response)),
+      );
+      cancelOnAbort(call, options.signal);
+    });
+  }
+
+  function ownServerStream(request: unknown, options: CallOptions) {
+    return readStream(
+      () => channel.makeServerStreamRequest(path, serialize, deserialize, request, metadataOf(options), grpcOptionsOf(options)),
+      options.signal,
+    );
+  }
+}
+
+/** A unary call on the shared stream; `own` makes it on a stream of its own if the daemon has no Multiplex service. */
+function sharedUnary<T>(shared: SharedStream, path: string, request: Uint8Array, options: CallOptions, decode: (bytes: Uint8Array) => T, own: () => Promise<unknown>) {
+  return new Promise((resolve, reject) => {
+    let response: Uint8Array | undefined;
+    shared.start(path, request, sharedOptionsOf(options), {
+      message: (bytes) => (response = bytes),
+      end: (error) => {
+        if (error) reject(error);
+        else if (response === undefined) reject(new Error(`the daemon's answer to ${path.slice(1)} lacks its message`));
+        else resolve(decode(response));
+      },
+      fallBack: () => own().then(resolve, reject),
+    });
+  });
+}
+
+/** A server stream on the shared stream, taken message by message as it comes; leaving the loop early cancels it. */
+async function* sharedServerStream<T>(
+  shared: SharedStream,
+  path: string,
+  request: Uint8Array,
+  options: CallOptions,
+  decode: (bytes: Buffer) => T,
+  own: () => AsyncIterable<T>,
+): AsyncGenerator<T> {
+  const inbox = new Inbox<Uint8Array>();
+  const stop = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+  let fellBack = false;
+  shared.start(path, request, { ...sharedOptionsOf(options), signal }, {
+    message: (bytes) => inbox.push(bytes),
+    end: (error) => inbox.end(error),
+    fallBack: () => {
+      fellBack = true;
+      inbox.end(undefined);
+    },
+  });
+  try {
+    for await (const bytes of inbox) yield decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  } finally {
+    stop.abort(); // a no-op once the call has ended
+  }
+  if (fellBack) yield* own();
+}
+
+/** Messages pushed by the shared stream, taken by one async iteration. */
+class Inbox<T> implements AsyncIterable<T> {
+  private readonly items: T[] = [];
+  private done = false;
+  private error: unknown;
+  private wake: (() => void) | undefined;
+
+  push(item: T): void {
+    this.items.push(item);
+    this.wake?.();
+  }
+
+  end(error: unknown): void {
+    this.done = true;
+    this.error = error;
+    this.wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<T> {
+    for (;;) {
+      const item = this.items.shift();
+      if (item !== undefined) {
+        yield item;
+        continue;
+      }
+      if (this.done) {
+        if (this.error) throw this.error;
+        return;
+      }
+      await new Promise<void>((resolve) => (this.wake = resolve));
+      this.wake = undefined;
+    }
+  }
+}
+
+function sharedOptionsOf(options: CallOptions): SharedCallOptions {
+  const { deadline } = options;
+  return { signal: options.signal, deadline: deadline === undefined ? undefined : typeof deadline === "number" ? Date.now() + deadline : deadline.getTime() };
 }
 
 /** Starts the call when iteration starts; leaving the loop early cancels it. */

@@ -5,7 +5,7 @@ import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import * as grpc from "@grpc/grpc-js";
 import type { ErrorReason } from "@filetools/proto/filetools/v1/common_pb.js";
 import { ErrorInfoSchema } from "@filetools/proto/google/rpc/error_details_pb.js";
-import { StatusSchema } from "@filetools/proto/google/rpc/status_pb.js";
+import { StatusSchema, type Status } from "@filetools/proto/google/rpc/status_pb.js";
 
 /** A reason the daemon sends (ErrorReason without its prefix), e.g. "PATH_ESCAPES_WORKSPACE". */
 export type ErrorReasonName = Exclude<keyof typeof ErrorReason, "UNSPECIFIED">;
@@ -35,24 +35,36 @@ export class FileToolsError extends Error {
 
   /** The error for a grpc-js status (a ServiceError is one). */
   static fromStatus(status: Pick<grpc.StatusObject, "code" | "details" | "metadata">): FileToolsError {
-    const info = errorInfoOf(status.metadata);
-    const reason =
-      info?.reason ??
-      (status.code === grpc.status.CANCELLED || status.code === grpc.status.DEADLINE_EXCEEDED ? grpc.status[status.code] : "");
-    return new FileToolsError(status.code, status.details, reason, info?.metadata ?? {});
+    const [details] = status.metadata?.get("grpc-status-details-bin") ?? [];
+    let rpcStatus: Status | undefined;
+    try {
+      if (details instanceof Buffer) rpcStatus = fromBinary(StatusSchema, details);
+    } catch {
+      // Undecodable details: as without them.
+    }
+    return FileToolsError.of(status.code, status.details, rpcStatus);
+  }
+
+  /** The error for a google.rpc.Status (a call's end on a Multiplex stream). */
+  static fromRpcStatus(status: Status): FileToolsError {
+    return FileToolsError.of(status.code, status.message, status);
+  }
+
+  private static of(code: grpc.status, message: string, rpcStatus: Status | undefined): FileToolsError {
+    const info = rpcStatus && errorInfoOf(rpcStatus);
+    const reason = info?.reason ?? (code === grpc.status.CANCELLED || code === grpc.status.DEADLINE_EXCEEDED ? grpc.status[code] : "");
+    return new FileToolsError(code, message, reason, info?.metadata ?? {});
   }
 }
 
-function errorInfoOf(metadata: grpc.Metadata | undefined) {
-  const [details] = metadata?.get("grpc-status-details-bin") ?? [];
-  if (!(details instanceof Buffer)) return undefined;
+function errorInfoOf(status: Status) {
   try {
-    for (const detail of fromBinary(StatusSchema, details).details) {
+    for (const detail of status.details) {
       const info = anyUnpack(detail, ErrorInfoSchema);
       if (info) return info;
     }
   } catch {
-    // Undecodable details: the code and message still stand.
+    // An undecodable ErrorInfo: the code and message still stand.
   }
   return undefined;
 }

@@ -197,7 +197,8 @@ export class WorkspaceClient {
   /** A window of a text file's lines (the whole file by default), with paging info. */
   async readText(path: string, options: ReadTextOptions = {}): Promise<TextWindow> {
     const texts: string[] = [];
-    const window = await this.readTo(path, (text) => void texts.push(text), options);
+    // Every piece is taken as it comes: the Read may share the connection's stream of small calls.
+    const window = await this.readTo(path, (text) => void texts.push(text), { ...options, eager: true });
     return { ...window, text: texts.join("") };
   }
 
