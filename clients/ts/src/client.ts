@@ -258,10 +258,8 @@ async function* sharedServerStream<T>(
   own: () => AsyncIterable<T>,
 ): AsyncGenerator<T> {
   const inbox = new Inbox<Uint8Array>();
-  const stop = new AbortController();
-  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
   let fellBack = false;
-  shared.start(path, request, { ...sharedOptionsOf(options), signal }, {
+  const cancel = shared.start(path, request, sharedOptionsOf(options), {
     message: (bytes) => inbox.push(bytes),
     end: (error) => inbox.end(error),
     fallBack: () => {
@@ -272,7 +270,7 @@ async function* sharedServerStream<T>(
   try {
     for await (const bytes of inbox) yield decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   } finally {
-    stop.abort(); // a no-op once the call has ended
+    cancel(); // a no-op once the call has ended
   }
   if (fellBack) yield* own();
 }

@@ -4,9 +4,11 @@
 // stream opens with the first call and ends after IDLE_MS without one (an open
 // stream would keep the process alive). A daemon without the service answers
 // UNIMPLEMENTED: its calls, and every later one, then go on streams of their own.
-import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { fromBinary } from "@bufbuild/protobuf";
+import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import * as grpc from "@grpc/grpc-js";
-import { CallsRequestSchema, CallsResponseSchema, Multiplex, type CallsResponse } from "@filetools/proto/filetools/v1/multiplex_pb.js";
+import { CallStartSchema, CallsRequestSchema, CallsResponseSchema, Multiplex } from "@filetools/proto/filetools/v1/multiplex_pb.js";
+import { StatusSchema, type Status } from "@filetools/proto/google/rpc/status_pb.js";
 import { FileToolsError } from "./errors.js";
 
 /** Calls open at once on the stream (the daemon's limit); more go on streams of their own. */
@@ -40,7 +42,7 @@ export interface SharedCallOptions {
 
 /** One Multiplex.Calls stream and the calls open on it. */
 interface Line {
-  stream: grpc.ClientDuplexStream<Buffer, CallsResponse>;
+  stream: grpc.ClientDuplexStream<Buffer, Answer>;
   open: Map<bigint, CallReceiver>;
   /** The daemon has answered on it (so it has the service). */
   answered: boolean;
@@ -63,12 +65,14 @@ export class SharedStream {
     return !this.unsupported && (this.line?.open.size ?? 0) < MAX_OPEN_CALLS && request.byteLength <= MAX_REQUEST_BYTES;
   }
 
-  /** Starts `path` with the request's bytes; the answer goes to `receiver`. */
-  start(path: string, request: Uint8Array, options: SharedCallOptions, receiver: CallReceiver): void {
+  /** Starts `path` with the request's bytes; the answer goes to `receiver`. Returns what cancels the call (a no-op once it has ended). */
+  start(path: string, request: Uint8Array, options: SharedCallOptions, receiver: CallReceiver): () => void {
     const { signal, deadline } = options;
-    if (signal?.aborted) return receiver.end(localError(grpc.status.CANCELLED));
     const remainingMs = deadline === undefined ? Infinity : Math.ceil(deadline - Date.now());
-    if (remainingMs <= 0) return receiver.end(localError(grpc.status.DEADLINE_EXCEEDED));
+    if (signal?.aborted || remainingMs <= 0) {
+      receiver.end(localError(signal?.aborted ? grpc.status.CANCELLED : grpc.status.DEADLINE_EXCEEDED));
+      return () => {};
+    }
     // A deadline further than a timer reaches (~24.8 days) is as good as none.
     const timeoutMs = remainingMs <= MAX_TIMER_MS ? remainingMs : 0;
 
@@ -79,7 +83,7 @@ export class SharedStream {
     let timer: NodeJS.Timeout | undefined;
     const giveUp = (code: grpc.status.CANCELLED | grpc.status.DEADLINE_EXCEEDED) => {
       if (!line.open.has(id)) return;
-      write(line, id, { case: "cancel", value: {} });
+      line.stream.write(cancelFrame(id));
       this.settle(line, id, localError(code));
     };
     const onAbort = () => giveUp(grpc.status.CANCELLED);
@@ -100,7 +104,8 @@ export class SharedStream {
     });
     signal?.addEventListener("abort", onAbort, { once: true });
     if (timeoutMs > 0) timer = setTimeout(() => giveUp(grpc.status.DEADLINE_EXCEEDED), timeoutMs);
-    write(line, id, { case: "start", value: { method: path.slice(1), request, timeoutMs } });
+    line.stream.write(startFrame(id, path, request, timeoutMs));
+    return onAbort;
   }
 
   /** Cancels the stream and its open calls. */
@@ -110,15 +115,9 @@ export class SharedStream {
   }
 
   private openLine(): Line {
-    const stream = this.channel.makeBidiStreamRequest(
-      PATH,
-      (bytes: Buffer) => bytes,
-      (bytes: Buffer) => fromBinary(CallsResponseSchema, bytes),
-      this.metadata(),
-      {},
-    );
+    const stream = this.channel.makeBidiStreamRequest(PATH, (bytes: Buffer) => bytes, readResponse, this.metadata(), {});
     const line: Line = { stream, open: new Map(), answered: false };
-    stream.on("data", (response: CallsResponse) => {
+    stream.on("data", (response: Answer) => {
       line.answered = true;
       this.receive(line, response);
     });
@@ -129,11 +128,11 @@ export class SharedStream {
     return line;
   }
 
-  private receive(line: Line, { id, event }: CallsResponse): void {
+  private receive(line: Line, { id, message, status }: Answer): void {
     const receiver = line.open.get(id);
     if (!receiver) return; // given up here already
-    if (event.case === "message") receiver.message(event.value);
-    else if (event.case === "status") this.settle(line, id, event.value.code === 0 ? undefined : FileToolsError.fromRpcStatus(event.value));
+    if (message) receiver.message(message);
+    else if (status) this.settle(line, id, status.code === 0 ? undefined : FileToolsError.fromRpcStatus(status));
   }
 
   private settle(line: Line, id: bigint, error: FileToolsError | undefined): void {
@@ -174,10 +173,49 @@ export class SharedStream {
   }
 }
 
-function write(line: Line, id: bigint, event: MessageInitShape<typeof CallsRequestSchema>["event"]): void {
-  const bytes = toBinary(CallsRequestSchema, create(CallsRequestSchema, { id, event }));
-  line.stream.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+// The frames are written and read by hand: protobuf-es's reflection cost a
+// call more than the rest of this file (a profile of the MCP server's reads).
+
+/** A CallsResponse: its id, and a message's bytes or the call's status. */
+interface Answer {
+  id: bigint;
+  message?: Uint8Array;
+  status?: Status;
 }
+
+function readResponse(bytes: Buffer): Answer {
+  const reader = new BinaryReader(bytes);
+  const answer: Answer = { id: 0n };
+  while (reader.pos < reader.len) {
+    const [field, wireType] = reader.tag();
+    if (field === RESPONSE.id) answer.id = BigInt(reader.uint64());
+    else if (field === RESPONSE.message) answer.message = reader.bytes();
+    else if (field === RESPONSE.status) answer.status = fromBinary(StatusSchema, reader.bytes());
+    else reader.skip(wireType);
+  }
+  return answer;
+}
+
+function startFrame(id: bigint, path: string, request: Uint8Array, timeoutMs: number): Buffer {
+  const start = new BinaryWriter().tag(START.method, WireType.LengthDelimited).string(path.slice(1)).tag(START.request, WireType.LengthDelimited).bytes(request);
+  if (timeoutMs > 0) start.tag(START.timeoutMs, WireType.Varint).uint32(timeoutMs);
+  return frame(id, REQUEST.start, start.finish());
+}
+
+function cancelFrame(id: bigint): Buffer {
+  return frame(id, REQUEST.cancel, new Uint8Array());
+}
+
+function frame(id: bigint, field: number, event: Uint8Array): Buffer {
+  const bytes = new BinaryWriter().tag(REQUEST.id, WireType.Varint).uint64(id).tag(field, WireType.LengthDelimited).bytes(event).finish();
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+const fieldNumbers = <K extends string>(schema: { field: Record<string, { number: number } | undefined> }, names: K[]) =>
+  Object.fromEntries(names.map((name) => [name, schema.field[name]!.number])) as Record<K, number>;
+const REQUEST = fieldNumbers(CallsRequestSchema, ["id", "start", "cancel"]);
+const START = fieldNumbers(CallStartSchema, ["method", "request", "timeoutMs"]);
+const RESPONSE = fieldNumbers(CallsResponseSchema, ["id", "message", "status"]);
 
 /** What grpc-js says of a call cancelled, or past its deadline, on the client's side. */
 function localError(code: grpc.status.CANCELLED | grpc.status.DEADLINE_EXCEEDED): FileToolsError {
