@@ -72,7 +72,8 @@ type TextWindow struct {
 // read again from NextLine until it is 0.
 func (c *Client) ReadText(ctx context.Context, workspace, path string, opts ReadOptions) (*TextWindow, error) {
 	var text strings.Builder
-	window, err := c.ReadTo(ctx, workspace, path, &text, opts)
+	// The text is taken as it comes: the Read may share the stream of small calls.
+	window, err := c.ReadTo(eager(ctx), workspace, path, &text, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +129,13 @@ func (c *Client) ReadTo(ctx context.Context, workspace, path string, w io.Writer
 			}
 			window.NextLine = trailer.GetNextLine()
 			window.Truncated, window.LineCut, window.EOF = trailer.GetTruncated(), trailer.GetLineCut(), trailer.GetEof()
+			// Read on to the call's status, so that it ends OK rather than cancelled by the return.
+			if _, err := stream.Recv(); !errors.Is(err, io.EOF) {
+				if err == nil {
+					return nil, newClientError(codes.Internal, "the daemon sent more after the Read trailer")
+				}
+				return nil, fromRPC(err)
+			}
 			return window, nil
 		}
 	}

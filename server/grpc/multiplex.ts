@@ -8,7 +8,7 @@ import type * as grpc from "@grpc/grpc-js";
 import type { StatusObject } from "@grpc/grpc-js";
 import { CallsRequestSchema, CallsResponseSchema, Multiplex, type CallStart, type CallsRequest } from "@filetools/proto/filetools/v1/multiplex_pb.js";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import { StatusSchema, type Status } from "@filetools/proto/google/rpc/status_pb.js";
+import { StatusSchema } from "@filetools/proto/google/rpc/status_pb.js";
 import { FileToolsError } from "../errors.js";
 import { decodeRequest, handlerOf, streamOutcome, unaryOutcome, type MessageSink, type ServerStreamFn, type UnaryFn } from "./adapter.js";
 import { CallScope, methodName, type AdapterOptions } from "./call.js";
@@ -208,19 +208,20 @@ class CallSink implements MessageSink {
 }
 
 /** A CallsResponse's wire bytes: its head written here, a message's bytes copied once after it. */
-function frame(id: bigint, event: { case: "message"; value: Uint8Array } | { case: "status"; value: Status }): Buffer {
-  const head = new BinaryWriter().tag(CallsResponseSchema.field.id!.number, WireType.Varint).uint64(id);
-  const body = event.case === "message" ? event.value : toBinary(StatusSchema, event.value);
-  const field = event.case === "message" ? CallsResponseSchema.field.message! : CallsResponseSchema.field.status!;
-  head.tag(field.number, WireType.LengthDelimited).uint32(body.byteLength);
-  return Buffer.concat([head.finish(), body]);
+function frame(id: bigint, event: { case: "message" | "status"; value: Uint8Array }): Buffer {
+  const head = new BinaryWriter()
+    .tag(CallsResponseSchema.field.id!.number, WireType.Varint)
+    .uint64(id)
+    .tag(CallsResponseSchema.field[event.case]!.number, WireType.LengthDelimited)
+    .uint32(event.value.byteLength);
+  return Buffer.concat([head.finish(), event.value]);
 }
 
-/** The google.rpc.Status a call's trailers would carry: grpc-status-details-bin when it has one. */
-function rpcStatusOf(status: StatusObject | undefined): Status {
+/** The google.rpc.Status a call's trailers would carry, as bytes: grpc-status-details-bin when it has one. */
+function rpcStatusOf(status: StatusObject | undefined): Uint8Array {
   const [details] = status?.metadata.get("grpc-status-details-bin") ?? [];
-  if (details instanceof Buffer) return fromBinary(StatusSchema, details);
-  return create(StatusSchema, { code: status?.code ?? 0, message: status?.details ?? "" });
+  if (details instanceof Buffer) return details;
+  return status ? toBinary(StatusSchema, create(StatusSchema, { code: status.code, message: status.details })) : new Uint8Array();
 }
 
 /**

@@ -12,7 +12,7 @@ import * as grpc from "@grpc/grpc-js";
 import { EditRequestSchema, ReadRequestSchema, ReadResponseSchema, StatRequestSchema, StatResponseSchema } from "@filetools/proto/filetools/v1/files_pb.js";
 import { CallsRequestSchema, CallsResponseSchema, type CallsResponse } from "@filetools/proto/filetools/v1/multiplex_pb.js";
 import { ErrorInfoSchema } from "@filetools/proto/google/rpc/error_details_pb.js";
-import type { Status } from "@filetools/proto/google/rpc/status_pb.js";
+import { StatusSchema } from "@filetools/proto/google/rpc/status_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../clients/ts/src/client.js";
 import { ROOT, expectError, forbidHostPath, startDaemon, type Daemon } from "./daemon.js";
@@ -73,7 +73,7 @@ function rawStream(token = TOKEN, address = d.address) {
       if (!answers.get(id)?.some((r) => r.event.case === "status")) await new Promise<void>((resolve) => waiting.set(id, resolve));
       const all = answers.get(id)!;
       answers.delete(id);
-      const status = all.at(-1)!.event.value as Status;
+      const status = fromBinary(StatusSchema, all.at(-1)!.event.value as Uint8Array);
       const info = status.details.map((detail) => anyUnpack(detail, ErrorInfoSchema)).find(Boolean);
       return { messages: all.slice(0, -1).map((r) => r.event.value as Uint8Array), code: status.code, message: status.message, reason: info?.reason };
     },

@@ -54,7 +54,8 @@ export interface ConnectOptions {
   /**
    * Unary calls and eager Reads share one Multiplex.Calls stream, opened with
    * the first and ended 200 ms after the last (a call costs a third of its own
-   * HTTP/2 stream's). Default true; false gives every call a stream of its own.
+   * HTTP/2 stream's). Default true; false gives every call a stream of its own,
+   * as do grpc-js interceptors in channelOptions (so that they see each call).
    */
   shareStream?: boolean;
 }
@@ -114,7 +115,9 @@ export function connect(address: string, options: ConnectOptions = {}): FileTool
   });
   // A header on every call rather than call credentials, which grpc-js refuses on a plain-text channel.
   const sentOnEveryCall: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
-  const shared = options.shareStream === false ? undefined : new SharedStream(channel, () => callMetadata(sentOnEveryCall, undefined));
+  // Interceptors must see every call: with any, calls get streams of their own.
+  const intercepted = options.channelOptions?.interceptors !== undefined || options.channelOptions?.interceptor_providers !== undefined;
+  const shared = options.shareStream === false || intercepted ? undefined : new SharedStream(channel, () => callMetadata(sentOnEveryCall, undefined));
   const raw: RawClient = {
     files: serviceClient(channel, Files, sentOnEveryCall, shared),
     workspaces: serviceClient(channel, Workspaces, sentOnEveryCall, shared),

@@ -225,6 +225,7 @@ type CallsResponse struct {
 	// Types that are valid to be assigned to Event:
 	//
 	//	*CallsResponse_Message
+	//	*CallsResponse_Status
 	Event         isCallsResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -283,6 +284,15 @@ func (x *CallsResponse) GetMessage() []byte {
 	return nil
 }
 
+func (x *CallsResponse) GetStatus() []byte {
+	if x != nil {
+		if x, ok := x.Event.(*CallsResponse_Status); ok {
+			return x.Status
+		}
+	}
+	return nil
+}
+
 type isCallsResponse_Event interface {
 	isCallsResponse_Event()
 }
@@ -292,7 +302,19 @@ type CallsResponse_Message struct {
 	Message []byte `protobuf:"bytes,2,opt,name=message,proto3,oneof"`
 }
 
+type CallsResponse_Status struct {
+	// The call's end, after its messages: a google.rpc.Status's wire bytes,
+	// as its gRPC trailers would carry them in grpc-status-details-bin. Code
+	// 0 is OK (the bytes may then be empty); any other is the failure, with
+	// its message and details (a google.rpc.ErrorInfo). Bytes rather than
+	// the message type: the Python and Go clients take google.rpc from their
+	// own packages and generate no code for it.
+	Status []byte `protobuf:"bytes,3,opt,name=status,proto3,oneof"`
+}
+
 func (*CallsResponse_Message) isCallsResponse_Event() {}
+
+func (*CallsResponse_Status) isCallsResponse_Event() {}
 
 var File_filetools_v1_multiplex_proto protoreflect.FileDescriptor
 
@@ -310,10 +332,11 @@ const file_filetools_v1_multiplex_proto_rawDesc = "" +
 	"\n" +
 	"timeout_ms\x18\x03 \x01(\rR\ttimeoutMs\"\f\n" +
 	"\n" +
-	"CallCancel\"D\n" +
+	"CallCancel\"^\n" +
 	"\rCallsResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1a\n" +
-	"\amessage\x18\x02 \x01(\fH\x00R\amessageB\a\n" +
+	"\amessage\x18\x02 \x01(\fH\x00R\amessage\x12\x18\n" +
+	"\x06status\x18\x03 \x01(\fH\x00R\x06statusB\a\n" +
 	"\x05event2Q\n" +
 	"\tMultiplex\x12D\n" +
 	"\x05Calls\x12\x1a.filetools.v1.CallsRequest\x1a\x1b.filetools.v1.CallsResponse(\x010\x01BHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
@@ -360,6 +383,7 @@ func file_filetools_v1_multiplex_proto_init() {
 	}
 	file_filetools_v1_multiplex_proto_msgTypes[3].OneofWrappers = []any{
 		(*CallsResponse_Message)(nil),
+		(*CallsResponse_Status)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x66iletools/v1/multiplex.proto\x12\x0c\x66iletools.v1\"\x8c\x01\n\x0c\x43\x61llsRequest\x12\x0e\n\x02id\x18\x01 \x01(\x04R\x02id\x12/\n\x05start\x18\x02 \x01(\x0b\x32\x17.filetools.v1.CallStartH\x00R\x05start\x12\x32\n\x06\x63\x61ncel\x18\x03 \x01(\x0b\x32\x18.filetools.v1.CallCancelH\x00R\x06\x63\x61ncelB\x07\n\x05\x65vent\"\\\n\tCallStart\x12\x16\n\x06method\x18\x01 \x01(\tR\x06method\x12\x18\n\x07request\x18\x02 \x01(\x0cR\x07request\x12\x1d\n\ntimeout_ms\x18\x03 \x01(\rR\ttimeoutMs\"\x0c\n\nCallCancel\"D\n\rCallsResponse\x12\x0e\n\x02id\x18\x01 \x01(\x04R\x02id\x12\x1a\n\x07message\x18\x02 \x01(\x0cH\x00R\x07messageB\x07\n\x05\x65vent2Q\n\tMultiplex\x12\x44\n\x05\x43\x61lls\x12\x1a.filetools.v1.CallsRequest\x1a\x1b.filetools.v1.CallsResponse(\x01\x30\x01\x42HZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x66iletools/v1/multiplex.proto\x12\x0c\x66iletools.v1\"\x8c\x01\n\x0c\x43\x61llsRequest\x12\x0e\n\x02id\x18\x01 \x01(\x04R\x02id\x12/\n\x05start\x18\x02 \x01(\x0b\x32\x17.filetools.v1.CallStartH\x00R\x05start\x12\x32\n\x06\x63\x61ncel\x18\x03 \x01(\x0b\x32\x18.filetools.v1.CallCancelH\x00R\x06\x63\x61ncelB\x07\n\x05\x65vent\"\\\n\tCallStart\x12\x16\n\x06method\x18\x01 \x01(\tR\x06method\x12\x18\n\x07request\x18\x02 \x01(\x0cR\x07request\x12\x1d\n\ntimeout_ms\x18\x03 \x01(\rR\ttimeoutMs\"\x0c\n\nCallCancel\"^\n\rCallsResponse\x12\x0e\n\x02id\x18\x01 \x01(\x04R\x02id\x12\x1a\n\x07message\x18\x02 \x01(\x0cH\x00R\x07message\x12\x18\n\x06status\x18\x03 \x01(\x0cH\x00R\x06statusB\x07\n\x05\x65vent2Q\n\tMultiplex\x12\x44\n\x05\x43\x61lls\x12\x1a.filetools.v1.CallsRequest\x1a\x1b.filetools.v1.CallsResponse(\x01\x30\x01\x42HZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,7 +39,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CALLCANCEL']._serialized_start=283
   _globals['_CALLCANCEL']._serialized_end=295
   _globals['_CALLSRESPONSE']._serialized_start=297
-  _globals['_CALLSRESPONSE']._serialized_end=365
-  _globals['_MULTIPLEX']._serialized_start=367
-  _globals['_MULTIPLEX']._serialized_end=448
+  _globals['_CALLSRESPONSE']._serialized_end=391
+  _globals['_MULTIPLEX']._serialized_start=393
+  _globals['_MULTIPLEX']._serialized_end=474
 # @@protoc_insertion_point(module_scope)

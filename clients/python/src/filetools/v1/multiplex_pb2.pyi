@@ -30,9 +30,11 @@ class CallCancel(_message.Message):
     def __init__(self) -> None: ...
 
 class CallsResponse(_message.Message):
-    __slots__ = ("id", "message")
+    __slots__ = ("id", "message", "status")
     ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
     id: int
     message: bytes
-    def __init__(self, id: _Optional[int] = ..., message: _Optional[bytes] = ...) -> None: ...
+    status: bytes
+    def __init__(self, id: _Optional[int] = ..., message: _Optional[bytes] = ..., status: _Optional[bytes] = ...) -> None: ...

@@ -4,15 +4,13 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Status } from "../../google/rpc/status_pb.js";
-import { file_google_rpc_status } from "../../google/rpc/status_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file filetools/v1/multiplex.proto.
  */
 export const file_filetools_v1_multiplex: GenFile = /*@__PURE__*/
-  fileDesc("ChxmaWxldG9vbHMvdjEvbXVsdGlwbGV4LnByb3RvEgxmaWxldG9vbHMudjEieQoMQ2FsbHNSZXF1ZXN0EgoKAmlkGAEgASgEEigKBXN0YXJ0GAIgASgLMhcuZmlsZXRvb2xzLnYxLkNhbGxTdGFydEgAEioKBmNhbmNlbBgDIAEoCzIYLmZpbGV0b29scy52MS5DYWxsQ2FuY2VsSABCBwoFZXZlbnQiQAoJQ2FsbFN0YXJ0Eg4KBm1ldGhvZBgBIAEoCRIPCgdyZXF1ZXN0GAIgASgMEhIKCnRpbWVvdXRfbXMYAyABKA0iDAoKQ2FsbENhbmNlbCJdCg1DYWxsc1Jlc3BvbnNlEgoKAmlkGAEgASgEEhEKB21lc3NhZ2UYAiABKAxIABIkCgZzdGF0dXMYAyABKAsyEi5nb29nbGUucnBjLlN0YXR1c0gAQgcKBWV2ZW50MlEKCU11bHRpcGxleBJECgVDYWxscxIaLmZpbGV0b29scy52MS5DYWxsc1JlcXVlc3QaGy5maWxldG9vbHMudjEuQ2FsbHNSZXNwb25zZSgBMAFCSFpGZ2l0aHViLmNvbS9maWxldG9vbHMvZmlsZXRvb2xzL2NsaWVudHMvZ28vZ2VuL2ZpbGV0b29scy92MTtmaWxldG9vbHN2MWIGcHJvdG8z", [file_google_rpc_status]);
+  fileDesc("ChxmaWxldG9vbHMvdjEvbXVsdGlwbGV4LnByb3RvEgxmaWxldG9vbHMudjEieQoMQ2FsbHNSZXF1ZXN0EgoKAmlkGAEgASgEEigKBXN0YXJ0GAIgASgLMhcuZmlsZXRvb2xzLnYxLkNhbGxTdGFydEgAEioKBmNhbmNlbBgDIAEoCzIYLmZpbGV0b29scy52MS5DYWxsQ2FuY2VsSABCBwoFZXZlbnQiQAoJQ2FsbFN0YXJ0Eg4KBm1ldGhvZBgBIAEoCRIPCgdyZXF1ZXN0GAIgASgMEhIKCnRpbWVvdXRfbXMYAyABKA0iDAoKQ2FsbENhbmNlbCJJCg1DYWxsc1Jlc3BvbnNlEgoKAmlkGAEgASgEEhEKB21lc3NhZ2UYAiABKAxIABIQCgZzdGF0dXMYAyABKAxIAEIHCgVldmVudDJRCglNdWx0aXBsZXgSRAoFQ2FsbHMSGi5maWxldG9vbHMudjEuQ2FsbHNSZXF1ZXN0GhsuZmlsZXRvb2xzLnYxLkNhbGxzUmVzcG9uc2UoATABQkhaRmdpdGh1Yi5jb20vZmlsZXRvb2xzL2ZpbGV0b29scy9jbGllbnRzL2dvL2dlbi9maWxldG9vbHMvdjE7ZmlsZXRvb2xzdjFiBnByb3RvMw");
 
 /**
  * @generated from message filetools.v1.CallsRequest
@@ -129,13 +127,16 @@ export type CallsResponse = Message<"filetools.v1.CallsResponse"> & {
     case: "message";
   } | {
     /**
-     * The call's end, after its messages: code 0 (OK), or the failure with
-     * the message and details (a google.rpc.ErrorInfo) that its gRPC
-     * trailers would carry.
+     * The call's end, after its messages: a google.rpc.Status's wire bytes,
+     * as its gRPC trailers would carry them in grpc-status-details-bin. Code
+     * 0 is OK (the bytes may then be empty); any other is the failure, with
+     * its message and details (a google.rpc.ErrorInfo). Bytes rather than
+     * the message type: the Python and Go clients take google.rpc from their
+     * own packages and generate no code for it.
      *
-     * @generated from field: google.rpc.Status status = 3;
+     * @generated from field: bytes status = 3;
      */
-    value: Status;
+    value: Uint8Array;
     case: "status";
   } | { case: undefined; value?: undefined };
 };
