@@ -25,8 +25,8 @@ const numbered = (from: number, to: number) => Array.from({ length: to - from + 
 
 // The search tests' tree: 40 files × 500 matching lines of 480 characters.
 // Ten thousand results (the maximum) are about 5 MB, far more than the
-// transport buffers, so the daemon can finish only if the client keeps
-// reading. It is bound as one workspace per search whose end the tests watch
+// transport buffers of a client with a narrow HTTP/2 window, so the daemon
+// can finish only if such a client keeps reading. It is bound as one workspace per search whose end the tests watch
 // in the daemon's log, so that each log line names its test's call.
 const HAYSTACK = path.join(local, "haystack");
 const WATCHED = ["search-all", "search-break", "search-abort"] as const;
@@ -233,12 +233,16 @@ describe("search", () => {
   });
 
   it("stops on the daemon when the client leaves the loop after the first match", async () => {
+    // A client whose HTTP/2 window (64 KiB) holds far less than the results, so that the daemon cannot have
+    // sent them all before the cancellation arrives (with the default 16 MiB window, whether it has depends on timing).
+    const narrow = connect(daemon.address, { channelOptions: { "grpc-node.flow_control_window": 64 * 1024 } });
     const ended = log.nextCall(SEARCH, "search-break");
     let count = 0;
-    for await (const _ of client.workspace("search-break").search("needle", everything)) {
+    for await (const _ of narrow.workspace("search-break").search("needle", everything)) {
       count++;
       break;
     }
+    narrow.close();
     expect(count).toBe(1);
     // The daemon's call ended, cancelled, with thousands of results still unsent.
     expect(await ended).toMatchObject({ code: "CANCELLED", reason: "CANCELLED" });
