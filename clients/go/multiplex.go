@@ -62,6 +62,9 @@ type callLine struct {
 	sendMu   sync.Mutex             // Send is not safe for concurrent use
 	open     map[uint64]*sharedCall // guarded by sharedConn.mu
 	answered bool                   // guarded by sharedConn.mu: the daemon has the service
+	// abandoned: calls given up here whose status has not come; the daemon counts them
+	// against its 64 until it has sent it. Guarded by sharedConn.mu.
+	abandoned map[uint64]bool
 }
 
 func newSharedConn(conn *grpc.ClientConn) *sharedConn { return &sharedConn{conn: conn} }
@@ -137,7 +140,7 @@ func onlyStatic(opts []grpc.CallOption) bool {
 // start sends the call's start on the shared stream; nil when it cannot go there now.
 func (s *sharedConn) start(ctx context.Context, method string, request []byte) *sharedCall {
 	s.mu.Lock()
-	if s.unsupported || (s.line != nil && len(s.line.open) >= maxOpenCalls) {
+	if s.unsupported || (s.line != nil && len(s.line.open)+len(s.line.abandoned) >= maxOpenCalls) {
 		s.mu.Unlock()
 		return nil
 	}
@@ -157,11 +160,14 @@ func (s *sharedConn) start(ctx context.Context, method string, request []byte) *
 	line.open[call.id] = call
 	s.mu.Unlock()
 
-	// The context's end (a cancel, its deadline) cancels the call on the daemon and ends it here.
-	call.stopWatching = context.AfterFunc(ctx, func() { call.abandon(status.FromContextError(ctx.Err()).Err()) })
-	if ctx.Err() != nil {
+	if ctx.Err() != nil { // nothing sent: nothing for the daemon to answer
+		s.settle(line, call.id, status.FromContextError(ctx.Err()).Err())
 		return call
 	}
+	// The context's end (a cancel, its deadline) cancels the call on the daemon and ends it here. The start
+	// is sent even if that comes first: the daemon ignores a cancel for a call it has not seen, and the
+	// status it then sends lets the call's place go.
+	call.stopWatching = context.AfterFunc(ctx, func() { call.abandon(status.FromContextError(ctx.Err()).Err()) })
 	var timeoutMs uint32
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= maxTimeout {
 		timeoutMs = uint32(max(1, (time.Until(deadline)+time.Millisecond-1)/time.Millisecond))
@@ -180,7 +186,7 @@ func (s *sharedConn) openLine() (*callLine, error) {
 		stop()
 		return nil, err
 	}
-	line := &callLine{stream: stream, stop: stop, open: map[uint64]*sharedCall{}}
+	line := &callLine{stream: stream, stop: stop, open: map[uint64]*sharedCall{}, abandoned: map[uint64]bool{}}
 	s.line = line
 	go s.read(line)
 	return line, nil
@@ -198,6 +204,9 @@ func (s *sharedConn) read(line *callLine) {
 		s.mu.Lock()
 		line.answered = true
 		call := line.open[response.GetId()]
+		if _, ended := response.GetEvent().(*filetoolsv1.CallsResponse_Status); ended {
+			delete(line.abandoned, response.GetId())
+		}
 		s.mu.Unlock()
 		if call == nil {
 			continue // given up here already
@@ -230,6 +239,9 @@ func (s *sharedConn) armIdle(line *callLine) {
 	if s.idle != nil {
 		s.idle.Stop()
 	}
+	// A half-close, after which the daemon ends the stream; cancelled outright when calls given up here
+	// are still unanswered, or when the daemon has not ended it within idleAfter more (a stalled daemon
+	// must not hold the stream and its reader).
 	s.idle = time.AfterFunc(idleAfter, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -237,9 +249,14 @@ func (s *sharedConn) armIdle(line *callLine) {
 			return
 		}
 		s.line = nil
+		if len(line.abandoned) > 0 {
+			line.stop()
+			return
+		}
 		line.sendMu.Lock()
 		_ = line.stream.CloseSend()
 		line.sendMu.Unlock()
+		time.AfterFunc(idleAfter, line.stop)
 	})
 }
 
@@ -256,9 +273,7 @@ func (s *sharedConn) ended(line *callLine, err error) {
 		s.unsupported = true
 	}
 	s.mu.Unlock()
-	if errors.Is(err, io.EOF) {
-		err = status.Error(codes.Unavailable, "the daemon ended the stream of calls before this call's answer")
-	}
+	err = streamEndError(err)
 	if fallBack {
 		err = errFellBack
 	}
@@ -277,6 +292,20 @@ func statusError(bytes []byte) error {
 		return nil
 	}
 	return status.ErrorProto(&st)
+}
+
+// streamEndError is what a call still open learns when its stream ends: the daemon's own refusal of
+// the stream (a token, a malformed message) as it is, Close as Canceled, and anything else (the daemon
+// going away, the connection dropped) as Unavailable: the call may or may not have run.
+func streamEndError(err error) error {
+	if errors.Is(err, io.EOF) {
+		return status.Error(codes.Unavailable, "the daemon ended the stream of calls before this call's answer")
+	}
+	switch status.Code(err) {
+	case codes.InvalidArgument, codes.Unauthenticated, codes.Canceled, codes.Unavailable:
+		return err
+	}
+	return status.Errorf(codes.Unavailable, "%s before this call's answer", status.Convert(err).Message())
 }
 
 func (line *callLine) send(request *filetoolsv1.CallsRequest) {
@@ -350,6 +379,9 @@ func (c *sharedCall) next() ([]byte, error) {
 func (c *sharedCall) abandon(err error) {
 	c.shared.mu.Lock()
 	_, open := c.line.open[c.id]
+	if open {
+		c.line.abandoned[c.id] = true // until its status comes
+	}
 	c.shared.mu.Unlock()
 	if !open {
 		return

@@ -114,6 +114,46 @@ func TestSharedStreamCancelAndDeadline(t *testing.T) {
 	}
 }
 
+func TestSharedStreamCallsGivenUpKeepTheirPlaceUntilAnswered(t *testing.T) {
+	client := startDaemon(t).client(t)
+	ctx := testContext(t)
+	if _, err := client.CreateWorkspace(ctx, "m"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.WriteText(ctx, "m", "big.txt", strings.Repeat("a line of the big file\n", 2_500), filetools.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 5 {
+		var reads sync.WaitGroup
+		cancels := make([]context.CancelFunc, 64)
+		for i := range cancels {
+			readCtx, cancel := context.WithCancel(ctx)
+			cancels[i] = cancel
+			reads.Add(1)
+			go func() {
+				defer reads.Done()
+				_, _ = client.ReadText(readCtx, "m", "big.txt", filetools.ReadOptions{})
+			}()
+		}
+		time.Sleep(2 * time.Millisecond)
+		for _, cancel := range cancels {
+			cancel()
+		}
+		var stats sync.WaitGroup
+		for range 64 {
+			stats.Add(1)
+			go func() {
+				defer stats.Done()
+				if _, err := client.Stat(ctx, "m", "big.txt", filetools.StatOptions{}); err != nil {
+					t.Errorf("round %d: Stat after 64 cancelled reads: %v", round, err)
+				}
+			}()
+		}
+		stats.Wait()
+		reads.Wait()
+	}
+}
+
 func expectCode(t *testing.T, what string, err error, code codes.Code) {
 	t.Helper()
 	var e *filetools.Error

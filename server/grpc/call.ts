@@ -35,6 +35,8 @@ export class InFlightCalls {
   private readonly aborts = new Set<() => void>();
   private waiters: Array<() => void> = [];
   private abortingAll = false;
+  /** Shutdown has begun: calls that would start on an open stream (Multiplex) are refused. */
+  closing = false;
 
   /** A call started; `abort` cancels it (once shutdown aborts all, at once). Returns what to call when it ends. */
   started(abort: () => void): () => void {

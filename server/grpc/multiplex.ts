@@ -5,7 +5,7 @@
 import { EventEmitter } from "node:events";
 import { create, fromBinary, toBinary, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import type * as grpc from "@grpc/grpc-js";
-import type { StatusObject } from "@grpc/grpc-js";
+import { Metadata, status as Code, type StatusObject } from "@grpc/grpc-js";
 import { CallsRequestSchema, CallsResponseSchema, Multiplex, type CallStart, type CallsRequest } from "@filetools/proto/filetools/v1/multiplex_pb.js";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { StatusSchema } from "@filetools/proto/google/rpc/status_pb.js";
@@ -139,6 +139,10 @@ class CallsStream implements MessageSink {
     if (!entry) {
       return this.finish(id, statusOf(new FileToolsError("INVALID_ARGUMENT", `${start.method || "an unnamed method"} cannot be called on a Multiplex stream: only the unary RPCs and Files/Read; call it on its own`)));
     }
+    if (this.options.inFlight?.closing) {
+      // As a new HTTP/2 stream is refused then: UNAVAILABLE, and the client tries another daemon or later.
+      return this.finish(id, { code: Code.UNAVAILABLE, details: "the daemon is shutting down", metadata: new Metadata() });
+    }
     if (this.unsent >= MAX_OPEN_CALLS) {
       return this.finish(id, statusOf(new FileToolsError("QUOTA_EXCEEDED", `at most ${MAX_OPEN_CALLS} calls may be open on one Multiplex stream`)));
     }
@@ -158,7 +162,7 @@ class CallsStream implements MessageSink {
         ended(status);
       });
     } else {
-      const sink = new CallSink(this, id, call);
+      const sink = new CallSink(this, id, call, scope.context.signal);
       void streamOutcome(scope, entry.method, entry.handler as ServerStreamFn, request, this.options, sink).then(ended);
     }
   }
@@ -192,18 +196,31 @@ class CallsStream implements MessageSink {
 
 /** Where one carried Read's messages go: its stream's shared writer, while the call and the stream are open. */
 class CallSink implements MessageSink {
+  /** Ends the wait for room on the stream: the call was cancelled or its deadline passed. */
+  private wake: (() => void) | undefined;
+
   constructor(
     private readonly stream: CallsStream,
     private readonly id: bigint,
     private readonly call: CarriedCall,
-  ) {}
+    signal: AbortSignal,
+  ) {
+    signal.addEventListener("abort", () => this.wake?.(), { once: true });
+  }
 
   get closed(): boolean {
     return this.call.cancelled || this.stream.closed;
   }
 
-  send(message: Buffer): Promise<void> {
-    return this.stream.send(frame(this.id, { case: "message", value: message }));
+  /** Waits for room on the stream, but no longer than the call lives: a cancelled Read lets go of its file at once. */
+  async send(message: Buffer): Promise<void> {
+    const room = this.stream.send(frame(this.id, { case: "message", value: message }));
+    await new Promise<void>((resolve) => {
+      this.wake = resolve;
+      void room.then(resolve);
+      if (this.closed) resolve();
+    });
+    this.wake = undefined;
   }
 }
 

@@ -51,6 +51,7 @@ export async function editFile(workspace: Workspace, input: EditInput, recorder?
     const result = applyEdits(original, input.edits, encoding, path);
     const outcome = { path, replacements: result.replacements, diff: result.diff, diffTruncated: result.diffTruncated, sha256Before: sha256Hex(original), sha256After: sha256Hex(result.updated) };
     if (input.dryRun) return { ...outcome, version: file.entry.version };
+    signal?.throwIfAborted(); // the last moment a cancellation leaves the file as it was
     // The version read above: a change made behind our back since then is refused, not lost.
     const written = await workspace.writeFile(parts, result.updated, { createDirs: false, mode: "replace-only", ifVersion: file.entry.version, gate });
     if (recorder?.isRecording(workspace.id)) {

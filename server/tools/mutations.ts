@@ -19,6 +19,7 @@ export async function deletePath(
   const existed = await withPathLocks([pathKey(workspace.id, path)], async () => {
     const recording = recorder?.isRecording(workspace.id) ?? false;
     const before = recording && parts.length > 0 ? await sha256OrEmpty(workspace, parts) : "";
+    signal?.throwIfAborted(); // the last moment a cancellation keeps the file
     const removed = await workspace.remove(parts, { ...options, gate });
     if (removed && recording) await recorder!.record(workspace.id, { kind: "delete", path, sourcePath: "", sha256Before: before, sha256After: "" });
     return removed;
@@ -41,6 +42,7 @@ export async function movePath(
   const entry = await withPathLocks(keys, async () => {
     const recording = recorder?.isRecording(workspace.id) ?? false;
     const hash = recording ? await sha256OrEmpty(workspace, source) : "";
+    signal?.throwIfAborted(); // the last moment a cancellation keeps the tree as it was
     const moved = await workspace.move(source, destination, { ...options, gate });
     if (recording) {
       await recorder!.record(workspace.id, { kind: "move", path: displayPath(destination), sourcePath: displayPath(source), sha256Before: hash, sha256After: hash });
@@ -53,6 +55,13 @@ export async function movePath(
 export async function makeDirectory(workspace: Workspace, rawPath: string, options: { parents: boolean }, signal?: AbortSignal, gate?: UsageGate): Promise<{ path: string; created: boolean }> {
   const parts = parsePath(rawPath);
   const path = displayPath(parts);
-  const created = await withPathLocks([pathKey(workspace.id, path)], () => workspace.makeDir(parts, { ...options, gate }), signal);
+  const created = await withPathLocks(
+    [pathKey(workspace.id, path)],
+    () => {
+      signal?.throwIfAborted(); // the last moment a cancellation makes nothing
+      return workspace.makeDir(parts, { ...options, gate });
+    },
+    signal,
+  );
   return { path, created };
 }

@@ -101,6 +101,7 @@ export async function uploadFile(
     return await withPathLocks([pathKey(workspace.id, shown)], async () => {
       const recording = recorder?.isRecording(workspace.id) ?? false;
       const before = recording ? await sha256OrEmpty(workspace, parts) : "";
+      signal?.throwIfAborted(); // the last moment a cancellation leaves the file as it was
       const result = await workspace.writeFile(parts, staged, { createDirs: target.createDirs, mode: target.mode, ifVersion: target.ifVersion, gate });
       if (recording) await recorder!.record(workspace.id, { kind: result.created ? "create" : "modify", path: shown, sourcePath: "", sha256Before: before, sha256After: sha256 });
       return { ...result, sha256 };

@@ -32,7 +32,7 @@ export async function writeFile(workspace: Workspace, input: WriteInput, recorde
   return withPathLocks([pathKey(workspace.id, displayPath(parts))], async () => {
     const recording = recorder?.isRecording(workspace.id) ?? false;
     const before = recording ? await sha256OrEmpty(workspace, parts) : "";
-    const outcome = await writeUnlocked(workspace, parts, input, gate);
+    const outcome = await writeUnlocked(workspace, parts, input, gate, signal);
     if (recording) {
       await recorder!.record(workspace.id, { kind: outcome.created ? "create" : "modify", path: displayPath(parts), sourcePath: "", sha256Before: before, sha256After: outcome.sha256 });
     }
@@ -40,9 +40,10 @@ export async function writeFile(workspace: Workspace, input: WriteInput, recorde
   }, signal);
 }
 
-async function writeUnlocked(workspace: Workspace, parts: Components, input: WriteInput, gate: UsageGate | undefined): Promise<WriteOutcome> {
+async function writeUnlocked(workspace: Workspace, parts: Components, input: WriteInput, gate: UsageGate | undefined, signal: AbortSignal | undefined): Promise<WriteOutcome> {
   {
     const bytes = "bytes" in input.body ? input.body.bytes : await encodeForFile(workspace, parts, input.body.text, input);
+    signal?.throwIfAborted(); // the last moment a cancellation leaves the file as it was
     const options = { createDirs: input.createDirs, ifVersion: input.ifVersion, gate };
     if (input.mode !== "append") {
       const result = await workspace.writeFile(parts, bytes, { ...options, mode: input.mode });

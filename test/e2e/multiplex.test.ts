@@ -3,7 +3,7 @@
 // protocol itself, raw, with what a careless or hostile client can send, and
 // the client's cancellation, deadlines, idle end and fallback to an old daemon.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
@@ -240,6 +240,128 @@ describe("a client that takes no answers", () => {
       await logged.stop();
     }
   }, 60_000);
+});
+
+describe("what an adversarial review found", () => {
+  it("calls given up by their callers keep their place until the daemon has answered them: the next 64 calls all run", async () => {
+    const ws = d.client.workspace("m");
+    for (let round = 0; round < 5; round++) {
+      const aborts = Array.from({ length: 64 }, () => new AbortController());
+      const reads = aborts.map((a) => ws.readText("big.txt", { signal: a.signal }).catch(() => {}));
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      for (const a of aborts) a.abort();
+      const codes = await Promise.all(Array.from({ length: 64 }, () => ws.stat("small.txt").then(() => "OK", (e: { codeName: string }) => e.codeName)));
+      expect(codes.filter((c) => c !== "OK"), `round ${round}`).toEqual([]);
+      await Promise.all(reads);
+    }
+  });
+
+  it("a Read waiting for room on a stream its client does not read ends at its deadline and lets go of its file", async () => {
+    const s = rawStream();
+    s.send(start(100n, "filetools.v1.Files/Stat", stat("small.txt")));
+    await s.result(100n); // connected: the daemon holds the connection's socket from here on
+    const before = openDescriptors();
+    s.stream.pause();
+    s.send(...Array.from({ length: 10 }, (_, i) => start(BigInt(i + 1), "filetools.v1.Files/Read", read("big.txt"), 300)));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(openDescriptors()).toBeGreaterThan(before);
+    await eventually(() => expect(openDescriptors()).toBeLessThanOrEqual(before));
+    s.stream.resume();
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => s.result(BigInt(i + 1))));
+    expect(results.map((r) => r.code)).toEqual(Array(10).fill(grpc.status.DEADLINE_EXCEEDED));
+    s.close();
+  });
+});
+
+describe("changes cancelled by their callers, and a daemon that stops", () => {
+  let own: Daemon;
+  beforeAll(async () => {
+    own = await startDaemon({ args: ["--log-level", "info"] });
+    await own.client.createWorkspace("c");
+  });
+  afterAll(() => own?.stop());
+
+  const logged = (method: string) =>
+    own
+      .logs()
+      .split("\n")
+      .filter((line) => line.includes(`"method":"filetools.v1.Files/${method}"`))
+      .map((line) => JSON.parse(line) as { code: string; committed_after_abort?: boolean });
+
+  it("a Write, Edit, Delete or MakeDir cancelled by its caller is not applied, or its log line says it was (committed_after_abort)", async () => {
+    const ws = own.client.workspace("c");
+    const attempts = 60;
+    const cancelled = async (call: (signal: AbortSignal) => Promise<unknown>) => {
+      const controller = new AbortController();
+      const done = call(controller.signal).then(() => "OK", (e: { codeName: string }) => e.codeName);
+      queueMicrotask(() => controller.abort());
+      return done;
+    };
+    for (let i = 0; i < attempts; i++) await ws.writeText(`e/${i}.txt`, "before\n"); // logged before all that follows
+    for (let i = 0; i < attempts; i++) await cancelled((signal) => ws.writeText(`w/${i}.txt`, "written\n", { signal }));
+    for (let i = 0; i < attempts; i++) await cancelled((signal) => ws.edit(`e/${i}.txt`, { oldText: "before", newText: "after" }, { signal }));
+    for (let i = 0; i < attempts; i++) await cancelled((signal) => ws.delete(`e/${i}.txt`, { signal }));
+    for (let i = 0; i < attempts; i++) await cancelled((signal) => ws.mkdir(`m/${i}`, { signal }));
+    // The caller was told CANCELLED at once; the daemon may still be at work: wait for every call's log line.
+    for (const method of ["Write", "Edit", "Delete", "MakeDir"]) await eventually(() => expect(logged(method)).toHaveLength(method === "Write" ? 2 * attempts : attempts));
+    const host = own.hostDir("c");
+    const exists = (p: string) => existsSync(path.join(host, p));
+    const applied = {
+      Write: Array.from({ length: attempts }, (_, i) => exists(`w/${i}.txt`)).filter(Boolean).length,
+      Delete: Array.from({ length: attempts }, (_, i) => !exists(`e/${i}.txt`)).filter(Boolean).length,
+      MakeDir: Array.from({ length: attempts }, (_, i) => exists(`m/${i}`)).filter(Boolean).length,
+    };
+    for (const [method, count] of Object.entries(applied)) {
+      const lines = logged(method).slice(-attempts);
+      // What was applied ended OK in the log (committed_after_abort when the caller had cancelled), what was not ended CANCELLED.
+      expect(lines.filter((l) => l.code === "OK").length, method).toBe(count);
+      expect(lines.filter((l) => l.code === "CANCELLED").length, method).toBe(attempts - count);
+    }
+    const edits = logged("Edit").slice(-attempts);
+    expect(edits.every((l) => l.code === "OK" || l.code === "CANCELLED")).toBe(true);
+  });
+
+  it("a program whose daemon stalls gets its deadline and still exits without close()", () => {
+    own.proc.kill("SIGSTOP");
+    try {
+      const script = `import { connect } from ${JSON.stringify(path.join(ROOT, "clients/ts/src/client.ts"))};
+const ws = connect(${JSON.stringify(own.address)}).workspace("c");
+await ws.stat("x", { deadline: 300 }).catch((e) => console.log(e.codeName));`;
+      const started = Date.now();
+      const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout: 20_000 });
+      expect(run.stdout.trim()).toBe("DEADLINE_EXCEEDED");
+      expect(run.status).toBe(0);
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      own.proc.kill("SIGCONT");
+    }
+  });
+
+  it("once the daemon is shutting down, calls on an open stream are refused UNAVAILABLE, and none fails INTERNAL", async () => {
+    const client = connect(own.address);
+    const ws = client.workspace("c");
+    await ws.writeText("warm.txt", "x\n");
+    const failures: string[] = [];
+    let stop = false;
+    const loops = Array.from({ length: 8 }, async (_, n) => {
+      for (let i = 0; !stop; i++) {
+        await ws.writeText(`s/${n}-${i}.txt`, "x\n").catch((e: { codeName: string }) => {
+          failures.push(e.codeName);
+          stop = true;
+        });
+      }
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const exited = new Promise((resolve) => own.proc.once("exit", resolve));
+    const signalled = Date.now();
+    own.proc.kill("SIGTERM");
+    await Promise.all(loops);
+    await exited;
+    expect(Date.now() - signalled).toBeLessThan(5_000);
+    expect(failures.length).toBeGreaterThan(0);
+    expect(failures.filter((code) => code !== "UNAVAILABLE" && code !== "CANCELLED")).toEqual([]);
+    client.close();
+  });
 });
 
 describe("the client", () => {

@@ -44,8 +44,15 @@ export interface SharedCallOptions {
 interface Line {
   stream: grpc.ClientDuplexStream<Buffer, Answer>;
   open: Map<bigint, CallReceiver>;
+  /**
+   * Calls given up here (cancelled, past their deadline) whose status has not
+   * come yet: the daemon counts them against its 64 until it has sent it.
+   */
+  abandoned: Set<bigint>;
   /** The daemon has answered on it (so it has the service). */
   answered: boolean;
+  /** After the idle half-close: cancels the stream if the daemon does not end it. */
+  ending?: NodeJS.Timeout;
 }
 
 export class SharedStream {
@@ -62,7 +69,8 @@ export class SharedStream {
 
   /** Whether a call with a request of `bytes` may go on the stream now. */
   takes(request: Uint8Array): boolean {
-    return !this.unsupported && (this.line?.open.size ?? 0) < MAX_OPEN_CALLS && request.byteLength <= MAX_REQUEST_BYTES;
+    const counted = this.line ? this.line.open.size + this.line.abandoned.size : 0;
+    return !this.unsupported && counted < MAX_OPEN_CALLS && request.byteLength <= MAX_REQUEST_BYTES;
   }
 
   /** Starts `path` with the request's bytes; the answer goes to `receiver`. Returns what cancels the call (a no-op once it has ended). */
@@ -84,6 +92,7 @@ export class SharedStream {
     const giveUp = (code: grpc.status.CANCELLED | grpc.status.DEADLINE_EXCEEDED) => {
       if (!line.open.has(id)) return;
       line.stream.write(cancelFrame(id));
+      line.abandoned.add(id);
       this.settle(line, id, localError(code));
     };
     const onAbort = () => giveUp(grpc.status.CANCELLED);
@@ -116,7 +125,7 @@ export class SharedStream {
 
   private openLine(): Line {
     const stream = this.channel.makeBidiStreamRequest(PATH, (bytes: Buffer) => bytes, readResponse, this.metadata(), {});
-    const line: Line = { stream, open: new Map(), answered: false };
+    const line: Line = { stream, open: new Map(), abandoned: new Set(), answered: false };
     stream.on("data", (response: Answer) => {
       line.answered = true;
       this.receive(line, response);
@@ -129,6 +138,7 @@ export class SharedStream {
   }
 
   private receive(line: Line, { id, message, status }: Answer): void {
+    if (status) line.abandoned.delete(id);
     const receiver = line.open.get(id);
     if (!receiver) return; // given up here already
     if (message) receiver.message(message);
@@ -143,17 +153,26 @@ export class SharedStream {
     receiver.end(error);
   }
 
+  /**
+   * Ends the stream IDLE_MS after its last call: a half-close, after which the
+   * daemon ends it; cancelled outright when calls given up here are still
+   * unanswered or the daemon has not ended it within IDLE_MS more (a stalled
+   * daemon must not keep the stream, and with it the process, alive).
+   */
   private armIdle(): void {
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
       const line = this.line;
       if (!line || line.open.size > 0) return;
       this.line = undefined;
+      if (line.abandoned.size > 0) return line.stream.cancel();
       line.stream.end();
+      line.ending = setTimeout(() => line.stream.cancel(), IDLE_MS);
     }, IDLE_MS);
   }
 
   private ended(line: Line, status: grpc.StatusObject): void {
+    clearTimeout(line.ending);
     if (this.line === line) {
       this.line = undefined;
       clearTimeout(this.idleTimer);
@@ -165,11 +184,7 @@ export class SharedStream {
       for (const receiver of receivers) receiver.fallBack();
       return;
     }
-    const error =
-      status.code === grpc.status.OK
-        ? new FileToolsError(grpc.status.UNAVAILABLE, "the daemon ended the stream of calls before this call's answer", "")
-        : FileToolsError.fromStatus(status);
-    for (const receiver of receivers) receiver.end(error);
+    for (const receiver of receivers) receiver.end(streamEndError(status));
   }
 }
 
@@ -216,6 +231,22 @@ const fieldNumbers = <K extends string>(schema: { field: Record<string, { number
 const REQUEST = fieldNumbers(CallsRequestSchema, ["id", "start", "cancel"]);
 const START = fieldNumbers(CallStartSchema, ["method", "request", "timeoutMs"]);
 const RESPONSE = fieldNumbers(CallsResponseSchema, ["id", "message", "status"]);
+
+/**
+ * What a call still open learns when its stream ends: the daemon's own
+ * refusal of the stream (a token, a malformed message) as it is, this
+ * client's close() as CANCELLED, and anything else — the daemon going away,
+ * the connection dropped (grpc-js may say INTERNAL: "Received RST_STREAM") —
+ * as UNAVAILABLE: the call may or may not have run.
+ */
+function streamEndError(status: grpc.StatusObject): FileToolsError {
+  const { code } = status;
+  if (code === grpc.status.INVALID_ARGUMENT || code === grpc.status.UNAUTHENTICATED || code === grpc.status.CANCELLED || code === grpc.status.UNAVAILABLE) {
+    return FileToolsError.fromStatus(status);
+  }
+  const why = code === grpc.status.OK ? "the daemon ended the stream of calls" : status.details;
+  return new FileToolsError(grpc.status.UNAVAILABLE, `${why} before this call's answer`, "");
+}
 
 /** What grpc-js says of a call cancelled, or past its deadline, on the client's side. */
 function localError(code: grpc.status.CANCELLED | grpc.status.DEADLINE_EXCEEDED): FileToolsError {

@@ -4,6 +4,8 @@ import type { Deps, FilesHandler } from "../types.js";
 export function deleteHandler(deps: Deps): FilesHandler<"delete"> {
   return async (request, ctx) => {
     const workspace = await deps.workspaces.get(request.workspace);
-    return deletePath(workspace, request.path, { recursive: request.recursive, ifVersion: request.ifVersion || undefined }, deps.runs, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    const deleted = await deletePath(workspace, request.path, { recursive: request.recursive, ifVersion: request.ifVersion || undefined }, deps.runs, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    ctx.committed();
+    return deleted;
   };
 }

@@ -11,6 +11,7 @@ export function editHandler(deps: Deps): FilesHandler<"edit"> {
       ifVersion: request.ifVersion || undefined,
       encoding: request.encoding,
     }, deps.runs, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    if (!request.dryRun) ctx.committed();
     return { ...result, replacements: BigInt(result.replacements) };
   };
 }

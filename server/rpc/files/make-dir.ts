@@ -4,6 +4,8 @@ import type { Deps, FilesHandler } from "../types.js";
 export function makeDirHandler(deps: Deps): FilesHandler<"makeDir"> {
   return async (request, ctx) => {
     const workspace = await deps.workspaces.get(request.workspace);
-    return makeDirectory(workspace, request.path, { parents: request.parents ?? true }, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    const made = await makeDirectory(workspace, request.path, { parents: request.parents ?? true }, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    ctx.committed();
+    return made;
   };
 }

@@ -10,6 +10,7 @@ export function moveHandler(deps: Deps): FilesHandler<"move"> {
       createDirs: request.createDirs ?? true,
       ifVersion: request.ifVersion || undefined,
     }, deps.runs, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    ctx.committed();
     return { source: moved.source, destination: moved.destination, file: fileInfo(moved.entry) };
   };
 }

@@ -16,6 +16,7 @@ export function uploadHandler(deps: Deps): FilesHandler<"upload"> {
       sha256: header.sha256,
     };
     const result = await uploadFile(workspace, target, chunks, deps.runs, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    ctx.committed();
     return { path: result.entry.path, size: result.entry.size, created: result.created, sha256: result.sha256, version: result.entry.version };
   };
 }

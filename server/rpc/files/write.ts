@@ -27,6 +27,7 @@ export function writeHandler(deps: Deps): FilesHandler<"write"> {
       newline,
       ifVersion: request.ifVersion || undefined,
     }, deps.runs, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    ctx.committed();
     return { path: result.entry.path, size: result.entry.size, created: result.created, sha256: result.sha256, version: result.entry.version };
   };
 }
