@@ -273,6 +273,29 @@ describe("what an adversarial review found", () => {
   });
 });
 
+describe("a cancellation storm", () => {
+  for (const shareStream of [true, false]) {
+    it(`leaves nothing held: 1,500 reads cancelled or past their deadline at random (${shareStream ? "shared stream" : "streams of their own"})`, async () => {
+      const client = connect(d.address, { token: TOKEN, shareStream });
+      const ws = client.workspace("m");
+      await ws.stat("small.txt"); // connected
+      const before = openDescriptors();
+      const calls: Promise<unknown>[] = [];
+      for (let i = 0; i < 1_500; i++) {
+        const controller = new AbortController();
+        const options = i % 2 ? { signal: controller.signal } : { deadline: 1 + (i % 5) };
+        calls.push(ws.readText("big.txt", options).catch(() => {}));
+        setTimeout(() => controller.abort(), Math.random() * 5);
+        if (i % 50 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      await Promise.all(calls);
+      await eventually(() => expect(openDescriptors()).toBeLessThanOrEqual(before), 10_000);
+      expect((await ws.readText("small.txt")).text).toBe("one\ntwo\nthree\n");
+      client.close();
+    }, 60_000);
+  }
+});
+
 describe("changes cancelled by their callers, and a daemon that stops", () => {
   let own: Daemon;
   beforeAll(async () => {
