@@ -299,8 +299,12 @@ class SendQueue implements MessageSink {
     this.pendingBytes += message.length;
     this.call.write(message, settle);
     while (this.pending.length > QUEUED_MESSAGES + 1 || (this.pending.length > 1 && this.pendingBytes - this.pending[0]!.bytes > QUEUED_BYTES)) {
-      const oldest = this.pending.shift()!;
+      // Awaited while still in `pending`, so that the stream's end settles it too: taken out first, a
+      // message whose write callback never came (the stream closed under it) held its Read forever.
+      const oldest = this.pending[0]!;
       await oldest.sent;
+      if (this.ended) return;
+      this.pending.shift();
       this.pendingBytes -= oldest.bytes;
     }
   }
