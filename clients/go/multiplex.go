@@ -114,14 +114,15 @@ func (s *sharedConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, metho
 
 var errFellBack = errors.New("the daemon has no Multiplex service")
 
-// sharable is the request's bytes when the call may go on the shared stream.
+// sharable is the request's bytes when the call may go on the shared stream. The size is
+// measured first: a large request (a Write's content) is marshalled only where it goes.
 func sharable(args any, opts []grpc.CallOption) ([]byte, bool) {
 	message, ok := args.(proto.Message)
-	if !ok || !onlyStatic(opts) {
+	if !ok || !onlyStatic(opts) || proto.Size(message) > maxSharedRequest {
 		return nil, false
 	}
 	request, err := proto.Marshal(message)
-	if err != nil || len(request) > maxSharedRequest {
+	if err != nil {
 		return nil, false
 	}
 	return request, true
@@ -398,15 +399,14 @@ type sharedStream struct {
 	method string
 	opts   []grpc.CallOption
 
-	request []byte
+	request any // the one request, for a stream of its own after a fallback
 	call    *sharedCall
 	own     grpc.ClientStream // the call on a stream of its own, when it could not share
 }
 
 func (s *sharedStream) SendMsg(m any) error {
-	request, ok := sharable(m, s.opts)
-	if ok {
-		s.request = request
+	s.request = m
+	if request, ok := sharable(m, s.opts); ok {
 		s.call = s.shared.start(s.ctx, s.method, request)
 	}
 	if s.call == nil {
@@ -434,11 +434,7 @@ func (s *sharedStream) RecvMsg(m any) error {
 	message, err := s.call.next()
 	switch {
 	case errors.Is(err, errFellBack):
-		request := &filetoolsv1.ReadRequest{} // the one stream shared (sharedStreams)
-		if err := proto.Unmarshal(s.request, request); err != nil {
-			return err
-		}
-		if err := s.startOwn(request); err != nil {
+		if err := s.startOwn(s.request); err != nil {
 			return err
 		}
 		return s.own.RecvMsg(m)

@@ -53,8 +53,8 @@ export interface ConnectOptions {
   channelOptions?: grpc.ChannelOptions;
   /**
    * Unary calls and eager Reads share one Multiplex.Calls stream, opened with
-   * the first and ended 200 ms after the last (a call costs a third of its own
-   * HTTP/2 stream's). Default true; false gives every call a stream of its own,
+   * the first and ended 200 ms after the last (one more message on an open
+   * stream costs a fraction of a new HTTP/2 stream). Default true; false gives every call a stream of its own,
    * as do grpc-js interceptors in channelOptions (so that they see each call).
    */
   shareStream?: boolean;
@@ -161,29 +161,42 @@ function serviceClient<S extends DescService>(
 /** Server streams the daemon carries on a Multiplex stream (see multiplex.proto). */
 const SHARED_STREAMS = new Set(["/filetools.v1.Files/Read"]);
 
+/** The "serializer" of a request already encoded. */
+const asEncoded = (bytes: Buffer) => bytes;
+
 function clientMethod(channel: grpc.Client, method: DescMethod, sentOnEveryCall: Record<string, string>, shared: SharedStream | undefined) {
   const path = `/${method.parent.typeName}/${method.name}`;
   const serialize = (value: unknown) => encode(method.input, value);
   const deserialize = (bytes: Buffer) => fromBinary(method.output, bytes);
   const metadataOf = (options: CallOptions) => callMetadata(sentOnEveryCall, options.metadata);
-  /** The request's bytes when the call may go on the shared stream. */
-  const sharable = (request: unknown, options: CallOptions) => {
+  /**
+   * The request's bytes, encoded once, when the call may go on the shared
+   * stream; a request that does not encode fails on a stream of its own, as
+   * grpc-js reports it (INTERNAL).
+   */
+  const encodedForSharing = (request: unknown, options: CallOptions): Buffer | undefined => {
     if (!shared || options.metadata !== undefined) return undefined;
-    const bytes = serialize(request);
-    return shared.takes(bytes) ? bytes : undefined;
+    try {
+      return serialize(request);
+    } catch {
+      return undefined;
+    }
   };
   switch (method.methodKind) {
     case "unary":
       return (request: unknown, options: CallOptions = {}) => {
-        const bytes = sharable(request, options);
-        return bytes
-          ? sharedUnary(shared!, path, bytes, options, (answer) => deserialize(Buffer.from(answer)), () => ownUnary(request, options))
-          : ownUnary(request, options);
+        const bytes = encodedForSharing(request, options);
+        if (!bytes) return ownUnary(request, serialize, options);
+        // Too large for the stream, or the stream is full: its own stream, with the bytes already encoded.
+        const own = () => ownUnary(bytes, asEncoded, options);
+        return shared!.takes(bytes) ? sharedUnary(shared!, path, bytes, options, (answer) => deserialize(Buffer.from(answer)), own) : own();
       };
     case "server_streaming":
       return (request: unknown, options: CallOptions = {}) => {
-        const bytes = options.eager && SHARED_STREAMS.has(path) ? sharable(request, options) : undefined;
-        return bytes ? sharedServerStream(shared!, path, bytes, options, deserialize, () => ownServerStream(request, options)) : ownServerStream(request, options);
+        const bytes = options.eager && SHARED_STREAMS.has(path) ? encodedForSharing(request, options) : undefined;
+        if (!bytes) return ownServerStream(request, serialize, options);
+        const own = () => ownServerStream(bytes, asEncoded, options);
+        return shared!.takes(bytes) ? sharedServerStream(shared!, path, bytes, options, deserialize, own) : own();
       };
     case "client_streaming":
       return (requests: AsyncIterable<unknown> | Iterable<unknown>, options: CallOptions = {}) =>
@@ -212,11 +225,12 @@ function clientMethod(channel: grpc.Client, method: DescMethod, sentOnEveryCall:
       throw new Error(`${method.parent.typeName}.${method.name}: bidirectional streams are not supported`);
   }
 
-  function ownUnary(request: unknown, options: CallOptions) {
+  // `request` with the function that encodes it: the message and `serialize`, or its bytes and `asEncoded`.
+  function ownUnary<R>(request: R, encodeRequest: (request: R) => Buffer, options: CallOptions) {
     return new Promise((resolve, reject) => {
       const call = channel.makeUnaryRequest(
         path,
-        serialize,
+        encodeRequest,
         deserialize,
         request,
         metadataOf(options),
@@ -227,9 +241,9 @@ function clientMethod(channel: grpc.Client, method: DescMethod, sentOnEveryCall:
     });
   }
 
-  function ownServerStream(request: unknown, options: CallOptions) {
+  function ownServerStream<R>(request: R, encodeRequest: (request: R) => Buffer, options: CallOptions) {
     return readStream(
-      () => channel.makeServerStreamRequest(path, serialize, deserialize, request, metadataOf(options), grpcOptionsOf(options)),
+      () => channel.makeServerStreamRequest(path, encodeRequest, deserialize, request, metadataOf(options), grpcOptionsOf(options)),
       options.signal,
     );
   }
