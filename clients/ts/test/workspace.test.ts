@@ -60,6 +60,14 @@ async function failure(call: Promise<unknown> | (() => Promise<unknown>)): Promi
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A client whose HTTP/2 window (64 KiB) holds far less than a search's
+ * results, so that the daemon cannot have sent them all before a
+ * cancellation arrives (with the default 16 MiB window, whether it has
+ * depends on timing).
+ */
+const narrowClient = () => connect(daemon.address, { channelOptions: { "grpc-node.flow_control_window": 64 * 1024 } });
 const sha256Of = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
 
 describe("readText", () => {
@@ -233,9 +241,7 @@ describe("search", () => {
   });
 
   it("stops on the daemon when the client leaves the loop after the first match", async () => {
-    // A client whose HTTP/2 window (64 KiB) holds far less than the results, so that the daemon cannot have
-    // sent them all before the cancellation arrives (with the default 16 MiB window, whether it has depends on timing).
-    const narrow = connect(daemon.address, { channelOptions: { "grpc-node.flow_control_window": 64 * 1024 } });
+    const narrow = narrowClient();
     const ended = log.nextCall(SEARCH, "search-break");
     let count = 0;
     for await (const _ of narrow.workspace("search-break").search("needle", everything)) {
@@ -249,11 +255,13 @@ describe("search", () => {
   });
 
   it("is cancelled by an AbortSignal", async () => {
+    const narrow = narrowClient();
     const ended = log.nextCall(SEARCH, "search-abort");
     const controller = new AbortController();
     const error = await failure(async () => {
-      for await (const _ of client.workspace("search-abort").search("needle", { ...everything, signal: controller.signal })) controller.abort();
+      for await (const _ of narrow.workspace("search-abort").search("needle", { ...everything, signal: controller.signal })) controller.abort();
     });
+    narrow.close();
     expect(error).toMatchObject({ code: Code.CANCELLED, reason: "CANCELLED" });
     expect(await ended).toMatchObject({ code: "CANCELLED" });
     expect(await failure(ws.readText("big.log", { signal: AbortSignal.abort() }))).toMatchObject({ codeName: "CANCELLED" });
