@@ -49,6 +49,8 @@ export interface DaemonConfig {
   metricsListen?: { host: string; port: number };
   /** How long a run's lease on an s3:// store lasts without renewal, in ms (renewed every third of it). */
   leaseTtlMs: number;
+  /** This daemon in leases, manifests and heads, for operators (default: host name and pid). */
+  nodeName: string;
   /** How long a client stream (Upload, ImportArchive) may send nothing before it fails, in ms. */
   clientStreamIdleMs: number;
   /** Settings of an s3:// store (credentials come from the AWS SDK's default chain, never from here). */
@@ -110,6 +112,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     .option("--max-message-bytes <bytes>", "gRPC maximum message size (env FILETOOLS_MAX_MESSAGE_BYTES)", "8MiB")
     .option("--metrics-listen <host:port>", "serve Prometheus metrics at http://HOST:PORT/metrics (env FILETOOLS_METRICS_LISTEN; default: off)")
     .option("--lease-ttl-ms <ms>", "how long a run's lease on an s3:// store outlives its daemon (env FILETOOLS_LEASE_TTL_MS)", "60000")
+    .option("--node-name <name>", "this daemon in run leases and snapshots, for operators (env FILETOOLS_NODE_NAME; default: HOST-PID)")
     .option("--client-stream-idle-ms <ms>", "an upload or import that sends nothing this long fails (env FILETOOLS_CLIENT_STREAM_IDLE_MS)", "30000")
     .option("--quota-bytes <bytes>", "per-workspace limit on the bytes of its files, e.g. 10GiB (env FILETOOLS_QUOTA_BYTES; 0: none)", "0")
     .option("--quota-files <n>", "per-workspace limit on its entries: files, directories, links (env FILETOOLS_QUOTA_FILES; 0: none)", "0")
@@ -175,6 +178,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     ),
     metricsListen: given(setting("metricsListen")) ? parseHostPort("--metrics-listen", String(setting("metricsListen"))) : undefined,
     leaseTtlMs: parseCount("--lease-ttl-ms", String(setting("leaseTtlMs")), 300),
+    nodeName: parseNodeName(setting("nodeName")),
     clientStreamIdleMs: parseCount("--client-stream-idle-ms", String(setting("clientStreamIdleMs")), 1),
     insecure,
     tokens,
@@ -362,4 +366,12 @@ function parseBoolean(key: string, value: unknown): boolean {
   throw new ConfigError(
     `FILETOOLS_${key.replace(/[A-Z]/g, (c) => "_" + c).toUpperCase()}=${String(value)}: expected true or false`,
   );
+}
+
+/** --node-name: printable, at most 128 characters; unset: the host name and the process id. */
+function parseNodeName(value: unknown): string {
+  if (!given(value)) return `${os.hostname()}-${process.pid}`;
+  const name = String(value);
+  if (!/^[\x21-\x7e][\x20-\x7e]{0,127}$/.test(name)) throw new ConfigError(`--node-name ${JSON.stringify(name.slice(0, 40))}: expected 1 to 128 printable ASCII characters`);
+  return name;
 }

@@ -23,6 +23,14 @@ export interface StoreMetrics {
   snapshot(kind: "snapshot" | "restore", seconds: number, bytes: number): void;
 }
 
+/** What the run leases and the runs report. */
+export interface LeaseMetrics {
+  /** A lease operation (acquire, resume, renew, release, abandon) and its result (ok, refused, taken_over, lost, error). */
+  lease(operation: string, result: string): void;
+  /** A snapshot kept off the main line, by why (refused, lease_lost, abandoned, unpublished_changes, run_ended_at_restart). */
+  recovered(why: string): void;
+}
+
 /** Gauges read when scraped. */
 export interface Sampled {
   searchPool(): { queued: number; busy: number; threads: number };
@@ -37,7 +45,7 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 const SNAPSHOT_SECONDS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300];
 const SNAPSHOT_BYTES = [1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
 
-export class DaemonMetrics implements CallMetrics, StoreMetrics {
+export class DaemonMetrics implements CallMetrics, StoreMetrics, LeaseMetrics {
   readonly registry = new Registry();
   private readonly calls = new Counter({ name: "filetools_calls_total", help: "Calls that ended, by RPC and status code.", labelNames: ["method", "code"], registers: [this.registry] });
   private readonly latency = new Histogram({ name: "filetools_call_duration_seconds", help: "Time from a call's start to its status, by RPC.", labelNames: ["method"], buckets: LATENCY_BUCKETS, registers: [this.registry] });
@@ -45,6 +53,8 @@ export class DaemonMetrics implements CallMetrics, StoreMetrics {
   private readonly transferred = new Counter({ name: "filetools_message_bytes_total", help: "Bytes of messages received from clients (in) and sent to them (out), by RPC.", labelNames: ["method", "direction"], registers: [this.registry] });
   private readonly storeOperations = new Counter({ name: "filetools_store_operations_total", help: "Snapshot store operations, by operation and outcome (ok or the error's reason).", labelNames: ["operation", "outcome"], registers: [this.registry] });
   private readonly snapshotSeconds = new Histogram({ name: "filetools_snapshot_duration_seconds", help: "Time to pack and store a snapshot, or to restore one.", labelNames: ["kind"], buckets: SNAPSHOT_SECONDS, registers: [this.registry] });
+  private readonly leaseOperations = new Counter({ name: "filetools_lease_operations_total", help: "Run lease operations (acquire, resume, renew, release, abandon), by result (ok, refused, taken_over, lost, error).", labelNames: ["operation", "result"], registers: [this.registry] });
+  private readonly recoveredSnapshots = new Counter({ name: "filetools_recovered_snapshots_total", help: "Snapshots kept off the main line (work that could not be published), by why.", labelNames: ["why"], registers: [this.registry] });
   private readonly snapshotBytes = new Histogram({ name: "filetools_snapshot_size_bytes", help: "Tarball size of the snapshots stored and restored.", labelNames: ["kind"], buckets: SNAPSHOT_BYTES, registers: [this.registry] });
 
   /** Where the sampled gauges read from, once the daemon's parts exist (see sample). */
@@ -92,6 +102,14 @@ export class DaemonMetrics implements CallMetrics, StoreMetrics {
 
   storeOperation(operation: string, outcome: string): void {
     this.storeOperations.inc({ operation, outcome });
+  }
+
+  lease(operation: string, result: string): void {
+    this.leaseOperations.inc({ operation, result });
+  }
+
+  recovered(why: string): void {
+    this.recoveredSnapshots.inc({ why });
   }
 
   snapshot(kind: "snapshot" | "restore", seconds: number, bytes: number): void {

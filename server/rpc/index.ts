@@ -7,12 +7,14 @@ import type { Logger } from "../log.js";
 import type { ServiceHandlers } from "../grpc/handlers.js";
 import { WorkspaceRegistry } from "../workspace/registry.js";
 import type { Deps } from "./types.js";
-import { snapshotActiveRuns } from "../runs/lifecycle.js";
+import { resumeRuns, snapshotActiveRuns } from "../runs/lifecycle.js";
 import { LineIndex } from "../lineindex/line-index.js";
 import { RunManager } from "../runs/runs.js";
 import { openStore } from "../snapshots/open-store.js";
-import { isConditionalStore } from "../snapshots/store.js";
 import { Leases } from "../runs/leases.js";
+import { Copies } from "../runs/copies.js";
+import { listRunsHandler } from "./workspaces/list-runs.js";
+import { abandonRunHandler } from "./workspaces/abandon-run.js";
 import type { DaemonMetrics } from "../metrics/metrics.js";
 import { meteredStore } from "../metrics/metered-store.js";
 import { Snapshots } from "../snapshots/snapshots.js";
@@ -59,17 +61,12 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
   await opened.check();
   const store = metrics ? meteredStore(opened, metrics) : opened;
   const quotas = new Quotas(config.quota);
-  const snapshots = new Snapshots(store, config.keepSnapshots, path.join(config.dataDir, "tmp"), workspaces, logger, undefined, metrics, quotas);
+  const snapshots = new Snapshots(store, config.keepSnapshots, path.join(config.dataDir, "tmp"), workspaces, logger, undefined, metrics, quotas, config.nodeName);
   await snapshots.prepare();
   const runs = await RunManager.load(config.dataDir, logger);
-  // Only S3 has conditional writes: on file:// the snapshots' parent check is the only guard (README).
-  const leases = isConditionalStore(opened) ? new Leases(opened, config.leaseTtlMs, logger) : undefined;
-  // Runs this daemon left active take their leases again; one taken over meanwhile stays unheld, and its FinishRun is refused.
-  if (leases) {
-    for (const run of runs.activeRuns()) {
-      await leases.acquire(run.workspace, run.id).catch((error: unknown) => logger?.warn({ workspace: run.workspace, run_id: run.id, err: error }, "run lease not taken again"));
-    }
-  }
+  const copies = await Copies.load(config.dataDir, logger);
+  // Leases where other daemons may share the store; on file:// the heads' compare-and-swap is the guard (README).
+  const leases = store.shared ? new Leases(store, config.leaseTtlMs, config.nodeName, logger, metrics) : undefined;
   const lineIndex = new LineIndex();
   metrics?.sample({
     searchPool: () => searchPool.stats(),
@@ -77,7 +74,9 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
     leases: () => leases?.count ?? 0,
     quotaUsage: () => quotas.fullest(),
   });
-  const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots, leases, quotas };
+  const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots, leases, quotas, copies, node: config.nodeName, recoveries: new Map(), metrics, logger };
+  // Runs this daemon left active: resumed while they still hold their workspace, else ended with their work kept.
+  await resumeRuns(deps);
   return {
     files: {
       read: readHandler(deps),
@@ -99,6 +98,8 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
       deleteWorkspace: deleteWorkspaceHandler(deps),
       startRun: startRunHandler(deps),
       finishRun: finishRunHandler(deps),
+      listRuns: listRunsHandler(deps),
+      abandonRun: abandonRunHandler(deps),
       getChangeSet: getChangeSetHandler(deps),
       listSnapshots: listSnapshotsHandler(deps),
       diffSnapshots: diffSnapshotsHandler(deps),

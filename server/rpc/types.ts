@@ -8,8 +8,9 @@ import type { RunManager } from "../runs/runs.js";
 import type { Snapshots } from "../snapshots/snapshots.js";
 import type { Leases } from "../runs/leases.js";
 import type { Quotas } from "../quotas/quotas.js";
+import type { RunServices } from "../runs/lifecycle.js";
 
-export interface Deps {
+export interface Deps extends RunServices {
   workspaces: WorkspaceRegistry;
   /** Server maximum for Read's max_bytes. */
   maxReadBytes: number;

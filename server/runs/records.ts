@@ -28,8 +28,14 @@ export const RunInfoSchema = z.object({
   workspace: z.string(),
   startedAt: z.iso.datetime(),
   restoredFrom: z.string(),
-  /** The workspace's newest snapshot when the run started, then the run's own latest: what its next snapshot follows (absent in records older than the field: not checked). */
+  /** The snapshot the run started from, then the run's own latest: its next snapshot's parent (absent in records older than the field). */
   base: z.string().optional(),
+  /** The head its next snapshot must replace to publish: base, except after a restore of an older snapshot (absent: base). */
+  follows: z.string().optional(),
+  /** The node running it (absent in records older than the field). */
+  node: z.string().optional(),
+  /** Why it ended without its FinishRun (lease lost while the daemon was down, abandoned by an operator). */
+  endReason: z.string().optional(),
   labels: z.record(z.string(), z.string()),
   state: z.enum(["active", "finished"]),
   finishedAt: z.iso.datetime().optional(),

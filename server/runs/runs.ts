@@ -15,8 +15,12 @@ export interface RunInfo {
   /** ISO 8601. */
   startedAt: string;
   restoredFrom: string;
-  /** The snapshot the run's next snapshot follows (see RunInfoSchema). */
+  /** The snapshot the run started from, then its own latest (see RunInfoSchema). */
   base?: string;
+  /** The head its next snapshot must replace (see RunInfoSchema). */
+  follows?: string;
+  node?: string;
+  endReason?: string;
   labels: Record<string, string>;
   state: "active" | "finished";
   finishedAt?: string;
@@ -89,7 +93,12 @@ export class RunManager implements ChangeRecorder {
    * Reserves the workspace for a new run (RUN_ACTIVE when one is active or
    * starting); `begin` then does the restore and returns the run's details.
    */
-  async start(workspaceId: string, labels: Record<string, string>, begin: (runId: string) => Promise<{ restoredFrom: string; base: string }>): Promise<RunInfo> {
+  async start(
+    workspaceId: string,
+    labels: Record<string, string>,
+    node: string,
+    begin: (runId: string, startedAt: string) => Promise<{ restoredFrom: string; base: string; follows: string }>,
+  ): Promise<RunInfo> {
     const current = this.active.get(workspaceId);
     if (current) fail("RUN_ACTIVE", `workspace ${workspaceId} already has an active run (${current.id})`, { run_id: current.id });
     if (this.starting.has(workspaceId)) fail("RUN_ACTIVE", `a run is starting on workspace ${workspaceId}`);
@@ -98,13 +107,15 @@ export class RunManager implements ChangeRecorder {
       const now = new Date();
       const stamp = now.toISOString().replace(/[-:]/g, "").replace(".", "");
       const id = `run-${stamp}-${randomBytes(4).toString("hex")}`;
-      const { restoredFrom, base } = await begin(id);
+      const { restoredFrom, base, follows } = await begin(id, now.toISOString());
       const run: RunInfo = {
         id,
         workspace: workspaceId,
         startedAt: now.toISOString(),
         restoredFrom,
         base,
+        follows,
+        node,
         labels: { ...labels },
         state: "active",
       };
@@ -128,15 +139,15 @@ export class RunManager implements ChangeRecorder {
 
   /** The run published `snapshotId` and stays active (a shutdown snapshot): its next snapshot follows that one. */
   async advanceBase(run: RunInfo, snapshotId: string): Promise<void> {
-    const advanced: RunInfo = { ...run, base: snapshotId };
+    const advanced: RunInfo = { ...run, base: snapshotId, follows: snapshotId };
     await this.save(advanced);
     if (this.active.get(run.workspace)?.id === run.id) this.active.set(run.workspace, advanced);
   }
 
-  /** Marks the run finished (after its snapshot, if any, was written). */
-  async finish(run: RunInfo, snapshotId: string): Promise<void> {
+  /** Marks the run finished (after its snapshot, if any, was written); `endReason` when it ended without its FinishRun. */
+  async finish(run: RunInfo, snapshotId: string, endReason?: string): Promise<void> {
     await this.queues.get(run.id);
-    const done: RunInfo = { ...run, state: "finished", finishedAt: new Date().toISOString(), snapshotId };
+    const done: RunInfo = { ...run, state: "finished", finishedAt: new Date().toISOString(), snapshotId, ...(endReason ? { endReason } : {}) };
     await this.save(done);
     if (this.active.get(run.workspace)?.id === run.id) this.active.delete(run.workspace);
     this.queues.delete(run.id);

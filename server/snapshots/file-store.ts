@@ -1,17 +1,29 @@
 // The `file://DIR` snapshot store: one file per key under DIR. A put streams
 // into a temp file next to the key, fsyncs it, renames it into place and
 // fsyncs the directory, so a key is visible only once complete.
+//
+// Conditional writes (the workspaces' heads) compare an ETag that is the
+// SHA-256 of the object's bytes, under a lock: one promise chain per key in
+// this process, and a lock file (`KEY.lock`, created exclusively) against
+// other daemons on the same directory; a lock file older than
+// STALE_LOCK_MS was left by a process that died holding it and is broken.
 import { promises as fsp } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import path from "node:path";
 import { fail, FileToolsError } from "../errors.js";
-import type { SnapshotStore } from "./store.js";
+import type { ConditionalStore, SnapshotStore } from "./store.js";
 import { syncDirectory } from "../workspace/sync-directory.js";
 
 const TEMP_SUFFIX = /\.tmp-[0-9a-f]{16}$/;
+const LOCK_SUFFIX = ".lock";
+const STALE_LOCK_MS = 10_000;
+const LOCK_RETRY_MS = 5;
 
-export class FileStore implements SnapshotStore {
+export class FileStore implements SnapshotStore, ConditionalStore {
   readonly description: string;
+  readonly shared = false;
+  /** Per key, the tail of this process's conditional writes. */
+  private readonly keyQueues = new Map<string, Promise<unknown>>();
 
   constructor(private readonly dir: string) {
     this.description = `file://${dir}`;
@@ -87,7 +99,7 @@ export class FileStore implements SnapshotStore {
         const key = rel ? `${rel}/${entry.name}` : entry.name;
         if (entry.isDirectory()) {
           if (key.startsWith(prefix) || prefix.startsWith(key + "/")) await walk(path.join(dir, entry.name), key);
-        } else if (entry.isFile() && !TEMP_SUFFIX.test(entry.name) && key.startsWith(prefix)) {
+        } else if (entry.isFile() && !TEMP_SUFFIX.test(entry.name) && !entry.name.endsWith(LOCK_SUFFIX) && key.startsWith(prefix)) {
           keys.push(key);
         }
       }
@@ -109,6 +121,75 @@ export class FileStore implements SnapshotStore {
     }
   }
 
+  async createIfAbsent(key: string, body: Buffer, signal?: AbortSignal): Promise<string | undefined> {
+    return this.underLock(key, signal, async (current) => (current === undefined ? this.writeSmall(key, body) : undefined));
+  }
+
+  async replaceIfMatch(key: string, body: Buffer, etag: string, signal?: AbortSignal): Promise<string | undefined> {
+    return this.underLock(key, signal, async (current) => (current !== undefined && etagOf(current) === etag ? this.writeSmall(key, body) : undefined));
+  }
+
+  async readWithTag(key: string): Promise<{ text: string; etag: string } | undefined> {
+    const bytes = await this.readSmall(key);
+    return bytes && { text: bytes.toString("utf8"), etag: etagOf(bytes) };
+  }
+
+  /** Runs `write` with the key's current bytes, holding the key's lock (in this process and on disk). */
+  private async underLock<T>(key: string, signal: AbortSignal | undefined, write: (current: Buffer | undefined) => Promise<T>): Promise<T> {
+    const lockFile = this.pathOf(key) + LOCK_SUFFIX;
+    const previous = this.keyQueues.get(key) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(async () => {
+      await this.takeLockFile(lockFile, key, signal);
+      try {
+        return await write(await this.readSmall(key));
+      } finally {
+        await fsp.unlink(lockFile).catch(() => undefined);
+      }
+    });
+    this.keyQueues.set(key, next);
+    try {
+      return await next;
+    } finally {
+      if (this.keyQueues.get(key) === next) this.keyQueues.delete(key);
+    }
+  }
+
+  private async takeLockFile(lockFile: string, key: string, signal: AbortSignal | undefined): Promise<void> {
+    try {
+      await fsp.mkdir(path.dirname(lockFile), { recursive: true });
+    } catch (error) {
+      throw storeError(error, `locking ${key}`);
+    }
+    for (;;) {
+      signal?.throwIfAborted();
+      try {
+        await (await fsp.open(lockFile, "wx", 0o600)).close();
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw storeError(error, `locking ${key}`);
+      }
+      const stats = await fsp.stat(lockFile).catch(() => undefined);
+      if (stats && Date.now() - stats.mtimeMs > STALE_LOCK_MS) await fsp.unlink(lockFile).catch(() => undefined);
+      else await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
+    }
+  }
+
+  private async readSmall(key: string): Promise<Buffer | undefined> {
+    try {
+      return await fsp.readFile(this.pathOf(key));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw storeError(error, `reading ${key}`);
+    }
+  }
+
+  private async writeSmall(key: string, body: Buffer): Promise<string> {
+    await this.put(key, (async function* () {
+      yield body;
+    })());
+    return etagOf(body);
+  }
+
   private pathOf(key: string): string {
     const parts = key.split("/");
     if (key.startsWith("/") || parts.some((p) => p === "" || p === "." || p === "..") || key.includes("\0")) {
@@ -125,6 +206,10 @@ export class FileStore implements SnapshotStore {
       else if (TEMP_SUFFIX.test(entry.name)) await fsp.unlink(p).catch(() => undefined);
     }
   }
+}
+
+function etagOf(bytes: Buffer): string {
+  return createHash("sha256").update(bytes).digest("hex");
 }
 
 function storeError(error: unknown, what: string): unknown {

@@ -25,11 +25,22 @@ const ManifestSchema = z.object({
   /** Store key of the tarball: always `<workspace>/<id>.tar.gz`. */
   tarball: z.string(),
   /**
-   * The snapshot this one follows: the workspace's newest when its run
-   * started, or the run's previous snapshot; "" for the first (and in
-   * manifests older than the field). History is the chain of parents.
+   * The snapshot its content was made from: the one its run started from,
+   * or the run's previous snapshot; for a recovered one, the snapshot the
+   * copy was of; "" for none (and in manifests older than the field).
    */
   parent: z.string().default(""),
+  /**
+   * The head it was published over (heads.ts): the main line is the chain of
+   * `follows` from the head. Equal to parent except after a rollback (a run
+   * that restored an older snapshot). Absent in manifests older than heads
+   * (their parent is followed instead) and in recovered ones.
+   */
+  follows: z.string().optional(),
+  /** Why it is off the main line (a recovered snapshot); absent for a snapshot meant for it. */
+  recovered: z.string().optional(),
+  /** The node that wrote it (--node-name); absent in older manifests. */
+  node: z.string().optional(),
   /**
    * Every regular file and symbolic link packed, with sizes, modes and
    * SHA-256s (file-list.ts), for DiffSnapshots; absent in manifests older

@@ -6,7 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { S3Settings } from "../config.js";
 import { FileStore } from "./file-store.js";
-import type { SnapshotStore } from "./store.js";
+import type { Store } from "./store.js";
 
 /** The default store URL for a data directory. */
 export function defaultStoreUrl(dataDir: string): string {
@@ -23,7 +23,7 @@ export async function openStore(
   url: string,
   dataDir: string,
   s3: S3Settings = { forcePathStyle: false },
-): Promise<SnapshotStore> {
+): Promise<Store> {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
   switch (scheme) {
     case "file": {

@@ -62,6 +62,7 @@ export function parseS3Url(url: string): { bucket: string; prefix: string } {
 
 export class S3Store implements SnapshotStore, ConditionalStore {
   readonly description: string;
+  readonly shared = true;
   private readonly client: S3Client;
   private readonly bucket: string;
   private readonly prefix: string;

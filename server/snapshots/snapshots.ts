@@ -40,7 +40,8 @@ import {
 } from "./extract.js";
 import { parseManifest, SNAPSHOT_ID, tarballKey, type Manifest } from "./manifest.js";
 import { packMember, packWorkspace } from "./pack.js";
-import type { SnapshotStore } from "./store.js";
+import type { Store } from "./store.js";
+import { Heads, type Head } from "./heads.js";
 
 export type { Manifest } from "./manifest.js";
 
@@ -50,17 +51,31 @@ const DEFAULT_PRESIGN_SECONDS = 3600;
 const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
 /** Reads of a verified tarball during a restore: fewer thread-pool round trips than the 64 KiB default. */
 const RESTORE_READ_BYTES = 1 << 20;
+/** A tarball without a manifest younger than this may be another daemon's snapshot on its way (prune leaves it). */
+const ORPHAN_TARBALL_MS = 60 * 60 * 1000;
 
 /** What a new snapshot records besides its contents. */
 export interface SnapshotMeta {
   runId: string;
   labels: Record<string, string>;
   changeSet: Change[];
-  /** The snapshot it must follow: the workspace's newest until this one is written ("" for none); undefined: not checked (a run recorded by an older daemon). */
-  parent?: string;
-  /** Runs just before the commit point, with the tarball stored; throwing stops the snapshot there (the run's lease is checked so). */
-  beforeCommit?: () => Promise<void>;
+  /** The snapshot its content was made from ("" for none): Manifest.parent. */
+  parent: string;
+  /**
+   * Publish it: make it the head if the head is still `replaces` (the run's
+   * start). Absent: keep it as a recovered snapshot, for the reason given.
+   */
+  publish?: {
+    replaces: string;
+    /** Runs just before the commit point, with the tarball stored; a RUN_ACTIVE failure (the run's lease was lost) keeps the snapshot as recovered instead. */
+    beforeCommit?: () => Promise<void>;
+  };
+  /** Why it is kept off the main line (when not published). */
+  recoveredReason?: string;
 }
+
+/** A snapshot written: on the main line (published), or kept off it (recovered) with the head it could not replace. */
+export type Written = { published: true; manifest: Manifest } | { published: false; manifest: Manifest; newest: string; leaseLost: boolean };
 
 /** Which snapshots ListSnapshots keeps. */
 export interface SnapshotFilter {
@@ -70,7 +85,15 @@ export interface SnapshotFilter {
   createdAfter?: Date;
   /** Created before. */
   createdBefore?: Date;
+  /** Also the recovered snapshots (off the main line). */
+  includeRecovered?: boolean;
 }
+
+/** A manifest as listed: off the main line, with why, when recovered. */
+export type Listed = Manifest & { recoveredReason?: string };
+
+/** Said of a manifest the head never named and that does not say why itself. */
+const UNPUBLISHED = "its publish did not complete: another run published first, or its daemon stopped before the head named it";
 
 /** A diff under way: its entries stream; `counts` is final once they are all read. */
 export interface SnapshotDiff {
@@ -113,8 +136,10 @@ export class Snapshots {
   /** Per workspace: snapshots, applied restores and applied imports run one at a time. */
   private readonly locks = new LockTable();
 
+  private readonly heads: Heads;
+
   constructor(
-    readonly store: SnapshotStore,
+    readonly store: Store,
     private readonly keep: number,
     /** Scratch directory on the daemon's disk (downloads to verify, imports received, exports). */
     private readonly tmpDir: string,
@@ -125,7 +150,11 @@ export class Snapshots {
     private readonly metrics?: Pick<StoreMetrics, "snapshot">,
     /** Usage counts, dropped after a restore or an import; their limits checked when the call asks. */
     private readonly quotas?: Quotas,
-  ) {}
+    /** This daemon, in the manifests and heads it writes (--node-name). */
+    private readonly node = "",
+  ) {
+    this.heads = new Heads(store);
+  }
 
   /** Empties the scratch directory (start-up). */
   async prepare(): Promise<void> {
@@ -134,22 +163,31 @@ export class Snapshots {
   }
 
   /**
-   * Packs the workspace into the store, then writes the manifest (the commit
-   * point), then prunes. `parent` is the snapshot the new one must follow: when
-   * the workspace's newest is another (a run elsewhere published meanwhile),
-   * nothing is written and the call fails with CONTENT_CHANGED, rather than
-   * publish a snapshot that silently drops that run's work.
+   * Packs the workspace into the store and writes its manifest. Published
+   * (meta.publish): the manifest first, then the head swapped to it from
+   * `replaces` — the commit point; when the head moved meanwhile (another run
+   * published) or the run's lease was lost, the manifest is rewritten as
+   * recovered instead: the work is kept, never published over newer work.
+   * When the head had already moved before packing, the snapshot is written
+   * as recovered straight away.
    */
-  async create(workspace: Workspace, meta: SnapshotMeta, signal?: AbortSignal): Promise<Manifest> {
+  async create(workspace: Workspace, meta: SnapshotMeta, signal?: AbortSignal): Promise<Written> {
     // The registry's current Workspace: a restore applied before may have swapped the directory.
     const started = performance.now();
-    const manifest = await this.locks.with([workspace.id], async () => this.createNow(await this.registry.get(workspace.id), meta, signal), signal);
-    this.metrics?.snapshot("snapshot", (performance.now() - started) / 1000, manifest.sizeBytes);
-    return manifest;
+    const written = await this.locks.with([workspace.id], async () => this.createNow(await this.registry.get(workspace.id), meta, signal), signal);
+    this.metrics?.snapshot("snapshot", (performance.now() - started) / 1000, written.manifest.sizeBytes);
+    return written;
   }
 
-  private async createNow(workspace: Workspace, meta: SnapshotMeta, signal?: AbortSignal): Promise<Manifest> {
-    if (meta.parent !== undefined) await this.checkFollows(workspace.id, meta.parent, signal);
+  private async createNow(workspace: Workspace, meta: SnapshotMeta, signal?: AbortSignal): Promise<Written> {
+    let head: Head | undefined;
+    let newest: string | undefined;
+    let recoveredReason = meta.recoveredReason ?? "kept off the main line";
+    if (meta.publish) {
+      ({ head, newest } = await this.newestWithHead(workspace.id, signal));
+      if (newest !== meta.publish.replaces) recoveredReason = movedOn(newest, meta.publish.replaces);
+    }
+    const publishing = meta.publish !== undefined && newest === meta.publish.replaces;
     const id = newSnapshotId();
     const tarball = tarballKey(workspace.id, id);
     const packed = packWorkspace(workspace, { signal });
@@ -167,58 +205,85 @@ export class Snapshots {
       changes: summarize(meta.changeSet),
       changeSet: meta.changeSet,
       tarball,
-      parent: meta.parent ?? "",
+      parent: meta.parent,
+      ...(publishing ? { follows: meta.publish!.replaces } : { recovered: recoveredReason }),
+      node: this.node,
       files: packed.fileList(),
     };
-    await meta.beforeCommit?.();
-    // The commit point: past it the manifest (what makes the snapshot exist) is written whatever the signal says.
+    if (!publishing) return { published: false, manifest: await this.putManifest(manifest), newest: newest ?? "", leaseLost: false };
+    try {
+      await meta.publish!.beforeCommit?.();
+    } catch (error) {
+      if (!(error instanceof FileToolsError && error.reason === "RUN_ACTIVE")) throw error;
+      return { published: false, manifest: await this.putManifest(asRecovered(manifest, error.message)), newest: newest ?? "", leaseLost: true };
+    }
+    // The commit point: past it the snapshot is written and the head swapped whatever the signal says.
     signal?.throwIfAborted();
+    await this.putManifest(manifest);
+    if (!(await this.heads.advance(workspace.id, head, { snapshot: id, runId: meta.runId, node: this.node }))) {
+      const now = await this.newestId(workspace.id).catch(() => "");
+      return { published: false, manifest: await this.putManifest(asRecovered(manifest, movedOn(now, meta.publish!.replaces))), newest: now, leaseLost: false };
+    }
+    await this.prune(workspace.id).catch(() => undefined);
+    return { published: true, manifest };
+  }
+
+  private async putManifest(manifest: Manifest): Promise<Manifest> {
     // Not indented: with a file list of 100,000 entries, one line per array element would add megabytes.
-    await this.store.put(`${workspace.id}/${id}.json`, single(Buffer.from(JSON.stringify(manifest))));
-    await this.prune(workspace.id, id).catch(() => undefined);
+    await this.store.put(`${manifest.workspace}/${manifest.id}.json`, single(Buffer.from(JSON.stringify(manifest))));
     return manifest;
   }
 
-  /** The id of the workspace's newest snapshot, "" when it has none. */
+  /** The id of the workspace's newest published snapshot, "" when it has none. */
   async newestId(workspaceId: string, signal?: AbortSignal): Promise<string> {
-    const ids = await this.manifestIds(workspaceId, signal);
-    return ids[ids.length - 1] ?? "";
+    return (await this.newestWithHead(workspaceId, signal)).newest;
   }
 
-  /** CONTENT_CHANGED unless the workspace's newest snapshot is `parent` (see create). */
-  private async checkFollows(workspaceId: string, parent: string, signal?: AbortSignal): Promise<void> {
-    const newest = await this.newestId(workspaceId, signal);
-    if (newest === parent) return;
-    const since = parent === "" ? "none existed when this run started" : `this run started from ${parent}`;
-    fail(
-      "CONTENT_CHANGED",
-      `workspace ${workspaceId} has a newer snapshot, ${newest}, published by another run (${since}); this run's snapshot would drop that work. Finish the run without a snapshot, or start a new run from ${newest} and apply the work again`,
-      { newest_snapshot: newest, parent },
-    );
+  /** The head object (undefined before the first publish under heads) and the newest published snapshot. */
+  private async newestWithHead(workspaceId: string, signal?: AbortSignal): Promise<{ head?: Head; newest: string }> {
+    checkWorkspaceId(workspaceId);
+    const head = await this.heads.read(workspaceId, signal);
+    if (head) return { head, newest: head.snapshot };
+    // A store from before heads: its newest manifest that is not a recovered one.
+    for (const id of (await this.manifestIds(workspaceId, signal)).reverse()) {
+      const manifest = await this.readManifest(workspaceId, id, signal).catch(() => undefined);
+      if (manifest && manifest.recovered === undefined) return { newest: id };
+    }
+    return { newest: "" };
   }
 
-  /** Manifests of a workspace, newest first; a damaged one is left out (with a warning), one deleted meanwhile too. */
-  async list(workspaceId: string, signal?: AbortSignal): Promise<Manifest[]> {
+  /** Manifests of a workspace, newest first, on the main line (and with includeRecovered the rest); a damaged one is left out (with a warning), one deleted meanwhile too. */
+  async list(workspaceId: string, signal?: AbortSignal, includeRecovered = false): Promise<Listed[]> {
     const ids = await this.manifestIds(workspaceId, signal);
-    const manifests = await Promise.all(
-      ids.reverse().map((id) =>
-        this.readManifest(workspaceId, id, signal).catch((error: unknown) => {
-          if (!(error instanceof FileToolsError)) throw error;
-          if (error.reason === "DATA_LOSS") this.logger?.warn({ workspace: workspaceId, snapshot: id, reason: error.reason, problem: error.message }, "snapshot left out of the list");
-          else if (error.reason !== "NOT_FOUND") throw error;
-          return null;
-        }),
+    const [head, manifests] = await Promise.all([
+      this.heads.read(workspaceId, signal),
+      Promise.all(
+        ids.reverse().map((id) =>
+          this.readManifest(workspaceId, id, signal).catch((error: unknown) => {
+            if (!(error instanceof FileToolsError)) throw error;
+            if (error.reason === "DATA_LOSS") this.logger?.warn({ workspace: workspaceId, snapshot: id, reason: error.reason, problem: error.message }, "snapshot left out of the list");
+            else if (error.reason !== "NOT_FOUND") throw error;
+            return null;
+          }),
+        ),
       ),
-    );
-    return manifests.filter((m): m is Manifest => m !== null);
+    ]);
+    const present = manifests.filter((m): m is Manifest => m !== null);
+    const main = mainLine(present, head);
+    const listed: Listed[] = [];
+    for (const manifest of present) {
+      if (main.has(manifest.id)) listed.push(manifest);
+      else if (includeRecovered) listed.push({ ...manifest, recoveredReason: manifest.recovered ?? UNPUBLISHED });
+    }
+    return listed;
   }
 
   /** Manifests of a workspace that pass `filter`, newest first (see list). */
-  async listMatching(workspaceId: string, filter: SnapshotFilter, signal?: AbortSignal): Promise<Manifest[]> {
+  async listMatching(workspaceId: string, filter: SnapshotFilter, signal?: AbortSignal): Promise<Listed[]> {
     const labels = Object.entries(filter.labels ?? {});
     const after = filter.createdAfter?.getTime() ?? Number.NEGATIVE_INFINITY;
     const before = filter.createdBefore?.getTime() ?? Number.POSITIVE_INFINITY;
-    return (await this.list(workspaceId, signal)).filter((m) => {
+    return (await this.list(workspaceId, signal, filter.includeRecovered)).filter((m) => {
       const created = Date.parse(m.createdAt);
       return created >= after && created < before && labels.every(([key, value]) => m.labels[key] === value);
     });
@@ -242,8 +307,7 @@ export class Snapshots {
   /** One manifest; "" = the newest. NOT_FOUND when absent, DATA_LOSS when damaged. */
   async find(workspaceId: string, snapshotId: string, signal?: AbortSignal): Promise<Manifest> {
     if (snapshotId === "") {
-      const ids = await this.manifestIds(workspaceId, signal);
-      const newest = ids[ids.length - 1];
+      const newest = await this.newestId(workspaceId, signal);
       if (!newest) fail("NOT_FOUND", `workspace ${workspaceId} has no snapshots`);
       return this.readManifest(workspaceId, newest, signal);
     }
@@ -252,9 +316,9 @@ export class Snapshots {
     return this.readManifest(workspaceId, snapshotId, signal);
   }
 
-  /** The manifest of the snapshot that ended (or was taken during) a run, newest first; undefined when none. */
+  /** The manifest of the snapshot that ended (or was taken during, or kept the work of) a run, newest first; undefined when none. */
   async findByRun(workspaceId: string, runId: string, signal?: AbortSignal): Promise<Manifest | undefined> {
-    return (await this.list(workspaceId, signal)).find((m) => m.runId === runId);
+    return (await this.list(workspaceId, signal, true)).find((m) => m.runId === runId);
   }
 
   /** A stored tarball, streamed in ≤ 1 MiB chunks; fails (DATA_LOSS) at the end if its bytes do not match the manifest. */
@@ -420,18 +484,27 @@ export class Snapshots {
     for (const key of await this.store.list(`${workspaceId}/`, signal)) await this.store.delete(key, signal);
   }
 
-  /** Keeps the newest `keep` snapshots; also drops tarballs older than `newestId` that never got a manifest. */
-  private async prune(workspaceId: string, newestId: string): Promise<void> {
+  /**
+   * Keeps the newest `keep` snapshots of the main line. Recovered snapshots
+   * are never pruned (they are work nobody published); a tarball without a
+   * manifest is dropped once older than ORPHAN_TARBALL_MS (younger, it may be
+   * another daemon's snapshot on its way).
+   */
+  private async prune(workspaceId: string): Promise<void> {
     const keys = await this.store.list(`${workspaceId}/`);
     const ids = keys.filter((k) => k.endsWith(".json")).map((k) => idOf(k));
-    for (const id of ids.slice(0, Math.max(0, ids.length - this.keep))) {
-      await this.store.delete(`${workspaceId}/${id}.json`);
-      await this.store.delete(tarballKey(workspaceId, id));
+    if (ids.length > this.keep) {
+      const main = (await this.list(workspaceId)).map((m) => m.id);
+      for (const id of main.slice(this.keep)) {
+        await this.store.delete(`${workspaceId}/${id}.json`);
+        await this.store.delete(tarballKey(workspaceId, id));
+      }
     }
-    const kept = new Set(ids);
+    const withManifest = new Set(ids);
+    const cutoff = Date.now() - ORPHAN_TARBALL_MS;
     for (const key of keys) {
       const id = idOf(key);
-      if (key.endsWith(".tar.gz") && !kept.has(id) && id < newestId) await this.store.delete(key);
+      if (key.endsWith(".tar.gz") && !withManifest.has(id) && idTime(id) < cutoff) await this.store.delete(key);
     }
   }
 
@@ -552,6 +625,35 @@ function checkWorkspaceId(id: string): void {
 
 export function newSnapshotId(): string {
   return `${new Date().toISOString().replace(/[-:]/g, "").replace(".", "")}-${randomBytes(4).toString("hex")}`;
+}
+
+/** When snapshot `id` was made (ids start with their UTC time). */
+function idTime(id: string): number {
+  const m = /^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)(\d{3})Z/.exec(id);
+  return m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!, +m[7]!) : Number.POSITIVE_INFINITY;
+}
+
+/**
+ * The ids on the main line: the chain of `follows` (parent in manifests
+ * older than heads) from the head. Without a head (a store from before
+ * heads), every manifest that is not a recovered one.
+ */
+function mainLine(manifests: readonly Manifest[], head: Head | undefined): Set<string> {
+  if (!head) return new Set(manifests.filter((m) => m.recovered === undefined).map((m) => m.id));
+  const byId = new Map(manifests.map((m) => [m.id, m]));
+  const main = new Set<string>();
+  for (let at = byId.get(head.snapshot); at && !main.has(at.id) && at.recovered === undefined; at = byId.get(at.follows ?? at.parent)) main.add(at.id);
+  return main;
+}
+
+function movedOn(newest: string, replaces: string): string {
+  const from = replaces === "" ? "no snapshot" : replaces;
+  return `another run published ${newest || "(none)"} after this one started from ${from}`;
+}
+
+function asRecovered(manifest: Manifest, reason: string): Manifest {
+  const { follows: _follows, ...rest } = manifest;
+  return { ...rest, recovered: reason };
 }
 
 function idOf(key: string): string {

@@ -7,6 +7,8 @@
 export interface SnapshotStore {
   /** Describes the store for logs, without credentials (e.g. "s3://bucket/prefix"). */
   readonly description: string;
+  /** Daemons on other machines may share it (s3://): runs take leases on it. */
+  readonly shared: boolean;
   /**
    * Checks at start-up that the store is usable (directory writable, bucket
    * reachable with these credentials). Throws a plain Error with a clear
@@ -31,7 +33,9 @@ export interface SnapshotStore {
 
 /**
  * Conditional writes (S3's If-None-Match / If-Match on PutObject): what run
- * leases are built on. Small objects only, read and written whole.
+ * leases and the workspaces' heads are built on. Small objects only, read and
+ * written whole. Nothing here deletes: a conditional delete is not honoured
+ * by every S3-compatible server, so leases are overwritten, never removed.
  */
 export interface ConditionalStore {
   /** Writes `key` only if it does not exist; its ETag, or undefined when it existed. */
@@ -40,12 +44,8 @@ export interface ConditionalStore {
   replaceIfMatch(key: string, body: Buffer, etag: string, signal?: AbortSignal): Promise<string | undefined>;
   /** `key`'s text and ETag, or undefined when absent. */
   readWithTag(key: string, signal?: AbortSignal): Promise<{ text: string; etag: string } | undefined>;
-  /** Removes `key`; absent is not an error. */
-  delete(key: string, signal?: AbortSignal): Promise<void>;
 }
 
-/** Whether `store` has conditional writes (an s3:// store does; a file:// store does not). */
-export function isConditionalStore(store: SnapshotStore): store is SnapshotStore & ConditionalStore {
-  return "createIfAbsent" in store && "replaceIfMatch" in store && "readWithTag" in store;
-}
+/** A store with conditional writes: every store the daemon opens. */
+export type Store = SnapshotStore & ConditionalStore;
 

@@ -115,11 +115,13 @@ describe("run leases on an s3:// store", () => {
     const published = (await b.client.workspaces.finishRun({ workspace: "w", runId: taken.id })).snapshot!;
     a.proc.kill("SIGCONT");
 
-    // The parent check answers first here (B's snapshot is newer than A's base); the lease check would refuse too.
-    await expectError(a.client.workspaces.finishRun({ workspace: "w", runId: stale.id }), "FAILED_PRECONDITION", "CONTENT_CHANGED");
+    // The head has moved past A's start (the lease check would refuse too): nothing is published, A's work is kept.
+    const refused = await expectError(a.client.workspaces.finishRun({ workspace: "w", runId: stale.id }), "FAILED_PRECONDITION", "CONTENT_CHANGED");
     const snapshots = (await b.client.workspaces.listSnapshots({ workspace: "w" })).snapshots;
     expect(snapshots.map((s) => s.id)).toEqual([published.id]);
-    // The stale run can still end, without a snapshot.
-    await a.client.workspaces.finishRun({ workspace: "w", runId: stale.id, snapshot: false });
+    const all = (await b.client.workspaces.listSnapshots({ workspace: "w", includeRecovered: true })).snapshots;
+    expect(all.find((s) => s.id === refused.metadata.recovered_snapshot)).toMatchObject({ runId: stale.id, recovered: true });
+    // The stale run has ended.
+    await expectError(a.client.workspaces.finishRun({ workspace: "w", runId: stale.id, snapshot: false }), "NOT_FOUND");
   }, 60_000);
 });

@@ -51,7 +51,7 @@ describe("runs", () => {
     }
   }, 60_000);
 
-  it("two daemons on one store: a FinishRun behind another run's snapshot is refused and publishes nothing; snapshots chain by parent", async () => {
+  it("two daemons on one store: a FinishRun behind another run's snapshot is refused, publishes nothing, ends the run and keeps its work as a recovered snapshot; snapshots chain by parent", async () => {
     const store = `file://${freshStore()}`;
     const a = await startDaemon({ args: ["--store", store] });
     const b = await startDaemon({ args: ["--store", store] });
@@ -68,8 +68,11 @@ describe("runs", () => {
       expect(stale.message).toContain(`has a newer snapshot, ${first.id}, published by another run`);
       expect(stale.metadata).toMatchObject({ newest_snapshot: first.id, parent: "" });
       expect((await a.client.workspaces.listSnapshots({ workspace: "shared" })).snapshots.map((s) => s.id)).toEqual([first.id]);
-      // The run is still active: it can end without a snapshot.
-      await a.client.workspaces.finishRun({ workspace: "shared", runId: runA.id, snapshot: false });
+      // Its work is kept off the main line, and the run has ended.
+      const recovered = (await a.client.workspaces.listSnapshots({ workspace: "shared", includeRecovered: true })).snapshots.find((s) => s.id === stale.metadata.recovered_snapshot)!;
+      expect(recovered).toMatchObject({ runId: runA.id, recovered: true, parent: "" });
+      expect(recovered.recoveredReason).toContain(`another run published ${first.id}`);
+      await expectError(a.client.workspaces.finishRun({ workspace: "shared", runId: runA.id, snapshot: false }), "NOT_FOUND");
 
       // A run that starts from the newest snapshot follows it.
       await a.client.workspaces.deleteWorkspace({ workspace: "shared" });
@@ -88,7 +91,7 @@ describe("runs", () => {
     }
   }, 60_000);
 
-  it("StartRun LATEST restores only into an empty workspace; NONE never; an id always", async () => {
+  it("StartRun LATEST starts from the copy while it is a copy of the newest; NONE never restores; an id always, keeping the copy's unpublished changes first", async () => {
     const d = await startDaemon({ args: ["--store", `file://${freshStore()}`] });
     try {
       const c = d.client.workspaces;
@@ -102,7 +105,11 @@ describe("runs", () => {
       await c.finishRun({ workspace: "p", runId: r2.id, snapshot: false });
       const r3 = (await c.startRun({ workspace: "p", restore: s1.id })).run!;
       expect(r3.restoredFrom).toBe(s1.id);
+      expect(r3.startedFrom).toBe(s1.id);
       expect((await download(d.client, "p", "f.txt")).toString()).toBe("v1\n");
+      // v2 was never published: it is kept as a recovered snapshot of r2's changes on s1.
+      const kept = (await c.listSnapshots({ workspace: "p", includeRecovered: true })).snapshots.filter((s) => s.recovered);
+      expect(kept.map((s) => [s.runId, s.parent])).toEqual([[r2.id, s1.id]]);
       await c.finishRun({ workspace: "p", runId: r3.id, snapshot: false });
       await d.client.files.delete({ workspace: "p", path: "f.txt" });
       const r4 = (await c.startRun({ workspace: "p", restore: "NONE" })).run!;

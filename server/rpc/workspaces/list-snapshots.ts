@@ -9,6 +9,7 @@ export function listSnapshotsHandler(deps: Deps): WorkspacesHandler<"listSnapsho
       labels: request.labels,
       createdAfter: request.createdAfter && timestampDate(request.createdAfter),
       createdBefore: request.createdBefore && timestampDate(request.createdBefore),
+      includeRecovered: request.includeRecovered,
     };
     return { snapshots: (await deps.snapshots.listMatching(request.workspace, filter, ctx.signal)).map(snapshotMessage) };
   };

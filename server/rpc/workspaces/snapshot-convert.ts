@@ -1,8 +1,9 @@
 // Run, snapshot and change-set values → protobuf message shapes.
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ChangeKind, DiffEntryType, DiffKind, type ChangeSchema, type DiffEntrySchema, type RunSchema, type SnapshotSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
+import { ChangeKind, DiffEntryType, DiffKind, type ActiveRunSchema, type ChangeSchema, type DiffEntrySchema, type RunSchema, type SnapshotSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import type { RunInfo, ChangeSummary } from "../../runs/runs.js";
-import type { Manifest } from "../../snapshots/snapshots.js";
+import type { ActiveRunInfo } from "../../runs/lifecycle.js";
+import type { Listed } from "../../snapshots/snapshots.js";
 import type { Change } from "../../tools/changes.js";
 import type { DiffEntry } from "../../snapshots/diff.js";
 import type { FileRecord } from "../../snapshots/file-list.js";
@@ -14,14 +15,28 @@ const ENTRY_TYPES = { file: DiffEntryType.FILE, symlink: DiffEntryType.SYMLINK }
 const KINDS = { create: ChangeKind.CREATE, modify: ChangeKind.MODIFY, delete: ChangeKind.DELETE, move: ChangeKind.MOVE } as const;
 
 export function runMessage(run: RunInfo): MessageInitShape<typeof RunSchema> {
-  return { id: run.id, workspace: run.workspace, startedAt: timestampFromDate(new Date(run.startedAt)), restoredFrom: run.restoredFrom, labels: run.labels };
+  return {
+    id: run.id,
+    workspace: run.workspace,
+    startedAt: timestampFromDate(new Date(run.startedAt)),
+    restoredFrom: run.restoredFrom,
+    labels: run.labels,
+    startedFrom: run.base ?? "",
+    node: run.node ?? "",
+  };
+}
+
+export function activeRunMessage(run: ActiveRunInfo): MessageInitShape<typeof ActiveRunSchema> {
+  const at = (iso: string | undefined) => (iso === undefined ? undefined : timestampFromDate(new Date(iso)));
+  return { workspace: run.workspace, runId: run.runId, node: run.node, startedAt: at(run.startedAt), leaseExpiresAt: at(run.leaseExpiresAt), local: run.local };
 }
 
 export function summaryMessage(summary: ChangeSummary) {
   return { created: BigInt(summary.created), modified: BigInt(summary.modified), deleted: BigInt(summary.deleted), moved: BigInt(summary.moved) };
 }
 
-export function snapshotMessage(manifest: Manifest): MessageInitShape<typeof SnapshotSchema> {
+export function snapshotMessage(manifest: Listed): MessageInitShape<typeof SnapshotSchema> {
+  const recoveredReason = manifest.recovered ?? manifest.recoveredReason ?? "";
   return {
     id: manifest.id,
     workspace: manifest.workspace,
@@ -33,6 +48,8 @@ export function snapshotMessage(manifest: Manifest): MessageInitShape<typeof Sna
     labels: manifest.labels,
     changes: summaryMessage(manifest.changes),
     parent: manifest.parent,
+    recovered: recoveredReason !== "",
+    recoveredReason,
   };
 }
 

@@ -395,9 +395,20 @@ func (x *GetWorkspaceRequest) GetWorkspace() string {
 type GetWorkspaceResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The workspace.
-	Workspace     *Workspace `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Workspace *Workspace `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// Its active run, on this daemon or (shared store) any daemon of the
+	// fleet; unset when none.
+	ActiveRun *ActiveRun `protobuf:"bytes,2,opt,name=active_run,json=activeRun,proto3" json:"active_run,omitempty"`
+	// The workspace's newest published snapshot in the store ("" for none).
+	NewestSnapshot string `protobuf:"bytes,3,opt,name=newest_snapshot,json=newestSnapshot,proto3" json:"newest_snapshot,omitempty"`
+	// The snapshot this daemon's copy of the workspace is of ("" for none or
+	// unknown).
+	CopyOf string `protobuf:"bytes,4,opt,name=copy_of,json=copyOf,proto3" json:"copy_of,omitempty"`
+	// The copy differs from copy_of (changes not published, or made behind
+	// the daemon's back), as far as a stat check of the tree tells.
+	UnpublishedChanges bool `protobuf:"varint,5,opt,name=unpublished_changes,json=unpublishedChanges,proto3" json:"unpublished_changes,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *GetWorkspaceResponse) Reset() {
@@ -437,6 +448,334 @@ func (x *GetWorkspaceResponse) GetWorkspace() *Workspace {
 	return nil
 }
 
+func (x *GetWorkspaceResponse) GetActiveRun() *ActiveRun {
+	if x != nil {
+		return x.ActiveRun
+	}
+	return nil
+}
+
+func (x *GetWorkspaceResponse) GetNewestSnapshot() string {
+	if x != nil {
+		return x.NewestSnapshot
+	}
+	return ""
+}
+
+func (x *GetWorkspaceResponse) GetCopyOf() string {
+	if x != nil {
+		return x.CopyOf
+	}
+	return ""
+}
+
+func (x *GetWorkspaceResponse) GetUnpublishedChanges() bool {
+	if x != nil {
+		return x.UnpublishedChanges
+	}
+	return false
+}
+
+// A run that holds a workspace.
+type ActiveRun struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace id.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// Run id.
+	RunId string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The node running it (the holder's --node-name).
+	Node string `protobuf:"bytes,3,opt,name=node,proto3" json:"node,omitempty"`
+	// When the run started (unset when only its lease is known).
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// When its lease expires unless renewed (unset without leases: file://).
+	LeaseExpiresAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=lease_expires_at,json=leaseExpiresAt,proto3" json:"lease_expires_at,omitempty"`
+	// Held by this daemon.
+	Local         bool `protobuf:"varint,6,opt,name=local,proto3" json:"local,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ActiveRun) Reset() {
+	*x = ActiveRun{}
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ActiveRun) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ActiveRun) ProtoMessage() {}
+
+func (x *ActiveRun) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ActiveRun.ProtoReflect.Descriptor instead.
+func (*ActiveRun) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ActiveRun) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *ActiveRun) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *ActiveRun) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *ActiveRun) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *ActiveRun) GetLeaseExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LeaseExpiresAt
+	}
+	return nil
+}
+
+func (x *ActiveRun) GetLocal() bool {
+	if x != nil {
+		return x.Local
+	}
+	return false
+}
+
+type ListRunsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRunsRequest) Reset() {
+	*x = ListRunsRequest{}
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRunsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRunsRequest) ProtoMessage() {}
+
+func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
+func (*ListRunsRequest) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{6}
+}
+
+type ListRunsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Sorted by workspace.
+	Runs          []*ActiveRun `protobuf:"bytes,1,rep,name=runs,proto3" json:"runs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRunsResponse) Reset() {
+	*x = ListRunsResponse{}
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRunsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRunsResponse) ProtoMessage() {}
+
+func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
+func (*ListRunsResponse) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ListRunsResponse) GetRuns() []*ActiveRun {
+	if x != nil {
+		return x.Runs
+	}
+	return nil
+}
+
+type AbandonRunRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace id.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// The run to end; "" = whichever is active. Another run active:
+	// NOT_FOUND.
+	RunId string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Why, recorded with the recovered snapshot (recovered_reason).
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AbandonRunRequest) Reset() {
+	*x = AbandonRunRequest{}
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AbandonRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AbandonRunRequest) ProtoMessage() {}
+
+func (x *AbandonRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AbandonRunRequest.ProtoReflect.Descriptor instead.
+func (*AbandonRunRequest) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *AbandonRunRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *AbandonRunRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *AbandonRunRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type AbandonRunResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run ended.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The recovered snapshot keeping its unpublished work; unset when it had
+	// none or it ran on another daemon (that daemon keeps it).
+	Recovered *Snapshot `protobuf:"bytes,2,opt,name=recovered,proto3" json:"recovered,omitempty"`
+	// The run was another daemon's: its lease was broken.
+	LeaseBroken   bool `protobuf:"varint,3,opt,name=lease_broken,json=leaseBroken,proto3" json:"lease_broken,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AbandonRunResponse) Reset() {
+	*x = AbandonRunResponse{}
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AbandonRunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AbandonRunResponse) ProtoMessage() {}
+
+func (x *AbandonRunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AbandonRunResponse.ProtoReflect.Descriptor instead.
+func (*AbandonRunResponse) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *AbandonRunResponse) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *AbandonRunResponse) GetRecovered() *Snapshot {
+	if x != nil {
+		return x.Recovered
+	}
+	return nil
+}
+
+func (x *AbandonRunResponse) GetLeaseBroken() bool {
+	if x != nil {
+		return x.LeaseBroken
+	}
+	return false
+}
+
 type ListWorkspacesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -445,7 +784,7 @@ type ListWorkspacesRequest struct {
 
 func (x *ListWorkspacesRequest) Reset() {
 	*x = ListWorkspacesRequest{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[5]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -457,7 +796,7 @@ func (x *ListWorkspacesRequest) String() string {
 func (*ListWorkspacesRequest) ProtoMessage() {}
 
 func (x *ListWorkspacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[5]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -470,7 +809,7 @@ func (x *ListWorkspacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspacesRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkspacesRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{5}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{10}
 }
 
 type ListWorkspacesResponse struct {
@@ -483,7 +822,7 @@ type ListWorkspacesResponse struct {
 
 func (x *ListWorkspacesResponse) Reset() {
 	*x = ListWorkspacesResponse{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[6]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -495,7 +834,7 @@ func (x *ListWorkspacesResponse) String() string {
 func (*ListWorkspacesResponse) ProtoMessage() {}
 
 func (x *ListWorkspacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[6]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -508,7 +847,7 @@ func (x *ListWorkspacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspacesResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkspacesResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{6}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListWorkspacesResponse) GetWorkspaces() []*Workspace {
@@ -531,7 +870,7 @@ type DeleteWorkspaceRequest struct {
 
 func (x *DeleteWorkspaceRequest) Reset() {
 	*x = DeleteWorkspaceRequest{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[7]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -543,7 +882,7 @@ func (x *DeleteWorkspaceRequest) String() string {
 func (*DeleteWorkspaceRequest) ProtoMessage() {}
 
 func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[7]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -556,7 +895,7 @@ func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{7}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DeleteWorkspaceRequest) GetWorkspace() string {
@@ -583,7 +922,7 @@ type DeleteWorkspaceResponse struct {
 
 func (x *DeleteWorkspaceResponse) Reset() {
 	*x = DeleteWorkspaceResponse{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[8]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -595,7 +934,7 @@ func (x *DeleteWorkspaceResponse) String() string {
 func (*DeleteWorkspaceResponse) ProtoMessage() {}
 
 func (x *DeleteWorkspaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[8]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -608,7 +947,7 @@ func (x *DeleteWorkspaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkspaceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteWorkspaceResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{8}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeleteWorkspaceResponse) GetWorkspace() string {
@@ -629,14 +968,19 @@ type Run struct {
 	// Id of the snapshot restored at start, or "" when none was.
 	RestoredFrom string `protobuf:"bytes,4,opt,name=restored_from,json=restoredFrom,proto3" json:"restored_from,omitempty"`
 	// Labels given at start.
-	Labels        map[string]string `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Labels map[string]string `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The snapshot the run started from ("" for none): what its copy of the
+	// workspace was at the start, and the parent of the snapshot it publishes.
+	StartedFrom string `protobuf:"bytes,6,opt,name=started_from,json=startedFrom,proto3" json:"started_from,omitempty"`
+	// The node running it (--node-name).
+	Node          string `protobuf:"bytes,7,opt,name=node,proto3" json:"node,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Run) Reset() {
 	*x = Run{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[9]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -648,7 +992,7 @@ func (x *Run) String() string {
 func (*Run) ProtoMessage() {}
 
 func (x *Run) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[9]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -661,7 +1005,7 @@ func (x *Run) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Run.ProtoReflect.Descriptor instead.
 func (*Run) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{9}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Run) GetId() string {
@@ -699,12 +1043,33 @@ func (x *Run) GetLabels() map[string]string {
 	return nil
 }
 
+func (x *Run) GetStartedFrom() string {
+	if x != nil {
+		return x.StartedFrom
+	}
+	return ""
+}
+
+func (x *Run) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
 type StartRunRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Workspace id (created if missing).
 	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
-	// "LATEST" (default when empty): restore the newest snapshot when the live
-	// directory is absent or empty; "NONE": never restore; or a snapshot id.
+	// "LATEST" (default when empty): start from the newest published
+	// snapshot. The daemon's copy is used as it is when it is a copy of the
+	// newest (with or without unpublished changes); otherwise the newest is
+	// restored, after keeping the copy's unpublished changes, if any, as a
+	// recovered snapshot. "NONE": never restore (the run starts from the copy
+	// as it is; publishing then needs it to be a copy of the newest). Or a
+	// snapshot id: restore it (unpublished changes kept first, as for LATEST);
+	// publishing then replaces the newest seen at the start, a deliberate
+	// rollback.
 	Restore string `protobuf:"bytes,2,opt,name=restore,proto3" json:"restore,omitempty"`
 	// Free-form labels, copied to the run's snapshot.
 	Labels        map[string]string `protobuf:"bytes,3,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
@@ -714,7 +1079,7 @@ type StartRunRequest struct {
 
 func (x *StartRunRequest) Reset() {
 	*x = StartRunRequest{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[10]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -726,7 +1091,7 @@ func (x *StartRunRequest) String() string {
 func (*StartRunRequest) ProtoMessage() {}
 
 func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[10]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -739,7 +1104,7 @@ func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunRequest.ProtoReflect.Descriptor instead.
 func (*StartRunRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{10}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StartRunRequest) GetWorkspace() string {
@@ -773,7 +1138,7 @@ type StartRunResponse struct {
 
 func (x *StartRunResponse) Reset() {
 	*x = StartRunResponse{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[11]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -785,7 +1150,7 @@ func (x *StartRunResponse) String() string {
 func (*StartRunResponse) ProtoMessage() {}
 
 func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[11]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -798,7 +1163,7 @@ func (x *StartRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunResponse.ProtoReflect.Descriptor instead.
 func (*StartRunResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{11}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StartRunResponse) GetRun() *Run {
@@ -824,7 +1189,7 @@ type ChangeSummary struct {
 
 func (x *ChangeSummary) Reset() {
 	*x = ChangeSummary{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[12]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -836,7 +1201,7 @@ func (x *ChangeSummary) String() string {
 func (*ChangeSummary) ProtoMessage() {}
 
 func (x *ChangeSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[12]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -849,7 +1214,7 @@ func (x *ChangeSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeSummary.ProtoReflect.Descriptor instead.
 func (*ChangeSummary) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{12}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ChangeSummary) GetCreated() int64 {
@@ -902,21 +1267,25 @@ type Snapshot struct {
 	Labels map[string]string `protobuf:"bytes,8,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Summary of the run's change set.
 	Changes *ChangeSummary `protobuf:"bytes,9,opt,name=changes,proto3" json:"changes,omitempty"`
-	// The snapshot this one follows ("" for the first): the workspace's newest
-	// when its run started, or the run's previous snapshot (one taken at a
-	// shutdown). FinishRun refuses (FAILED_PRECONDITION / CONTENT_CHANGED, with
-	// metadata newest_snapshot and parent) when the workspace's newest snapshot
-	// is no longer that one: another run published meanwhile, and this run's
-	// snapshot would silently drop its work. Detection, not exclusion: two runs
-	// finishing at the same moment can still both publish.
-	Parent        string `protobuf:"bytes,10,opt,name=parent,proto3" json:"parent,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The snapshot its content was made from ("" for none): the one its run
+	// started from (Run.started_from), or the run's previous snapshot (one
+	// taken at a shutdown); for a recovered snapshot, the one the copy was of.
+	// A published snapshot differs from its parent only by its run's work.
+	Parent string `protobuf:"bytes,10,opt,name=parent,proto3" json:"parent,omitempty"`
+	// Not on the workspace's main line: work that could not be published
+	// (another run published first, a run whose lease was lost, an abandoned
+	// run, changes made outside any run on a copy the store moved past). Kept,
+	// never restored by LATEST; listed only with include_recovered.
+	Recovered bool `protobuf:"varint,11,opt,name=recovered,proto3" json:"recovered,omitempty"`
+	// Why it was recovered, in words (empty for published snapshots).
+	RecoveredReason string `protobuf:"bytes,12,opt,name=recovered_reason,json=recoveredReason,proto3" json:"recovered_reason,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Snapshot) Reset() {
 	*x = Snapshot{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[13]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -928,7 +1297,7 @@ func (x *Snapshot) String() string {
 func (*Snapshot) ProtoMessage() {}
 
 func (x *Snapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[13]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -941,7 +1310,7 @@ func (x *Snapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
 func (*Snapshot) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{13}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Snapshot) GetId() string {
@@ -1014,6 +1383,20 @@ func (x *Snapshot) GetParent() string {
 	return ""
 }
 
+func (x *Snapshot) GetRecovered() bool {
+	if x != nil {
+		return x.Recovered
+	}
+	return false
+}
+
+func (x *Snapshot) GetRecoveredReason() string {
+	if x != nil {
+		return x.RecoveredReason
+	}
+	return ""
+}
+
 type FinishRunRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Workspace id.
@@ -1030,7 +1413,7 @@ type FinishRunRequest struct {
 
 func (x *FinishRunRequest) Reset() {
 	*x = FinishRunRequest{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[14]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1042,7 +1425,7 @@ func (x *FinishRunRequest) String() string {
 func (*FinishRunRequest) ProtoMessage() {}
 
 func (x *FinishRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[14]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1055,7 +1438,7 @@ func (x *FinishRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinishRunRequest.ProtoReflect.Descriptor instead.
 func (*FinishRunRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{14}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *FinishRunRequest) GetWorkspace() string {
@@ -1098,7 +1481,7 @@ type FinishRunResponse struct {
 
 func (x *FinishRunResponse) Reset() {
 	*x = FinishRunResponse{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[15]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1110,7 +1493,7 @@ func (x *FinishRunResponse) String() string {
 func (*FinishRunResponse) ProtoMessage() {}
 
 func (x *FinishRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[15]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1123,7 +1506,7 @@ func (x *FinishRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinishRunResponse.ProtoReflect.Descriptor instead.
 func (*FinishRunResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{15}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *FinishRunResponse) GetSnapshot() *Snapshot {
@@ -1160,7 +1543,7 @@ type Change struct {
 
 func (x *Change) Reset() {
 	*x = Change{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[16]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1172,7 +1555,7 @@ func (x *Change) String() string {
 func (*Change) ProtoMessage() {}
 
 func (x *Change) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[16]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1185,7 +1568,7 @@ func (x *Change) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Change.ProtoReflect.Descriptor instead.
 func (*Change) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{16}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Change) GetKind() ChangeKind {
@@ -1242,7 +1625,7 @@ type GetChangeSetRequest struct {
 
 func (x *GetChangeSetRequest) Reset() {
 	*x = GetChangeSetRequest{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[17]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1254,7 +1637,7 @@ func (x *GetChangeSetRequest) String() string {
 func (*GetChangeSetRequest) ProtoMessage() {}
 
 func (x *GetChangeSetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[17]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1267,7 +1650,7 @@ func (x *GetChangeSetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetChangeSetRequest.ProtoReflect.Descriptor instead.
 func (*GetChangeSetRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{17}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetChangeSetRequest) GetWorkspace() string {
@@ -1294,7 +1677,7 @@ type GetChangeSetResponse struct {
 
 func (x *GetChangeSetResponse) Reset() {
 	*x = GetChangeSetResponse{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[18]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1306,7 +1689,7 @@ func (x *GetChangeSetResponse) String() string {
 func (*GetChangeSetResponse) ProtoMessage() {}
 
 func (x *GetChangeSetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[18]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1319,7 +1702,7 @@ func (x *GetChangeSetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetChangeSetResponse.ProtoReflect.Descriptor instead.
 func (*GetChangeSetResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{18}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetChangeSetResponse) GetChanges() []*Change {
@@ -1340,13 +1723,16 @@ type ListSnapshotsRequest struct {
 	CreatedAfter *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=created_after,json=createdAfter,proto3" json:"created_after,omitempty"`
 	// Only snapshots created before this time. Unset = no upper bound.
 	CreatedBefore *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_before,json=createdBefore,proto3" json:"created_before,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Also the recovered snapshots (Snapshot.recovered). Unset = false: the
+	// main line only, the snapshots LATEST can restore.
+	IncludeRecovered bool `protobuf:"varint,5,opt,name=include_recovered,json=includeRecovered,proto3" json:"include_recovered,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ListSnapshotsRequest) Reset() {
 	*x = ListSnapshotsRequest{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[19]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +1744,7 @@ func (x *ListSnapshotsRequest) String() string {
 func (*ListSnapshotsRequest) ProtoMessage() {}
 
 func (x *ListSnapshotsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[19]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +1757,7 @@ func (x *ListSnapshotsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSnapshotsRequest.ProtoReflect.Descriptor instead.
 func (*ListSnapshotsRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{19}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListSnapshotsRequest) GetWorkspace() string {
@@ -1402,6 +1788,13 @@ func (x *ListSnapshotsRequest) GetCreatedBefore() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *ListSnapshotsRequest) GetIncludeRecovered() bool {
+	if x != nil {
+		return x.IncludeRecovered
+	}
+	return false
+}
+
 type ListSnapshotsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Newest first.
@@ -1412,7 +1805,7 @@ type ListSnapshotsResponse struct {
 
 func (x *ListSnapshotsResponse) Reset() {
 	*x = ListSnapshotsResponse{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[20]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1817,7 @@ func (x *ListSnapshotsResponse) String() string {
 func (*ListSnapshotsResponse) ProtoMessage() {}
 
 func (x *ListSnapshotsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[20]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1830,7 @@ func (x *ListSnapshotsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSnapshotsResponse.ProtoReflect.Descriptor instead.
 func (*ListSnapshotsResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{20}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListSnapshotsResponse) GetSnapshots() []*Snapshot {
@@ -1464,7 +1857,7 @@ type DiffSnapshotsRequest struct {
 
 func (x *DiffSnapshotsRequest) Reset() {
 	*x = DiffSnapshotsRequest{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[21]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1476,7 +1869,7 @@ func (x *DiffSnapshotsRequest) String() string {
 func (*DiffSnapshotsRequest) ProtoMessage() {}
 
 func (x *DiffSnapshotsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[21]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1489,7 +1882,7 @@ func (x *DiffSnapshotsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffSnapshotsRequest.ProtoReflect.Descriptor instead.
 func (*DiffSnapshotsRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{21}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DiffSnapshotsRequest) GetWorkspace() string {
@@ -1552,7 +1945,7 @@ type DiffEntry struct {
 
 func (x *DiffEntry) Reset() {
 	*x = DiffEntry{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[22]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1564,7 +1957,7 @@ func (x *DiffEntry) String() string {
 func (*DiffEntry) ProtoMessage() {}
 
 func (x *DiffEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[22]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1577,7 +1970,7 @@ func (x *DiffEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffEntry.ProtoReflect.Descriptor instead.
 func (*DiffEntry) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{22}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DiffEntry) GetPath() string {
@@ -1684,7 +2077,7 @@ type DiffSummary struct {
 
 func (x *DiffSummary) Reset() {
 	*x = DiffSummary{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[23]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1696,7 +2089,7 @@ func (x *DiffSummary) String() string {
 func (*DiffSummary) ProtoMessage() {}
 
 func (x *DiffSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[23]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1709,7 +2102,7 @@ func (x *DiffSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffSummary.ProtoReflect.Descriptor instead.
 func (*DiffSummary) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{23}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DiffSummary) GetFrom() string {
@@ -1770,7 +2163,7 @@ type DiffSnapshotsResponse struct {
 
 func (x *DiffSnapshotsResponse) Reset() {
 	*x = DiffSnapshotsResponse{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[24]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1782,7 +2175,7 @@ func (x *DiffSnapshotsResponse) String() string {
 func (*DiffSnapshotsResponse) ProtoMessage() {}
 
 func (x *DiffSnapshotsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[24]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1795,7 +2188,7 @@ func (x *DiffSnapshotsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffSnapshotsResponse.ProtoReflect.Descriptor instead.
 func (*DiffSnapshotsResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{24}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DiffSnapshotsResponse) GetEvent() isDiffSnapshotsResponse_Event {
@@ -1849,7 +2242,7 @@ type DiffEntries struct {
 
 func (x *DiffEntries) Reset() {
 	*x = DiffEntries{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[25]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1861,7 +2254,7 @@ func (x *DiffEntries) String() string {
 func (*DiffEntries) ProtoMessage() {}
 
 func (x *DiffEntries) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[25]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1874,7 +2267,7 @@ func (x *DiffEntries) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffEntries.ProtoReflect.Descriptor instead.
 func (*DiffEntries) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{25}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DiffEntries) GetEntries() []*DiffEntry {
@@ -1913,7 +2306,7 @@ type ExportSnapshotRequest struct {
 
 func (x *ExportSnapshotRequest) Reset() {
 	*x = ExportSnapshotRequest{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[26]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1925,7 +2318,7 @@ func (x *ExportSnapshotRequest) String() string {
 func (*ExportSnapshotRequest) ProtoMessage() {}
 
 func (x *ExportSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[26]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1938,7 +2331,7 @@ func (x *ExportSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*ExportSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{26}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ExportSnapshotRequest) GetWorkspace() string {
@@ -2001,7 +2394,7 @@ type ExportHeader struct {
 
 func (x *ExportHeader) Reset() {
 	*x = ExportHeader{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[27]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2013,7 +2406,7 @@ func (x *ExportHeader) String() string {
 func (*ExportHeader) ProtoMessage() {}
 
 func (x *ExportHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[27]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2026,7 +2419,7 @@ func (x *ExportHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportHeader.ProtoReflect.Descriptor instead.
 func (*ExportHeader) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{27}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ExportHeader) GetSize() int64 {
@@ -2079,7 +2472,7 @@ type ExportSnapshotResponse struct {
 
 func (x *ExportSnapshotResponse) Reset() {
 	*x = ExportSnapshotResponse{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[28]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2091,7 +2484,7 @@ func (x *ExportSnapshotResponse) String() string {
 func (*ExportSnapshotResponse) ProtoMessage() {}
 
 func (x *ExportSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[28]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2104,7 +2497,7 @@ func (x *ExportSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*ExportSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{28}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ExportSnapshotResponse) GetEvent() isExportSnapshotResponse_Event {
@@ -2160,7 +2553,7 @@ type RestoreSnapshotRequest struct {
 
 func (x *RestoreSnapshotRequest) Reset() {
 	*x = RestoreSnapshotRequest{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[29]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2172,7 +2565,7 @@ func (x *RestoreSnapshotRequest) String() string {
 func (*RestoreSnapshotRequest) ProtoMessage() {}
 
 func (x *RestoreSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[29]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2185,7 +2578,7 @@ func (x *RestoreSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*RestoreSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{29}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RestoreSnapshotRequest) GetWorkspace() string {
@@ -2212,7 +2605,7 @@ type RestoreSnapshotResponse struct {
 
 func (x *RestoreSnapshotResponse) Reset() {
 	*x = RestoreSnapshotResponse{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[30]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2224,7 +2617,7 @@ func (x *RestoreSnapshotResponse) String() string {
 func (*RestoreSnapshotResponse) ProtoMessage() {}
 
 func (x *RestoreSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[30]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2237,7 +2630,7 @@ func (x *RestoreSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*RestoreSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{30}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RestoreSnapshotResponse) GetSnapshot() *Snapshot {
@@ -2260,7 +2653,7 @@ type ImportHeader struct {
 
 func (x *ImportHeader) Reset() {
 	*x = ImportHeader{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[31]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2272,7 +2665,7 @@ func (x *ImportHeader) String() string {
 func (*ImportHeader) ProtoMessage() {}
 
 func (x *ImportHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[31]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2285,7 +2678,7 @@ func (x *ImportHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportHeader.ProtoReflect.Descriptor instead.
 func (*ImportHeader) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{31}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ImportHeader) GetWorkspace() string {
@@ -2317,7 +2710,7 @@ type ImportArchiveRequest struct {
 
 func (x *ImportArchiveRequest) Reset() {
 	*x = ImportArchiveRequest{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[32]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2329,7 +2722,7 @@ func (x *ImportArchiveRequest) String() string {
 func (*ImportArchiveRequest) ProtoMessage() {}
 
 func (x *ImportArchiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[32]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2342,7 +2735,7 @@ func (x *ImportArchiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportArchiveRequest.ProtoReflect.Descriptor instead.
 func (*ImportArchiveRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{32}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ImportArchiveRequest) GetEvent() isImportArchiveRequest_Event {
@@ -2398,7 +2791,7 @@ type ImportArchiveResponse struct {
 
 func (x *ImportArchiveResponse) Reset() {
 	*x = ImportArchiveResponse{}
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[33]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2410,7 +2803,7 @@ func (x *ImportArchiveResponse) String() string {
 func (*ImportArchiveResponse) ProtoMessage() {}
 
 func (x *ImportArchiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_workspaces_proto_msgTypes[33]
+	mi := &file_filetools_v1_workspaces_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2423,7 +2816,7 @@ func (x *ImportArchiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportArchiveResponse.ProtoReflect.Descriptor instead.
 func (*ImportArchiveResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{33}
+	return file_filetools_v1_workspaces_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ImportArchiveResponse) GetFileCount() int64 {
@@ -2455,9 +2848,33 @@ const file_filetools_v1_workspaces_proto_rawDesc = "" +
 	"\x17CreateWorkspaceResponse\x125\n" +
 	"\tworkspace\x18\x01 \x01(\v2\x17.filetools.v1.WorkspaceR\tworkspace\"3\n" +
 	"\x13GetWorkspaceRequest\x12\x1c\n" +
-	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"M\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"\xf8\x01\n" +
 	"\x14GetWorkspaceResponse\x125\n" +
-	"\tworkspace\x18\x01 \x01(\v2\x17.filetools.v1.WorkspaceR\tworkspace\"\x17\n" +
+	"\tworkspace\x18\x01 \x01(\v2\x17.filetools.v1.WorkspaceR\tworkspace\x126\n" +
+	"\n" +
+	"active_run\x18\x02 \x01(\v2\x17.filetools.v1.ActiveRunR\tactiveRun\x12'\n" +
+	"\x0fnewest_snapshot\x18\x03 \x01(\tR\x0enewestSnapshot\x12\x17\n" +
+	"\acopy_of\x18\x04 \x01(\tR\x06copyOf\x12/\n" +
+	"\x13unpublished_changes\x18\x05 \x01(\bR\x12unpublishedChanges\"\xeb\x01\n" +
+	"\tActiveRun\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x12\n" +
+	"\x04node\x18\x03 \x01(\tR\x04node\x129\n" +
+	"\n" +
+	"started_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12D\n" +
+	"\x10lease_expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\x12\x14\n" +
+	"\x05local\x18\x06 \x01(\bR\x05local\"\x11\n" +
+	"\x0fListRunsRequest\"?\n" +
+	"\x10ListRunsResponse\x12+\n" +
+	"\x04runs\x18\x01 \x03(\v2\x17.filetools.v1.ActiveRunR\x04runs\"`\n" +
+	"\x11AbandonRunRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x84\x01\n" +
+	"\x12AbandonRunResponse\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x124\n" +
+	"\trecovered\x18\x02 \x01(\v2\x16.filetools.v1.SnapshotR\trecovered\x12!\n" +
+	"\flease_broken\x18\x03 \x01(\bR\vleaseBroken\"\x17\n" +
 	"\x15ListWorkspacesRequest\"Q\n" +
 	"\x16ListWorkspacesResponse\x127\n" +
 	"\n" +
@@ -2467,14 +2884,16 @@ const file_filetools_v1_workspaces_proto_rawDesc = "" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12)\n" +
 	"\x10delete_snapshots\x18\x02 \x01(\bR\x0fdeleteSnapshots\"7\n" +
 	"\x17DeleteWorkspaceResponse\x12\x1c\n" +
-	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"\x85\x02\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"\xbc\x02\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tworkspace\x18\x02 \x01(\tR\tworkspace\x129\n" +
 	"\n" +
 	"started_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12#\n" +
 	"\rrestored_from\x18\x04 \x01(\tR\frestoredFrom\x125\n" +
-	"\x06labels\x18\x05 \x03(\v2\x1d.filetools.v1.Run.LabelsEntryR\x06labels\x1a9\n" +
+	"\x06labels\x18\x05 \x03(\v2\x1d.filetools.v1.Run.LabelsEntryR\x06labels\x12!\n" +
+	"\fstarted_from\x18\x06 \x01(\tR\vstartedFrom\x12\x12\n" +
+	"\x04node\x18\a \x01(\tR\x04node\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc7\x01\n" +
@@ -2491,7 +2910,7 @@ const file_filetools_v1_workspaces_proto_rawDesc = "" +
 	"\acreated\x18\x01 \x01(\x03R\acreated\x12\x1a\n" +
 	"\bmodified\x18\x02 \x01(\x03R\bmodified\x12\x18\n" +
 	"\adeleted\x18\x03 \x01(\x03R\adeleted\x12\x14\n" +
-	"\x05moved\x18\x04 \x01(\x03R\x05moved\"\xa6\x03\n" +
+	"\x05moved\x18\x04 \x01(\x03R\x05moved\"\xef\x03\n" +
 	"\bSnapshot\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tworkspace\x18\x02 \x01(\tR\tworkspace\x12\x15\n" +
@@ -2506,7 +2925,9 @@ const file_filetools_v1_workspaces_proto_rawDesc = "" +
 	"\x06labels\x18\b \x03(\v2\".filetools.v1.Snapshot.LabelsEntryR\x06labels\x125\n" +
 	"\achanges\x18\t \x01(\v2\x1b.filetools.v1.ChangeSummaryR\achanges\x12\x16\n" +
 	"\x06parent\x18\n" +
-	" \x01(\tR\x06parent\x1a9\n" +
+	" \x01(\tR\x06parent\x12\x1c\n" +
+	"\trecovered\x18\v \x01(\bR\trecovered\x12)\n" +
+	"\x10recovered_reason\x18\f \x01(\tR\x0frecoveredReason\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf4\x01\n" +
@@ -2534,12 +2955,13 @@ const file_filetools_v1_workspaces_proto_rawDesc = "" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\"F\n" +
 	"\x14GetChangeSetResponse\x12.\n" +
-	"\achanges\x18\x01 \x03(\v2\x14.filetools.v1.ChangeR\achanges\"\xbb\x02\n" +
+	"\achanges\x18\x01 \x03(\v2\x14.filetools.v1.ChangeR\achanges\"\xe8\x02\n" +
 	"\x14ListSnapshotsRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12F\n" +
 	"\x06labels\x18\x02 \x03(\v2..filetools.v1.ListSnapshotsRequest.LabelsEntryR\x06labels\x12?\n" +
 	"\rcreated_after\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\fcreatedAfter\x12A\n" +
-	"\x0ecreated_before\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rcreatedBefore\x1a9\n" +
+	"\x0ecreated_before\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rcreatedBefore\x12+\n" +
+	"\x11include_recovered\x18\x05 \x01(\bR\x10includeRecovered\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"M\n" +
@@ -2638,7 +3060,7 @@ const file_filetools_v1_workspaces_proto_rawDesc = "" +
 	"\rDiffEntryType\x12\x1f\n" +
 	"\x1bDIFF_ENTRY_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14DIFF_ENTRY_TYPE_FILE\x10\x01\x12\x1b\n" +
-	"\x17DIFF_ENTRY_TYPE_SYMLINK\x10\x022\xc3\b\n" +
+	"\x17DIFF_ENTRY_TYPE_SYMLINK\x10\x022\xdf\t\n" +
 	"\n" +
 	"Workspaces\x12^\n" +
 	"\x0fCreateWorkspace\x12$.filetools.v1.CreateWorkspaceRequest\x1a%.filetools.v1.CreateWorkspaceResponse\x12U\n" +
@@ -2646,7 +3068,10 @@ const file_filetools_v1_workspaces_proto_rawDesc = "" +
 	"\x0eListWorkspaces\x12#.filetools.v1.ListWorkspacesRequest\x1a$.filetools.v1.ListWorkspacesResponse\x12^\n" +
 	"\x0fDeleteWorkspace\x12$.filetools.v1.DeleteWorkspaceRequest\x1a%.filetools.v1.DeleteWorkspaceResponse\x12I\n" +
 	"\bStartRun\x12\x1d.filetools.v1.StartRunRequest\x1a\x1e.filetools.v1.StartRunResponse\x12L\n" +
-	"\tFinishRun\x12\x1e.filetools.v1.FinishRunRequest\x1a\x1f.filetools.v1.FinishRunResponse\x12W\n" +
+	"\tFinishRun\x12\x1e.filetools.v1.FinishRunRequest\x1a\x1f.filetools.v1.FinishRunResponse\x12I\n" +
+	"\bListRuns\x12\x1d.filetools.v1.ListRunsRequest\x1a\x1e.filetools.v1.ListRunsResponse\x12O\n" +
+	"\n" +
+	"AbandonRun\x12\x1f.filetools.v1.AbandonRunRequest\x1a .filetools.v1.AbandonRunResponse\x12W\n" +
 	"\fGetChangeSet\x12!.filetools.v1.GetChangeSetRequest\x1a\".filetools.v1.GetChangeSetResponse0\x01\x12X\n" +
 	"\rListSnapshots\x12\".filetools.v1.ListSnapshotsRequest\x1a#.filetools.v1.ListSnapshotsResponse\x12Z\n" +
 	"\rDiffSnapshots\x12\".filetools.v1.DiffSnapshotsRequest\x1a#.filetools.v1.DiffSnapshotsResponse0\x01\x12]\n" +
@@ -2667,7 +3092,7 @@ func file_filetools_v1_workspaces_proto_rawDescGZIP() []byte {
 }
 
 var file_filetools_v1_workspaces_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_filetools_v1_workspaces_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_filetools_v1_workspaces_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_filetools_v1_workspaces_proto_goTypes = []any{
 	(ChangeKind)(0),                 // 0: filetools.v1.ChangeKind
 	(DiffKind)(0),                   // 1: filetools.v1.DiffKind
@@ -2677,106 +3102,120 @@ var file_filetools_v1_workspaces_proto_goTypes = []any{
 	(*CreateWorkspaceResponse)(nil), // 5: filetools.v1.CreateWorkspaceResponse
 	(*GetWorkspaceRequest)(nil),     // 6: filetools.v1.GetWorkspaceRequest
 	(*GetWorkspaceResponse)(nil),    // 7: filetools.v1.GetWorkspaceResponse
-	(*ListWorkspacesRequest)(nil),   // 8: filetools.v1.ListWorkspacesRequest
-	(*ListWorkspacesResponse)(nil),  // 9: filetools.v1.ListWorkspacesResponse
-	(*DeleteWorkspaceRequest)(nil),  // 10: filetools.v1.DeleteWorkspaceRequest
-	(*DeleteWorkspaceResponse)(nil), // 11: filetools.v1.DeleteWorkspaceResponse
-	(*Run)(nil),                     // 12: filetools.v1.Run
-	(*StartRunRequest)(nil),         // 13: filetools.v1.StartRunRequest
-	(*StartRunResponse)(nil),        // 14: filetools.v1.StartRunResponse
-	(*ChangeSummary)(nil),           // 15: filetools.v1.ChangeSummary
-	(*Snapshot)(nil),                // 16: filetools.v1.Snapshot
-	(*FinishRunRequest)(nil),        // 17: filetools.v1.FinishRunRequest
-	(*FinishRunResponse)(nil),       // 18: filetools.v1.FinishRunResponse
-	(*Change)(nil),                  // 19: filetools.v1.Change
-	(*GetChangeSetRequest)(nil),     // 20: filetools.v1.GetChangeSetRequest
-	(*GetChangeSetResponse)(nil),    // 21: filetools.v1.GetChangeSetResponse
-	(*ListSnapshotsRequest)(nil),    // 22: filetools.v1.ListSnapshotsRequest
-	(*ListSnapshotsResponse)(nil),   // 23: filetools.v1.ListSnapshotsResponse
-	(*DiffSnapshotsRequest)(nil),    // 24: filetools.v1.DiffSnapshotsRequest
-	(*DiffEntry)(nil),               // 25: filetools.v1.DiffEntry
-	(*DiffSummary)(nil),             // 26: filetools.v1.DiffSummary
-	(*DiffSnapshotsResponse)(nil),   // 27: filetools.v1.DiffSnapshotsResponse
-	(*DiffEntries)(nil),             // 28: filetools.v1.DiffEntries
-	(*ExportSnapshotRequest)(nil),   // 29: filetools.v1.ExportSnapshotRequest
-	(*ExportHeader)(nil),            // 30: filetools.v1.ExportHeader
-	(*ExportSnapshotResponse)(nil),  // 31: filetools.v1.ExportSnapshotResponse
-	(*RestoreSnapshotRequest)(nil),  // 32: filetools.v1.RestoreSnapshotRequest
-	(*RestoreSnapshotResponse)(nil), // 33: filetools.v1.RestoreSnapshotResponse
-	(*ImportHeader)(nil),            // 34: filetools.v1.ImportHeader
-	(*ImportArchiveRequest)(nil),    // 35: filetools.v1.ImportArchiveRequest
-	(*ImportArchiveResponse)(nil),   // 36: filetools.v1.ImportArchiveResponse
-	nil,                             // 37: filetools.v1.Run.LabelsEntry
-	nil,                             // 38: filetools.v1.StartRunRequest.LabelsEntry
-	nil,                             // 39: filetools.v1.Snapshot.LabelsEntry
-	nil,                             // 40: filetools.v1.FinishRunRequest.LabelsEntry
-	nil,                             // 41: filetools.v1.ListSnapshotsRequest.LabelsEntry
-	(*timestamppb.Timestamp)(nil),   // 42: google.protobuf.Timestamp
-	(*DataChunk)(nil),               // 43: filetools.v1.DataChunk
+	(*ActiveRun)(nil),               // 8: filetools.v1.ActiveRun
+	(*ListRunsRequest)(nil),         // 9: filetools.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),        // 10: filetools.v1.ListRunsResponse
+	(*AbandonRunRequest)(nil),       // 11: filetools.v1.AbandonRunRequest
+	(*AbandonRunResponse)(nil),      // 12: filetools.v1.AbandonRunResponse
+	(*ListWorkspacesRequest)(nil),   // 13: filetools.v1.ListWorkspacesRequest
+	(*ListWorkspacesResponse)(nil),  // 14: filetools.v1.ListWorkspacesResponse
+	(*DeleteWorkspaceRequest)(nil),  // 15: filetools.v1.DeleteWorkspaceRequest
+	(*DeleteWorkspaceResponse)(nil), // 16: filetools.v1.DeleteWorkspaceResponse
+	(*Run)(nil),                     // 17: filetools.v1.Run
+	(*StartRunRequest)(nil),         // 18: filetools.v1.StartRunRequest
+	(*StartRunResponse)(nil),        // 19: filetools.v1.StartRunResponse
+	(*ChangeSummary)(nil),           // 20: filetools.v1.ChangeSummary
+	(*Snapshot)(nil),                // 21: filetools.v1.Snapshot
+	(*FinishRunRequest)(nil),        // 22: filetools.v1.FinishRunRequest
+	(*FinishRunResponse)(nil),       // 23: filetools.v1.FinishRunResponse
+	(*Change)(nil),                  // 24: filetools.v1.Change
+	(*GetChangeSetRequest)(nil),     // 25: filetools.v1.GetChangeSetRequest
+	(*GetChangeSetResponse)(nil),    // 26: filetools.v1.GetChangeSetResponse
+	(*ListSnapshotsRequest)(nil),    // 27: filetools.v1.ListSnapshotsRequest
+	(*ListSnapshotsResponse)(nil),   // 28: filetools.v1.ListSnapshotsResponse
+	(*DiffSnapshotsRequest)(nil),    // 29: filetools.v1.DiffSnapshotsRequest
+	(*DiffEntry)(nil),               // 30: filetools.v1.DiffEntry
+	(*DiffSummary)(nil),             // 31: filetools.v1.DiffSummary
+	(*DiffSnapshotsResponse)(nil),   // 32: filetools.v1.DiffSnapshotsResponse
+	(*DiffEntries)(nil),             // 33: filetools.v1.DiffEntries
+	(*ExportSnapshotRequest)(nil),   // 34: filetools.v1.ExportSnapshotRequest
+	(*ExportHeader)(nil),            // 35: filetools.v1.ExportHeader
+	(*ExportSnapshotResponse)(nil),  // 36: filetools.v1.ExportSnapshotResponse
+	(*RestoreSnapshotRequest)(nil),  // 37: filetools.v1.RestoreSnapshotRequest
+	(*RestoreSnapshotResponse)(nil), // 38: filetools.v1.RestoreSnapshotResponse
+	(*ImportHeader)(nil),            // 39: filetools.v1.ImportHeader
+	(*ImportArchiveRequest)(nil),    // 40: filetools.v1.ImportArchiveRequest
+	(*ImportArchiveResponse)(nil),   // 41: filetools.v1.ImportArchiveResponse
+	nil,                             // 42: filetools.v1.Run.LabelsEntry
+	nil,                             // 43: filetools.v1.StartRunRequest.LabelsEntry
+	nil,                             // 44: filetools.v1.Snapshot.LabelsEntry
+	nil,                             // 45: filetools.v1.FinishRunRequest.LabelsEntry
+	nil,                             // 46: filetools.v1.ListSnapshotsRequest.LabelsEntry
+	(*timestamppb.Timestamp)(nil),   // 47: google.protobuf.Timestamp
+	(*DataChunk)(nil),               // 48: filetools.v1.DataChunk
 }
 var file_filetools_v1_workspaces_proto_depIdxs = []int32{
-	42, // 0: filetools.v1.Workspace.created_at:type_name -> google.protobuf.Timestamp
+	47, // 0: filetools.v1.Workspace.created_at:type_name -> google.protobuf.Timestamp
 	3,  // 1: filetools.v1.CreateWorkspaceResponse.workspace:type_name -> filetools.v1.Workspace
 	3,  // 2: filetools.v1.GetWorkspaceResponse.workspace:type_name -> filetools.v1.Workspace
-	3,  // 3: filetools.v1.ListWorkspacesResponse.workspaces:type_name -> filetools.v1.Workspace
-	42, // 4: filetools.v1.Run.started_at:type_name -> google.protobuf.Timestamp
-	37, // 5: filetools.v1.Run.labels:type_name -> filetools.v1.Run.LabelsEntry
-	38, // 6: filetools.v1.StartRunRequest.labels:type_name -> filetools.v1.StartRunRequest.LabelsEntry
-	12, // 7: filetools.v1.StartRunResponse.run:type_name -> filetools.v1.Run
-	42, // 8: filetools.v1.Snapshot.created_at:type_name -> google.protobuf.Timestamp
-	39, // 9: filetools.v1.Snapshot.labels:type_name -> filetools.v1.Snapshot.LabelsEntry
-	15, // 10: filetools.v1.Snapshot.changes:type_name -> filetools.v1.ChangeSummary
-	40, // 11: filetools.v1.FinishRunRequest.labels:type_name -> filetools.v1.FinishRunRequest.LabelsEntry
-	16, // 12: filetools.v1.FinishRunResponse.snapshot:type_name -> filetools.v1.Snapshot
-	15, // 13: filetools.v1.FinishRunResponse.changes:type_name -> filetools.v1.ChangeSummary
-	0,  // 14: filetools.v1.Change.kind:type_name -> filetools.v1.ChangeKind
-	42, // 15: filetools.v1.Change.time:type_name -> google.protobuf.Timestamp
-	19, // 16: filetools.v1.GetChangeSetResponse.changes:type_name -> filetools.v1.Change
-	41, // 17: filetools.v1.ListSnapshotsRequest.labels:type_name -> filetools.v1.ListSnapshotsRequest.LabelsEntry
-	42, // 18: filetools.v1.ListSnapshotsRequest.created_after:type_name -> google.protobuf.Timestamp
-	42, // 19: filetools.v1.ListSnapshotsRequest.created_before:type_name -> google.protobuf.Timestamp
-	16, // 20: filetools.v1.ListSnapshotsResponse.snapshots:type_name -> filetools.v1.Snapshot
-	1,  // 21: filetools.v1.DiffEntry.kind:type_name -> filetools.v1.DiffKind
-	2,  // 22: filetools.v1.DiffEntry.type_before:type_name -> filetools.v1.DiffEntryType
-	2,  // 23: filetools.v1.DiffEntry.type_after:type_name -> filetools.v1.DiffEntryType
-	28, // 24: filetools.v1.DiffSnapshotsResponse.entries:type_name -> filetools.v1.DiffEntries
-	26, // 25: filetools.v1.DiffSnapshotsResponse.summary:type_name -> filetools.v1.DiffSummary
-	25, // 26: filetools.v1.DiffEntries.entries:type_name -> filetools.v1.DiffEntry
-	42, // 27: filetools.v1.ExportHeader.url_expires_at:type_name -> google.protobuf.Timestamp
-	30, // 28: filetools.v1.ExportSnapshotResponse.header:type_name -> filetools.v1.ExportHeader
-	43, // 29: filetools.v1.ExportSnapshotResponse.chunk:type_name -> filetools.v1.DataChunk
-	16, // 30: filetools.v1.RestoreSnapshotResponse.snapshot:type_name -> filetools.v1.Snapshot
-	34, // 31: filetools.v1.ImportArchiveRequest.header:type_name -> filetools.v1.ImportHeader
-	43, // 32: filetools.v1.ImportArchiveRequest.chunk:type_name -> filetools.v1.DataChunk
-	4,  // 33: filetools.v1.Workspaces.CreateWorkspace:input_type -> filetools.v1.CreateWorkspaceRequest
-	6,  // 34: filetools.v1.Workspaces.GetWorkspace:input_type -> filetools.v1.GetWorkspaceRequest
-	8,  // 35: filetools.v1.Workspaces.ListWorkspaces:input_type -> filetools.v1.ListWorkspacesRequest
-	10, // 36: filetools.v1.Workspaces.DeleteWorkspace:input_type -> filetools.v1.DeleteWorkspaceRequest
-	13, // 37: filetools.v1.Workspaces.StartRun:input_type -> filetools.v1.StartRunRequest
-	17, // 38: filetools.v1.Workspaces.FinishRun:input_type -> filetools.v1.FinishRunRequest
-	20, // 39: filetools.v1.Workspaces.GetChangeSet:input_type -> filetools.v1.GetChangeSetRequest
-	22, // 40: filetools.v1.Workspaces.ListSnapshots:input_type -> filetools.v1.ListSnapshotsRequest
-	24, // 41: filetools.v1.Workspaces.DiffSnapshots:input_type -> filetools.v1.DiffSnapshotsRequest
-	29, // 42: filetools.v1.Workspaces.ExportSnapshot:input_type -> filetools.v1.ExportSnapshotRequest
-	32, // 43: filetools.v1.Workspaces.RestoreSnapshot:input_type -> filetools.v1.RestoreSnapshotRequest
-	35, // 44: filetools.v1.Workspaces.ImportArchive:input_type -> filetools.v1.ImportArchiveRequest
-	5,  // 45: filetools.v1.Workspaces.CreateWorkspace:output_type -> filetools.v1.CreateWorkspaceResponse
-	7,  // 46: filetools.v1.Workspaces.GetWorkspace:output_type -> filetools.v1.GetWorkspaceResponse
-	9,  // 47: filetools.v1.Workspaces.ListWorkspaces:output_type -> filetools.v1.ListWorkspacesResponse
-	11, // 48: filetools.v1.Workspaces.DeleteWorkspace:output_type -> filetools.v1.DeleteWorkspaceResponse
-	14, // 49: filetools.v1.Workspaces.StartRun:output_type -> filetools.v1.StartRunResponse
-	18, // 50: filetools.v1.Workspaces.FinishRun:output_type -> filetools.v1.FinishRunResponse
-	21, // 51: filetools.v1.Workspaces.GetChangeSet:output_type -> filetools.v1.GetChangeSetResponse
-	23, // 52: filetools.v1.Workspaces.ListSnapshots:output_type -> filetools.v1.ListSnapshotsResponse
-	27, // 53: filetools.v1.Workspaces.DiffSnapshots:output_type -> filetools.v1.DiffSnapshotsResponse
-	31, // 54: filetools.v1.Workspaces.ExportSnapshot:output_type -> filetools.v1.ExportSnapshotResponse
-	33, // 55: filetools.v1.Workspaces.RestoreSnapshot:output_type -> filetools.v1.RestoreSnapshotResponse
-	36, // 56: filetools.v1.Workspaces.ImportArchive:output_type -> filetools.v1.ImportArchiveResponse
-	45, // [45:57] is the sub-list for method output_type
-	33, // [33:45] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	8,  // 3: filetools.v1.GetWorkspaceResponse.active_run:type_name -> filetools.v1.ActiveRun
+	47, // 4: filetools.v1.ActiveRun.started_at:type_name -> google.protobuf.Timestamp
+	47, // 5: filetools.v1.ActiveRun.lease_expires_at:type_name -> google.protobuf.Timestamp
+	8,  // 6: filetools.v1.ListRunsResponse.runs:type_name -> filetools.v1.ActiveRun
+	21, // 7: filetools.v1.AbandonRunResponse.recovered:type_name -> filetools.v1.Snapshot
+	3,  // 8: filetools.v1.ListWorkspacesResponse.workspaces:type_name -> filetools.v1.Workspace
+	47, // 9: filetools.v1.Run.started_at:type_name -> google.protobuf.Timestamp
+	42, // 10: filetools.v1.Run.labels:type_name -> filetools.v1.Run.LabelsEntry
+	43, // 11: filetools.v1.StartRunRequest.labels:type_name -> filetools.v1.StartRunRequest.LabelsEntry
+	17, // 12: filetools.v1.StartRunResponse.run:type_name -> filetools.v1.Run
+	47, // 13: filetools.v1.Snapshot.created_at:type_name -> google.protobuf.Timestamp
+	44, // 14: filetools.v1.Snapshot.labels:type_name -> filetools.v1.Snapshot.LabelsEntry
+	20, // 15: filetools.v1.Snapshot.changes:type_name -> filetools.v1.ChangeSummary
+	45, // 16: filetools.v1.FinishRunRequest.labels:type_name -> filetools.v1.FinishRunRequest.LabelsEntry
+	21, // 17: filetools.v1.FinishRunResponse.snapshot:type_name -> filetools.v1.Snapshot
+	20, // 18: filetools.v1.FinishRunResponse.changes:type_name -> filetools.v1.ChangeSummary
+	0,  // 19: filetools.v1.Change.kind:type_name -> filetools.v1.ChangeKind
+	47, // 20: filetools.v1.Change.time:type_name -> google.protobuf.Timestamp
+	24, // 21: filetools.v1.GetChangeSetResponse.changes:type_name -> filetools.v1.Change
+	46, // 22: filetools.v1.ListSnapshotsRequest.labels:type_name -> filetools.v1.ListSnapshotsRequest.LabelsEntry
+	47, // 23: filetools.v1.ListSnapshotsRequest.created_after:type_name -> google.protobuf.Timestamp
+	47, // 24: filetools.v1.ListSnapshotsRequest.created_before:type_name -> google.protobuf.Timestamp
+	21, // 25: filetools.v1.ListSnapshotsResponse.snapshots:type_name -> filetools.v1.Snapshot
+	1,  // 26: filetools.v1.DiffEntry.kind:type_name -> filetools.v1.DiffKind
+	2,  // 27: filetools.v1.DiffEntry.type_before:type_name -> filetools.v1.DiffEntryType
+	2,  // 28: filetools.v1.DiffEntry.type_after:type_name -> filetools.v1.DiffEntryType
+	33, // 29: filetools.v1.DiffSnapshotsResponse.entries:type_name -> filetools.v1.DiffEntries
+	31, // 30: filetools.v1.DiffSnapshotsResponse.summary:type_name -> filetools.v1.DiffSummary
+	30, // 31: filetools.v1.DiffEntries.entries:type_name -> filetools.v1.DiffEntry
+	47, // 32: filetools.v1.ExportHeader.url_expires_at:type_name -> google.protobuf.Timestamp
+	35, // 33: filetools.v1.ExportSnapshotResponse.header:type_name -> filetools.v1.ExportHeader
+	48, // 34: filetools.v1.ExportSnapshotResponse.chunk:type_name -> filetools.v1.DataChunk
+	21, // 35: filetools.v1.RestoreSnapshotResponse.snapshot:type_name -> filetools.v1.Snapshot
+	39, // 36: filetools.v1.ImportArchiveRequest.header:type_name -> filetools.v1.ImportHeader
+	48, // 37: filetools.v1.ImportArchiveRequest.chunk:type_name -> filetools.v1.DataChunk
+	4,  // 38: filetools.v1.Workspaces.CreateWorkspace:input_type -> filetools.v1.CreateWorkspaceRequest
+	6,  // 39: filetools.v1.Workspaces.GetWorkspace:input_type -> filetools.v1.GetWorkspaceRequest
+	13, // 40: filetools.v1.Workspaces.ListWorkspaces:input_type -> filetools.v1.ListWorkspacesRequest
+	15, // 41: filetools.v1.Workspaces.DeleteWorkspace:input_type -> filetools.v1.DeleteWorkspaceRequest
+	18, // 42: filetools.v1.Workspaces.StartRun:input_type -> filetools.v1.StartRunRequest
+	22, // 43: filetools.v1.Workspaces.FinishRun:input_type -> filetools.v1.FinishRunRequest
+	9,  // 44: filetools.v1.Workspaces.ListRuns:input_type -> filetools.v1.ListRunsRequest
+	11, // 45: filetools.v1.Workspaces.AbandonRun:input_type -> filetools.v1.AbandonRunRequest
+	25, // 46: filetools.v1.Workspaces.GetChangeSet:input_type -> filetools.v1.GetChangeSetRequest
+	27, // 47: filetools.v1.Workspaces.ListSnapshots:input_type -> filetools.v1.ListSnapshotsRequest
+	29, // 48: filetools.v1.Workspaces.DiffSnapshots:input_type -> filetools.v1.DiffSnapshotsRequest
+	34, // 49: filetools.v1.Workspaces.ExportSnapshot:input_type -> filetools.v1.ExportSnapshotRequest
+	37, // 50: filetools.v1.Workspaces.RestoreSnapshot:input_type -> filetools.v1.RestoreSnapshotRequest
+	40, // 51: filetools.v1.Workspaces.ImportArchive:input_type -> filetools.v1.ImportArchiveRequest
+	5,  // 52: filetools.v1.Workspaces.CreateWorkspace:output_type -> filetools.v1.CreateWorkspaceResponse
+	7,  // 53: filetools.v1.Workspaces.GetWorkspace:output_type -> filetools.v1.GetWorkspaceResponse
+	14, // 54: filetools.v1.Workspaces.ListWorkspaces:output_type -> filetools.v1.ListWorkspacesResponse
+	16, // 55: filetools.v1.Workspaces.DeleteWorkspace:output_type -> filetools.v1.DeleteWorkspaceResponse
+	19, // 56: filetools.v1.Workspaces.StartRun:output_type -> filetools.v1.StartRunResponse
+	23, // 57: filetools.v1.Workspaces.FinishRun:output_type -> filetools.v1.FinishRunResponse
+	10, // 58: filetools.v1.Workspaces.ListRuns:output_type -> filetools.v1.ListRunsResponse
+	12, // 59: filetools.v1.Workspaces.AbandonRun:output_type -> filetools.v1.AbandonRunResponse
+	26, // 60: filetools.v1.Workspaces.GetChangeSet:output_type -> filetools.v1.GetChangeSetResponse
+	28, // 61: filetools.v1.Workspaces.ListSnapshots:output_type -> filetools.v1.ListSnapshotsResponse
+	32, // 62: filetools.v1.Workspaces.DiffSnapshots:output_type -> filetools.v1.DiffSnapshotsResponse
+	36, // 63: filetools.v1.Workspaces.ExportSnapshot:output_type -> filetools.v1.ExportSnapshotResponse
+	38, // 64: filetools.v1.Workspaces.RestoreSnapshot:output_type -> filetools.v1.RestoreSnapshotResponse
+	41, // 65: filetools.v1.Workspaces.ImportArchive:output_type -> filetools.v1.ImportArchiveResponse
+	52, // [52:66] is the sub-list for method output_type
+	38, // [38:52] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_filetools_v1_workspaces_proto_init() }
@@ -2785,17 +3224,17 @@ func file_filetools_v1_workspaces_proto_init() {
 		return
 	}
 	file_filetools_v1_common_proto_init()
-	file_filetools_v1_workspaces_proto_msgTypes[14].OneofWrappers = []any{}
-	file_filetools_v1_workspaces_proto_msgTypes[24].OneofWrappers = []any{
+	file_filetools_v1_workspaces_proto_msgTypes[19].OneofWrappers = []any{}
+	file_filetools_v1_workspaces_proto_msgTypes[29].OneofWrappers = []any{
 		(*DiffSnapshotsResponse_Entries)(nil),
 		(*DiffSnapshotsResponse_Summary)(nil),
 	}
-	file_filetools_v1_workspaces_proto_msgTypes[26].OneofWrappers = []any{}
-	file_filetools_v1_workspaces_proto_msgTypes[28].OneofWrappers = []any{
+	file_filetools_v1_workspaces_proto_msgTypes[31].OneofWrappers = []any{}
+	file_filetools_v1_workspaces_proto_msgTypes[33].OneofWrappers = []any{
 		(*ExportSnapshotResponse_Header)(nil),
 		(*ExportSnapshotResponse_Chunk)(nil),
 	}
-	file_filetools_v1_workspaces_proto_msgTypes[32].OneofWrappers = []any{
+	file_filetools_v1_workspaces_proto_msgTypes[37].OneofWrappers = []any{
 		(*ImportArchiveRequest_Header)(nil),
 		(*ImportArchiveRequest_Chunk)(nil),
 	}
@@ -2805,7 +3244,7 @@ func file_filetools_v1_workspaces_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_filetools_v1_workspaces_proto_rawDesc), len(file_filetools_v1_workspaces_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   39,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -25,6 +25,8 @@ const (
 	Workspaces_DeleteWorkspace_FullMethodName = "/filetools.v1.Workspaces/DeleteWorkspace"
 	Workspaces_StartRun_FullMethodName        = "/filetools.v1.Workspaces/StartRun"
 	Workspaces_FinishRun_FullMethodName       = "/filetools.v1.Workspaces/FinishRun"
+	Workspaces_ListRuns_FullMethodName        = "/filetools.v1.Workspaces/ListRuns"
+	Workspaces_AbandonRun_FullMethodName      = "/filetools.v1.Workspaces/AbandonRun"
 	Workspaces_GetChangeSet_FullMethodName    = "/filetools.v1.Workspaces/GetChangeSet"
 	Workspaces_ListSnapshots_FullMethodName   = "/filetools.v1.Workspaces/ListSnapshots"
 	Workspaces_DiffSnapshots_FullMethodName   = "/filetools.v1.Workspaces/DiffSnapshots"
@@ -51,12 +53,29 @@ type WorkspacesClient interface {
 	DeleteWorkspace(ctx context.Context, in *DeleteWorkspaceRequest, opts ...grpc.CallOption) (*DeleteWorkspaceResponse, error)
 	// Begin a run (creating and restoring the workspace as needed). A second
 	// active run on the workspace: FAILED_PRECONDITION / RUN_ACTIVE. Runs and
-	// their change sets survive a daemon restart.
+	// their change sets survive a daemon restart; a run whose lease was lost
+	// while its daemon was down is not resumed (see ListSnapshots'
+	// include_recovered for where its work goes).
 	StartRun(ctx context.Context, in *StartRunRequest, opts ...grpc.CallOption) (*StartRunResponse, error)
-	// End a run and snapshot the workspace. The manifest is written only once
-	// the tarball and its sha256 are complete. If the snapshot fails the run
-	// stays active (retry FinishRun).
+	// End a run and publish a snapshot of the workspace. The manifest is
+	// written only once the tarball and its sha256 are complete, and the
+	// snapshot is published by a compare-and-swap of the workspace's head in
+	// the store: only if the snapshot the run started from (Run.started_from)
+	// is still the newest. Otherwise nothing is published, the run ends, its
+	// work is kept as a recovered snapshot, and the call fails with
+	// FAILED_PRECONDITION / CONTENT_CHANGED (metadata: newest_snapshot,
+	// parent, recovered_snapshot). If the store fails the run stays active
+	// (retry FinishRun).
 	FinishRun(ctx context.Context, in *FinishRunRequest, opts ...grpc.CallOption) (*FinishRunResponse, error)
+	// The active runs this daemon knows of: its own, and on a shared (s3://)
+	// store every live lease of the fleet, with the node holding it.
+	ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error)
+	// End a workspace's active run without publishing: for an operator with a
+	// stuck run. A run of this daemon ends at once and its unpublished work is
+	// kept as a recovered snapshot; a run held by another daemon has its lease
+	// broken (that daemon's next renewal finds it lost, and its FinishRun keeps
+	// the work as a recovered snapshot). No active run: NOT_FOUND.
+	AbandonRun(ctx context.Context, in *AbandonRunRequest, opts ...grpc.CallOption) (*AbandonRunResponse, error)
 	// The run's change-set entries: from this daemon's records, else from the
 	// manifest of the run's snapshot in the store (a run of another daemon).
 	GetChangeSet(ctx context.Context, in *GetChangeSetRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[GetChangeSetResponse], error)
@@ -159,6 +178,26 @@ func (c *workspacesClient) FinishRun(ctx context.Context, in *FinishRunRequest, 
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(FinishRunResponse)
 	err := c.cc.Invoke(ctx, Workspaces_FinishRun_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspacesClient) ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListRunsResponse)
+	err := c.cc.Invoke(ctx, Workspaces_ListRuns_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspacesClient) AbandonRun(ctx context.Context, in *AbandonRunRequest, opts ...grpc.CallOption) (*AbandonRunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AbandonRunResponse)
+	err := c.cc.Invoke(ctx, Workspaces_AbandonRun_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -273,12 +312,29 @@ type WorkspacesServer interface {
 	DeleteWorkspace(context.Context, *DeleteWorkspaceRequest) (*DeleteWorkspaceResponse, error)
 	// Begin a run (creating and restoring the workspace as needed). A second
 	// active run on the workspace: FAILED_PRECONDITION / RUN_ACTIVE. Runs and
-	// their change sets survive a daemon restart.
+	// their change sets survive a daemon restart; a run whose lease was lost
+	// while its daemon was down is not resumed (see ListSnapshots'
+	// include_recovered for where its work goes).
 	StartRun(context.Context, *StartRunRequest) (*StartRunResponse, error)
-	// End a run and snapshot the workspace. The manifest is written only once
-	// the tarball and its sha256 are complete. If the snapshot fails the run
-	// stays active (retry FinishRun).
+	// End a run and publish a snapshot of the workspace. The manifest is
+	// written only once the tarball and its sha256 are complete, and the
+	// snapshot is published by a compare-and-swap of the workspace's head in
+	// the store: only if the snapshot the run started from (Run.started_from)
+	// is still the newest. Otherwise nothing is published, the run ends, its
+	// work is kept as a recovered snapshot, and the call fails with
+	// FAILED_PRECONDITION / CONTENT_CHANGED (metadata: newest_snapshot,
+	// parent, recovered_snapshot). If the store fails the run stays active
+	// (retry FinishRun).
 	FinishRun(context.Context, *FinishRunRequest) (*FinishRunResponse, error)
+	// The active runs this daemon knows of: its own, and on a shared (s3://)
+	// store every live lease of the fleet, with the node holding it.
+	ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error)
+	// End a workspace's active run without publishing: for an operator with a
+	// stuck run. A run of this daemon ends at once and its unpublished work is
+	// kept as a recovered snapshot; a run held by another daemon has its lease
+	// broken (that daemon's next renewal finds it lost, and its FinishRun keeps
+	// the work as a recovered snapshot). No active run: NOT_FOUND.
+	AbandonRun(context.Context, *AbandonRunRequest) (*AbandonRunResponse, error)
 	// The run's change-set entries: from this daemon's records, else from the
 	// manifest of the run's snapshot in the store (a run of another daemon).
 	GetChangeSet(*GetChangeSetRequest, grpc.ServerStreamingServer[GetChangeSetResponse]) error
@@ -344,6 +400,12 @@ func (UnimplementedWorkspacesServer) StartRun(context.Context, *StartRunRequest)
 }
 func (UnimplementedWorkspacesServer) FinishRun(context.Context, *FinishRunRequest) (*FinishRunResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method FinishRun not implemented")
+}
+func (UnimplementedWorkspacesServer) ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListRuns not implemented")
+}
+func (UnimplementedWorkspacesServer) AbandonRun(context.Context, *AbandonRunRequest) (*AbandonRunResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AbandonRun not implemented")
 }
 func (UnimplementedWorkspacesServer) GetChangeSet(*GetChangeSetRequest, grpc.ServerStreamingServer[GetChangeSetResponse]) error {
 	return status.Error(codes.Unimplemented, "method GetChangeSet not implemented")
@@ -492,6 +554,42 @@ func _Workspaces_FinishRun_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Workspaces_ListRuns_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRunsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspacesServer).ListRuns(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Workspaces_ListRuns_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspacesServer).ListRuns(ctx, req.(*ListRunsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Workspaces_AbandonRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AbandonRunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspacesServer).AbandonRun(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Workspaces_AbandonRun_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspacesServer).AbandonRun(ctx, req.(*AbandonRunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Workspaces_GetChangeSet_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(GetChangeSetRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -598,6 +696,14 @@ var Workspaces_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "FinishRun",
 			Handler:    _Workspaces_FinishRun_Handler,
+		},
+		{
+			MethodName: "ListRuns",
+			Handler:    _Workspaces_ListRuns_Handler,
+		},
+		{
+			MethodName: "AbandonRun",
+			Handler:    _Workspaces_AbandonRun_Handler,
 		},
 		{
 			MethodName: "ListSnapshots",

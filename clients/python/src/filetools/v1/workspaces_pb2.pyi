@@ -73,10 +73,64 @@ class GetWorkspaceRequest(_message.Message):
     def __init__(self, workspace: _Optional[str] = ...) -> None: ...
 
 class GetWorkspaceResponse(_message.Message):
-    __slots__ = ("workspace",)
+    __slots__ = ("workspace", "active_run", "newest_snapshot", "copy_of", "unpublished_changes")
     WORKSPACE_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_RUN_FIELD_NUMBER: _ClassVar[int]
+    NEWEST_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    COPY_OF_FIELD_NUMBER: _ClassVar[int]
+    UNPUBLISHED_CHANGES_FIELD_NUMBER: _ClassVar[int]
     workspace: Workspace
-    def __init__(self, workspace: _Optional[_Union[Workspace, _Mapping]] = ...) -> None: ...
+    active_run: ActiveRun
+    newest_snapshot: str
+    copy_of: str
+    unpublished_changes: bool
+    def __init__(self, workspace: _Optional[_Union[Workspace, _Mapping]] = ..., active_run: _Optional[_Union[ActiveRun, _Mapping]] = ..., newest_snapshot: _Optional[str] = ..., copy_of: _Optional[str] = ..., unpublished_changes: _Optional[bool] = ...) -> None: ...
+
+class ActiveRun(_message.Message):
+    __slots__ = ("workspace", "run_id", "node", "started_at", "lease_expires_at", "local")
+    WORKSPACE_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    STARTED_AT_FIELD_NUMBER: _ClassVar[int]
+    LEASE_EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_FIELD_NUMBER: _ClassVar[int]
+    workspace: str
+    run_id: str
+    node: str
+    started_at: _timestamp_pb2.Timestamp
+    lease_expires_at: _timestamp_pb2.Timestamp
+    local: bool
+    def __init__(self, workspace: _Optional[str] = ..., run_id: _Optional[str] = ..., node: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lease_expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., local: _Optional[bool] = ...) -> None: ...
+
+class ListRunsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListRunsResponse(_message.Message):
+    __slots__ = ("runs",)
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    runs: _containers.RepeatedCompositeFieldContainer[ActiveRun]
+    def __init__(self, runs: _Optional[_Iterable[_Union[ActiveRun, _Mapping]]] = ...) -> None: ...
+
+class AbandonRunRequest(_message.Message):
+    __slots__ = ("workspace", "run_id", "reason")
+    WORKSPACE_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    workspace: str
+    run_id: str
+    reason: str
+    def __init__(self, workspace: _Optional[str] = ..., run_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class AbandonRunResponse(_message.Message):
+    __slots__ = ("run_id", "recovered", "lease_broken")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    RECOVERED_FIELD_NUMBER: _ClassVar[int]
+    LEASE_BROKEN_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    recovered: Snapshot
+    lease_broken: bool
+    def __init__(self, run_id: _Optional[str] = ..., recovered: _Optional[_Union[Snapshot, _Mapping]] = ..., lease_broken: _Optional[bool] = ...) -> None: ...
 
 class ListWorkspacesRequest(_message.Message):
     __slots__ = ()
@@ -103,7 +157,7 @@ class DeleteWorkspaceResponse(_message.Message):
     def __init__(self, workspace: _Optional[str] = ...) -> None: ...
 
 class Run(_message.Message):
-    __slots__ = ("id", "workspace", "started_at", "restored_from", "labels")
+    __slots__ = ("id", "workspace", "started_at", "restored_from", "labels", "started_from", "node")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -116,12 +170,16 @@ class Run(_message.Message):
     STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     RESTORED_FROM_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
+    STARTED_FROM_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
     id: str
     workspace: str
     started_at: _timestamp_pb2.Timestamp
     restored_from: str
     labels: _containers.ScalarMap[str, str]
-    def __init__(self, id: _Optional[str] = ..., workspace: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., restored_from: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    started_from: str
+    node: str
+    def __init__(self, id: _Optional[str] = ..., workspace: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., restored_from: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., started_from: _Optional[str] = ..., node: _Optional[str] = ...) -> None: ...
 
 class StartRunRequest(_message.Message):
     __slots__ = ("workspace", "restore", "labels")
@@ -159,7 +217,7 @@ class ChangeSummary(_message.Message):
     def __init__(self, created: _Optional[int] = ..., modified: _Optional[int] = ..., deleted: _Optional[int] = ..., moved: _Optional[int] = ...) -> None: ...
 
 class Snapshot(_message.Message):
-    __slots__ = ("id", "workspace", "run_id", "created_at", "size_bytes", "sha256", "file_count", "labels", "changes", "parent")
+    __slots__ = ("id", "workspace", "run_id", "created_at", "size_bytes", "sha256", "file_count", "labels", "changes", "parent", "recovered", "recovered_reason")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -177,6 +235,8 @@ class Snapshot(_message.Message):
     LABELS_FIELD_NUMBER: _ClassVar[int]
     CHANGES_FIELD_NUMBER: _ClassVar[int]
     PARENT_FIELD_NUMBER: _ClassVar[int]
+    RECOVERED_FIELD_NUMBER: _ClassVar[int]
+    RECOVERED_REASON_FIELD_NUMBER: _ClassVar[int]
     id: str
     workspace: str
     run_id: str
@@ -187,7 +247,9 @@ class Snapshot(_message.Message):
     labels: _containers.ScalarMap[str, str]
     changes: ChangeSummary
     parent: str
-    def __init__(self, id: _Optional[str] = ..., workspace: _Optional[str] = ..., run_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., size_bytes: _Optional[int] = ..., sha256: _Optional[str] = ..., file_count: _Optional[int] = ..., labels: _Optional[_Mapping[str, str]] = ..., changes: _Optional[_Union[ChangeSummary, _Mapping]] = ..., parent: _Optional[str] = ...) -> None: ...
+    recovered: bool
+    recovered_reason: str
+    def __init__(self, id: _Optional[str] = ..., workspace: _Optional[str] = ..., run_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., size_bytes: _Optional[int] = ..., sha256: _Optional[str] = ..., file_count: _Optional[int] = ..., labels: _Optional[_Mapping[str, str]] = ..., changes: _Optional[_Union[ChangeSummary, _Mapping]] = ..., parent: _Optional[str] = ..., recovered: _Optional[bool] = ..., recovered_reason: _Optional[str] = ...) -> None: ...
 
 class FinishRunRequest(_message.Message):
     __slots__ = ("workspace", "run_id", "snapshot", "labels")
@@ -247,7 +309,7 @@ class GetChangeSetResponse(_message.Message):
     def __init__(self, changes: _Optional[_Iterable[_Union[Change, _Mapping]]] = ...) -> None: ...
 
 class ListSnapshotsRequest(_message.Message):
-    __slots__ = ("workspace", "labels", "created_after", "created_before")
+    __slots__ = ("workspace", "labels", "created_after", "created_before", "include_recovered")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -259,11 +321,13 @@ class ListSnapshotsRequest(_message.Message):
     LABELS_FIELD_NUMBER: _ClassVar[int]
     CREATED_AFTER_FIELD_NUMBER: _ClassVar[int]
     CREATED_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_RECOVERED_FIELD_NUMBER: _ClassVar[int]
     workspace: str
     labels: _containers.ScalarMap[str, str]
     created_after: _timestamp_pb2.Timestamp
     created_before: _timestamp_pb2.Timestamp
-    def __init__(self, workspace: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    include_recovered: bool
+    def __init__(self, workspace: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., include_recovered: _Optional[bool] = ...) -> None: ...
 
 class ListSnapshotsResponse(_message.Message):
     __slots__ = ("snapshots",)

@@ -67,6 +67,16 @@ class WorkspacesStub:
                 request_serializer=filetools_dot_v1_dot_workspaces__pb2.FinishRunRequest.SerializeToString,
                 response_deserializer=filetools_dot_v1_dot_workspaces__pb2.FinishRunResponse.FromString,
                 _registered_method=True)
+        self.ListRuns = channel.unary_unary(
+                '/filetools.v1.Workspaces/ListRuns',
+                request_serializer=filetools_dot_v1_dot_workspaces__pb2.ListRunsRequest.SerializeToString,
+                response_deserializer=filetools_dot_v1_dot_workspaces__pb2.ListRunsResponse.FromString,
+                _registered_method=True)
+        self.AbandonRun = channel.unary_unary(
+                '/filetools.v1.Workspaces/AbandonRun',
+                request_serializer=filetools_dot_v1_dot_workspaces__pb2.AbandonRunRequest.SerializeToString,
+                response_deserializer=filetools_dot_v1_dot_workspaces__pb2.AbandonRunResponse.FromString,
+                _registered_method=True)
         self.GetChangeSet = channel.unary_stream(
                 '/filetools.v1.Workspaces/GetChangeSet',
                 request_serializer=filetools_dot_v1_dot_workspaces__pb2.GetChangeSetRequest.SerializeToString,
@@ -136,16 +146,43 @@ class WorkspacesServicer:
     def StartRun(self, request, context):
         """Begin a run (creating and restoring the workspace as needed). A second
         active run on the workspace: FAILED_PRECONDITION / RUN_ACTIVE. Runs and
-        their change sets survive a daemon restart.
+        their change sets survive a daemon restart; a run whose lease was lost
+        while its daemon was down is not resumed (see ListSnapshots'
+        include_recovered for where its work goes).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def FinishRun(self, request, context):
-        """End a run and snapshot the workspace. The manifest is written only once
-        the tarball and its sha256 are complete. If the snapshot fails the run
-        stays active (retry FinishRun).
+        """End a run and publish a snapshot of the workspace. The manifest is
+        written only once the tarball and its sha256 are complete, and the
+        snapshot is published by a compare-and-swap of the workspace's head in
+        the store: only if the snapshot the run started from (Run.started_from)
+        is still the newest. Otherwise nothing is published, the run ends, its
+        work is kept as a recovered snapshot, and the call fails with
+        FAILED_PRECONDITION / CONTENT_CHANGED (metadata: newest_snapshot,
+        parent, recovered_snapshot). If the store fails the run stays active
+        (retry FinishRun).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListRuns(self, request, context):
+        """The active runs this daemon knows of: its own, and on a shared (s3://)
+        store every live lease of the fleet, with the node holding it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AbandonRun(self, request, context):
+        """End a workspace's active run without publishing: for an operator with a
+        stuck run. A run of this daemon ends at once and its unpublished work is
+        kept as a recovered snapshot; a run held by another daemon has its lease
+        broken (that daemon's next renewal finds it lost, and its FinishRun keeps
+        the work as a recovered snapshot). No active run: NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -251,6 +288,16 @@ def add_WorkspacesServicer_to_server(servicer, server):
                     servicer.FinishRun,
                     request_deserializer=filetools_dot_v1_dot_workspaces__pb2.FinishRunRequest.FromString,
                     response_serializer=filetools_dot_v1_dot_workspaces__pb2.FinishRunResponse.SerializeToString,
+            ),
+            'ListRuns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListRuns,
+                    request_deserializer=filetools_dot_v1_dot_workspaces__pb2.ListRunsRequest.FromString,
+                    response_serializer=filetools_dot_v1_dot_workspaces__pb2.ListRunsResponse.SerializeToString,
+            ),
+            'AbandonRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.AbandonRun,
+                    request_deserializer=filetools_dot_v1_dot_workspaces__pb2.AbandonRunRequest.FromString,
+                    response_serializer=filetools_dot_v1_dot_workspaces__pb2.AbandonRunResponse.SerializeToString,
             ),
             'GetChangeSet': grpc.unary_stream_rpc_method_handler(
                     servicer.GetChangeSet,
@@ -448,6 +495,60 @@ class Workspaces:
             '/filetools.v1.Workspaces/FinishRun',
             filetools_dot_v1_dot_workspaces__pb2.FinishRunRequest.SerializeToString,
             filetools_dot_v1_dot_workspaces__pb2.FinishRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListRuns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/filetools.v1.Workspaces/ListRuns',
+            filetools_dot_v1_dot_workspaces__pb2.ListRunsRequest.SerializeToString,
+            filetools_dot_v1_dot_workspaces__pb2.ListRunsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AbandonRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/filetools.v1.Workspaces/AbandonRun',
+            filetools_dot_v1_dot_workspaces__pb2.AbandonRunRequest.SerializeToString,
+            filetools_dot_v1_dot_workspaces__pb2.AbandonRunResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file filetools/v1/workspaces.proto.
  */
 export const file_filetools_v1_workspaces: GenFile = /*@__PURE__*/
-  fileDesc("Ch1maWxldG9vbHMvdjEvd29ya3NwYWNlcy5wcm90bxIMZmlsZXRvb2xzLnYxIlYKCVdvcmtzcGFjZRIKCgJpZBgBIAEoCRINCgVib3VuZBgCIAEoCBIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIrChZDcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCSJFChdDcmVhdGVXb3Jrc3BhY2VSZXNwb25zZRIqCgl3b3Jrc3BhY2UYASABKAsyFy5maWxldG9vbHMudjEuV29ya3NwYWNlIigKE0dldFdvcmtzcGFjZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJIkIKFEdldFdvcmtzcGFjZVJlc3BvbnNlEioKCXdvcmtzcGFjZRgBIAEoCzIXLmZpbGV0b29scy52MS5Xb3Jrc3BhY2UiFwoVTGlzdFdvcmtzcGFjZXNSZXF1ZXN0IkUKFkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2USKwoKd29ya3NwYWNlcxgBIAMoCzIXLmZpbGV0b29scy52MS5Xb3Jrc3BhY2UiRQoWRGVsZXRlV29ya3NwYWNlUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSGAoQZGVsZXRlX3NuYXBzaG90cxgCIAEoCCIsChdEZWxldGVXb3Jrc3BhY2VSZXNwb25zZRIRCgl3b3Jrc3BhY2UYASABKAkiyQEKA1J1bhIKCgJpZBgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkSLgoKc3RhcnRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNcmVzdG9yZWRfZnJvbRgEIAEoCRItCgZsYWJlbHMYBSADKAsyHS5maWxldG9vbHMudjEuUnVuLkxhYmVsc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEinwEKD1N0YXJ0UnVuUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDwoHcmVzdG9yZRgCIAEoCRI5CgZsYWJlbHMYAyADKAsyKS5maWxldG9vbHMudjEuU3RhcnRSdW5SZXF1ZXN0LkxhYmVsc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiMgoQU3RhcnRSdW5SZXNwb25zZRIeCgNydW4YASABKAsyES5maWxldG9vbHMudjEuUnVuIlIKDUNoYW5nZVN1bW1hcnkSDwoHY3JlYXRlZBgBIAEoAxIQCghtb2RpZmllZBgCIAEoAxIPCgdkZWxldGVkGAMgASgDEg0KBW1vdmVkGAQgASgDIsICCghTbmFwc2hvdBIKCgJpZBgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkSDgoGcnVuX2lkGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnNpemVfYnl0ZXMYBSABKAMSDgoGc2hhMjU2GAYgASgJEhIKCmZpbGVfY291bnQYByABKAMSMgoGbGFiZWxzGAggAygLMiIuZmlsZXRvb2xzLnYxLlNuYXBzaG90LkxhYmVsc0VudHJ5EiwKB2NoYW5nZXMYCSABKAsyGy5maWxldG9vbHMudjEuQ2hhbmdlU3VtbWFyeRIOCgZwYXJlbnQYCiABKAkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLEAQoQRmluaXNoUnVuUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDgoGcnVuX2lkGAIgASgJEhUKCHNuYXBzaG90GAMgASgISACIAQESOgoGbGFiZWxzGAQgAygLMiouZmlsZXRvb2xzLnYxLkZpbmlzaFJ1blJlcXVlc3QuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUILCglfc25hcHNob3QiawoRRmluaXNoUnVuUmVzcG9uc2USKAoIc25hcHNob3QYASABKAsyFi5maWxldG9vbHMudjEuU25hcHNob3QSLAoHY2hhbmdlcxgCIAEoCzIbLmZpbGV0b29scy52MS5DaGFuZ2VTdW1tYXJ5IqoBCgZDaGFuZ2USJgoEa2luZBgBIAEoDjIYLmZpbGV0b29scy52MS5DaGFuZ2VLaW5kEgwKBHBhdGgYAiABKAkSEwoLc291cmNlX3BhdGgYAyABKAkSFQoNc2hhMjU2X2JlZm9yZRgEIAEoCRIUCgxzaGEyNTZfYWZ0ZXIYBSABKAkSKAoEdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiOAoTR2V0Q2hhbmdlU2V0UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDgoGcnVuX2lkGAIgASgJIj0KFEdldENoYW5nZVNldFJlc3BvbnNlEiUKB2NoYW5nZXMYASADKAsyFC5maWxldG9vbHMudjEuQ2hhbmdlIv8BChRMaXN0U25hcHNob3RzUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSPgoGbGFiZWxzGAIgAygLMi4uZmlsZXRvb2xzLnYxLkxpc3RTbmFwc2hvdHNSZXF1ZXN0LkxhYmVsc0VudHJ5EjEKDWNyZWF0ZWRfYWZ0ZXIYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkIKFUxpc3RTbmFwc2hvdHNSZXNwb25zZRIpCglzbmFwc2hvdHMYASADKAsyFi5maWxldG9vbHMudjEuU25hcHNob3QiUQoURGlmZlNuYXBzaG90c1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBGZyb20YAiABKAkSCgoCdG8YAyABKAkSDAoEbGl2ZRgEIAEoCCLKAgoJRGlmZkVudHJ5EgwKBHBhdGgYASABKAkSJAoEa2luZBgCIAEoDjIWLmZpbGV0b29scy52MS5EaWZmS2luZBITCgtzaXplX2JlZm9yZRgDIAEoAxISCgpzaXplX2FmdGVyGAQgASgDEhUKDXNoYTI1Nl9iZWZvcmUYBSABKAkSFAoMc2hhMjU2X2FmdGVyGAYgASgJEhMKC21vZGVfYmVmb3JlGAcgASgNEhIKCm1vZGVfYWZ0ZXIYCCABKA0SMAoLdHlwZV9iZWZvcmUYCSABKA4yGy5maWxldG9vbHMudjEuRGlmZkVudHJ5VHlwZRIvCgp0eXBlX2FmdGVyGAogASgOMhsuZmlsZXRvb2xzLnYxLkRpZmZFbnRyeVR5cGUSEwoLbGlua19iZWZvcmUYCyABKAkSEgoKbGlua19hZnRlchgMIAEoCSJsCgtEaWZmU3VtbWFyeRIMCgRmcm9tGAEgASgJEgoKAnRvGAIgASgJEg0KBWFkZGVkGAMgASgDEg8KB3JlbW92ZWQYBCABKAMSEAoIbW9kaWZpZWQYBSABKAMSEQoJdW5jaGFuZ2VkGAYgASgDInwKFURpZmZTbmFwc2hvdHNSZXNwb25zZRIsCgdlbnRyaWVzGAEgASgLMhkuZmlsZXRvb2xzLnYxLkRpZmZFbnRyaWVzSAASLAoHc3VtbWFyeRgCIAEoCzIZLmZpbGV0b29scy52MS5EaWZmU3VtbWFyeUgAQgcKBWV2ZW50IjcKC0RpZmZFbnRyaWVzEigKB2VudHJpZXMYASADKAsyFy5maWxldG9vbHMudjEuRGlmZkVudHJ5IqEBChVFeHBvcnRTbmFwc2hvdFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhMKC3NuYXBzaG90X2lkGAIgASgJEgwKBGxpdmUYAyABKAgSDwoHaW5jbHVkZRgEIAMoCRIPCgdwcmVzaWduGAUgASgIEhwKD3ByZXNpZ25fc2Vjb25kcxgGIAEoBUgAiAEBQhIKEF9wcmVzaWduX3NlY29uZHMigQEKDEV4cG9ydEhlYWRlchIMCgRzaXplGAEgASgDEg4KBnNoYTI1NhgCIAEoCRISCgpmaWxlX2NvdW50GAMgASgDEgsKA3VybBgEIAEoCRIyCg51cmxfZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAieQoWRXhwb3J0U25hcHNob3RSZXNwb25zZRIsCgZoZWFkZXIYASABKAsyGi5maWxldG9vbHMudjEuRXhwb3J0SGVhZGVySAASKAoFY2h1bmsYAiABKAsyFy5maWxldG9vbHMudjEuRGF0YUNodW5rSABCBwoFZXZlbnQiQAoWUmVzdG9yZVNuYXBzaG90UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSEwoLc25hcHNob3RfaWQYAiABKAkiQwoXUmVzdG9yZVNuYXBzaG90UmVzcG9uc2USKAoIc25hcHNob3QYASABKAsyFi5maWxldG9vbHMudjEuU25hcHNob3QiLwoMSW1wb3J0SGVhZGVyEhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJIncKFEltcG9ydEFyY2hpdmVSZXF1ZXN0EiwKBmhlYWRlchgBIAEoCzIaLmZpbGV0b29scy52MS5JbXBvcnRIZWFkZXJIABIoCgVjaHVuaxgCIAEoCzIXLmZpbGV0b29scy52MS5EYXRhQ2h1bmtIAEIHCgVldmVudCI/ChVJbXBvcnRBcmNoaXZlUmVzcG9uc2USEgoKZmlsZV9jb3VudBgBIAEoAxISCgpzaXplX2J5dGVzGAIgASgDKocBCgpDaGFuZ2VLaW5kEhsKF0NIQU5HRV9LSU5EX1VOU1BFQ0lGSUVEEAASFgoSQ0hBTkdFX0tJTkRfQ1JFQVRFEAESFgoSQ0hBTkdFX0tJTkRfTU9ESUZZEAISFgoSQ0hBTkdFX0tJTkRfREVMRVRFEAMSFAoQQ0hBTkdFX0tJTkRfTU9WRRAEKmkKCERpZmZLaW5kEhkKFURJRkZfS0lORF9VTlNQRUNJRklFRBAAEhMKD0RJRkZfS0lORF9BRERFRBABEhUKEURJRkZfS0lORF9SRU1PVkVEEAISFgoSRElGRl9LSU5EX01PRElGSUVEEAMqZwoNRGlmZkVudHJ5VHlwZRIfChtESUZGX0VOVFJZX1RZUEVfVU5TUEVDSUZJRUQQABIYChRESUZGX0VOVFJZX1RZUEVfRklMRRABEhsKF0RJRkZfRU5UUllfVFlQRV9TWU1MSU5LEAIywwgKCldvcmtzcGFjZXMSXgoPQ3JlYXRlV29ya3NwYWNlEiQuZmlsZXRvb2xzLnYxLkNyZWF0ZVdvcmtzcGFjZVJlcXVlc3QaJS5maWxldG9vbHMudjEuQ3JlYXRlV29ya3NwYWNlUmVzcG9uc2USVQoMR2V0V29ya3NwYWNlEiEuZmlsZXRvb2xzLnYxLkdldFdvcmtzcGFjZVJlcXVlc3QaIi5maWxldG9vbHMudjEuR2V0V29ya3NwYWNlUmVzcG9uc2USWwoOTGlzdFdvcmtzcGFjZXMSIy5maWxldG9vbHMudjEuTGlzdFdvcmtzcGFjZXNSZXF1ZXN0GiQuZmlsZXRvb2xzLnYxLkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2USXgoPRGVsZXRlV29ya3NwYWNlEiQuZmlsZXRvb2xzLnYxLkRlbGV0ZVdvcmtzcGFjZVJlcXVlc3QaJS5maWxldG9vbHMudjEuRGVsZXRlV29ya3NwYWNlUmVzcG9uc2USSQoIU3RhcnRSdW4SHS5maWxldG9vbHMudjEuU3RhcnRSdW5SZXF1ZXN0Gh4uZmlsZXRvb2xzLnYxLlN0YXJ0UnVuUmVzcG9uc2USTAoJRmluaXNoUnVuEh4uZmlsZXRvb2xzLnYxLkZpbmlzaFJ1blJlcXVlc3QaHy5maWxldG9vbHMudjEuRmluaXNoUnVuUmVzcG9uc2USVwoMR2V0Q2hhbmdlU2V0EiEuZmlsZXRvb2xzLnYxLkdldENoYW5nZVNldFJlcXVlc3QaIi5maWxldG9vbHMudjEuR2V0Q2hhbmdlU2V0UmVzcG9uc2UwARJYCg1MaXN0U25hcHNob3RzEiIuZmlsZXRvb2xzLnYxLkxpc3RTbmFwc2hvdHNSZXF1ZXN0GiMuZmlsZXRvb2xzLnYxLkxpc3RTbmFwc2hvdHNSZXNwb25zZRJaCg1EaWZmU25hcHNob3RzEiIuZmlsZXRvb2xzLnYxLkRpZmZTbmFwc2hvdHNSZXF1ZXN0GiMuZmlsZXRvb2xzLnYxLkRpZmZTbmFwc2hvdHNSZXNwb25zZTABEl0KDkV4cG9ydFNuYXBzaG90EiMuZmlsZXRvb2xzLnYxLkV4cG9ydFNuYXBzaG90UmVxdWVzdBokLmZpbGV0b29scy52MS5FeHBvcnRTbmFwc2hvdFJlc3BvbnNlMAESXgoPUmVzdG9yZVNuYXBzaG90EiQuZmlsZXRvb2xzLnYxLlJlc3RvcmVTbmFwc2hvdFJlcXVlc3QaJS5maWxldG9vbHMudjEuUmVzdG9yZVNuYXBzaG90UmVzcG9uc2USWgoNSW1wb3J0QXJjaGl2ZRIiLmZpbGV0b29scy52MS5JbXBvcnRBcmNoaXZlUmVxdWVzdBojLmZpbGV0b29scy52MS5JbXBvcnRBcmNoaXZlUmVzcG9uc2UoAUJIWkZnaXRodWIuY29tL2ZpbGV0b29scy9maWxldG9vbHMvY2xpZW50cy9nby9nZW4vZmlsZXRvb2xzL3YxO2ZpbGV0b29sc3YxYgZwcm90bzM", [file_filetools_v1_common, file_google_protobuf_timestamp]);
+  fileDesc("Ch1maWxldG9vbHMvdjEvd29ya3NwYWNlcy5wcm90bxIMZmlsZXRvb2xzLnYxIlYKCVdvcmtzcGFjZRIKCgJpZBgBIAEoCRINCgVib3VuZBgCIAEoCBIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIrChZDcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCSJFChdDcmVhdGVXb3Jrc3BhY2VSZXNwb25zZRIqCgl3b3Jrc3BhY2UYASABKAsyFy5maWxldG9vbHMudjEuV29ya3NwYWNlIigKE0dldFdvcmtzcGFjZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJIrYBChRHZXRXb3Jrc3BhY2VSZXNwb25zZRIqCgl3b3Jrc3BhY2UYASABKAsyFy5maWxldG9vbHMudjEuV29ya3NwYWNlEisKCmFjdGl2ZV9ydW4YAiABKAsyFy5maWxldG9vbHMudjEuQWN0aXZlUnVuEhcKD25ld2VzdF9zbmFwc2hvdBgDIAEoCRIPCgdjb3B5X29mGAQgASgJEhsKE3VucHVibGlzaGVkX2NoYW5nZXMYBSABKAgisQEKCUFjdGl2ZVJ1bhIRCgl3b3Jrc3BhY2UYASABKAkSDgoGcnVuX2lkGAIgASgJEgwKBG5vZGUYAyABKAkSLgoKc3RhcnRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNAoQbGVhc2VfZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFbG9jYWwYBiABKAgiEQoPTGlzdFJ1bnNSZXF1ZXN0IjkKEExpc3RSdW5zUmVzcG9uc2USJQoEcnVucxgBIAMoCzIXLmZpbGV0b29scy52MS5BY3RpdmVSdW4iRgoRQWJhbmRvblJ1blJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiZQoSQWJhbmRvblJ1blJlc3BvbnNlEg4KBnJ1bl9pZBgBIAEoCRIpCglyZWNvdmVyZWQYAiABKAsyFi5maWxldG9vbHMudjEuU25hcHNob3QSFAoMbGVhc2VfYnJva2VuGAMgASgIIhcKFUxpc3RXb3Jrc3BhY2VzUmVxdWVzdCJFChZMaXN0V29ya3NwYWNlc1Jlc3BvbnNlEisKCndvcmtzcGFjZXMYASADKAsyFy5maWxldG9vbHMudjEuV29ya3NwYWNlIkUKFkRlbGV0ZVdvcmtzcGFjZVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhgKEGRlbGV0ZV9zbmFwc2hvdHMYAiABKAgiLAoXRGVsZXRlV29ya3NwYWNlUmVzcG9uc2USEQoJd29ya3NwYWNlGAEgASgJIu0BCgNSdW4SCgoCaWQYASABKAkSEQoJd29ya3NwYWNlGAIgASgJEi4KCnN0YXJ0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDXJlc3RvcmVkX2Zyb20YBCABKAkSLQoGbGFiZWxzGAUgAygLMh0uZmlsZXRvb2xzLnYxLlJ1bi5MYWJlbHNFbnRyeRIUCgxzdGFydGVkX2Zyb20YBiABKAkSDAoEbm9kZRgHIAEoCRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIp8BCg9TdGFydFJ1blJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg8KB3Jlc3RvcmUYAiABKAkSOQoGbGFiZWxzGAMgAygLMikuZmlsZXRvb2xzLnYxLlN0YXJ0UnVuUmVxdWVzdC5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjIKEFN0YXJ0UnVuUmVzcG9uc2USHgoDcnVuGAEgASgLMhEuZmlsZXRvb2xzLnYxLlJ1biJSCg1DaGFuZ2VTdW1tYXJ5Eg8KB2NyZWF0ZWQYASABKAMSEAoIbW9kaWZpZWQYAiABKAMSDwoHZGVsZXRlZBgDIAEoAxINCgVtb3ZlZBgEIAEoAyLvAgoIU25hcHNob3QSCgoCaWQYASABKAkSEQoJd29ya3NwYWNlGAIgASgJEg4KBnJ1bl9pZBgDIAEoCRIuCgpjcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpzaXplX2J5dGVzGAUgASgDEg4KBnNoYTI1NhgGIAEoCRISCgpmaWxlX2NvdW50GAcgASgDEjIKBmxhYmVscxgIIAMoCzIiLmZpbGV0b29scy52MS5TbmFwc2hvdC5MYWJlbHNFbnRyeRIsCgdjaGFuZ2VzGAkgASgLMhsuZmlsZXRvb2xzLnYxLkNoYW5nZVN1bW1hcnkSDgoGcGFyZW50GAogASgJEhEKCXJlY292ZXJlZBgLIAEoCBIYChByZWNvdmVyZWRfcmVhc29uGAwgASgJGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEixAEKEEZpbmlzaFJ1blJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIVCghzbmFwc2hvdBgDIAEoCEgAiAEBEjoKBmxhYmVscxgEIAMoCzIqLmZpbGV0b29scy52MS5GaW5pc2hSdW5SZXF1ZXN0LkxhYmVsc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCwoJX3NuYXBzaG90ImsKEUZpbmlzaFJ1blJlc3BvbnNlEigKCHNuYXBzaG90GAEgASgLMhYuZmlsZXRvb2xzLnYxLlNuYXBzaG90EiwKB2NoYW5nZXMYAiABKAsyGy5maWxldG9vbHMudjEuQ2hhbmdlU3VtbWFyeSKqAQoGQ2hhbmdlEiYKBGtpbmQYASABKA4yGC5maWxldG9vbHMudjEuQ2hhbmdlS2luZBIMCgRwYXRoGAIgASgJEhMKC3NvdXJjZV9wYXRoGAMgASgJEhUKDXNoYTI1Nl9iZWZvcmUYBCABKAkSFAoMc2hhMjU2X2FmdGVyGAUgASgJEigKBHRpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjgKE0dldENoYW5nZVNldFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg4KBnJ1bl9pZBgCIAEoCSI9ChRHZXRDaGFuZ2VTZXRSZXNwb25zZRIlCgdjaGFuZ2VzGAEgAygLMhQuZmlsZXRvb2xzLnYxLkNoYW5nZSKaAgoUTGlzdFNuYXBzaG90c1JlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEj4KBmxhYmVscxgCIAMoCzIuLmZpbGV0b29scy52MS5MaXN0U25hcHNob3RzUmVxdWVzdC5MYWJlbHNFbnRyeRIxCg1jcmVhdGVkX2FmdGVyGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRaW5jbHVkZV9yZWNvdmVyZWQYBSABKAgaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJCChVMaXN0U25hcHNob3RzUmVzcG9uc2USKQoJc25hcHNob3RzGAEgAygLMhYuZmlsZXRvb2xzLnYxLlNuYXBzaG90IlEKFERpZmZTbmFwc2hvdHNSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRmcm9tGAIgASgJEgoKAnRvGAMgASgJEgwKBGxpdmUYBCABKAgiygIKCURpZmZFbnRyeRIMCgRwYXRoGAEgASgJEiQKBGtpbmQYAiABKA4yFi5maWxldG9vbHMudjEuRGlmZktpbmQSEwoLc2l6ZV9iZWZvcmUYAyABKAMSEgoKc2l6ZV9hZnRlchgEIAEoAxIVCg1zaGEyNTZfYmVmb3JlGAUgASgJEhQKDHNoYTI1Nl9hZnRlchgGIAEoCRITCgttb2RlX2JlZm9yZRgHIAEoDRISCgptb2RlX2FmdGVyGAggASgNEjAKC3R5cGVfYmVmb3JlGAkgASgOMhsuZmlsZXRvb2xzLnYxLkRpZmZFbnRyeVR5cGUSLwoKdHlwZV9hZnRlchgKIAEoDjIbLmZpbGV0b29scy52MS5EaWZmRW50cnlUeXBlEhMKC2xpbmtfYmVmb3JlGAsgASgJEhIKCmxpbmtfYWZ0ZXIYDCABKAkibAoLRGlmZlN1bW1hcnkSDAoEZnJvbRgBIAEoCRIKCgJ0bxgCIAEoCRINCgVhZGRlZBgDIAEoAxIPCgdyZW1vdmVkGAQgASgDEhAKCG1vZGlmaWVkGAUgASgDEhEKCXVuY2hhbmdlZBgGIAEoAyJ8ChVEaWZmU25hcHNob3RzUmVzcG9uc2USLAoHZW50cmllcxgBIAEoCzIZLmZpbGV0b29scy52MS5EaWZmRW50cmllc0gAEiwKB3N1bW1hcnkYAiABKAsyGS5maWxldG9vbHMudjEuRGlmZlN1bW1hcnlIAEIHCgVldmVudCI3CgtEaWZmRW50cmllcxIoCgdlbnRyaWVzGAEgAygLMhcuZmlsZXRvb2xzLnYxLkRpZmZFbnRyeSKhAQoVRXhwb3J0U25hcHNob3RSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRITCgtzbmFwc2hvdF9pZBgCIAEoCRIMCgRsaXZlGAMgASgIEg8KB2luY2x1ZGUYBCADKAkSDwoHcHJlc2lnbhgFIAEoCBIcCg9wcmVzaWduX3NlY29uZHMYBiABKAVIAIgBAUISChBfcHJlc2lnbl9zZWNvbmRzIoEBCgxFeHBvcnRIZWFkZXISDAoEc2l6ZRgBIAEoAxIOCgZzaGEyNTYYAiABKAkSEgoKZmlsZV9jb3VudBgDIAEoAxILCgN1cmwYBCABKAkSMgoOdXJsX2V4cGlyZXNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInkKFkV4cG9ydFNuYXBzaG90UmVzcG9uc2USLAoGaGVhZGVyGAEgASgLMhouZmlsZXRvb2xzLnYxLkV4cG9ydEhlYWRlckgAEigKBWNodW5rGAIgASgLMhcuZmlsZXRvb2xzLnYxLkRhdGFDaHVua0gAQgcKBWV2ZW50IkAKFlJlc3RvcmVTbmFwc2hvdFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEhMKC3NuYXBzaG90X2lkGAIgASgJIkMKF1Jlc3RvcmVTbmFwc2hvdFJlc3BvbnNlEigKCHNuYXBzaG90GAEgASgLMhYuZmlsZXRvb2xzLnYxLlNuYXBzaG90Ii8KDEltcG9ydEhlYWRlchIRCgl3b3Jrc3BhY2UYASABKAkSDAoEcGF0aBgCIAEoCSJ3ChRJbXBvcnRBcmNoaXZlUmVxdWVzdBIsCgZoZWFkZXIYASABKAsyGi5maWxldG9vbHMudjEuSW1wb3J0SGVhZGVySAASKAoFY2h1bmsYAiABKAsyFy5maWxldG9vbHMudjEuRGF0YUNodW5rSABCBwoFZXZlbnQiPwoVSW1wb3J0QXJjaGl2ZVJlc3BvbnNlEhIKCmZpbGVfY291bnQYASABKAMSEgoKc2l6ZV9ieXRlcxgCIAEoAyqHAQoKQ2hhbmdlS2luZBIbChdDSEFOR0VfS0lORF9VTlNQRUNJRklFRBAAEhYKEkNIQU5HRV9LSU5EX0NSRUFURRABEhYKEkNIQU5HRV9LSU5EX01PRElGWRACEhYKEkNIQU5HRV9LSU5EX0RFTEVURRADEhQKEENIQU5HRV9LSU5EX01PVkUQBCppCghEaWZmS2luZBIZChVESUZGX0tJTkRfVU5TUEVDSUZJRUQQABITCg9ESUZGX0tJTkRfQURERUQQARIVChFESUZGX0tJTkRfUkVNT1ZFRBACEhYKEkRJRkZfS0lORF9NT0RJRklFRBADKmcKDURpZmZFbnRyeVR5cGUSHwobRElGRl9FTlRSWV9UWVBFX1VOU1BFQ0lGSUVEEAASGAoURElGRl9FTlRSWV9UWVBFX0ZJTEUQARIbChdESUZGX0VOVFJZX1RZUEVfU1lNTElOSxACMt8JCgpXb3Jrc3BhY2VzEl4KD0NyZWF0ZVdvcmtzcGFjZRIkLmZpbGV0b29scy52MS5DcmVhdGVXb3Jrc3BhY2VSZXF1ZXN0GiUuZmlsZXRvb2xzLnYxLkNyZWF0ZVdvcmtzcGFjZVJlc3BvbnNlElUKDEdldFdvcmtzcGFjZRIhLmZpbGV0b29scy52MS5HZXRXb3Jrc3BhY2VSZXF1ZXN0GiIuZmlsZXRvb2xzLnYxLkdldFdvcmtzcGFjZVJlc3BvbnNlElsKDkxpc3RXb3Jrc3BhY2VzEiMuZmlsZXRvb2xzLnYxLkxpc3RXb3Jrc3BhY2VzUmVxdWVzdBokLmZpbGV0b29scy52MS5MaXN0V29ya3NwYWNlc1Jlc3BvbnNlEl4KD0RlbGV0ZVdvcmtzcGFjZRIkLmZpbGV0b29scy52MS5EZWxldGVXb3Jrc3BhY2VSZXF1ZXN0GiUuZmlsZXRvb2xzLnYxLkRlbGV0ZVdvcmtzcGFjZVJlc3BvbnNlEkkKCFN0YXJ0UnVuEh0uZmlsZXRvb2xzLnYxLlN0YXJ0UnVuUmVxdWVzdBoeLmZpbGV0b29scy52MS5TdGFydFJ1blJlc3BvbnNlEkwKCUZpbmlzaFJ1bhIeLmZpbGV0b29scy52MS5GaW5pc2hSdW5SZXF1ZXN0Gh8uZmlsZXRvb2xzLnYxLkZpbmlzaFJ1blJlc3BvbnNlEkkKCExpc3RSdW5zEh0uZmlsZXRvb2xzLnYxLkxpc3RSdW5zUmVxdWVzdBoeLmZpbGV0b29scy52MS5MaXN0UnVuc1Jlc3BvbnNlEk8KCkFiYW5kb25SdW4SHy5maWxldG9vbHMudjEuQWJhbmRvblJ1blJlcXVlc3QaIC5maWxldG9vbHMudjEuQWJhbmRvblJ1blJlc3BvbnNlElcKDEdldENoYW5nZVNldBIhLmZpbGV0b29scy52MS5HZXRDaGFuZ2VTZXRSZXF1ZXN0GiIuZmlsZXRvb2xzLnYxLkdldENoYW5nZVNldFJlc3BvbnNlMAESWAoNTGlzdFNuYXBzaG90cxIiLmZpbGV0b29scy52MS5MaXN0U25hcHNob3RzUmVxdWVzdBojLmZpbGV0b29scy52MS5MaXN0U25hcHNob3RzUmVzcG9uc2USWgoNRGlmZlNuYXBzaG90cxIiLmZpbGV0b29scy52MS5EaWZmU25hcHNob3RzUmVxdWVzdBojLmZpbGV0b29scy52MS5EaWZmU25hcHNob3RzUmVzcG9uc2UwARJdCg5FeHBvcnRTbmFwc2hvdBIjLmZpbGV0b29scy52MS5FeHBvcnRTbmFwc2hvdFJlcXVlc3QaJC5maWxldG9vbHMudjEuRXhwb3J0U25hcHNob3RSZXNwb25zZTABEl4KD1Jlc3RvcmVTbmFwc2hvdBIkLmZpbGV0b29scy52MS5SZXN0b3JlU25hcHNob3RSZXF1ZXN0GiUuZmlsZXRvb2xzLnYxLlJlc3RvcmVTbmFwc2hvdFJlc3BvbnNlEloKDUltcG9ydEFyY2hpdmUSIi5maWxldG9vbHMudjEuSW1wb3J0QXJjaGl2ZVJlcXVlc3QaIy5maWxldG9vbHMudjEuSW1wb3J0QXJjaGl2ZVJlc3BvbnNlKAFCSFpGZ2l0aHViLmNvbS9maWxldG9vbHMvZmlsZXRvb2xzL2NsaWVudHMvZ28vZ2VuL2ZpbGV0b29scy92MTtmaWxldG9vbHN2MWIGcHJvdG8z", [file_filetools_v1_common, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message filetools.v1.Workspace
@@ -117,6 +117,37 @@ export type GetWorkspaceResponse = Message<"filetools.v1.GetWorkspaceResponse"> 
    * @generated from field: filetools.v1.Workspace workspace = 1;
    */
   workspace?: Workspace | undefined;
+
+  /**
+   * Its active run, on this daemon or (shared store) any daemon of the
+   * fleet; unset when none.
+   *
+   * @generated from field: filetools.v1.ActiveRun active_run = 2;
+   */
+  activeRun?: ActiveRun | undefined;
+
+  /**
+   * The workspace's newest published snapshot in the store ("" for none).
+   *
+   * @generated from field: string newest_snapshot = 3;
+   */
+  newestSnapshot: string;
+
+  /**
+   * The snapshot this daemon's copy of the workspace is of ("" for none or
+   * unknown).
+   *
+   * @generated from field: string copy_of = 4;
+   */
+  copyOf: string;
+
+  /**
+   * The copy differs from copy_of (changes not published, or made behind
+   * the daemon's back), as far as a stat check of the tree tells.
+   *
+   * @generated from field: bool unpublished_changes = 5;
+   */
+  unpublishedChanges: boolean;
 };
 
 /**
@@ -125,6 +156,162 @@ export type GetWorkspaceResponse = Message<"filetools.v1.GetWorkspaceResponse"> 
  */
 export const GetWorkspaceResponseSchema: GenMessage<GetWorkspaceResponse> = /*@__PURE__*/
   messageDesc(file_filetools_v1_workspaces, 4);
+
+/**
+ * A run that holds a workspace.
+ *
+ * @generated from message filetools.v1.ActiveRun
+ */
+export type ActiveRun = Message<"filetools.v1.ActiveRun"> & {
+  /**
+   * Workspace id.
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * Run id.
+   *
+   * @generated from field: string run_id = 2;
+   */
+  runId: string;
+
+  /**
+   * The node running it (the holder's --node-name).
+   *
+   * @generated from field: string node = 3;
+   */
+  node: string;
+
+  /**
+   * When the run started (unset when only its lease is known).
+   *
+   * @generated from field: google.protobuf.Timestamp started_at = 4;
+   */
+  startedAt?: Timestamp | undefined;
+
+  /**
+   * When its lease expires unless renewed (unset without leases: file://).
+   *
+   * @generated from field: google.protobuf.Timestamp lease_expires_at = 5;
+   */
+  leaseExpiresAt?: Timestamp | undefined;
+
+  /**
+   * Held by this daemon.
+   *
+   * @generated from field: bool local = 6;
+   */
+  local: boolean;
+};
+
+/**
+ * Describes the message filetools.v1.ActiveRun.
+ * Use `create(ActiveRunSchema)` to create a new message.
+ */
+export const ActiveRunSchema: GenMessage<ActiveRun> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_workspaces, 5);
+
+/**
+ * @generated from message filetools.v1.ListRunsRequest
+ */
+export type ListRunsRequest = Message<"filetools.v1.ListRunsRequest"> & {
+};
+
+/**
+ * Describes the message filetools.v1.ListRunsRequest.
+ * Use `create(ListRunsRequestSchema)` to create a new message.
+ */
+export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_workspaces, 6);
+
+/**
+ * @generated from message filetools.v1.ListRunsResponse
+ */
+export type ListRunsResponse = Message<"filetools.v1.ListRunsResponse"> & {
+  /**
+   * Sorted by workspace.
+   *
+   * @generated from field: repeated filetools.v1.ActiveRun runs = 1;
+   */
+  runs: ActiveRun[];
+};
+
+/**
+ * Describes the message filetools.v1.ListRunsResponse.
+ * Use `create(ListRunsResponseSchema)` to create a new message.
+ */
+export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_workspaces, 7);
+
+/**
+ * @generated from message filetools.v1.AbandonRunRequest
+ */
+export type AbandonRunRequest = Message<"filetools.v1.AbandonRunRequest"> & {
+  /**
+   * Workspace id.
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * The run to end; "" = whichever is active. Another run active:
+   * NOT_FOUND.
+   *
+   * @generated from field: string run_id = 2;
+   */
+  runId: string;
+
+  /**
+   * Why, recorded with the recovered snapshot (recovered_reason).
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message filetools.v1.AbandonRunRequest.
+ * Use `create(AbandonRunRequestSchema)` to create a new message.
+ */
+export const AbandonRunRequestSchema: GenMessage<AbandonRunRequest> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_workspaces, 8);
+
+/**
+ * @generated from message filetools.v1.AbandonRunResponse
+ */
+export type AbandonRunResponse = Message<"filetools.v1.AbandonRunResponse"> & {
+  /**
+   * The run ended.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The recovered snapshot keeping its unpublished work; unset when it had
+   * none or it ran on another daemon (that daemon keeps it).
+   *
+   * @generated from field: filetools.v1.Snapshot recovered = 2;
+   */
+  recovered?: Snapshot | undefined;
+
+  /**
+   * The run was another daemon's: its lease was broken.
+   *
+   * @generated from field: bool lease_broken = 3;
+   */
+  leaseBroken: boolean;
+};
+
+/**
+ * Describes the message filetools.v1.AbandonRunResponse.
+ * Use `create(AbandonRunResponseSchema)` to create a new message.
+ */
+export const AbandonRunResponseSchema: GenMessage<AbandonRunResponse> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_workspaces, 9);
 
 /**
  * @generated from message filetools.v1.ListWorkspacesRequest
@@ -137,7 +324,7 @@ export type ListWorkspacesRequest = Message<"filetools.v1.ListWorkspacesRequest"
  * Use `create(ListWorkspacesRequestSchema)` to create a new message.
  */
 export const ListWorkspacesRequestSchema: GenMessage<ListWorkspacesRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 5);
+  messageDesc(file_filetools_v1_workspaces, 10);
 
 /**
  * @generated from message filetools.v1.ListWorkspacesResponse
@@ -156,7 +343,7 @@ export type ListWorkspacesResponse = Message<"filetools.v1.ListWorkspacesRespons
  * Use `create(ListWorkspacesResponseSchema)` to create a new message.
  */
 export const ListWorkspacesResponseSchema: GenMessage<ListWorkspacesResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 6);
+  messageDesc(file_filetools_v1_workspaces, 11);
 
 /**
  * @generated from message filetools.v1.DeleteWorkspaceRequest
@@ -183,7 +370,7 @@ export type DeleteWorkspaceRequest = Message<"filetools.v1.DeleteWorkspaceReques
  * Use `create(DeleteWorkspaceRequestSchema)` to create a new message.
  */
 export const DeleteWorkspaceRequestSchema: GenMessage<DeleteWorkspaceRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 7);
+  messageDesc(file_filetools_v1_workspaces, 12);
 
 /**
  * @generated from message filetools.v1.DeleteWorkspaceResponse
@@ -202,7 +389,7 @@ export type DeleteWorkspaceResponse = Message<"filetools.v1.DeleteWorkspaceRespo
  * Use `create(DeleteWorkspaceResponseSchema)` to create a new message.
  */
 export const DeleteWorkspaceResponseSchema: GenMessage<DeleteWorkspaceResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 8);
+  messageDesc(file_filetools_v1_workspaces, 13);
 
 /**
  * @generated from message filetools.v1.Run
@@ -242,6 +429,21 @@ export type Run = Message<"filetools.v1.Run"> & {
    * @generated from field: map<string, string> labels = 5;
    */
   labels: { [key: string]: string };
+
+  /**
+   * The snapshot the run started from ("" for none): what its copy of the
+   * workspace was at the start, and the parent of the snapshot it publishes.
+   *
+   * @generated from field: string started_from = 6;
+   */
+  startedFrom: string;
+
+  /**
+   * The node running it (--node-name).
+   *
+   * @generated from field: string node = 7;
+   */
+  node: string;
 };
 
 /**
@@ -249,7 +451,7 @@ export type Run = Message<"filetools.v1.Run"> & {
  * Use `create(RunSchema)` to create a new message.
  */
 export const RunSchema: GenMessage<Run> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 9);
+  messageDesc(file_filetools_v1_workspaces, 14);
 
 /**
  * @generated from message filetools.v1.StartRunRequest
@@ -263,8 +465,15 @@ export type StartRunRequest = Message<"filetools.v1.StartRunRequest"> & {
   workspace: string;
 
   /**
-   * "LATEST" (default when empty): restore the newest snapshot when the live
-   * directory is absent or empty; "NONE": never restore; or a snapshot id.
+   * "LATEST" (default when empty): start from the newest published
+   * snapshot. The daemon's copy is used as it is when it is a copy of the
+   * newest (with or without unpublished changes); otherwise the newest is
+   * restored, after keeping the copy's unpublished changes, if any, as a
+   * recovered snapshot. "NONE": never restore (the run starts from the copy
+   * as it is; publishing then needs it to be a copy of the newest). Or a
+   * snapshot id: restore it (unpublished changes kept first, as for LATEST);
+   * publishing then replaces the newest seen at the start, a deliberate
+   * rollback.
    *
    * @generated from field: string restore = 2;
    */
@@ -283,7 +492,7 @@ export type StartRunRequest = Message<"filetools.v1.StartRunRequest"> & {
  * Use `create(StartRunRequestSchema)` to create a new message.
  */
 export const StartRunRequestSchema: GenMessage<StartRunRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 10);
+  messageDesc(file_filetools_v1_workspaces, 15);
 
 /**
  * @generated from message filetools.v1.StartRunResponse
@@ -302,7 +511,7 @@ export type StartRunResponse = Message<"filetools.v1.StartRunResponse"> & {
  * Use `create(StartRunResponseSchema)` to create a new message.
  */
 export const StartRunResponseSchema: GenMessage<StartRunResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 11);
+  messageDesc(file_filetools_v1_workspaces, 16);
 
 /**
  * @generated from message filetools.v1.ChangeSummary
@@ -342,7 +551,7 @@ export type ChangeSummary = Message<"filetools.v1.ChangeSummary"> & {
  * Use `create(ChangeSummarySchema)` to create a new message.
  */
 export const ChangeSummarySchema: GenMessage<ChangeSummary> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 12);
+  messageDesc(file_filetools_v1_workspaces, 17);
 
 /**
  * @generated from message filetools.v1.Snapshot
@@ -414,17 +623,31 @@ export type Snapshot = Message<"filetools.v1.Snapshot"> & {
   changes?: ChangeSummary | undefined;
 
   /**
-   * The snapshot this one follows ("" for the first): the workspace's newest
-   * when its run started, or the run's previous snapshot (one taken at a
-   * shutdown). FinishRun refuses (FAILED_PRECONDITION / CONTENT_CHANGED, with
-   * metadata newest_snapshot and parent) when the workspace's newest snapshot
-   * is no longer that one: another run published meanwhile, and this run's
-   * snapshot would silently drop its work. Detection, not exclusion: two runs
-   * finishing at the same moment can still both publish.
+   * The snapshot its content was made from ("" for none): the one its run
+   * started from (Run.started_from), or the run's previous snapshot (one
+   * taken at a shutdown); for a recovered snapshot, the one the copy was of.
+   * A published snapshot differs from its parent only by its run's work.
    *
    * @generated from field: string parent = 10;
    */
   parent: string;
+
+  /**
+   * Not on the workspace's main line: work that could not be published
+   * (another run published first, a run whose lease was lost, an abandoned
+   * run, changes made outside any run on a copy the store moved past). Kept,
+   * never restored by LATEST; listed only with include_recovered.
+   *
+   * @generated from field: bool recovered = 11;
+   */
+  recovered: boolean;
+
+  /**
+   * Why it was recovered, in words (empty for published snapshots).
+   *
+   * @generated from field: string recovered_reason = 12;
+   */
+  recoveredReason: string;
 };
 
 /**
@@ -432,7 +655,7 @@ export type Snapshot = Message<"filetools.v1.Snapshot"> & {
  * Use `create(SnapshotSchema)` to create a new message.
  */
 export const SnapshotSchema: GenMessage<Snapshot> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 13);
+  messageDesc(file_filetools_v1_workspaces, 18);
 
 /**
  * @generated from message filetools.v1.FinishRunRequest
@@ -472,7 +695,7 @@ export type FinishRunRequest = Message<"filetools.v1.FinishRunRequest"> & {
  * Use `create(FinishRunRequestSchema)` to create a new message.
  */
 export const FinishRunRequestSchema: GenMessage<FinishRunRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 14);
+  messageDesc(file_filetools_v1_workspaces, 19);
 
 /**
  * @generated from message filetools.v1.FinishRunResponse
@@ -498,7 +721,7 @@ export type FinishRunResponse = Message<"filetools.v1.FinishRunResponse"> & {
  * Use `create(FinishRunResponseSchema)` to create a new message.
  */
 export const FinishRunResponseSchema: GenMessage<FinishRunResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 15);
+  messageDesc(file_filetools_v1_workspaces, 20);
 
 /**
  * @generated from message filetools.v1.Change
@@ -552,7 +775,7 @@ export type Change = Message<"filetools.v1.Change"> & {
  * Use `create(ChangeSchema)` to create a new message.
  */
 export const ChangeSchema: GenMessage<Change> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 16);
+  messageDesc(file_filetools_v1_workspaces, 21);
 
 /**
  * @generated from message filetools.v1.GetChangeSetRequest
@@ -578,7 +801,7 @@ export type GetChangeSetRequest = Message<"filetools.v1.GetChangeSetRequest"> & 
  * Use `create(GetChangeSetRequestSchema)` to create a new message.
  */
 export const GetChangeSetRequestSchema: GenMessage<GetChangeSetRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 17);
+  messageDesc(file_filetools_v1_workspaces, 22);
 
 /**
  * @generated from message filetools.v1.GetChangeSetResponse
@@ -597,7 +820,7 @@ export type GetChangeSetResponse = Message<"filetools.v1.GetChangeSetResponse"> 
  * Use `create(GetChangeSetResponseSchema)` to create a new message.
  */
 export const GetChangeSetResponseSchema: GenMessage<GetChangeSetResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 18);
+  messageDesc(file_filetools_v1_workspaces, 23);
 
 /**
  * @generated from message filetools.v1.ListSnapshotsRequest
@@ -631,6 +854,14 @@ export type ListSnapshotsRequest = Message<"filetools.v1.ListSnapshotsRequest"> 
    * @generated from field: google.protobuf.Timestamp created_before = 4;
    */
   createdBefore?: Timestamp | undefined;
+
+  /**
+   * Also the recovered snapshots (Snapshot.recovered). Unset = false: the
+   * main line only, the snapshots LATEST can restore.
+   *
+   * @generated from field: bool include_recovered = 5;
+   */
+  includeRecovered: boolean;
 };
 
 /**
@@ -638,7 +869,7 @@ export type ListSnapshotsRequest = Message<"filetools.v1.ListSnapshotsRequest"> 
  * Use `create(ListSnapshotsRequestSchema)` to create a new message.
  */
 export const ListSnapshotsRequestSchema: GenMessage<ListSnapshotsRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 19);
+  messageDesc(file_filetools_v1_workspaces, 24);
 
 /**
  * @generated from message filetools.v1.ListSnapshotsResponse
@@ -657,7 +888,7 @@ export type ListSnapshotsResponse = Message<"filetools.v1.ListSnapshotsResponse"
  * Use `create(ListSnapshotsResponseSchema)` to create a new message.
  */
 export const ListSnapshotsResponseSchema: GenMessage<ListSnapshotsResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 20);
+  messageDesc(file_filetools_v1_workspaces, 25);
 
 /**
  * @generated from message filetools.v1.DiffSnapshotsRequest
@@ -698,7 +929,7 @@ export type DiffSnapshotsRequest = Message<"filetools.v1.DiffSnapshotsRequest"> 
  * Use `create(DiffSnapshotsRequestSchema)` to create a new message.
  */
 export const DiffSnapshotsRequestSchema: GenMessage<DiffSnapshotsRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 21);
+  messageDesc(file_filetools_v1_workspaces, 26);
 
 /**
  * @generated from message filetools.v1.DiffEntry
@@ -794,7 +1025,7 @@ export type DiffEntry = Message<"filetools.v1.DiffEntry"> & {
  * Use `create(DiffEntrySchema)` to create a new message.
  */
 export const DiffEntrySchema: GenMessage<DiffEntry> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 22);
+  messageDesc(file_filetools_v1_workspaces, 27);
 
 /**
  * @generated from message filetools.v1.DiffSummary
@@ -848,7 +1079,7 @@ export type DiffSummary = Message<"filetools.v1.DiffSummary"> & {
  * Use `create(DiffSummarySchema)` to create a new message.
  */
 export const DiffSummarySchema: GenMessage<DiffSummary> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 23);
+  messageDesc(file_filetools_v1_workspaces, 28);
 
 /**
  * @generated from message filetools.v1.DiffSnapshotsResponse
@@ -880,7 +1111,7 @@ export type DiffSnapshotsResponse = Message<"filetools.v1.DiffSnapshotsResponse"
  * Use `create(DiffSnapshotsResponseSchema)` to create a new message.
  */
 export const DiffSnapshotsResponseSchema: GenMessage<DiffSnapshotsResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 24);
+  messageDesc(file_filetools_v1_workspaces, 29);
 
 /**
  * @generated from message filetools.v1.DiffEntries
@@ -899,7 +1130,7 @@ export type DiffEntries = Message<"filetools.v1.DiffEntries"> & {
  * Use `create(DiffEntriesSchema)` to create a new message.
  */
 export const DiffEntriesSchema: GenMessage<DiffEntries> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 25);
+  messageDesc(file_filetools_v1_workspaces, 30);
 
 /**
  * @generated from message filetools.v1.ExportSnapshotRequest
@@ -962,7 +1193,7 @@ export type ExportSnapshotRequest = Message<"filetools.v1.ExportSnapshotRequest"
  * Use `create(ExportSnapshotRequestSchema)` to create a new message.
  */
 export const ExportSnapshotRequestSchema: GenMessage<ExportSnapshotRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 26);
+  messageDesc(file_filetools_v1_workspaces, 31);
 
 /**
  * @generated from message filetools.v1.ExportHeader
@@ -1009,7 +1240,7 @@ export type ExportHeader = Message<"filetools.v1.ExportHeader"> & {
  * Use `create(ExportHeaderSchema)` to create a new message.
  */
 export const ExportHeaderSchema: GenMessage<ExportHeader> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 27);
+  messageDesc(file_filetools_v1_workspaces, 32);
 
 /**
  * @generated from message filetools.v1.ExportSnapshotResponse
@@ -1040,7 +1271,7 @@ export type ExportSnapshotResponse = Message<"filetools.v1.ExportSnapshotRespons
  * Use `create(ExportSnapshotResponseSchema)` to create a new message.
  */
 export const ExportSnapshotResponseSchema: GenMessage<ExportSnapshotResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 28);
+  messageDesc(file_filetools_v1_workspaces, 33);
 
 /**
  * @generated from message filetools.v1.RestoreSnapshotRequest
@@ -1066,7 +1297,7 @@ export type RestoreSnapshotRequest = Message<"filetools.v1.RestoreSnapshotReques
  * Use `create(RestoreSnapshotRequestSchema)` to create a new message.
  */
 export const RestoreSnapshotRequestSchema: GenMessage<RestoreSnapshotRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 29);
+  messageDesc(file_filetools_v1_workspaces, 34);
 
 /**
  * @generated from message filetools.v1.RestoreSnapshotResponse
@@ -1085,7 +1316,7 @@ export type RestoreSnapshotResponse = Message<"filetools.v1.RestoreSnapshotRespo
  * Use `create(RestoreSnapshotResponseSchema)` to create a new message.
  */
 export const RestoreSnapshotResponseSchema: GenMessage<RestoreSnapshotResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 30);
+  messageDesc(file_filetools_v1_workspaces, 35);
 
 /**
  * @generated from message filetools.v1.ImportHeader
@@ -1112,7 +1343,7 @@ export type ImportHeader = Message<"filetools.v1.ImportHeader"> & {
  * Use `create(ImportHeaderSchema)` to create a new message.
  */
 export const ImportHeaderSchema: GenMessage<ImportHeader> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 31);
+  messageDesc(file_filetools_v1_workspaces, 36);
 
 /**
  * @generated from message filetools.v1.ImportArchiveRequest
@@ -1143,7 +1374,7 @@ export type ImportArchiveRequest = Message<"filetools.v1.ImportArchiveRequest"> 
  * Use `create(ImportArchiveRequestSchema)` to create a new message.
  */
 export const ImportArchiveRequestSchema: GenMessage<ImportArchiveRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 32);
+  messageDesc(file_filetools_v1_workspaces, 37);
 
 /**
  * @generated from message filetools.v1.ImportArchiveResponse
@@ -1169,7 +1400,7 @@ export type ImportArchiveResponse = Message<"filetools.v1.ImportArchiveResponse"
  * Use `create(ImportArchiveResponseSchema)` to create a new message.
  */
 export const ImportArchiveResponseSchema: GenMessage<ImportArchiveResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_workspaces, 33);
+  messageDesc(file_filetools_v1_workspaces, 38);
 
 /**
  * Kind of one change-set entry.
@@ -1345,7 +1576,9 @@ export const Workspaces: GenService<{
   /**
    * Begin a run (creating and restoring the workspace as needed). A second
    * active run on the workspace: FAILED_PRECONDITION / RUN_ACTIVE. Runs and
-   * their change sets survive a daemon restart.
+   * their change sets survive a daemon restart; a run whose lease was lost
+   * while its daemon was down is not resumed (see ListSnapshots'
+   * include_recovered for where its work goes).
    *
    * @generated from rpc filetools.v1.Workspaces.StartRun
    */
@@ -1355,9 +1588,15 @@ export const Workspaces: GenService<{
     output: typeof StartRunResponseSchema;
   },
   /**
-   * End a run and snapshot the workspace. The manifest is written only once
-   * the tarball and its sha256 are complete. If the snapshot fails the run
-   * stays active (retry FinishRun).
+   * End a run and publish a snapshot of the workspace. The manifest is
+   * written only once the tarball and its sha256 are complete, and the
+   * snapshot is published by a compare-and-swap of the workspace's head in
+   * the store: only if the snapshot the run started from (Run.started_from)
+   * is still the newest. Otherwise nothing is published, the run ends, its
+   * work is kept as a recovered snapshot, and the call fails with
+   * FAILED_PRECONDITION / CONTENT_CHANGED (metadata: newest_snapshot,
+   * parent, recovered_snapshot). If the store fails the run stays active
+   * (retry FinishRun).
    *
    * @generated from rpc filetools.v1.Workspaces.FinishRun
    */
@@ -1365,6 +1604,31 @@ export const Workspaces: GenService<{
     methodKind: "unary";
     input: typeof FinishRunRequestSchema;
     output: typeof FinishRunResponseSchema;
+  },
+  /**
+   * The active runs this daemon knows of: its own, and on a shared (s3://)
+   * store every live lease of the fleet, with the node holding it.
+   *
+   * @generated from rpc filetools.v1.Workspaces.ListRuns
+   */
+  listRuns: {
+    methodKind: "unary";
+    input: typeof ListRunsRequestSchema;
+    output: typeof ListRunsResponseSchema;
+  },
+  /**
+   * End a workspace's active run without publishing: for an operator with a
+   * stuck run. A run of this daemon ends at once and its unpublished work is
+   * kept as a recovered snapshot; a run held by another daemon has its lease
+   * broken (that daemon's next renewal finds it lost, and its FinishRun keeps
+   * the work as a recovered snapshot). No active run: NOT_FOUND.
+   *
+   * @generated from rpc filetools.v1.Workspaces.AbandonRun
+   */
+  abandonRun: {
+    methodKind: "unary";
+    input: typeof AbandonRunRequestSchema;
+    output: typeof AbandonRunResponseSchema;
   },
   /**
    * The run's change-set entries: from this daemon's records, else from the
