@@ -15,9 +15,9 @@ import type { Workspace } from "../workspace/workspace.js";
 import { parseRecord } from "./records.js";
 
 const CopySchema = z.object({
-  /** The snapshot the copy was made of, or last published as ("" for none). */
-  snapshot: z.string(),
-  /** The tree's fingerprint when it was exactly that snapshot. */
+  /** The snapshot the copy was made of, or last published as ("" for none); null: unknown. */
+  snapshot: z.string().nullable(),
+  /** The tree's fingerprint when it was exactly that snapshot ("" when unknown). */
   fingerprint: z.string(),
   /** The last run started on the copy since (its unpublished changes belong to it), "" for none. */
   run: z.string().default(""),
@@ -51,9 +51,10 @@ export class Copies {
   async state(workspace: Workspace, signal?: AbortSignal): Promise<CopyState> {
     const record = await this.read(workspace.id);
     const { fingerprint, entries } = await fingerprintTree(workspace, signal);
-    if (record) return { snapshot: record.snapshot, changed: fingerprint !== record.fingerprint, run: record.run };
-    // No record: an empty tree is a copy of nothing; anything else is of unknown origin.
-    return entries === 0 ? { snapshot: "", changed: false, run: "" } : { snapshot: undefined, changed: true, run: "" };
+    if (record?.snapshot != null) return { snapshot: record.snapshot, changed: fingerprint !== record.fingerprint, run: record.run };
+    // Unknown: an empty tree is a copy of nothing; anything else is of unknown origin.
+    const run = record?.run ?? "";
+    return entries === 0 ? { snapshot: "", changed: false, run } : { snapshot: undefined, changed: true, run };
   }
 
   /** The copy is exactly `snapshot` as of `fingerprint` (taken before the snapshot was packed or after it was restored). */
@@ -64,7 +65,7 @@ export class Copies {
   /** Run `runId` starts on the copy: changes from now on are its own. */
   async startRun(workspaceId: string, runId: string): Promise<void> {
     const record = await this.read(workspaceId);
-    if (record) await this.write(workspaceId, { ...record, run: runId });
+    await this.write(workspaceId, { ...(record ?? { snapshot: null, fingerprint: "" }), run: runId });
   }
 
   /** Forgets a deleted workspace's copy. */

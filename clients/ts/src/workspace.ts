@@ -397,10 +397,16 @@ export class WorkspaceClient {
     return changes;
   }
 
-  /** The workspace's snapshots, newest first; with labels (all must match) and a time range, only those. */
-  async listSnapshots(options: CallOptions & { labels?: Record<string, string>; createdAfter?: Date; createdBefore?: Date } = {}): Promise<Snapshot[]> {
-    const { labels, createdAfter, createdBefore } = options;
-    const request = { workspace: this.id, labels, createdAfter: createdAfter && timestampFromDate(createdAfter), createdBefore: createdBefore && timestampFromDate(createdBefore) };
+  /** The workspace's snapshots, newest first; with labels (all must match) and a time range, only those; includeRecovered: also those kept off the main line. */
+  async listSnapshots(options: CallOptions & { labels?: Record<string, string>; createdAfter?: Date; createdBefore?: Date; includeRecovered?: boolean } = {}): Promise<Snapshot[]> {
+    const { labels, createdAfter, createdBefore, includeRecovered } = options;
+    const request = {
+      workspace: this.id,
+      labels,
+      createdAfter: createdAfter && timestampFromDate(createdAfter),
+      createdBefore: createdBefore && timestampFromDate(createdBefore),
+      includeRecovered,
+    };
     return (await this.raw.workspaces.listSnapshots(request, options)).snapshots;
   }
 

@@ -126,7 +126,7 @@ describe("filetools", () => {
 
   it("workspaces create, show, ls (text and --json)", async () => {
     expect(await ok(["workspaces", "create", "demo"])).toBe("created workspace demo\n");
-    expect((await json(["workspaces", "show", "demo"])).id).toBe("demo");
+    expect((await json(["workspaces", "show", "demo"])).workspace.id).toBe("demo");
     const listing = await ok(["workspaces", "ls"]);
     expect(listing.split("\n")[0]).toMatch(/^ID\s+KIND\s+CREATED$/);
     expect(listing).toMatch(/^demo\s+managed\s+\d{4}-\d\d-\d\d \d\d:\d\d$/m);
@@ -511,6 +511,27 @@ describe("filetools", () => {
     const interrupted = await result;
     expect(interrupted).toMatchObject({ code: 130, stderr: "filetools: interrupted; the call was cancelled (CANCELLED)\n" });
     expect((await cli(["stat", "demo", "interrupted.bin"])).code).toBe(3);
+  });
+
+  it("runs ls, workspaces show, runs abandon (the run's work kept as a recovered snapshot), snapshots ls --recovered", async () => {
+    await ok(["workspaces", "create", "stuck"]);
+    expect(await json(["runs", "ls"])).toEqual({ runs: [] });
+    const { run } = await json(["runs", "start", "stuck"]);
+    await ok(["write", "stuck", "half.txt", "-"], { input: "half done\n" });
+    const shown = await ok(["workspaces", "show", "stuck"]);
+    expect(shown).toContain(`active run ${run.id} on node ${run.node} (this daemon)`);
+    expect(shown).toContain("this copy is of: no snapshot, with unpublished changes");
+    const listed = await ok(["runs", "ls"]);
+    expect(listed.split("\n")[0]).toMatch(/^WORKSPACE\s+RUN\s+NODE\s+STARTED\s+LEASE UNTIL\s+HERE$/);
+    expect(listed).toContain(run.id);
+    const abandoned = await ok(["runs", "abandon", "stuck", "--reason", "agent hung"]);
+    expect(abandoned).toMatch(new RegExp(`^abandoned ${run.id} on stuck: its work is kept as recovered snapshot \\S+\\n$`));
+    expect((await cli(["runs", "abandon", "stuck"])).code).toBe(3); // no active run
+    expect((await json(["snapshots", "ls", "stuck"])).snapshots).toEqual([]);
+    const { snapshots } = await json(["snapshots", "ls", "stuck", "--recovered"]);
+    expect(snapshots).toHaveLength(1);
+    expect(snapshots[0]).toMatchObject({ runId: run.id, recovered: true });
+    expect(snapshots[0].recoveredReason).toContain("abandoned by an operator: agent hung");
   });
 
   it("workspaces delete", async () => {

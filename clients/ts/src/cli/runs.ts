@@ -1,6 +1,8 @@
-// runs start|finish|changes.
+// runs start|finish|changes|ls|abandon.
 import type { Command } from "commander";
 import {
+  AbandonRunResponseSchema,
+  ActiveRunSchema,
   ChangeKind,
   ChangeSchema,
   FinishRunResponseSchema,
@@ -24,15 +26,49 @@ export function addRunCommands(program: Command): void {
 
   runs
     .command("start")
-    .description("Start a run, creating the workspace if needed and restoring its newest snapshot when it is empty")
+    .description(
+      "Start a run, creating the workspace if needed, from the newest published snapshot (the daemon's copy as it is " +
+        "when it is a copy of that one; otherwise restored, after keeping the copy's unpublished changes as a recovered snapshot)",
+    )
     .argument("<workspace>", "workspace id")
-    .option("--restore <what>", 'LATEST (default: the newest snapshot, if the workspace is empty), NONE, or a snapshot id')
+    .option("--restore <what>", "LATEST (default: the newest published snapshot), NONE (the copy as it is), or a snapshot id")
     .option("--label <key=value>", "label copied to the run's snapshot (repeatable)", label)
     .action(async (workspace: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
       const run = await client.workspace(workspace).startRun({ ...call, restore: options.restore, labels: options.label });
       if (json) return printJson({ run: jsonOf(RunSchema, run) });
-      await writeOut(`started ${run.id} on ${run.workspace}${run.restoredFrom ? `, restored from snapshot ${run.restoredFrom}` : ""}\n`);
+      const from = run.restoredFrom ? `, restored from snapshot ${run.restoredFrom}` : run.startedFrom ? `, from snapshot ${run.startedFrom}` : "";
+      await writeOut(`started ${run.id} on ${run.workspace}${from}\n`);
+    });
+
+  runs
+    .command("ls")
+    .description("List the active runs: this daemon's, and on a shared (s3://) store every daemon's, with the node holding each")
+    .action(async (_options, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const { runs: active } = await client.workspaces.listRuns({}, call);
+      if (json) return printJson({ runs: active.map((run) => jsonOf(ActiveRunSchema, run)) });
+      const rows = active.map((run) => [run.workspace, run.runId, run.node, localTime(run.startedAt), localTime(run.leaseExpiresAt), run.local ? "yes" : "no"]);
+      await writeOut(table([["WORKSPACE", "RUN", "NODE", "STARTED", "LEASE UNTIL", "HERE"], ...rows]));
+    });
+
+  runs
+    .command("abandon")
+    .description(
+      "End a workspace's stuck run without publishing: a run of this daemon ends now and its unpublished work is kept " +
+        "as a recovered snapshot; another daemon's run has its lease broken (that daemon keeps its work the same way)",
+    )
+    .argument("<workspace>", "workspace id")
+    .option("--run <run-id>", "only if this is the active run")
+    .option("--reason <text>", "why, recorded with the recovered snapshot")
+    .action(async (workspace: string, options: { run?: string; reason?: string }, command: Command) => {
+      const { client, json, call } = sessionOf(command);
+      const response = await client.workspaces.abandonRun({ workspace, runId: options.run ?? "", reason: options.reason ?? "" }, call);
+      if (json) return printJson(jsonOf(AbandonRunResponseSchema, response));
+      let text = `abandoned ${response.runId} on ${workspace}`;
+      if (response.leaseBroken) text += ": its lease was broken; the daemon running it keeps its work as a recovered snapshot";
+      else text += response.recovered ? `: its work is kept as recovered snapshot ${response.recovered.id}` : ": it had no unpublished work";
+      await writeOut(`${text}\n`);
     });
 
   runs

@@ -22,14 +22,17 @@ export function addSnapshotCommands(program: Command): void {
     .option("--label <key=value>", "only snapshots with this label (repeatable: all must match)", label)
     .option("--after <time>", "only snapshots created at or after this time (ISO 8601)", time)
     .option("--before <time>", "only snapshots created before this time (ISO 8601)", time)
+    .option("--recovered", "also the recovered snapshots: work kept off the main line, with why")
     .addHelpText("after", "\nExample:\n  filetools snapshots ls reports --label team=docs --after 2026-05-01")
-    .action(async (workspace: string, options: { label?: Record<string, string>; after?: Date; before?: Date }, command: Command) => {
+    .action(async (workspace: string, options: { label?: Record<string, string>; after?: Date; before?: Date; recovered?: boolean }, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const filter = { labels: options.label, createdAfter: options.after, createdBefore: options.before };
+      const filter = { labels: options.label, createdAfter: options.after, createdBefore: options.before, includeRecovered: options.recovered };
       const snapshots = await client.workspace(workspace).listSnapshots({ ...call, ...filter });
       if (json) return printJson({ snapshots: snapshots.map((snapshot) => jsonOf(SnapshotSchema, snapshot)) });
       const rows = snapshots.map((s) => [s.id, localTime(s.createdAt), humanBytes(s.sizeBytes), String(s.fileCount), s.runId, changesText(s.changes)]);
-      await writeOut(table([["ID", "CREATED", "SIZE", "FILES", "RUN", "CHANGES"], ...rows], [2, 3]));
+      let text = table([["ID", "CREATED", "SIZE", "FILES", "RUN", "CHANGES"], ...rows], [2, 3]);
+      for (const s of snapshots.filter((s) => s.recovered)) text += `recovered ${s.id} (parent ${s.parent || "none"}): ${s.recoveredReason}\n`;
+      await writeOut(text);
     });
 
   snapshots

@@ -1,6 +1,6 @@
 // workspaces ls|show|create|delete.
 import type { Command } from "commander";
-import { DeleteWorkspaceResponseSchema, WorkspaceSchema, type Workspace } from "@filetools/proto/filetools/v1/workspaces_pb.js";
+import { DeleteWorkspaceResponseSchema, GetWorkspaceResponseSchema, WorkspaceSchema, type Workspace } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { jsonOf, localTime, printJson, table, writeOut } from "./output.js";
 import { sessionOf } from "./session.js";
 
@@ -22,14 +22,22 @@ export function addWorkspaceCommands(program: Command): void {
 
   workspaces
     .command("show")
-    .description("Describe one workspace")
+    .description("Describe one workspace: its active run and who holds it, the store's newest snapshot, and what the daemon's copy is of")
     .argument("<workspace>", "workspace id")
     .action(async (id: string, _options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const { workspace } = await client.workspaces.getWorkspace({ workspace: id }, call);
+      const response = await client.workspaces.getWorkspace({ workspace: id }, call);
+      const { workspace, activeRun } = response;
       if (!workspace) throw new Error("the daemon sent no workspace");
-      if (json) return printJson(jsonOf(WorkspaceSchema, workspace));
-      await writeOut(table([["ID", "KIND", "CREATED"], row(workspace)]));
+      if (json) return printJson(jsonOf(GetWorkspaceResponseSchema, response));
+      let text = table([["ID", "KIND", "CREATED"], row(workspace)]);
+      text += activeRun
+        ? `active run ${activeRun.runId} on node ${activeRun.node}${activeRun.local ? " (this daemon)" : ""}, started ${localTime(activeRun.startedAt)}` +
+          `${activeRun.leaseExpiresAt ? `, lease until ${localTime(activeRun.leaseExpiresAt)}` : ""}\n`
+        : "no active run\n";
+      text += `newest snapshot: ${response.newestSnapshot || "none"}\n`;
+      text += `this copy is of: ${response.copyOf || "no snapshot"}${response.unpublishedChanges ? ", with unpublished changes" : ""}\n`;
+      await writeOut(text);
     });
 
   workspaces
