@@ -357,8 +357,7 @@ export class Snapshots {
         const workspace = await this.registry.get(workspaceId);
         signal?.throwIfAborted(); // the commit point (the link check below may still refuse, before anything moves)
         await workspace.mergeStaging(staging, parts, async (into, entryAt) => {
-          staged.checkLinksAgainst(entryAt, into);
-          await staged.checkExistingLinks(linksIn(workspace), entryAt, into);
+          await staged.checkLinks(linksIn(workspace), entryAt, into);
         });
       });
     } finally {
