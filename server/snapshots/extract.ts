@@ -92,6 +92,12 @@ export interface ExtractOptions {
   damaged: DamagedReason;
   /** Told the totals read so far, before each member is staged (a quota check: it throws to stop the archive). */
   staged?: (usage: Usage) => void;
+  /**
+   * The most bytes the archive may inflate to, when what it holds is known
+   * (a stored snapshot: what its manifest accounts for); past them it is
+   * refused at once, as a bomb. Replaces the expansion ratio cap.
+   */
+  maxInflatedBytes?: number;
 }
 
 export interface ExtractResult {
@@ -386,7 +392,9 @@ async function decode(source: AsyncIterable<Uint8Array>, options: ExtractOptions
     transform(chunk: Buffer, _encoding, callback) {
       try {
         expanded += chunk.length;
-        if (gzipped && expanded > limits.ratioFloorBytes && expanded > compressed * limits.maxExpansionRatio) {
+        if (options.maxInflatedBytes !== undefined) {
+          if (expanded > options.maxInflatedBytes) throw new ArchiveProblem("refused", `the archive expands past the ${options.maxInflatedBytes} bytes its manifest accounts for (a compression bomb)`);
+        } else if (gzipped && expanded > limits.ratioFloorBytes && expanded > compressed * limits.maxExpansionRatio) {
           throw new ArchiveProblem("refused", `the archive expands more than ${limits.maxExpansionRatio} times (a compression bomb)`);
         }
         guard.write(chunk);
