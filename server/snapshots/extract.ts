@@ -14,6 +14,7 @@ import { errnoOf, translateErrno } from "../workspace/errno.js";
 import type { Staging, TreeEntry } from "../workspace/staging.js";
 import { MAX_CONTENT_BYTES, MAX_DEPTH, MAX_ENTRIES, MAX_PATH_BYTES, MAX_SYMLINK_TARGET_BYTES, MAX_COMPONENT_BYTES } from "../workspace/limits.js";
 import { byteLengthOfName, nameFromBytes } from "../workspace/names.js";
+import { displayPath } from "../workspace/paths.js";
 import { ArchiveProblem, problemError, TarGuard } from "./tar-guard.js";
 
 /** The caps on an archive, in one place (README "Snapshots"). */
@@ -91,6 +92,12 @@ export interface ExtractOptions {
   damaged: DamagedReason;
   /** Told the totals read so far, before each member is staged (a quota check: it throws to stop the archive). */
   staged?: (usage: Usage) => void;
+  /**
+   * The most bytes the archive may inflate to, when what it holds is known
+   * (a stored snapshot: what its manifest accounts for); past them it is
+   * refused at once, as a bomb. Replaces the expansion ratio cap.
+   */
+  maxInflatedBytes?: number;
 }
 
 export interface ExtractResult {
@@ -101,17 +108,14 @@ export interface ExtractResult {
 /** What extraction staged: its counts, and what it needs to check its links against the tree it merges into. */
 export interface StagedArchive extends ExtractResult {
   /**
-   * Refuses (UNSAFE_ARCHIVE) a staged symbolic link that, once the staging
-   * tree is merged into directory `into` (workspace components, links
-   * resolved) of a tree that `existing` describes, resolves outside the root.
+   * Refuses (UNSAFE_ARCHIVE) the merge of the staging tree into directory
+   * `into` (workspace components, links resolved) of a tree that `existing`
+   * describes, when one of the archive's symbolic links would resolve outside
+   * `into`, or one of the workspace's own links (`links`: where, and its
+   * target) that stays within the workspace, or within `into`, would no
+   * longer (an archive's `e -> .` under a link `y -> e/..`). See staysWithin.
    */
-  checkLinksAgainst(existing: (parts: readonly string[]) => TreeEntry, into: readonly string[]): void;
-  /**
-   * Refuses (UNSAFE_ARCHIVE) the merge when it would make one of the
-   * workspace's own links (`links`: where, and its target) that resolves
-   * inside now resolve outside (an archive's `e -> .` under a link `y -> e/..`).
-   */
-  checkExistingLinks(links: AsyncIterable<{ at: string[]; target: string }>, existing: (parts: readonly string[]) => TreeEntry, into: readonly string[]): Promise<void>;
+  checkLinks(links: AsyncIterable<{ at: string[]; target: string }>, existing: (parts: readonly string[]) => TreeEntry, into: readonly string[]): Promise<void>;
 }
 
 function unsafe(message: string): never {
@@ -144,11 +148,19 @@ export function memberParts(raw: string, limits: ExtractLimits): string[] {
 /**
  * Resolves a symbolic link's target the way the kernel would, component by
  * component, following every link `entryAt` reports (the archive's own, and
- * the tree's it lands in); false when it leaves the root. A name that is
- * absent or not a directory is taken as a directory: it may become one later,
- * and a `..` after it must not then escape.
+ * the tree's it lands in); false when it leaves the directory `within`
+ * ([] the root) at any step. A name that is absent or not a directory is
+ * taken as a directory: it may become one later, and a `..` after it must
+ * not then escape.
+ *
+ * What "stays in its directory" means for an import: a link may lead to the
+ * import directory itself or below it, never out of it, not even to come
+ * back (`../dir/x` from `dir`), nor through a link that leaves it or has an
+ * absolute target, whatever earlier imports, restores, calls or a shell left
+ * there; as RESOLVE_BENEATH does, so where it leads depends on nothing
+ * outside that directory. At the root this is the workspace's own rule.
  */
-function resolvesInside(linkAt: readonly string[], target: string, entryAt: (parts: readonly string[]) => TreeEntry): boolean {
+function staysWithin(linkAt: readonly string[], target: string, entryAt: (parts: readonly string[]) => TreeEntry, within: readonly string[]): boolean {
   const out = linkAt.slice(0, -1);
   // Components still to walk, last first (pop is cheap).
   const pending = target.split("/").reverse();
@@ -157,7 +169,7 @@ function resolvesInside(linkAt: readonly string[], target: string, entryAt: (par
     const part = pending.pop()!;
     if (part === "" || part === ".") continue;
     if (part === "..") {
-      if (out.length === 0) return false;
+      if (out.length <= within.length) return false;
       out.pop();
       continue;
     }
@@ -167,11 +179,19 @@ function resolvesInside(linkAt: readonly string[], target: string, entryAt: (par
     if (entry.kind === "link") {
       if (--hops < 0) return false;
       out.pop();
-      if (entry.fromRoot) out.length = 0;
+      if (entry.fromRoot) {
+        if (within.length > 0) return false;
+        out.length = 0;
+      }
       pending.push(...entry.target.split("/").reverse());
     }
   }
   return true;
+}
+
+/** Whether `parts` is the directory `dir` or below it. */
+function isUnder(parts: readonly string[], dir: readonly string[]): boolean {
+  return parts.length >= dir.length && dir.every((part, i) => parts[i] === part);
 }
 
 /** Archive links as the resolver sees them: relative targets only (absolute ones are refused on sight). */
@@ -301,7 +321,7 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
     const streamError = await done;
     if (streamError) throw streamError;
     for (const link of pendingLinks) {
-      if (!resolvesInside(link.parts, link.target, (at) => archiveEntry(links, at.join("/")))) unsafe(`archive symbolic link ${link.parts.join("/")} points outside`);
+      if (!staysWithin(link.parts, link.target, (at) => archiveEntry(links, at.join("/")), [])) unsafe(`archive symbolic link ${link.parts.join("/")} points outside`);
     }
     for (const link of pendingLinks) await staging.symlink(link.parts, link.target);
   } catch (error) {
@@ -321,31 +341,26 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
     return target === undefined ? undefined : { kind: "link", target, fromRoot: false };
   };
   /** The staged entry at workspace path `at` when the staging tree lands in `into`; undefined when it has none there. */
-  const stagedAt = (at: readonly string[], into: readonly string[]): TreeEntry | undefined => {
-    const under = at.length >= into.length && into.every((part, i) => at[i] === part);
-    return under ? stagedEntry(at.slice(into.length).join("/")) : undefined;
-  };
-  // What the merged tree will hold: the staged entry where there is one, else the existing one.
-  const merged = (existing: (parts: readonly string[]) => TreeEntry, into: readonly string[]) => (at: readonly string[]) => stagedAt(at, into) ?? existing(at);
+  const stagedAt = (at: readonly string[], into: readonly string[]): TreeEntry | undefined => (isUnder(at, into) ? stagedEntry(at.slice(into.length).join("/")) : undefined);
   return {
     fileCount,
     sizeBytes,
-    checkLinksAgainst(existing, into) {
-      const entryAt = merged(existing, into);
-      for (const link of pendingLinks) {
-        if (!resolvesInside([...into, ...link.parts], link.target, entryAt)) {
-          unsafe(`archive symbolic link ${link.parts.join("/")} points outside the workspace through what is already there`);
-        }
-      }
-    },
-    async checkExistingLinks(links, existing, into) {
+    async checkLinks(links, existing, into) {
       if (pendingLinks.length === 0) return;
-      const entryAt = merged(existing, into);
+      // What the merged tree will hold: the staged entry where there is one, else the existing one.
+      const merged = (at: readonly string[]) => stagedAt(at, into) ?? existing(at);
+      const where = into.length === 0 ? "the workspace" : `the import directory ${displayPath(into)}`;
+      for (const link of pendingLinks) {
+        if (!staysWithin([...into, ...link.parts], link.target, merged, into)) unsafe(`archive symbolic link ${link.parts.join("/")} points outside ${where} through what is already there`);
+      }
       for await (const link of links) {
         // Absolute targets are outside or name the root directly: the archive does not change them.
         if (link.target.startsWith("/") || stagedAt(link.at, into) !== undefined) continue;
-        if (resolvesInside(link.at, link.target, existing) && !resolvesInside(link.at, link.target, entryAt)) {
-          unsafe(`the archive's symbolic links would make the link /${link.at.join("/")} already in the workspace point outside it`);
+        // A link in the import directory is held to it as well as to the workspace.
+        for (const within of isUnder(link.at, into) && into.length > 0 ? [into, []] : [[]]) {
+          if (staysWithin(link.at, link.target, existing, within) && !staysWithin(link.at, link.target, merged, within)) {
+            unsafe(`the archive's symbolic links would make the link ${displayPath(link.at)} already in the workspace point outside ${within.length === 0 ? "the workspace" : where}`);
+          }
         }
       }
     },
@@ -377,7 +392,9 @@ async function decode(source: AsyncIterable<Uint8Array>, options: ExtractOptions
     transform(chunk: Buffer, _encoding, callback) {
       try {
         expanded += chunk.length;
-        if (gzipped && expanded > limits.ratioFloorBytes && expanded > compressed * limits.maxExpansionRatio) {
+        if (options.maxInflatedBytes !== undefined) {
+          if (expanded > options.maxInflatedBytes) throw new ArchiveProblem("refused", `the archive expands past the ${options.maxInflatedBytes} bytes its manifest accounts for (a compression bomb)`);
+        } else if (gzipped && expanded > limits.ratioFloorBytes && expanded > compressed * limits.maxExpansionRatio) {
           throw new ArchiveProblem("refused", `the archive expands more than ${limits.maxExpansionRatio} times (a compression bomb)`);
         }
         guard.write(chunk);

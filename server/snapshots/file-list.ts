@@ -11,6 +11,13 @@ import { z } from "zod";
 import type { HashedEntry } from "../workspace/hash-tree.js";
 
 const DIGEST_BYTES = 32;
+const TAR_BLOCK = 512;
+/**
+ * Tar one member takes besides its content and its names' bytes: its header,
+ * and a pax record or GNU long-name records of its names with their headers
+ * and padding (pack.ts), rounded up.
+ */
+const TAR_BYTES_PER_MEMBER = 3 * 1024;
 
 export const FileListSchema = z
   .object({
@@ -91,6 +98,29 @@ export class FileListBuilder {
       links: { paths: this.linkPaths, targets: this.targets },
     };
   }
+}
+
+/**
+ * The most bytes of plain tar a packer writes for the files and links in
+ * `list` and the directories above them: each member's header and long-name
+ * records, each file's content padded to whole blocks. Names count as their
+ * shown form, which is never shorter than their bytes. Empty directories are
+ * not in the list: the caller allows for them.
+ */
+export function tarBytesFor(list: FileList): number {
+  const directories = new Set<string>();
+  let total = 0;
+  for (const record of recordsOf(list)) {
+    total += TAR_BYTES_PER_MEMBER + Buffer.byteLength(record.path) + Buffer.byteLength(record.target) + Math.ceil(record.size / TAR_BLOCK) * TAR_BLOCK;
+    // Parents from the deepest up; one already seen has its own parents counted.
+    for (let slash = record.path.lastIndexOf("/"); slash > 0; slash = record.path.lastIndexOf("/", slash - 1)) {
+      const directory = record.path.slice(0, slash);
+      if (directories.has(directory)) break;
+      directories.add(directory);
+      total += TAR_BYTES_PER_MEMBER + Buffer.byteLength(directory) + 1;
+    }
+  }
+  return total;
 }
 
 /** The list's records: files, then links. */

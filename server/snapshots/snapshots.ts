@@ -26,7 +26,7 @@ import type { Components } from "../workspace/paths.js";
 import { escapeName } from "../workspace/names.js";
 import { hashTree } from "../workspace/hash-tree.js";
 import { diffRecords, type DiffCounts, type DiffEntry } from "./diff.js";
-import { recordsOf, type FileList } from "./file-list.js";
+import { recordsOf, tarBytesFor, type FileList } from "./file-list.js";
 import {
   extractArchive,
   heldMemberNames,
@@ -421,8 +421,7 @@ export class Snapshots {
         const workspace = await this.registry.get(workspaceId);
         signal?.throwIfAborted(); // the commit point (the link check below may still refuse, before anything moves)
         await workspace.mergeStaging(staging, parts, async (into, entryAt) => {
-          staged.checkLinksAgainst(entryAt, into);
-          await staged.checkExistingLinks(linksIn(workspace), entryAt, into);
+          await staged.checkLinks(linksIn(workspace), entryAt, into);
         });
       });
     } finally {
@@ -541,7 +540,8 @@ export class Snapshots {
    * Downloads a tarball, checking its size and sha256 against the manifest
    * and reading it through the archive guard (pass 1), into a scratch file of
    * plain tar that nothing uses before all of it passed. DATA_LOSS when it is
-   * damaged or does not match.
+   * damaged or does not match; UNSAFE_ARCHIVE when it inflates past what its
+   * manifest accounts for (a bomb), stopped there.
    */
   private async download(manifest: Manifest, signal?: AbortSignal): Promise<string> {
     const file = this.scratchPath("download");
@@ -561,11 +561,15 @@ export class Snapshots {
       }
       const handle = await fsp.open(file, "wx", 0o600);
       try {
-        // As plain tar: a restore then inflates the snapshot once, not twice. No
-        // ratio cap: the sha256 says a daemon packed this tree, and a workspace
-        // may hold files of zeros (the content and member caps still bound it).
-        const limits = { ...this.limits, maxExpansionRatio: Number.POSITIVE_INFINITY };
-        await inspectArchive(checked(), { limits, damaged: "DATA_LOSS" }, { form: "plain-tar", write: (chunk) => writeAll(handle, chunk) });
+        // As plain tar: a restore then inflates the snapshot once, not twice. A
+        // matching sha256 proves nothing (whoever can write the store can write a
+        // manifest), so the tarball may inflate only to what its manifest's file
+        // list accounts for, plus the 256 MiB any archive may inflate to before
+        // its ratio counts (empty directories, which the list does not name): a
+        // workspace of zeros restores, a bomb stops there. A manifest without a
+        // file list (an older daemon's) gets the import's ratio cap.
+        const inflated = manifest.files ? { maxInflatedBytes: tarBytesFor(manifest.files) + this.limits.ratioFloorBytes } : {};
+        await inspectArchive(checked(), { limits: this.limits, damaged: "DATA_LOSS", ...inflated }, { form: "plain-tar", write: (chunk) => writeAll(handle, chunk) });
       } finally {
         await handle.close();
       }

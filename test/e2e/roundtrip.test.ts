@@ -144,7 +144,7 @@ describe("round trip: FinishRun → a fresh daemon → StartRun restore", () => 
     }
   }, 180_000);
 
-  it("a file of zeros far past the import's expansion ratio round-trips (a verified snapshot has no ratio cap)", async () => {
+  it("a file of zeros far past the import's expansion ratio round-trips (a stored snapshot may inflate to what its manifest's file list accounts for)", async () => {
     const store = `file://${path.join(scratch, "store-zeros")}`;
     const a = await startDaemon({ args: ["--store", store] });
     let snapshotId = "";
