@@ -4,32 +4,16 @@
 // never a crash, never half-applied), links that would escape through links
 // already in the workspace, and a slow client that holds nobody else up.
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { gzipSync } from "node:zlib";
+import { tree } from "../support/trees.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { END, makeTar, rawData, rawHeader, rawPax } from "../support/tar.js";
 import { collect, expectError, startDaemon, type Daemon } from "./daemon.js";
 
-function tree(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (p: string, rel: string) => {
-    for (const name of readdirSync(p).sort()) {
-      const full = path.join(p, name);
-      const r = rel ? `${rel}/${name}` : name;
-      const st = lstatSync(full);
-      if (st.isDirectory()) {
-        out[r + "/"] = "dir";
-        walk(full, r);
-      } else if (st.isSymbolicLink()) out[r] = `-> ${readlinkSync(full)}`;
-      else out[r] = createHash("sha256").update(readFileSync(full)).digest("hex");
-    }
-  };
-  walk(dir, "");
-  return out;
-}
 
 function importBytes(d: Daemon, workspace: string, bytes: Buffer, target = "", options: { signal?: AbortSignal } = {}) {
   async function* requests() {

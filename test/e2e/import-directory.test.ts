@@ -5,31 +5,14 @@
 // there that stayed in it must not come to leave it. A refusal is
 // UNSAFE_ARCHIVE, names workspace paths only, and changes nothing.
 import { createHash } from "node:crypto";
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { tree } from "../support/trees.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeTar, type Member } from "../support/tar.js";
 import { expectError, forbidHostPath, startDaemon, type Daemon } from "./daemon.js";
 
-/** Every entry below `dir`: directories, link targets, file digests (hidden staging names included). */
-function tree(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (p: string, rel: string) => {
-    for (const name of readdirSync(p).sort()) {
-      const full = path.join(p, name);
-      const r = rel ? `${rel}/${name}` : name;
-      const st = lstatSync(full);
-      if (st.isDirectory()) {
-        out[r + "/"] = "dir";
-        walk(full, r);
-      } else if (st.isSymbolicLink()) out[r] = `-> ${readlinkSync(full)}`;
-      else out[r] = createHash("sha256").update(readFileSync(full)).digest("hex");
-    }
-  };
-  walk(dir, "");
-  return out;
-}
 
 const link = (name: string, linkname: string): Member => ({ name, type: "symlink", linkname });
 

@@ -6,10 +6,11 @@
 // nothing and leaving no scratch file. A stored snapshot may inflate only to
 // what its manifest's file list accounts for, plus 256 MiB.
 import { createHash } from "node:crypto";
-import { lstatSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
+import { tree } from "../support/trees.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rawHeader } from "../support/tar.js";
 import { collect, expectError, forbidHostPath, startDaemon, type Daemon } from "./daemon.js";
@@ -18,23 +19,6 @@ const GiB = 1024 ** 3;
 /** Refused well within the issue's 5 s; the bound leaves room for a loaded 2-core machine (the figures are printed). */
 const BOUND_MS = 20_000;
 
-function tree(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (p: string, rel: string) => {
-    for (const name of readdirSync(p).sort()) {
-      const full = path.join(p, name);
-      const r = rel ? `${rel}/${name}` : name;
-      const st = lstatSync(full);
-      if (st.isDirectory()) {
-        out[r + "/"] = "dir";
-        walk(full, r);
-      } else if (st.isSymbolicLink()) out[r] = `-> ${readlinkSync(full)}`;
-      else out[r] = createHash("sha256").update(readFileSync(full)).digest("hex");
-    }
-  };
-  walk(dir, "");
-  return out;
-}
 
 /**
  * A gzip stream of `head`, then `gib` GiB of zeros: gzip members of one

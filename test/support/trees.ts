@@ -1,5 +1,7 @@
 // Helpers for tests of deep and hostile trees.
-import { closeSync, constants, mkdirSync, openSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { expect } from "vitest";
 import { FileToolsError } from "../../server/errors.js";
 
@@ -33,4 +35,23 @@ export async function reasonOf(hostRoot: string, call: Promise<unknown> | (() =>
     throw error;
   }
   return "no error";
+}
+
+/** Every entry below `dir`: directories, link targets, file digests (hidden names included), to compare a tree before and after. */
+export function tree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (p: string, rel: string) => {
+    for (const name of readdirSync(p).sort()) {
+      const full = path.join(p, name);
+      const r = rel ? `${rel}/${name}` : name;
+      const st = lstatSync(full);
+      if (st.isDirectory()) {
+        out[r + "/"] = "dir";
+        walk(full, r);
+      } else if (st.isSymbolicLink()) out[r] = `-> ${readlinkSync(full)}`;
+      else out[r] = createHash("sha256").update(readFileSync(full)).digest("hex");
+    }
+  };
+  walk(dir, "");
+  return out;
 }
