@@ -67,15 +67,15 @@ function plant(workspace: string, id: string, tarball: Buffer, keepFileList = tr
 }
 
 /** `call` is refused with UNSAFE_ARCHIVE within the bound, the workspace as it was, no scratch file left; the time it took. */
-async function refusedQuickly(workspace: string, call: () => Promise<unknown>): Promise<number> {
-  const before = tree(d.hostDir(workspace));
+async function refusedQuickly(workspace: string, call: () => Promise<unknown>, on: Daemon = d): Promise<number> {
+  const before = tree(on.hostDir(workspace));
   const started = performance.now();
   const error = await expectError(call, "FAILED_PRECONDITION", "UNSAFE_ARCHIVE");
   const ms = performance.now() - started;
   expect(error.message).toMatch(/compression bomb/);
   expect(ms).toBeLessThan(BOUND_MS);
-  expect(tree(d.hostDir(workspace))).toEqual(before);
-  expect(readdirSync(path.join(d.dataDir, "tmp"))).toEqual([]);
+  expect(tree(on.hostDir(workspace))).toEqual(before);
+  expect(readdirSync(path.join(on.dataDir, "tmp"))).toEqual([]);
   return Math.round(ms);
 }
 
@@ -99,13 +99,18 @@ describe("a bomb planted in the store is refused on every path that inflates it"
     }, 120_000);
   }
 
-  it("StartRun with LATEST on an empty workspace, the bomb its newest snapshot", async () => {
+  it("StartRun with LATEST on a fresh runtime's empty workspace, the bomb its newest snapshot", async () => {
     const id = await workspaceWithSnapshot("latest");
     plant("latest", id, zeros20());
-    await d.client.files.delete({ workspace: "latest", path: "a.txt" });
-    expect(readdirSync(d.hostDir("latest"))).toEqual([]);
-    figures["20 GiB of zeros: StartRun LATEST"] = await refusedQuickly("latest", () => d.client.workspaces.startRun({ workspace: "latest", restore: "LATEST" }));
-    expect(readdirSync(d.hostDir("latest"))).toEqual([]);
+    // A new runtime on the same store: its empty copy must be brought to the newest.
+    const fresh = await startDaemon({ args: ["--store", `file://${store}`] });
+    try {
+      await fresh.client.workspaces.createWorkspace({ workspace: "latest" });
+      figures["20 GiB of zeros: StartRun LATEST"] = await refusedQuickly("latest", () => fresh.client.workspaces.startRun({ workspace: "latest", restore: "LATEST" }), fresh);
+      expect(readdirSync(fresh.hostDir("latest"))).toEqual([]);
+    } finally {
+      await fresh.stop();
+    }
   }, 120_000);
 
   it("a manifest without a file list (an older daemon's) gets the import's ratio cap", async () => {
