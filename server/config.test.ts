@@ -29,9 +29,17 @@ describe("parseConfig", () => {
       keepSnapshots: 20,
       clientStreamIdleMs: 30_000,
       leaseTtlMs: 60_000,
+      nodeName: `${os.hostname()}-${process.pid}`,
       workers: os.availableParallelism(),
       quota: { bytes: 0, files: 0 },
     });
+  });
+
+  it("reads --node-name (printable, at most 128 characters)", () => {
+    expect(parseConfig(["--node-name", "runtime-7"], {}).nodeName).toBe("runtime-7");
+    expect(parseConfig([], { FILETOOLS_NODE_NAME: "pod a" }).nodeName).toBe("pod a");
+    expect(configError(["--node-name", "x".repeat(129)]).message).toMatch(/--node-name/);
+    expect(configError(["--node-name", "bad\nname"]).message).toMatch(/printable/);
   });
 
   it("reads --quota-bytes (human sizes) and --quota-files, 0 for none", () => {

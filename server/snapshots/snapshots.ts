@@ -645,8 +645,10 @@ function idTime(id: string): number {
 function mainLine(manifests: readonly Manifest[], head: Head | undefined): Set<string> {
   if (!head) return new Set(manifests.filter((m) => m.recovered === undefined).map((m) => m.id));
   const byId = new Map(manifests.map((m) => [m.id, m]));
+  // A link whose manifest is damaged (left out of `manifests`) is stepped over: the line goes on from the newest older one.
+  const at = (id: string): Manifest | undefined => byId.get(id) ?? manifests.find((m) => m.id < id && m.recovered === undefined);
   const main = new Set<string>();
-  for (let at = byId.get(head.snapshot); at && !main.has(at.id) && at.recovered === undefined; at = byId.get(at.follows ?? at.parent)) main.add(at.id);
+  for (let m = at(head.snapshot); m && !main.has(m.id) && m.recovered === undefined; m = (m.follows ?? m.parent) === "" ? undefined : at(m.follows ?? m.parent)) main.add(m.id);
   return main;
 }
 

@@ -43,12 +43,14 @@ export async function startDaemon(
     args?: string[];
     /** The client's channel credentials (e.g. TLS); default plain text. */
     credentials?: ChannelCredentials;
+    /** Another build's dist/server/main.js (e.g. an older daemon, to see a test fail on it); default this tree's, built when stale. */
+    main?: string;
   } = {},
 ): Promise<Daemon> {
-  ensureBuilt();
+  if (opts.main === undefined) ensureBuilt();
   const ownsDataDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-e2e-")));
-  const args = [MAIN, "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "error"];
+  const args = [opts.main ?? MAIN, "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "error"];
   for (const [name, dir] of Object.entries(opts.binds ?? {})) args.push("--bind", `${name}=${dir}`);
   args.push(...(opts.args ?? []));
   const proc = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
