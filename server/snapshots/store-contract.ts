@@ -8,15 +8,15 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { FileToolsError } from "../errors.js";
-import type { SnapshotStore } from "./store.js";
+import type { Store } from "./store.js";
 
 export interface StoreContractHarness {
   /** A working store (may be the same instance every time). */
-  open(): SnapshotStore | Promise<SnapshotStore>;
+  open(): Store | Promise<Store>;
   /** A store whose backend is down at use (closed port, server stopped, ...). */
-  openDown?(): SnapshotStore | Promise<SnapshotStore>;
+  openDown?(): Store | Promise<Store>;
   /** Stores that are unusable at start-up: check() must throw a plain Error matching `message`. */
-  unusable?: ReadonlyArray<{ label: string; open(): SnapshotStore | Promise<SnapshotStore>; message: RegExp }>;
+  unusable?: ReadonlyArray<{ label: string; open(): Store | Promise<Store>; message: RegExp }>;
   /** Size of the large streamed body (default 12 MiB: more than two 5 MiB multipart parts). */
   largeBytes?: number;
 }
@@ -117,6 +117,32 @@ export function storeContract(name: string, harness: StoreContractHarness): void
       expect(await store.list(`${dir}/`)).toEqual([]);
       await store.delete(`${dir}/x`);
       await store.delete(`${dir}/never-was`);
+    });
+
+    it("conditional writes: a create only where nothing is, a replace only on the ETag read, absent is undefined", async () => {
+      const store = await harness.open();
+      const key = `${ns()}/head.json`;
+      expect(await store.readWithTag(key)).toBeUndefined();
+      expect(await store.replaceIfMatch(key, Buffer.from("x"), "\"nope\"")).toBeUndefined();
+      const first = await store.createIfAbsent(key, Buffer.from("one"));
+      expect(first).toBeTruthy();
+      expect(await store.createIfAbsent(key, Buffer.from("two"))).toBeUndefined();
+      const read = await store.readWithTag(key);
+      expect(read).toEqual({ text: "one", etag: first });
+      const second = await store.replaceIfMatch(key, Buffer.from("three"), first!);
+      expect(second).toBeTruthy();
+      expect(await store.replaceIfMatch(key, Buffer.from("stale"), first!)).toBeUndefined();
+      expect((await store.readWithTag(key))?.text).toBe("three");
+    });
+
+    it("conditional writes: of writers racing on one ETag (separate store instances), exactly one wins", async () => {
+      const key = `${ns()}/head.json`;
+      const etag = (await (await harness.open()).createIfAbsent(key, Buffer.from("start")))!;
+      const writers = await Promise.all(Array.from({ length: 6 }, () => harness.open()));
+      const results = await Promise.all(writers.map((store, i) => store.replaceIfMatch(key, Buffer.from(`writer ${i}`), etag)));
+      const winners = results.flatMap((result, i) => (result === undefined ? [] : [i]));
+      expect(winners).toHaveLength(1);
+      expect((await writers[0]!.readWithTag(key))?.text).toBe(`writer ${winners[0]}`);
     });
 
     it("get of a missing key is NOT_FOUND", async () => {
