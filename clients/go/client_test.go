@@ -792,6 +792,86 @@ func TestWorkspaces(t *testing.T) {
 	expectReason(t, "GetWorkspace after delete", err, codes.NotFound, filetools.ErrWorkspaceNotFound)
 }
 
+func TestAbandonedRunIsSeenListedEndedAndItsWorkKeptAsARecoveredSnapshot(t *testing.T) {
+	client := startDaemon(t, "--node-name", "go-node").client(t)
+	ctx := testContext(t)
+	write := func(name, content string) {
+		t.Helper()
+		if _, err := client.WriteText(ctx, "ops", name, content, filetools.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := client.StartRun(ctx, "ops", filetools.StartRunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("notes.md", "one\n")
+	finished, err := client.FinishRun(ctx, "ops", first.GetId(), filetools.FinishRunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := finished.GetSnapshot()
+	status, err := client.WorkspaceStatus(ctx, "ops")
+	if err != nil || status.GetWorkspace().GetId() != "ops" || status.GetActiveRun() != nil ||
+		status.GetNewestSnapshot() != published.GetId() || status.GetCopyOf() != published.GetId() || status.GetUnpublishedChanges() {
+		t.Errorf("WorkspaceStatus after a published run: %v, %v; want no active run, newest and copy of %s, no changes", status, err, published.GetId())
+	}
+
+	run, err := client.StartRun(ctx, "ops", filetools.StartRunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.GetNode() != "go-node" || run.GetStartedFrom() != published.GetId() {
+		t.Errorf("StartRun: node %q, started from %q; want go-node, %s", run.GetNode(), run.GetStartedFrom(), published.GetId())
+	}
+	write("draft.md", "unpublished\n")
+	status, err = client.WorkspaceStatus(ctx, "ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	active := status.GetActiveRun()
+	if active.GetWorkspace() != "ops" || active.GetRunId() != run.GetId() || active.GetNode() != "go-node" || !active.GetLocal() ||
+		!active.GetStartedAt().AsTime().Equal(run.GetStartedAt().AsTime()) {
+		t.Errorf("WorkspaceStatus active run: %v; want %s, local, on go-node", active, run.GetId())
+	}
+	if !status.GetUnpublishedChanges() || status.GetCopyOf() != published.GetId() {
+		t.Errorf("WorkspaceStatus during the run: %v; want unpublished changes on a copy of %s", status, published.GetId())
+	}
+	runs, err := client.ListRuns(ctx)
+	if err != nil || len(runs) != 1 || runs[0].GetRunId() != run.GetId() || runs[0].GetWorkspace() != "ops" || runs[0].GetNode() != "go-node" || !runs[0].GetLocal() {
+		t.Errorf("ListRuns: %v, %v; want the one local run %s", runs, err, run.GetId())
+	}
+
+	abandoned, err := client.AbandonRun(ctx, "ops", filetools.AbandonRunOptions{Reason: "stuck for an hour"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recovered := abandoned.GetRecovered()
+	if abandoned.GetRunId() != run.GetId() || abandoned.GetLeaseBroken() || !recovered.GetRecovered() || recovered.GetRunId() != run.GetId() ||
+		recovered.GetParent() != published.GetId() || recovered.GetFileCount() != 2 || !strings.Contains(recovered.GetRecoveredReason(), "stuck for an hour") {
+		t.Errorf("AbandonRun: %v; want run %s ended here, its two files kept as a recovered snapshot of %s", abandoned, run.GetId(), published.GetId())
+	}
+	if status, err := client.WorkspaceStatus(ctx, "ops"); err != nil || status.GetActiveRun() != nil {
+		t.Errorf("WorkspaceStatus after AbandonRun: %v, %v; want no active run", status, err)
+	}
+	if runs, err := client.ListRuns(ctx); err != nil || len(runs) != 0 {
+		t.Errorf("ListRuns after AbandonRun: %v, %v; want none", runs, err)
+	}
+	_, err = client.AbandonRun(ctx, "ops", filetools.AbandonRunOptions{})
+	expectReason(t, "AbandonRun with no active run", err, codes.NotFound, filetools.ErrNotFound)
+
+	mainLine, err := client.ListSnapshots(ctx, "ops")
+	if err != nil || len(mainLine) != 1 || mainLine[0].GetId() != published.GetId() {
+		t.Errorf("ListSnapshots: %v, %v; want only %s", mainLine, err, published.GetId())
+	}
+	all, err := client.ListSnapshots(ctx, "ops", filetools.ListSnapshotsOptions{IncludeRecovered: true})
+	if err != nil || len(all) != 2 ||
+		all[0].GetId() != recovered.GetId() || !all[0].GetRecovered() || all[0].GetRunId() != run.GetId() ||
+		all[1].GetId() != published.GetId() || all[1].GetRecovered() {
+		t.Errorf("ListSnapshots with IncludeRecovered: %v, %v; want %s (recovered), then %s", all, err, recovered.GetId(), published.GetId())
+	}
+}
+
 func TestDialFailures(t *testing.T) {
 	ctx := testContext(t)
 	// A port nobody listens on: the first connection attempt fails at once.

@@ -6,25 +6,28 @@ import filetoolsv1 "github.com/filetools/filetools/clients/go/gen/filetools/v1"
 // them short names (their fields and getters are documented in the proto
 // files and in gen/filetools/v1).
 type (
-	FileInfo        = filetoolsv1.FileInfo
-	Match           = filetoolsv1.SearchMatch
-	FileMatchCount  = filetoolsv1.SearchCount
-	WriteResult     = filetoolsv1.WriteResponse
-	EditResult      = filetoolsv1.EditResponse
-	UploadResult    = filetoolsv1.UploadResponse
-	DownloadInfo    = filetoolsv1.DownloadHeader
-	Workspace       = filetoolsv1.Workspace
-	Run             = filetoolsv1.Run
-	Snapshot        = filetoolsv1.Snapshot
-	Change          = filetoolsv1.Change
-	DiffEntry       = filetoolsv1.DiffEntry
-	ChangeSummary   = filetoolsv1.ChangeSummary
-	FinishRunResult = filetoolsv1.FinishRunResponse
-	ExportInfo      = filetoolsv1.ExportHeader
-	ImportResult    = filetoolsv1.ImportArchiveResponse
-	WriteMode       = filetoolsv1.WriteMode
-	Newline         = filetoolsv1.Newline
-	SearchOrder     = filetoolsv1.SearchOrder
+	FileInfo         = filetoolsv1.FileInfo
+	Match            = filetoolsv1.SearchMatch
+	FileMatchCount   = filetoolsv1.SearchCount
+	WriteResult      = filetoolsv1.WriteResponse
+	EditResult       = filetoolsv1.EditResponse
+	UploadResult     = filetoolsv1.UploadResponse
+	DownloadInfo     = filetoolsv1.DownloadHeader
+	Workspace        = filetoolsv1.Workspace
+	WorkspaceStatus  = filetoolsv1.GetWorkspaceResponse
+	Run              = filetoolsv1.Run
+	ActiveRun        = filetoolsv1.ActiveRun
+	Snapshot         = filetoolsv1.Snapshot
+	Change           = filetoolsv1.Change
+	DiffEntry        = filetoolsv1.DiffEntry
+	ChangeSummary    = filetoolsv1.ChangeSummary
+	FinishRunResult  = filetoolsv1.FinishRunResponse
+	AbandonRunResult = filetoolsv1.AbandonRunResponse
+	ExportInfo       = filetoolsv1.ExportHeader
+	ImportResult     = filetoolsv1.ImportArchiveResponse
+	WriteMode        = filetoolsv1.WriteMode
+	Newline          = filetoolsv1.Newline
+	SearchOrder      = filetoolsv1.SearchOrder
 )
 
 // Write modes (WriteOptions.Mode, UploadOptions.Mode); the zero value is

@@ -23,6 +23,15 @@ func (c *Client) GetWorkspace(ctx context.Context, workspace string) (*Workspace
 	return resp.GetWorkspace(), err
 }
 
+// WorkspaceStatus describes one workspace as GetWorkspace answers in full:
+// its active run (on any daemon of the fleet; nil when none), its newest
+// snapshot in the store, the snapshot this daemon's copy is of (CopyOf) and
+// whether the copy has unpublished changes (ErrWorkspaceNotFound if there is
+// none).
+func (c *Client) WorkspaceStatus(ctx context.Context, workspace string) (*WorkspaceStatus, error) {
+	return unary(ctx, c.workspaces.GetWorkspace, &filetoolsv1.GetWorkspaceRequest{Workspace: workspace})
+}
+
 // ListWorkspaces returns every workspace, managed and bound, sorted by id.
 func (c *Client) ListWorkspaces(ctx context.Context) ([]*Workspace, error) {
 	resp, err := unary(ctx, c.workspaces.ListWorkspaces, &filetoolsv1.ListWorkspacesRequest{})
@@ -62,11 +71,37 @@ type FinishRunOptions struct {
 	Labels     map[string]string // extra labels for the snapshot
 }
 
-// FinishRun ends a run and snapshots the workspace to the store.
+// FinishRun ends a run and snapshots the workspace to the store. When the
+// snapshot cannot be published (ErrContentChanged: another run published
+// first; ErrRunActive: the run lost its lease) the run ends anyway and its
+// work is kept as a recovered snapshot, named by the *Error's
+// Metadata["recovered_snapshot"].
 func (c *Client) FinishRun(ctx context.Context, workspace, runID string, opts FinishRunOptions) (*FinishRunResult, error) {
 	return unary(ctx, c.workspaces.FinishRun, &filetoolsv1.FinishRunRequest{
 		Workspace: workspace, RunId: runID, Snapshot: optionalTrue(opts.NoSnapshot), Labels: opts.Labels,
 	})
+}
+
+// ListRuns returns the active runs this daemon knows of, sorted by
+// workspace: its own (Local) and, on a shared (s3://) store, every live
+// lease of the fleet, with the node holding it.
+func (c *Client) ListRuns(ctx context.Context) ([]*ActiveRun, error) {
+	resp, err := unary(ctx, c.workspaces.ListRuns, &filetoolsv1.ListRunsRequest{})
+	return resp.GetRuns(), err
+}
+
+// AbandonRunOptions for AbandonRun.
+type AbandonRunOptions struct {
+	RunID  string // the run to end; "" = whichever is active
+	Reason string // recorded with the recovered snapshot (RecoveredReason)
+}
+
+// AbandonRun ends a workspace's active run without publishing, for a stuck
+// run. A run of this daemon ends at once and its unpublished work is kept as
+// the recovered snapshot (Recovered); another daemon's run has its lease
+// broken (LeaseBroken). No such active run: ErrNotFound.
+func (c *Client) AbandonRun(ctx context.Context, workspace string, opts AbandonRunOptions) (*AbandonRunResult, error) {
+	return unary(ctx, c.workspaces.AbandonRun, &filetoolsv1.AbandonRunRequest{Workspace: workspace, RunId: opts.RunID, Reason: opts.Reason})
 }
 
 // Changes yields a run's change set in order. Breaking out of the loop
@@ -85,9 +120,22 @@ func (c *Client) Changes(ctx context.Context, workspace, runID string) iter.Seq2
 	})
 }
 
-// ListSnapshots returns a workspace's snapshots, newest first.
-func (c *Client) ListSnapshots(ctx context.Context, workspace string) ([]*Snapshot, error) {
-	resp, err := unary(ctx, c.workspaces.ListSnapshots, &filetoolsv1.ListSnapshotsRequest{Workspace: workspace})
+// ListSnapshotsOptions for ListSnapshots.
+type ListSnapshotsOptions struct {
+	// Also the recovered snapshots (Recovered: work that could not be
+	// published, kept but never restored by LATEST).
+	IncludeRecovered bool
+}
+
+// ListSnapshots returns a workspace's snapshots, newest first: the main
+// line, or with IncludeRecovered also the recovered ones. opts is optional
+// (at most one).
+func (c *Client) ListSnapshots(ctx context.Context, workspace string, opts ...ListSnapshotsOptions) ([]*Snapshot, error) {
+	var o ListSnapshotsOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	resp, err := unary(ctx, c.workspaces.ListSnapshots, &filetoolsv1.ListSnapshotsRequest{Workspace: workspace, IncludeRecovered: o.IncludeRecovered})
 	return resp.GetSnapshots(), err
 }
 

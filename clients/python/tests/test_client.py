@@ -16,7 +16,7 @@ import filetools
 from filetools import TextEdit, errors
 from filetools.v1 import common_pb2, files_pb2, files_pb2_grpc
 
-from conftest import Daemon
+from conftest import Daemon, start_daemon
 
 WS = "py"
 LINES = 1000
@@ -330,6 +330,42 @@ def test_runs_snapshots_and_export_to_a_verified_file(client: Any, ws: str, tmp_
     restored = client.restore_snapshot(ws)
     assert restored.id == snapshot.id
     assert client.read_text(ws, "report/summary.md").text == "# Summary\n"
+
+
+def test_an_abandoned_run_is_seen_listed_ended_and_its_work_kept_as_a_recovered_snapshot(
+    tmp_path: Path, client_kind: Any
+) -> None:
+    with start_daemon(tmp_path, "--node-name", "py-node") as daemon, client_kind(daemon.address) as client:
+        first = client.start_run(WS)
+        client.write_text(WS, "notes.md", "one\n")
+        published = client.finish_run(WS, first.id).snapshot
+        status = client.workspace_status(WS)
+        assert status.workspace.id == WS and not status.HasField("active_run")
+        assert (status.newest_snapshot, status.copy_of, status.unpublished_changes) == (published.id, published.id, False)
+
+        run = client.start_run(WS)
+        assert (run.node, run.started_from) == ("py-node", published.id)
+        client.write_text(WS, "draft.md", "unpublished\n")
+        status = client.workspace_status(WS)
+        active = status.active_run
+        assert (active.workspace, active.run_id, active.node, active.local) == (WS, run.id, "py-node", True)
+        assert active.started_at == run.started_at
+        assert status.unpublished_changes and status.copy_of == published.id
+        assert [(r.workspace, r.run_id, r.node, r.local) for r in client.list_runs()] == [(WS, run.id, "py-node", True)]
+
+        abandoned = client.abandon_run(WS, reason="stuck for an hour")
+        assert (abandoned.run_id, abandoned.lease_broken) == (run.id, False)
+        recovered = abandoned.recovered
+        assert (recovered.workspace, recovered.run_id, recovered.parent, recovered.recovered) == (WS, run.id, published.id, True)
+        assert "stuck for an hour" in recovered.recovered_reason and recovered.file_count == 2  # notes.md and the draft
+        assert not client.workspace_status(WS).HasField("active_run")
+        assert client.list_runs() == []
+        with pytest.raises(errors.NotFound):
+            client.abandon_run(WS)
+
+        assert [s.id for s in client.list_snapshots(WS)] == [published.id]
+        listed = client.list_snapshots(WS, include_recovered=True)
+        assert [(s.id, s.recovered, s.run_id) for s in listed] == [(recovered.id, True, run.id), (published.id, False, first.id)]
 
 
 def test_import_archive_unpacks_a_local_tarball(client: Any, ws: str, tmp_path: Path) -> None:

@@ -548,6 +548,10 @@ def get_workspace(workspace: str) -> Unary[w.GetWorkspaceRequest, w.GetWorkspace
     return Unary(R.GET_WORKSPACE, w.GetWorkspaceRequest(workspace=workspace), lambda r: r.workspace)
 
 
+def workspace_status(workspace: str) -> Unary[w.GetWorkspaceRequest, w.GetWorkspaceResponse, w.GetWorkspaceResponse]:
+    return Unary(R.GET_WORKSPACE, w.GetWorkspaceRequest(workspace=workspace), _identity)
+
+
 def list_workspaces() -> Unary[w.ListWorkspacesRequest, w.ListWorkspacesResponse, list[w.Workspace]]:
     return Unary(R.LIST_WORKSPACES, w.ListWorkspacesRequest(), lambda r: list(r.workspaces))
 
@@ -573,6 +577,17 @@ def finish_run(
     return Unary(R.FINISH_RUN, request, _identity)
 
 
+def list_runs() -> Unary[w.ListRunsRequest, w.ListRunsResponse, list[w.ActiveRun]]:
+    return Unary(R.LIST_RUNS, w.ListRunsRequest(), lambda r: list(r.runs))
+
+
+def abandon_run(
+    workspace: str, run_id: str, reason: str
+) -> Unary[w.AbandonRunRequest, w.AbandonRunResponse, w.AbandonRunResponse]:
+    request = w.AbandonRunRequest(workspace=workspace, run_id=run_id, reason=reason)
+    return Unary(R.ABANDON_RUN, request, _identity)
+
+
 def change_set(
     workspace: str, run_id: str
 ) -> ServerStream[w.GetChangeSetRequest, w.GetChangeSetResponse, w.Change, None]:
@@ -583,8 +598,11 @@ def change_set(
     )
 
 
-def list_snapshots(workspace: str) -> Unary[w.ListSnapshotsRequest, w.ListSnapshotsResponse, list[w.Snapshot]]:
-    return Unary(R.LIST_SNAPSHOTS, w.ListSnapshotsRequest(workspace=workspace), lambda r: list(r.snapshots))
+def list_snapshots(
+    workspace: str, include_recovered: bool
+) -> Unary[w.ListSnapshotsRequest, w.ListSnapshotsResponse, list[w.Snapshot]]:
+    request = w.ListSnapshotsRequest(workspace=workspace, include_recovered=include_recovered)
+    return Unary(R.LIST_SNAPSHOTS, request, lambda r: list(r.snapshots))
 
 
 def diff_snapshots(

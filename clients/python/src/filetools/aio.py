@@ -440,6 +440,10 @@ class AsyncClient:
     async def get_workspace(self, workspace: str, *, timeout: float | None = None) -> w.Workspace:
         return await self._unary(_ops.get_workspace(workspace), timeout)
 
+    async def workspace_status(self, workspace: str, *, timeout: float | None = None) -> w.GetWorkspaceResponse:
+        """See ``Client.workspace_status``."""
+        return await self._unary(_ops.workspace_status(workspace), timeout)
+
     async def list_workspaces(self, *, timeout: float | None = None) -> list[w.Workspace]:
         return await self._unary(_ops.list_workspaces(), timeout)
 
@@ -468,15 +472,29 @@ class AsyncClient:
         labels: Mapping[str, str] | None = None,
         timeout: float | None = None,
     ) -> w.FinishRunResponse:
+        """See ``Client.finish_run``."""
         return await self._unary(_ops.finish_run(workspace, run_id, snapshot, labels), timeout)
+
+    async def list_runs(self, *, timeout: float | None = None) -> list[w.ActiveRun]:
+        """See ``Client.list_runs``."""
+        return await self._unary(_ops.list_runs(), timeout)
+
+    async def abandon_run(
+        self, workspace: str, run_id: str = "", *, reason: str = "", timeout: float | None = None
+    ) -> w.AbandonRunResponse:
+        """See ``Client.abandon_run``."""
+        return await self._unary(_ops.abandon_run(workspace, run_id, reason), timeout)
 
     def change_set(
         self, workspace: str, run_id: str, *, timeout: float | None = None
     ) -> AsyncStream[w.Change, None]:
         return self._stream(_ops.change_set(workspace, run_id), timeout)
 
-    async def list_snapshots(self, workspace: str, *, timeout: float | None = None) -> list[w.Snapshot]:
-        return await self._unary(_ops.list_snapshots(workspace), timeout)
+    async def list_snapshots(
+        self, workspace: str, *, include_recovered: bool = False, timeout: float | None = None
+    ) -> list[w.Snapshot]:
+        """See ``Client.list_snapshots``."""
+        return await self._unary(_ops.list_snapshots(workspace, include_recovered), timeout)
 
     def diff_snapshots(
         self, workspace: str, from_id: str = "", to: str | None = None, *, timeout: float | None = None

@@ -435,6 +435,12 @@ class Client:
     def get_workspace(self, workspace: str, *, timeout: float | None = None) -> w.Workspace:
         return self._unary(_ops.get_workspace(workspace), timeout)
 
+    def workspace_status(self, workspace: str, *, timeout: float | None = None) -> w.GetWorkspaceResponse:
+        """The whole GetWorkspace answer: the workspace, its ``active_run`` (on any daemon of the fleet; unset when
+        none), its ``newest_snapshot`` in the store, the snapshot this daemon's copy is of (``copy_of``) and whether
+        the copy has ``unpublished_changes``."""
+        return self._unary(_ops.workspace_status(workspace), timeout)
+
     def list_workspaces(self, *, timeout: float | None = None) -> list[w.Workspace]:
         return self._unary(_ops.list_workspaces(), timeout)
 
@@ -463,13 +469,33 @@ class Client:
         labels: Mapping[str, str] | None = None,
         timeout: float | None = None,
     ) -> w.FinishRunResponse:
+        """Ends the run and publishes a snapshot. When it cannot be published (``ContentChanged``: another run
+        published first; ``RunActive``: the run lost its lease), the run ends anyway and its work is kept as the
+        recovered snapshot named by the error's ``metadata["recovered_snapshot"]``."""
         return self._unary(_ops.finish_run(workspace, run_id, snapshot, labels), timeout)
+
+    def list_runs(self, *, timeout: float | None = None) -> list[w.ActiveRun]:
+        """The active runs this daemon knows of, sorted by workspace: its own (``local``) and, on a shared
+        (s3://) store, every live lease of the fleet, with the ``node`` holding it."""
+        return self._unary(_ops.list_runs(), timeout)
+
+    def abandon_run(
+        self, workspace: str, run_id: str = "", *, reason: str = "", timeout: float | None = None
+    ) -> w.AbandonRunResponse:
+        """Ends the workspace's active run (``run_id`` "" = whichever is active) without publishing; ``reason`` is
+        recorded with the recovered snapshot. A run of this daemon ends at once and its unpublished work is kept as
+        ``recovered``; another daemon's has its lease broken (``lease_broken``). No such active run: ``NotFound``."""
+        return self._unary(_ops.abandon_run(workspace, run_id, reason), timeout)
 
     def change_set(self, workspace: str, run_id: str, *, timeout: float | None = None) -> Stream[w.Change, None]:
         return self._stream(_ops.change_set(workspace, run_id), timeout)
 
-    def list_snapshots(self, workspace: str, *, timeout: float | None = None) -> list[w.Snapshot]:
-        return self._unary(_ops.list_snapshots(workspace), timeout)
+    def list_snapshots(
+        self, workspace: str, *, include_recovered: bool = False, timeout: float | None = None
+    ) -> list[w.Snapshot]:
+        """The workspace's snapshots, newest first: the main line, or with ``include_recovered`` also the recovered
+        ones (``recovered`` True: work that could not be published, kept but never restored by LATEST)."""
+        return self._unary(_ops.list_snapshots(workspace, include_recovered), timeout)
 
     def diff_snapshots(
         self, workspace: str, from_id: str = "", to: str | None = None, *, timeout: float | None = None
