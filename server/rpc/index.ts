@@ -74,7 +74,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
     leases: () => leases?.count ?? 0,
     quotaUsage: () => quotas.fullest(),
   });
-  const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots, leases, quotas, copies, node: config.nodeName, recoveries: new Map(), metrics, logger };
+  const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots, leases, quotas, copies, node: config.nodeName, recoveries: new Map(), finishing: new Map(), metrics, logger };
   // Runs this daemon left active: resumed while they still hold their workspace, else ended with their work kept.
   await resumeRuns(deps);
   return {
@@ -109,7 +109,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
     },
     snapshotActiveRuns: () => snapshotActiveRuns(deps),
     close: async () => {
-      await leases?.releaseAll();
+      leases?.stopRenewing();
       await searchPool.close();
       await workspaces.close();
     },

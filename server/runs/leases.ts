@@ -193,9 +193,14 @@ export class Leases {
     return this.held.size;
   }
 
-  /** Releases every lease (graceful shutdown). */
-  async releaseAll(): Promise<void> {
-    await Promise.all([...this.held].map(([workspace, held]) => this.release(workspace, held.runId)));
+  /**
+   * Stops renewing (graceful shutdown): the leases stay as they are, so the
+   * runs that stay active keep their workspaces for the TTL, and the daemon
+   * that restarts resumes them.
+   */
+  stopRenewing(): void {
+    for (const held of this.held.values()) clearInterval(held.timer);
+    this.held.clear();
   }
 
   private hold(workspace: string, runId: string, startedAt: string, etag: string, how: "acquired" | "taken_over" | "resumed"): void {
@@ -211,7 +216,8 @@ export class Leases {
   private async renew(workspace: string, held: Held, options: { signal?: AbortSignal; strict: boolean }): Promise<void> {
     if (held.lost) return;
     try {
-      const etag = await this.store.replaceIfMatch(leaseKey(workspace), this.body(held.runId, held.startedAt), held.etag, options.signal);
+      const body = this.body(held.runId, held.startedAt);
+      const etag = (await this.store.replaceIfMatch(leaseKey(workspace), body, held.etag, options.signal)) ?? (await this.ownWrite(workspace, body, options.signal));
       if (etag !== undefined) {
         held.etag = etag;
         this.metrics?.lease("renew", "ok");
@@ -227,6 +233,12 @@ export class Leases {
       this.logger?.warn({ workspace, run_id: held.runId, err: error }, "run lease not renewed");
       if (options.strict) throw error;
     }
+  }
+
+  /** The lease's ETag when it holds exactly `body`: a renewal whose answer was lost, met by the SDK's retry as a 412. */
+  private async ownWrite(workspace: string, body: Buffer, signal?: AbortSignal): Promise<string | undefined> {
+    const current = await this.store.readWithTag(leaseKey(workspace), signal);
+    return current && current.text === body.toString() ? current.etag : undefined;
   }
 
   private body(runId: string, startedAt: string, state: Lease["state"] = "held"): Buffer {

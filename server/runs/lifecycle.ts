@@ -30,6 +30,8 @@ export interface RunServices {
   node: string;
   /** Per workspace, the recovery of a run ended at start-up, while it is under way. */
   recoveries: Map<string, Promise<unknown>>;
+  /** Per run, its FinishRun while it is under way. */
+  finishing: Map<string, Promise<{ manifest?: Manifest; changes: ChangeSummary }>>;
   metrics?: LeaseMetrics;
   logger?: Pick<Logger, "warn" | "error">;
 }
@@ -107,6 +109,33 @@ export async function finishRun(
 ): Promise<{ manifest?: Manifest; changes: ChangeSummary }> {
   const workspace = await services.workspaces.get(workspaceId);
   const run = services.runs.requireActive(workspaceId, runId);
+  // A second FinishRun of the run (a client's retry) gets the first one's outcome, rather than publishing again.
+  const finishing = services.finishing.get(run.id);
+  if (finishing) {
+    try {
+      return await finishing;
+    } catch (error) {
+      // The first one failed without ending the run (cancelled, store down): this one tries again.
+      if (services.runs.activeRun(workspaceId)?.id !== run.id) throw error;
+    }
+  }
+  const finished = finishNow(services, workspace, run, options, signal);
+  services.finishing.set(run.id, finished);
+  try {
+    return await finished;
+  } finally {
+    services.finishing.delete(run.id);
+  }
+}
+
+async function finishNow(
+  services: RunServices,
+  workspace: Workspace,
+  run: RunInfo,
+  options: { snapshot: boolean; labels: Record<string, string> },
+  signal: AbortSignal,
+): Promise<{ manifest?: Manifest; changes: ChangeSummary }> {
+  const workspaceId = workspace.id;
   const changeSet = await services.runs.changes(run.id);
   if (!options.snapshot) {
     await services.runs.finish(run, "");
@@ -190,30 +219,37 @@ export async function restoreSnapshot(services: RunServices, workspaceId: string
  * for it).
  */
 export async function resumeRuns(services: RunServices): Promise<void> {
-  for (const run of services.runs.activeRuns()) {
-    let why: string | undefined;
-    try {
-      const newest = await services.snapshots.newestId(run.workspace);
-      const follows = run.follows ?? run.base;
-      if (follows !== undefined && newest !== follows) why = `another run published ${newest} while this daemon was down`;
-      else if (services.leases && !(await services.leases.resume(run.workspace, run.id, run.startedAt))) why = "its lease was taken over or abandoned while this daemon was down";
-    } catch (error) {
-      // The store cannot tell now: the run stays, unheld; its FinishRun cannot publish without the lease and keeps its work.
-      services.logger?.warn({ workspace: run.workspace, run_id: run.id, err: error }, "run not resumed: the store could not be read");
-      continue;
-    }
-    if (why === undefined) continue;
-    await services.runs.finish(run, "", why);
-    services.logger?.warn({ workspace: run.workspace, run_id: run.id, reason: why }, "run ended at start-up");
-    const recovery = (async () => {
-      const workspace = await services.workspaces.get(run.workspace);
-      await keepUnpublished(services, workspace, await services.copies.state(workspace), `run ${run.id} ended at start-up: ${why}`, "run_ended_at_restart");
-    })().catch((error: unknown) => services.logger?.error({ workspace: run.workspace, run_id: run.id, err: error }, "unpublished work of an ended run not kept yet: the next StartRun keeps it"));
-    services.recoveries.set(run.workspace, recovery);
-    void recovery.finally(() => {
-      if (services.recoveries.get(run.workspace) === recovery) services.recoveries.delete(run.workspace);
-    });
+  await Promise.all(services.runs.activeRuns().map((run) => checkResumed(services, run, 0)));
+}
+
+/** Decides whether `run` resumes (see resumeRuns); a store that cannot be read now is asked again later, the run unheld meanwhile. */
+async function checkResumed(services: RunServices, run: RunInfo, attempt: number): Promise<void> {
+  let why: string | undefined;
+  try {
+    const newest = await services.snapshots.newestId(run.workspace);
+    if (run.follows === undefined) why = "it was started by an older daemon that did not record what the run started from";
+    else if (newest !== run.follows) why = `another run published ${newest} while this daemon was down`;
+    else if (services.leases && !(await services.leases.resume(run.workspace, run.id, run.startedAt))) why = "its lease was taken over or abandoned while this daemon was down";
+  } catch (error) {
+    // Unheld until the store answers: its FinishRun cannot publish without the lease, and keeps its work.
+    services.logger?.warn({ workspace: run.workspace, run_id: run.id, err: error }, "run not resumed yet: the store could not be read");
+    const retry = setTimeout(() => {
+      if (services.runs.activeRun(run.workspace)?.id === run.id) void checkResumed(services, run, attempt + 1);
+    }, Math.min(30_000, 1000 * 2 ** attempt));
+    retry.unref();
+    return;
   }
+  if (why === undefined) return;
+  await services.runs.finish(run, "", why);
+  services.logger?.warn({ workspace: run.workspace, run_id: run.id, reason: why }, "run ended at start-up");
+  const recovery = (async () => {
+    const workspace = await services.workspaces.get(run.workspace);
+    await keepUnpublished(services, workspace, await services.copies.state(workspace), `run ${run.id} ended at start-up: ${why}`, "run_ended_at_restart");
+  })().catch((error: unknown) => services.logger?.error({ workspace: run.workspace, run_id: run.id, err: error }, "unpublished work of an ended run not kept yet: the next StartRun keeps it"));
+  services.recoveries.set(run.workspace, recovery);
+  void recovery.finally(() => {
+    if (services.recoveries.get(run.workspace) === recovery) services.recoveries.delete(run.workspace);
+  });
 }
 
 /**
@@ -311,7 +347,10 @@ export async function snapshotActiveRuns(services: RunServices): Promise<Array<{
       const changeSet = await services.runs.changes(run.id);
       const written = await publish(services, workspace, run, { ...run.labels, "filetools.shutdown": "true" }, changeSet);
       if (written.published) await services.runs.advanceBase(run, written.manifest.id);
-      else await services.runs.finish(run, written.manifest.id, `its shutdown snapshot could not be published: ${written.manifest.recovered}`);
+      else {
+        await services.runs.finish(run, written.manifest.id, `its shutdown snapshot could not be published: ${written.manifest.recovered}`);
+        await services.leases?.release(run.workspace, run.id);
+      }
     } catch (error) {
       failures.push({ workspace: run.workspace, error });
     }

@@ -4,9 +4,11 @@
 //
 // Conditional writes (the workspaces' heads) compare an ETag that is the
 // SHA-256 of the object's bytes, under a lock: one promise chain per key in
-// this process, and a lock file (`KEY.lock`, created exclusively) against
-// other daemons on the same directory; a lock file older than
-// STALE_LOCK_MS was left by a process that died holding it and is broken.
+// this process, and a lock file (`KEY.lock`, created exclusively, holding
+// its owner's pid and a random token) against other daemons on the same
+// machine and directory. A lock is broken only when its owner's process is
+// gone (a live owner, however slow, is waited for), and an owner removes
+// the lock file only while it still holds its own token.
 import { promises as fsp } from "node:fs";
 import { createHash, randomBytes } from "node:crypto";
 import path from "node:path";
@@ -16,8 +18,9 @@ import { syncDirectory } from "../workspace/sync-directory.js";
 
 const TEMP_SUFFIX = /\.tmp-[0-9a-f]{16}$/;
 const LOCK_SUFFIX = ".lock";
-const STALE_LOCK_MS = 10_000;
 const LOCK_RETRY_MS = 5;
+/** An empty lock file this old was left by an owner that died before writing its pid. */
+const EMPTY_LOCK_MS = 5_000;
 
 export class FileStore implements SnapshotStore, ConditionalStore {
   readonly description: string;
@@ -139,11 +142,11 @@ export class FileStore implements SnapshotStore, ConditionalStore {
     const lockFile = this.pathOf(key) + LOCK_SUFFIX;
     const previous = this.keyQueues.get(key) ?? Promise.resolve();
     const next = previous.catch(() => undefined).then(async () => {
-      await this.takeLockFile(lockFile, key, signal);
+      const token = await this.takeLockFile(lockFile, key, signal);
       try {
         return await write(await this.readSmall(key));
       } finally {
-        await fsp.unlink(lockFile).catch(() => undefined);
+        if ((await fsp.readFile(lockFile, "utf8").catch(() => "")) === token) await fsp.unlink(lockFile).catch(() => undefined);
       }
     });
     this.keyQueues.set(key, next);
@@ -154,7 +157,9 @@ export class FileStore implements SnapshotStore, ConditionalStore {
     }
   }
 
-  private async takeLockFile(lockFile: string, key: string, signal: AbortSignal | undefined): Promise<void> {
+  /** Creates the lock file, waiting while a live process holds it; its content, the token that proves it is ours. */
+  private async takeLockFile(lockFile: string, key: string, signal: AbortSignal | undefined): Promise<string> {
+    const token = `${process.pid} ${randomBytes(8).toString("hex")}`;
     try {
       await fsp.mkdir(path.dirname(lockFile), { recursive: true });
     } catch (error) {
@@ -163,13 +168,16 @@ export class FileStore implements SnapshotStore, ConditionalStore {
     for (;;) {
       signal?.throwIfAborted();
       try {
-        await (await fsp.open(lockFile, "wx", 0o600)).close();
-        return;
+        await fsp.writeFile(lockFile, token, { flag: "wx", mode: 0o600 });
+        return token;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw storeError(error, `locking ${key}`);
       }
-      const stats = await fsp.stat(lockFile).catch(() => undefined);
-      if (stats && Date.now() - stats.mtimeMs > STALE_LOCK_MS) await fsp.unlink(lockFile).catch(() => undefined);
+      const holder = await fsp.readFile(lockFile, "utf8").catch(() => undefined);
+      // Empty: being written now, or its owner died between the create and the write (then it stays empty).
+      const dead = holder === "" ? Date.now() - ((await fsp.stat(lockFile).catch(() => undefined))?.mtimeMs ?? Date.now()) > EMPTY_LOCK_MS : holder !== undefined && !processAlive(Number(holder.split(" ")[0]));
+      // Broken only by moving aside the very lock that was seen (its content checked after), so two waiters cannot both break it.
+      if (dead) await breakLock(lockFile, holder!);
       else await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
     }
   }
@@ -206,6 +214,27 @@ export class FileStore implements SnapshotStore, ConditionalStore {
       else if (TEMP_SUFFIX.test(entry.name)) await fsp.unlink(p).catch(() => undefined);
     }
   }
+}
+
+/** Whether process `pid` is running on this machine (EPERM: it is, under another user). */
+function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Removes a dead owner's lock file if it still holds `holder`: moved aside first, then checked, then put back if another lock took its place. */
+async function breakLock(lockFile: string, holder: string): Promise<void> {
+  const aside = `${lockFile}.broken-${randomBytes(8).toString("hex")}`;
+  if (!(await fsp.rename(lockFile, aside).then(() => true, () => false))) return;
+  if ((await fsp.readFile(aside, "utf8").catch(() => "")) === holder) return void (await fsp.unlink(aside).catch(() => undefined));
+  // Another waiter broke it and took a fresh lock in between: that one is live; restore it unless a newer one exists.
+  await fsp.link(aside, lockFile).catch(() => undefined);
+  await fsp.unlink(aside).catch(() => undefined);
 }
 
 function etagOf(bytes: Buffer): string {

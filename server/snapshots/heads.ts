@@ -39,11 +39,17 @@ export class Heads {
     return { snapshot: parsed.value.snapshot, etag: current.etag };
   }
 
-  /** Makes `snapshot` the head if the head is still `expected` (undefined: no head object yet); false when it moved. */
+  /**
+   * Makes `snapshot` the head if the head is still `expected` (undefined: no
+   * head object yet); false when it moved. A refusal is checked by reading
+   * the head again: a write that succeeded but whose answer was lost (the
+   * SDK's retry then meets its own write and gets 412) is a success.
+   */
   async advance(workspaceId: string, expected: Head | undefined, next: { snapshot: string; runId: string; node: string }, signal?: AbortSignal): Promise<boolean> {
     const body = Buffer.from(JSON.stringify({ ...next, publishedAt: new Date().toISOString() }));
     const etag = expected ? await this.store.replaceIfMatch(headKey(workspaceId), body, expected.etag, signal) : await this.store.createIfAbsent(headKey(workspaceId), body, signal);
-    return etag !== undefined;
+    if (etag !== undefined) return true;
+    return (await this.read(workspaceId))?.snapshot === next.snapshot;
   }
 }
 

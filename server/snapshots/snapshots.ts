@@ -41,7 +41,7 @@ import {
 import { parseManifest, SNAPSHOT_ID, tarballKey, type Manifest } from "./manifest.js";
 import { packMember, packWorkspace } from "./pack.js";
 import type { Store } from "./store.js";
-import { Heads, type Head } from "./heads.js";
+import { headKey, Heads, type Head } from "./heads.js";
 
 export type { Manifest } from "./manifest.js";
 
@@ -244,10 +244,10 @@ export class Snapshots {
     checkWorkspaceId(workspaceId);
     const head = await this.heads.read(workspaceId, signal);
     if (head) return { head, newest: head.snapshot };
-    // A store from before heads: its newest manifest that is not a recovered one.
+    // A store from before heads: its newest manifest that is neither recovered nor a publish that never made the head (`follows`).
     for (const id of (await this.manifestIds(workspaceId, signal)).reverse()) {
       const manifest = await this.readManifest(workspaceId, id, signal).catch(() => undefined);
-      if (manifest && manifest.recovered === undefined) return { newest: id };
+      if (manifest && manifest.recovered === undefined && manifest.follows === undefined) return { newest: id };
     }
     return { newest: "" };
   }
@@ -270,12 +270,9 @@ export class Snapshots {
     ]);
     const present = manifests.filter((m): m is Manifest => m !== null);
     const main = mainLine(present, head);
-    const listed: Listed[] = [];
-    for (const manifest of present) {
-      if (main.has(manifest.id)) listed.push(manifest);
-      else if (includeRecovered) listed.push({ ...manifest, recoveredReason: manifest.recovered ?? UNPUBLISHED });
-    }
-    return listed;
+    const onMain = new Set(main.map((m) => m.id));
+    const recovered = includeRecovered ? present.filter((m) => !onMain.has(m.id)).map((m) => ({ ...m, recoveredReason: m.recovered ?? UNPUBLISHED })) : [];
+    return [...main, ...recovered];
   }
 
   /** Manifests of a workspace that pass `filter`, newest first (see list). */
@@ -481,10 +478,14 @@ export class Snapshots {
       if (key.endsWith(".json")) await this.store.delete(key, signal);
     }
     for (const key of await this.store.list(`${workspaceId}/`, signal)) await this.store.delete(key, signal);
+    // Last: a head naming a deleted snapshot would refuse every later publish.
+    await this.store.delete(headKey(workspaceId), signal);
   }
 
   /**
-   * Keeps the newest `keep` snapshots of the main line. Recovered snapshots
+   * Keeps the newest `keep` snapshots of the main line, counted along the
+   * chain from the head (never by id: ids carry their writer's clock), so the
+   * head is never pruned; only the main line is read. Recovered snapshots
    * are never pruned (they are work nobody published); a tarball without a
    * manifest is dropped once older than ORPHAN_TARBALL_MS (younger, it may be
    * another daemon's snapshot on its way).
@@ -492,9 +493,17 @@ export class Snapshots {
   private async prune(workspaceId: string): Promise<void> {
     const keys = await this.store.list(`${workspaceId}/`);
     const ids = keys.filter((k) => k.endsWith(".json")).map((k) => idOf(k));
-    if (ids.length > this.keep) {
-      const main = (await this.list(workspaceId)).map((m) => m.id);
-      for (const id of main.slice(this.keep)) {
+    const head = ids.length > this.keep ? await this.heads.read(workspaceId) : undefined;
+    if (head) {
+      const chain: string[] = [];
+      // A link that cannot be read ends the walk: nothing past it is pruned.
+      for (let id = head.snapshot; id !== "" && !chain.includes(id); ) {
+        const manifest = await this.readManifest(workspaceId, id).catch(() => undefined);
+        if (!manifest || manifest.recovered !== undefined) break;
+        chain.push(id);
+        id = manifest.follows ?? manifest.parent;
+      }
+      for (const id of chain.slice(this.keep)) {
         await this.store.delete(`${workspaceId}/${id}.json`);
         await this.store.delete(tarballKey(workspaceId, id));
       }
@@ -638,17 +647,23 @@ function idTime(id: string): number {
 }
 
 /**
- * The ids on the main line: the chain of `follows` (parent in manifests
- * older than heads) from the head. Without a head (a store from before
- * heads), every manifest that is not a recovered one.
+ * The main line, newest first: the chain of `follows` (parent in manifests
+ * older than heads) from the head, in chain order (ids carry their writer's
+ * clock, which may be skewed). Without a head (a store from before heads),
+ * every manifest that is not a recovered one nor a publish that never made
+ * the head, by id.
  */
-function mainLine(manifests: readonly Manifest[], head: Head | undefined): Set<string> {
-  if (!head) return new Set(manifests.filter((m) => m.recovered === undefined).map((m) => m.id));
+function mainLine(manifests: readonly Manifest[], head: Head | undefined): Manifest[] {
+  if (!head) return manifests.filter((m) => m.recovered === undefined && m.follows === undefined);
   const byId = new Map(manifests.map((m) => [m.id, m]));
   // A link whose manifest is damaged (left out of `manifests`) is stepped over: the line goes on from the newest older one.
   const at = (id: string): Manifest | undefined => byId.get(id) ?? manifests.find((m) => m.id < id && m.recovered === undefined);
-  const main = new Set<string>();
-  for (let m = at(head.snapshot); m && !main.has(m.id) && m.recovered === undefined; m = (m.follows ?? m.parent) === "" ? undefined : at(m.follows ?? m.parent)) main.add(m.id);
+  const main: Manifest[] = [];
+  const seen = new Set<string>();
+  for (let m = at(head.snapshot); m && !seen.has(m.id) && m.recovered === undefined; m = (m.follows ?? m.parent) === "" ? undefined : at(m.follows ?? m.parent)) {
+    seen.add(m.id);
+    main.push(m);
+  }
   return main;
 }
 
