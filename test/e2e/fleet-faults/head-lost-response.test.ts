@@ -2,38 +2,25 @@
 // its answer is dropped (a proxy resets the connection), the SDK's retry meets
 // its own write and gets 412. The publish is still reported and listed as
 // published: a refusal is checked by reading the head again.
-import http from "node:http";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSeaweedfs, type Seaweedfs } from "../../support/seaweedfs.js";
+import { startS3FaultProxy, type S3FaultProxy } from "../../support/s3-fault-proxy.js";
 import { ensureBuilt, startDaemon, type Daemon } from "../daemon.js";
 
 const daemons: Daemon[] = [];
 let s3: Seaweedfs;
-let proxy: http.Server;
-let proxyPort = 0;
+let proxy: S3FaultProxy;
 let dropNextHeadSwap = false;
 beforeAll(async () => {
   ensureBuilt();
   s3 = await startSeaweedfs();
   Object.assign(process.env, { AWS_ACCESS_KEY_ID: s3.accessKey, AWS_SECRET_ACCESS_KEY: s3.secretKey });
-  proxy = http.createServer((req, res) => {
+  proxy = await startS3FaultProxy(s3.port, (req) => {
     const drop = dropNextHeadSwap && req.method === "PUT" && /\.heads\//.test(req.url ?? "") && req.headers["if-match"] !== undefined;
     if (drop) dropNextHeadSwap = false;
-    const upstream = http.request({ host: "127.0.0.1", port: s3.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
-      if (drop) {
-        up.resume();
-        up.on("end", () => res.socket?.destroy()); // the write happened; the client never hears of it
-        return;
-      }
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    upstream.on("error", () => res.destroy());
-    req.pipe(upstream);
+    return drop ? "drop-answer" : "pass";
   });
-  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
-  proxyPort = (proxy.address() as { port: number }).port;
 }, 120_000);
 afterAll(async () => {
   for (const d of daemons) await d.stop().catch(() => undefined);
@@ -44,7 +31,7 @@ afterAll(async () => {
 describe("a lost response to the head's swap", () => {
   it("a publish that the store committed is reported and listed as published", async () => {
     const store = `s3://${s3.bucket}/faults-${randomUUID()}`;
-    const d = await startDaemon({ args: ["--store", store, "--s3-endpoint", `http://127.0.0.1:${proxyPort}`, "--s3-force-path-style", "--lease-ttl-ms", "5000"] });
+    const d = await startDaemon({ args: ["--store", store, "--s3-endpoint", proxy.endpoint, "--s3-force-path-style", "--lease-ttl-ms", "5000"] });
     daemons.push(d);
     const runOnce = async (p: string) => {
       const run = (await d.client.workspaces.startRun({ workspace: "w" })).run!;

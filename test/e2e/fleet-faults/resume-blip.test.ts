@@ -2,36 +2,21 @@
 // heads and leases for its first seconds) does not leave its old run unheld
 // for good: it asks again until the store answers, then resumes the run (its
 // lease still names it) or ends it.
-import http from "node:http";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSeaweedfs, type Seaweedfs } from "../../support/seaweedfs.js";
+import { startS3FaultProxy, type S3FaultProxy } from "../../support/s3-fault-proxy.js";
 import { ensureBuilt, startDaemon, type Daemon } from "../daemon.js";
 
 const daemons: Daemon[] = [];
 let s3: Seaweedfs;
-let proxy: http.Server;
-let proxyPort = 0;
+let proxy: S3FaultProxy;
 let failing = false;
 beforeAll(async () => {
   ensureBuilt();
   s3 = await startSeaweedfs();
   Object.assign(process.env, { AWS_ACCESS_KEY_ID: s3.accessKey, AWS_SECRET_ACCESS_KEY: s3.secretKey });
-  proxy = http.createServer((req, res) => {
-    if (failing && /\.(heads|leases)/.test(req.url ?? "")) {
-      res.writeHead(503, { "content-type": "application/xml" });
-      res.end("<Error><Code>SlowDown</Code><Message>blip</Message></Error>");
-      return;
-    }
-    const upstream = http.request({ host: "127.0.0.1", port: s3.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    upstream.on("error", () => res.destroy());
-    req.pipe(upstream);
-  });
-  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
-  proxyPort = (proxy.address() as { port: number }).port;
+  proxy = await startS3FaultProxy(s3.port, (req) => (failing && /\.(heads|leases)/.test(req.url ?? "") ? "unavailable" : "pass"));
 }, 120_000);
 afterAll(async () => {
   for (const d of daemons) await d.stop().catch(() => undefined);
@@ -41,7 +26,7 @@ afterAll(async () => {
 
 const TTL = 2000;
 async function daemon(store: string, node: string, dataDir?: string): Promise<Daemon> {
-  const endpoint = `http://127.0.0.1:${proxyPort}`;
+  const endpoint = proxy.endpoint;
   const d = await startDaemon({ dataDir, args: ["--store", store, "--s3-endpoint", endpoint, "--s3-force-path-style", "--lease-ttl-ms", String(TTL), "--node-name", node] });
   daemons.push(d);
   return d;
