@@ -865,10 +865,11 @@ func TestAbandonedRunIsSeenListedEndedAndItsWorkKeptAsARecoveredSnapshot(t *test
 		t.Errorf("ListSnapshots: %v, %v; want only %s", mainLine, err, published.GetId())
 	}
 	all, err := client.ListSnapshots(ctx, "ops", filetools.ListSnapshotsOptions{IncludeRecovered: true})
+	// The main line first, then what was kept off it.
 	if err != nil || len(all) != 2 ||
-		all[0].GetId() != recovered.GetId() || !all[0].GetRecovered() || all[0].GetRunId() != run.GetId() ||
-		all[1].GetId() != published.GetId() || all[1].GetRecovered() {
-		t.Errorf("ListSnapshots with IncludeRecovered: %v, %v; want %s (recovered), then %s", all, err, recovered.GetId(), published.GetId())
+		all[0].GetId() != published.GetId() || all[0].GetRecovered() ||
+		all[1].GetId() != recovered.GetId() || !all[1].GetRecovered() || all[1].GetRunId() != run.GetId() {
+		t.Errorf("ListSnapshots with IncludeRecovered: %v, %v; want %s, then %s (recovered)", all, err, published.GetId(), recovered.GetId())
 	}
 }
 

@@ -365,7 +365,8 @@ def test_an_abandoned_run_is_seen_listed_ended_and_its_work_kept_as_a_recovered_
 
         assert [s.id for s in client.list_snapshots(WS)] == [published.id]
         listed = client.list_snapshots(WS, include_recovered=True)
-        assert [(s.id, s.recovered, s.run_id) for s in listed] == [(recovered.id, True, run.id), (published.id, False, first.id)]
+        # The main line first, then what was kept off it.
+        assert [(s.id, s.recovered, s.run_id) for s in listed] == [(published.id, False, first.id), (recovered.id, True, run.id)]
 
 
 def test_import_archive_unpacks_a_local_tarball(client: Any, ws: str, tmp_path: Path) -> None:
