@@ -152,7 +152,7 @@ export class Snapshots {
     if (meta.parent !== undefined) await this.checkFollows(workspace.id, meta.parent, signal);
     const id = newSnapshotId();
     const tarball = tarballKey(workspace.id, id);
-    const packed = packWorkspace(workspace, { signal });
+    const packed = packWorkspace(workspace, { signal, scratchDir: this.tmpDir, logger: this.logger });
     const measure = { size: 0, hash: createHash("sha256") };
     await this.store.put(tarball, measured(packed.bytes, measure), signal);
     const manifest: Manifest = {
@@ -302,7 +302,7 @@ export class Snapshots {
     try {
       let fileCount: number;
       if ("workspace" in source) {
-        const packed = packWorkspace(source.workspace, { include, signal });
+        const packed = packWorkspace(source.workspace, { include, signal, scratchDir: this.tmpDir, logger: this.logger });
         await writeFileFrom(file, measured(packed.bytes, measure));
         fileCount = packed.fileCount;
       } else {

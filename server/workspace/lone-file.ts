@@ -4,6 +4,9 @@
 // workspace, so its bytes are never used. The rule is checked on the
 // descriptor after the read completes, before the bytes are used: a file
 // swapped meanwhile (or linked from outside after it was opened) is caught.
+// Readers of walked files check it at open too, against an lstat of the name
+// (held-open.ts): the link count of a descriptor opened through a hard link
+// whose name was removed since is 1 again.
 import { fstatSync } from "node:fs";
 import { fail } from "../errors.js";
 
