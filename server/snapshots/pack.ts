@@ -77,7 +77,7 @@ export function packWorkspace(workspace: Workspace, options: PackOptions): Packe
   const pack = tar.pack();
   const gzip = createGzip({ level: 6 });
   const list = new FileListBuilder();
-  const result = { fileCount: 0, bytes: gzip as AsyncIterable<Uint8Array>, fileList: () => list.build() };
+  const result = { fileCount: 0, bytes: started(), fileList: () => list.build() };
   // Coalesce the many small tar writes (512-byte headers, small files) before gzip: one zlib call per ~1 MiB.
   pipeline(pack, coalescer(1 << 20), gzip, () => undefined);
 
@@ -139,13 +139,19 @@ export function packWorkspace(workspace: Workspace, options: PackOptions): Packe
     }
     pack.finalize();
   };
-  produce().catch((raw: unknown) => {
-    // A disk error is the disk's (a FileToolsError for the caller), not the store's.
-    const translated = translateErrno(raw, "/");
-    const error = translated instanceof Error ? translated : new Error(String(translated));
-    pack.destroy(error);
-    gzip.destroy(error);
-  });
+  // Nothing is walked or opened before the first byte is asked for: a tarball its consumer never
+  // reads (a store that failed before it began) holds nothing, where a started one would wait for
+  // room with the walk's directories and a file open, for good.
+  async function* started(): AsyncGenerator<Uint8Array> {
+    produce().catch((raw: unknown) => {
+      // A disk error is the disk's (a FileToolsError for the caller), not the store's.
+      const translated = translateErrno(raw, "/");
+      const error = translated instanceof Error ? translated : new Error(String(translated));
+      pack.destroy(error);
+      gzip.destroy(error);
+    });
+    yield* gzip as AsyncIterable<Uint8Array>;
+  }
   return result;
 }
 
