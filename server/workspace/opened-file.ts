@@ -1,11 +1,13 @@
 // A regular file a walk opened for a reader of whole files (the snapshot
 // packer, the live side of a diff). The one-link rule (lone-file.ts) is
-// checked at open (held-open.ts) and again after the read; readAll hands the
-// bytes over as it reads them and says at the end whether they may be used,
-// so a reader keeps them to itself until then.
+// checked at open (held-open.ts) and again after the read, by name
+// (isLoneByName); readAll hands the bytes over as it reads them and says at
+// the end whether they may be used, so a reader keeps them to itself until
+// then.
 import { read, readSync, type BigIntStats } from "node:fs";
+import type { Directory } from "./directory.js";
 import { HeldDescriptor } from "./held-descriptor.js";
-import { isLoneFile } from "./lone-file.js";
+import { isLoneByName, isLoneFile } from "./lone-file.js";
 
 /** Files up to this size are read whole with one synchronous read (cheaper than several calls on the thread pool). */
 export const WHOLE_READ_BYTES = 1 << 20;
@@ -20,7 +22,13 @@ export class OpenedFile {
   readonly mode: number;
   readonly mtime: Date;
 
-  constructor(fd: number, stats: BigIntStats) {
+  constructor(
+    fd: number,
+    stats: BigIntStats,
+    /** The directory it was opened in (borrowed, let go by close()) and its name there, for the check after the read. */
+    private readonly dir: Directory,
+    private readonly name: string,
+  ) {
     this.held = new HeldDescriptor(fd);
     this.size = Number(stats.size);
     this.mode = Number(stats.mode & 0o7777n);
@@ -41,22 +49,23 @@ export class OpenedFile {
       let filled = 0;
       for (let n = -1; n !== 0 && filled < buffer.length; filled += n) n = readSync(this.held.fd, buffer, filled, buffer.length - filled, filled);
       await take(buffer.subarray(0, filled));
-      return isLoneFile(this.held.fd);
+      return isLoneByName(this.held.fd, this.dir.fd, this.name);
     }
     for (let position = 0; position < this.size; ) {
       const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, this.size - position));
       const filled = await this.held.onPool((fd) => readFully(fd, buffer, position));
       position += filled;
       if (filled > 0) await take(buffer.subarray(0, filled));
-      if (!isLoneFile(this.held.fd)) return false;
+      if (!isLoneFile(this.held.fd)) return false; // early: no use reading on
       if (filled < buffer.length) break; // shrank
     }
-    return true;
+    return isLoneByName(this.held.fd, this.dir.fd, this.name);
   }
 
-  /** Closes the descriptor (once, after a read still on the thread pool). */
+  /** Closes the descriptor (once, after a read still on the thread pool) and lets go of the directory. */
   close(): void {
     this.held.close();
+    this.dir.close();
   }
 }
 

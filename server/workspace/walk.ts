@@ -155,7 +155,7 @@ async function lstatRun(dir: Directory, current: DirectoryVisit, options: WalkOp
 function openFound(dir: Directory, item: FoundEntry): void {
   const opened = openAsFound(dir.fd, item.name, item.stats);
   if ("skipped" in opened) item.entry.skipped = opened.skipped;
-  else item.entry.opened = new OpenedFile(opened.fd, opened.stats);
+  else item.entry.opened = new OpenedFile(opened.fd, opened.stats, dir.borrow(), item.name);
 }
 
 /** The .gitignore rules above `start` when they are wanted; closes `start` when they cannot be read (a workspace closed meanwhile, an unreadable file). */
