@@ -4,9 +4,12 @@
 // workspace, so its bytes are never used. The rule is checked on the
 // descriptor after the read completes, before the bytes are used: a file
 // swapped meanwhile (or linked from outside after it was opened) is caught.
-// Readers of walked files check it at open too, against an lstat of the name
-// (held-open.ts): the link count of a descriptor opened through a hard link
-// whose name was removed since is 1 again.
+// Readers check it at open too, against the lstat of the name made before
+// the open (held-open.ts for walked files, Workspace.openFile; not the search
+// workers, which open by the directory's records): the link count of a
+// descriptor opened through a hard link whose name was removed since is 1
+// again. The snapshot packer and live diffs check by name after the read
+// (isLoneByName).
 import { fstatSync, readlinkSync, renameSync } from "node:fs";
 import { fail } from "../errors.js";
 import { errnoOf } from "./errno.js";
