@@ -7,7 +7,8 @@
 // opened that way has one link again at the fstat; the readers check the
 // descriptor against the lstat of the name and never use its bytes. A name
 // replaced by another lone file (an editor's save) is opened again and read.
-import { closeSync, linkSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { closeSync, linkSync, mkdirSync, mkdtempSync, openSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -56,7 +57,7 @@ beforeEach(async () => {
 afterEach(() => {
   hook.name = null;
   workspace.close();
-  rmSync(base, { recursive: true, force: true });
+  execFileSync("rm", ["-rf", base]); // a deep tree: GNU rm walks by descriptors
 });
 
 const leaf = () => path.join(root, "leaf");
@@ -123,5 +124,28 @@ it("by name: a descriptor opened through a hard link whose name here was removed
     expect(isLoneByName(fds[2]!, dir, "leaf")).toBe(false);
   } finally {
     for (const fd of [...fds, dir]) closeSync(fd);
+  }
+});
+
+it("by name, deeper than /proc shows a path for: the name looked up once the lock is taken", () => {
+  // 24 directories of 200 bytes: past the 4,095 bytes /proc/self/fd/N can show.
+  let dir = openSync(root, "r");
+  for (let i = 0; i < 24; i++) {
+    mkdirSync(`/proc/self/fd/${dir}/${"d".repeat(200)}`);
+    const next = openSync(`/proc/self/fd/${dir}/${"d".repeat(200)}`, "r");
+    closeSync(dir);
+    dir = next;
+  }
+  writeFileSync(`/proc/self/fd/${dir}/deep`, "deep\n");
+  const fd = openSync(`/proc/self/fd/${dir}/deep`, "r");
+  try {
+    expect(isLoneByName(fd, dir, "deep")).toBe(true);
+    linkSync(`/proc/self/fd/${dir}/deep`, path.join(base, "outside-name"));
+    unlinkSync(`/proc/self/fd/${dir}/deep`);
+    expect(isLoneFile(fd)).toBe(true);
+    expect(isLoneByName(fd, dir, "deep")).toBe(false);
+  } finally {
+    closeSync(fd);
+    closeSync(dir);
   }
 });

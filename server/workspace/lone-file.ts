@@ -10,7 +10,7 @@
 // descriptor opened through a hard link whose name was removed since is 1
 // again. The snapshot packer and live diffs check by name after the read
 // (isLoneByName).
-import { fstatSync, readlinkSync, renameSync } from "node:fs";
+import { fstatSync, lstatSync, readlinkSync, renameSync, type BigIntStats } from "node:fs";
 import { fail } from "../errors.js";
 import { errnoOf } from "./errno.js";
 import { bytesOfName, fsPath } from "./names.js";
@@ -42,7 +42,9 @@ export function assertLoneFile(fd: number, shown: string): void {
  * alone let 552 reads in 273,867 through, this none in 541,937 (the check
  * costs about 15 µs a file). A name that itself ends in " (deleted)" is told
  * from a removed one by the other checks only; on a mount where the rename
- * is refused (read-only), the lock is not taken.
+ * is refused (read-only), the lock is not taken; past the depth /proc shows
+ * a path for, the name is looked up instead (which a second unlink stalled
+ * just then could fool).
  */
 export function isLoneByName(fd: number, dirFd: number, name: string): boolean {
   if (!isLoneFile(fd)) return false;
@@ -52,7 +54,20 @@ export function isLoneByName(fd: number, dirFd: number, name: string): boolean {
   } catch (error) {
     if (errnoOf(error) === "ENOENT") return false;
   }
-  const link = readlinkSync(`/proc/self/fd/${fd}`, { encoding: "buffer" });
-  const expected = Buffer.concat([readlinkSync(`/proc/self/fd/${dirFd}`, { encoding: "buffer" }), Buffer.from("/"), bytesOfName(name)]);
-  return link.equals(expected);
+  try {
+    const link = readlinkSync(`/proc/self/fd/${fd}`, { encoding: "buffer" });
+    return link.equals(Buffer.concat([readlinkSync(`/proc/self/fd/${dirFd}`, { encoding: "buffer" }), Buffer.from("/"), bytesOfName(name)]));
+  } catch (error) {
+    if (errnoOf(error) !== "ENAMETOOLONG") throw error;
+  }
+  // Deeper than /proc shows a path (4,095 bytes from /): the name, looked up once the lock was taken, must be this inode, alone.
+  let named: BigIntStats;
+  try {
+    named = lstatSync(at, { bigint: true });
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return false;
+    throw error;
+  }
+  const opened = fstatSync(fd, { bigint: true });
+  return named.dev === opened.dev && named.ino === opened.ino && named.nlink === 1n;
 }
