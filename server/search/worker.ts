@@ -165,7 +165,7 @@ function scanOne(task: SearchTask, index: number, matcher: Matcher, options: Sca
   const opened = openInHeldDirectory(files.dirFds[index]!, files.names[index]!);
   if ("skipped" in opened) return { kind: "skipped", bytes: 0, reason: opened.skipped };
   try {
-    if (task.maxFileSize > 0 && opened.size > task.maxFileSize) return { kind: "too_large", bytes: 0 };
+    if (task.maxFileSize > 0 && Number(opened.stats.size) > task.maxFileSize) return { kind: "too_large", bytes: 0 };
     return guarded(() => scanFile(opened.fd, matcher, options, true));
   } finally {
     // Terminated mid-file, the worker leaves it to Node, which closes it when the thread exits (trackUnmanagedFds).

@@ -38,7 +38,7 @@ afterAll(() => {
 
 describe("the snapshot's file list", () => {
   it("is what the packer streamed: sizes, modes, SHA-256s and link targets, the same records as the live workspace hashed", async () => {
-    const packed = packWorkspace(workspace);
+    const packed = packWorkspace(workspace, { scratchDir: tmpdir() });
     for await (const _ of packed.bytes);
     const listed = [...recordsOf(packed.fileList())];
     const sha = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");

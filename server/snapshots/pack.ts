@@ -12,33 +12,41 @@
 // accepts (workspace/limits.ts) fails the pack with QUOTA_EXCEEDED, naming
 // the entry, rather than store a snapshot no daemon could restore.
 //
+// A regular file is read whole, and checked by the one-link rule at open and
+// after the read (workspace/opened-file.ts), before any byte of its member
+// goes out: a small one in memory, a larger one through a scratch file
+// (spool.ts). One that fails the rule is left out, with a warning, and is not
+// in the file list. The member is what was read: a file that grew meanwhile
+// is cut at its size at open, one that shrank is stored at the size read.
+//
 // Each file's SHA-256 is computed from the very buffers written into the
 // tarball (no second read), for the manifest's file list (file-list.ts).
 import { createHash, hash as hashOnce } from "node:crypto";
-import { fstatSync, read, readSync } from "node:fs";
 import { createGzip } from "node:zlib";
 import { pipeline, Transform } from "node:stream";
+import type { Logger } from "pino";
 import { globMatcher } from "../tools/glob.js";
 import tar from "tar-stream";
-import { fail, FileToolsError } from "../errors.js";
+import { fail } from "../errors.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Entry } from "../workspace/entry.js";
-import type { OpenedFile, WalkEntry } from "../workspace/walk.js";
+import type { WalkEntry } from "../workspace/walk.js";
+import { WHOLE_READ_BYTES, type OpenedFile } from "../workspace/opened-file.js";
 import { translateErrno } from "../workspace/errno.js";
-import { isLoneFile } from "../workspace/lone-file.js";
 import { MAX_CONTENT_BYTES, MAX_DEPTH, MAX_ENTRIES, MAX_PATH_BYTES, MAX_SYMLINK_TARGET_BYTES } from "../workspace/limits.js";
 import { byteLengthOfPath, type Components } from "../workspace/paths.js";
 import { bytesOfName, hasRawBytes } from "../workspace/names.js";
 import { FileListBuilder, type FileList } from "./file-list.js";
-
-/** Files up to this size are read with one synchronous positional read (cheaper than several async calls). */
-const SMALL_FILE_BYTES = 1 << 20;
-const CHUNK_BYTES = 1 << 20;
+import { Spool } from "./spool.js";
 
 export interface PackOptions {
   /** Globs (workspace paths without the leading "/"): only matching files and links go in. Empty = all. */
   include?: readonly string[];
   signal?: AbortSignal;
+  /** Where files larger than WHOLE_READ_BYTES are spooled while they are checked (the daemon's scratch directory). */
+  scratchDir: string;
+  /** Told of each file left out because it may share its content with a file outside the workspace. */
+  logger?: Pick<Logger, "warn">;
 }
 
 export interface PackedTarball {
@@ -50,6 +58,12 @@ export interface PackedTarball {
   fileList(): FileList;
 }
 
+/** Why a regular file was left out, for the daemon's log. */
+const LEFT_OUT = {
+  "hard-linked": "it has more than one hard link (at open or after the read) and may share its content with a file outside the workspace",
+  "kept-changing": "its name was replaced each time it was opened",
+};
+
 /** What went into the tarball for one regular file. */
 interface PackedFile {
   size: number;
@@ -57,18 +71,52 @@ interface PackedFile {
   digest: Buffer;
 }
 
-export function packWorkspace(workspace: Workspace, options: PackOptions = {}): PackedTarball {
+export function packWorkspace(workspace: Workspace, options: PackOptions): PackedTarball {
   const include = options.include?.filter((g) => g !== "") ?? [];
   const matches = include.length > 0 ? globMatcher(include, "include") : null;
   const pack = tar.pack();
   const gzip = createGzip({ level: 6 });
   const list = new FileListBuilder();
-  const result = { fileCount: 0, bytes: gzip as AsyncIterable<Uint8Array>, fileList: () => list.build() };
+  const result = { fileCount: 0, bytes: started(), fileList: () => list.build() };
   // Coalesce the many small tar writes (512-byte headers, small files) before gzip: one zlib call per ~1 MiB.
   pipeline(pack, coalescer(1 << 20), gzip, () => undefined);
 
   let members = 0;
   let contentBytes = 0;
+  const spool = new Spool(options.scratchDir);
+  const leftOut = (path: string, reason: keyof typeof LEFT_OUT): void => options.logger?.warn({ workspace: workspace.id, path, reason }, `file left out of the tarball: ${LEFT_OUT[reason]}`);
+  // Stops reading a large file for a tarball nobody will read.
+  const stillWanted = (): void => {
+    options.signal?.throwIfAborted();
+    if (pack.destroying) throw new Error("the tarball was abandoned");
+  };
+  const packEntry = async (entry: WalkEntry): Promise<void> => {
+    options.signal?.throwIfAborted();
+    // Globs see the shown (escaped) path; the member is named by the held name's bytes.
+    if (matches && entry.type !== "directory" && !matches(entry.path.slice(1))) return;
+    if (entry.type === "other") return; // sockets, FIFOs and devices are not packed
+    if (entry.type === "directory" && matches) return;
+    checkLimits(entry, ++members);
+    const name = entry.parts.join("/");
+    if (entry.type === "directory") {
+      await addMember(pack, { ...common(entry), name: name + "/", type: "directory", mode: entry.mode & 0o777 });
+    } else if (entry.type === "symlink") {
+      const linkname = await workspace.readLink(entry.parts).catch(() => null);
+      if (linkname === null) return;
+      if (bytesOfName(linkname).length > MAX_SYMLINK_TARGET_BYTES) tooLarge(`${entry.path}'s target is longer than ${MAX_SYMLINK_TARGET_BYTES} bytes`);
+      await addMember(pack, { ...common(entry), name, type: "symlink", linkname, mode: 0o777 });
+      list.addLink(entry.path, linkname);
+    } else if (entry.opened) {
+      contentBytes += entry.opened.size;
+      if (contentBytes > MAX_CONTENT_BYTES) tooLarge(`the workspace holds more than ${MAX_CONTENT_BYTES} bytes of files`);
+      const packed = await addFile(pack, entry.opened, name, spool, stillWanted);
+      if (!packed) return leftOut(entry.path, "hard-linked");
+      result.fileCount++;
+      list.addFile(entry.path, packed.size, packed.mode, packed.digest);
+    } else if (entry.skipped === "hard-linked" || entry.skipped === "kept-changing") {
+      leftOut(entry.path, entry.skipped);
+    } // else gone, or no longer a regular file, since the walk listed it: nothing to say
+  };
   const produce = async () => {
     // The walk opens regular files relative to the directory it holds (O_NOFOLLOW), no path lookups.
     const walk = workspace.walk([], {
@@ -78,44 +126,32 @@ export function packWorkspace(workspace: Workspace, options: PackOptions = {}): 
       respectGitignore: false,
       open: (file) => !matches || matches(file.path.slice(1)),
     });
-    for await (const entry of walk) {
-      if (options.signal?.aborted) {
-        await entry.opened?.close();
-        options.signal.throwIfAborted();
-      }
-      // Globs see the shown (escaped) path; the member is named by the held name's bytes.
-      if (matches && entry.type !== "directory" && !matches(entry.path.slice(1))) continue;
-      if (entry.type === "other") continue; // sockets, FIFOs and devices are not packed
-      if (entry.type === "directory" && matches) continue;
-      checkLimits(entry, ++members);
-      const name = entry.parts.join("/");
-      if (entry.type === "directory") {
-        await addEntry(pack, { ...common(entry), name: name + "/", type: "directory", mode: entry.mode & 0o777 });
-      } else if (entry.type === "symlink") {
-        const linkname = await workspace.readLink(entry.parts).catch(() => null);
-        if (linkname === null) continue;
-        if (bytesOfName(linkname).length > MAX_SYMLINK_TARGET_BYTES) tooLarge(`${entry.path}'s target is longer than ${MAX_SYMLINK_TARGET_BYTES} bytes`);
-        await addEntry(pack, { ...common(entry), name, type: "symlink", linkname, mode: 0o777 });
-        list.addLink(entry.path, linkname);
-      } else {
-        contentBytes += Number(entry.size);
-        if (contentBytes > MAX_CONTENT_BYTES) tooLarge(`the workspace holds more than ${MAX_CONTENT_BYTES} bytes of files`);
-        const packed = entry.opened ? await addOpened(pack, entry, entry.opened, name) : await addFile(pack, workspace, entry, name);
-        if (packed) {
-          result.fileCount++;
-          list.addFile(entry.path, packed.size, packed.mode, packed.digest);
+    try {
+      for await (const entry of walk) {
+        try {
+          await packEntry(entry);
+        } finally {
+          entry.opened?.close();
         }
       }
+    } finally {
+      await spool.close();
     }
     pack.finalize();
   };
-  produce().catch((raw: unknown) => {
-    // A disk error is the disk's (a FileToolsError for the caller), not the store's.
-    const translated = translateErrno(raw, "/");
-    const error = translated instanceof Error ? translated : new Error(String(translated));
-    pack.destroy(error);
-    gzip.destroy(error);
-  });
+  // Nothing is walked or opened before the first byte is asked for: a tarball its consumer never
+  // reads (a store that failed before it began) holds nothing, where a started one would wait for
+  // room with the walk's directories and a file open, for good.
+  async function* started(): AsyncGenerator<Uint8Array> {
+    produce().catch((raw: unknown) => {
+      // A disk error is the disk's (a FileToolsError for the caller), not the store's.
+      const translated = translateErrno(raw, "/");
+      const error = translated instanceof Error ? translated : new Error(String(translated));
+      pack.destroy(error);
+      gzip.destroy(error);
+    });
+    yield* gzip as AsyncIterable<Uint8Array>;
+  }
   return result;
 }
 
@@ -156,33 +192,59 @@ function checkLimits(entry: WalkEntry, count: number): void {
 }
 
 type Header = tar.Header | (Partial<tar.Header> & { name: string });
+type Sink = ReturnType<tar.Pack["entry"]>;
 
-function addEntry(pack: tar.Pack, header: Header): Promise<void> {
-  withLongNames(pack, header);
-  return new Promise((resolve, reject) => {
-    pack.entry(header, (error) => (error ? reject(error) : resolve()));
-  });
+/**
+ * Adds a member (see packMember), its content known in full before it
+ * starts, and resolves once tar-stream took it.
+ */
+async function addMember(pack: tar.Pack, header: Header, content?: Buffer | AsyncIterable<Buffer>): Promise<void> {
+  let settle!: (error?: Error | null) => void;
+  const done = new Promise<void>((resolve, reject) => (settle = (error) => (error ? reject(error) : resolve())));
+  done.catch(() => undefined); // awaited below, unless writing failed first (that error is the one thrown)
+  const sink = packMember(pack, header, (error) => settle(error));
+  try {
+    if (content instanceof Buffer) sink.write(content);
+    else if (content) {
+      for await (const chunk of content) {
+        if (sink.destroying) break; // the pack was destroyed: `done` has its error
+        if (!sink.write(chunk)) await drained(sink);
+      }
+    }
+    sink.end(undefined as never);
+  } catch (error) {
+    sink.destroy(error as Error);
+    throw error;
+  }
+  await done;
 }
 
 /**
  * Adds a member to `pack` with its names as held names (workspace/names.ts),
  * their exact bytes stored (see withLongNames); for re-packing members.
- * Call with no other member open.
+ * Call with no other member open. A pack destroyed under an open member (a
+ * cancelled export, a failed upload) destroys its sink with the pack's error:
+ * the sink is listened to here (an 'error' event nobody listens to ends the
+ * process), and `callback` gets the error.
  */
-export function packMember(pack: tar.Pack, header: Header, callback: (error?: Error | null) => void): ReturnType<tar.Pack["entry"]> {
+export function packMember(pack: tar.Pack, header: Header, callback: (error?: Error | null) => void): Sink {
   withLongNames(pack, header);
-  return pack.entry(header, callback);
+  const sink = pack.entry(header, callback);
+  sink.on("error", () => undefined);
+  return sink;
 }
 
-/** Opens a member whose header `header` is; the sink takes its content. */
-function openEntry(pack: tar.Pack, header: Header): Promise<{ sink: ReturnType<tar.Pack["entry"]>; done: Promise<void> }> {
-  withLongNames(pack, header);
-  let done!: Promise<void>;
+/** Resolves when the sink takes more, or is destroyed. */
+function drained(sink: Sink): Promise<void> {
   return new Promise((resolve) => {
-    done = new Promise<void>((ok, ko) => {
-      const sink = pack.entry(header, (error) => (error ? ko(error) : ok()));
-      resolve({ sink, done });
-    });
+    if (sink.destroying) return resolve();
+    const go = (): void => {
+      sink.off("drain", go);
+      sink.off("close", go);
+      resolve();
+    };
+    sink.on("drain", go);
+    sink.on("close", go);
   });
 }
 
@@ -231,89 +293,28 @@ function longNameRecord(type: "L" | "K", bytes: Buffer): Buffer {
   return record;
 }
 
-/** Packs a file the walk opened; null when it turned out not to be a lone regular file. */
-async function addOpened(pack: tar.Pack, entry: Entry, opened: OpenedFile, name: string): Promise<PackedFile | null> {
-  try {
-    const stats = fstatSync(opened.fd);
-    if (!stats.isFile() || stats.nlink !== 1) return null;
-    const size = stats.size;
-    const header = { mtime: stats.mtime, uid: 0, gid: 0, uname: "", gname: "", name, type: "file" as const, size, mode: stats.mode & 0o777 };
-    // The first chunk is read, and the link rule checked on it, before the member is started: a file
-    // linked from outside meanwhile is left out like any hard-linked file (lone-file.ts).
-    const first = await readChunk(opened.fd, 0, Math.min(size, size <= SMALL_FILE_BYTES ? size : CHUNK_BYTES), size <= SMALL_FILE_BYTES);
-    if (!isLoneFile(opened.fd)) return null;
-    const { sink, done } = await openEntry(pack, header);
-    // A small file is one buffer, hashed in one call: no Hash object (a native context the GC does not weigh) per file.
-    const whole = size <= SMALL_FILE_BYTES;
-    const hash = whole ? null : createHash("sha256");
-    let position = 0;
-    while (position < size) {
-      const want = Math.min(size - position, size <= SMALL_FILE_BYTES ? size : CHUNK_BYTES);
-      const buffer = position === 0 ? first : await readChunk(opened.fd, position, want, false);
-      if (buffer.length < want || (position > 0 && !isLoneFile(opened.fd))) {
-        sink.destroy(new Error(`${entry.path} changed while it was being snapshotted`));
-        fail("CONTENT_CHANGED", `${entry.path} changed while it was being snapshotted`);
-      }
-      const filled = buffer.length;
-      position += filled;
-      hash?.update(buffer);
-      if (!sink.write(buffer)) await new Promise<void>((resolve) => sink.once("drain", () => resolve()));
-    }
-    sink.end(undefined as never);
-    await done;
-    return { size, mode: header.mode, digest: hash ? hash.digest() : hashOnce("sha256", first, "buffer") };
-  } finally {
-    await opened.close();
+/**
+ * Packs a file the walk opened, read whole and checked (opened-file.ts)
+ * before its member starts: a small file in one buffer, a larger one through
+ * the spool. Null when it failed the one-link rule (nothing of it went in).
+ */
+async function addFile(pack: tar.Pack, file: OpenedFile, name: string, spool: Spool, stillWanted: () => void): Promise<PackedFile | null> {
+  const header = { mtime: file.mtime, uid: 0, gid: 0, uname: "", gname: "", name, type: "file" as const, mode: file.mode & 0o777 };
+  if (file.size <= WHOLE_READ_BYTES) {
+    let content: Buffer = Buffer.alloc(0);
+    if (!(await file.readAll((chunk) => void (content = chunk)))) return null;
+    await addMember(pack, { ...header, size: content.length }, content);
+    // One buffer, hashed in one call: no Hash object (a native context the GC does not weigh) per file.
+    return { size: content.length, mode: header.mode, digest: hashOnce("sha256", content, "buffer") };
   }
-}
-
-/** Up to `want` bytes at `position` (fewer only at the end of the file). */
-async function readChunk(fd: number, position: number, want: number, synchronous: boolean): Promise<Buffer> {
-  const buffer = Buffer.allocUnsafe(want);
-  let filled = 0;
-  while (filled < want) {
-    const n = synchronous ? readSync(fd, buffer, filled, want - filled, position + filled) : await readAsync(fd, buffer, filled, want - filled, position + filled);
-    if (n === 0) break;
-    filled += n;
-  }
-  return buffer.subarray(0, filled);
-}
-
-function readAsync(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
-  return new Promise((resolve, reject) => read(fd, buffer, offset, length, position, (error, n) => (error ? reject(error) : resolve(n))));
-}
-
-/** Packs one regular file; null when it vanished or cannot be read safely (e.g. it has several hard links). */
-async function addFile(pack: tar.Pack, workspace: Workspace, entry: WalkEntry, name: string): Promise<PackedFile | null> {
-  let file;
-  try {
-    file = await workspace.openFile(entry.parts);
-  } catch (error) {
-    if (error instanceof FileToolsError) return null;
-    throw error;
-  }
-  try {
-    const size = file.size;
-    const mode = file.entry.mode & 0o777;
-    const { sink, done } = await openEntry(pack, { ...common(file.entry), name, type: "file", size, mode });
-    const hash = createHash("sha256");
-    let written = 0;
-    for await (const chunk of file.chunks()) {
-      const part = written + chunk.length > size ? chunk.subarray(0, size - written) : chunk;
-      written += part.length;
-      hash.update(part);
-      if (!sink.write(part)) await new Promise<void>((resolve) => sink.once("drain", () => resolve()));
-      if (written >= size) break;
-    }
-    if (written < size) {
-      // The file shrank while it was read: fail rather than store a member that lies about its size.
-      sink.destroy(new Error(`${entry.path} changed while it was being snapshotted`));
-      fail("CONTENT_CHANGED", `${entry.path} changed while it was being snapshotted`);
-    }
-    sink.end(undefined as never);
-    await done;
-    return { size, mode, digest: hash.digest() };
-  } finally {
-    await file.close();
-  }
+  const hash = createHash("sha256");
+  spool.clear();
+  const lone = await file.readAll(async (chunk) => {
+    stillWanted();
+    hash.update(chunk);
+    await spool.append(chunk);
+  });
+  if (!lone) return null;
+  await addMember(pack, { ...header, size: spool.length }, spool.chunks());
+  return { size: spool.length, mode: header.mode, digest: hash.digest() };
 }

@@ -5,6 +5,7 @@ import { createServer } from "node:net";
 import { AbortMultipartUploadCommand, ListMultipartUploadsCommand, S3Client } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSeaweedfs, type Seaweedfs } from "../../test/support/seaweedfs.js";
+import { watchProcess } from "../../test/support/process-health.js";
 import { S3Store, parseS3Url } from "./s3-store.js";
 import { storeContract } from "./store-contract.js";
 
@@ -130,4 +131,51 @@ describe("S3Store specifics", () => {
       await own.stop();
     }
   }, 60_000);
+});
+
+describe("an upload body killed mid-way", () => {
+  /** 1 MiB chunks, up to `chunks`, counting what was asked for; `closed` once the producer was let go (a pack's walk and files with it). */
+  function producer(chunks: number) {
+    const state = { produced: 0, closed: false };
+    async function* body(): AsyncGenerator<Uint8Array> {
+      try {
+        for (; state.produced < chunks; state.produced++) yield Buffer.alloc(1024 * 1024, state.produced);
+      } finally {
+        state.closed = true;
+      }
+    }
+    return { state, body: body() };
+  }
+
+  it("a store that fails under a body larger than a part: STORE_UNAVAILABLE (not the abort the SDK throws into the body), the body let go", async () => {
+    const health = watchProcess();
+    try {
+      const store = track(new S3Store(`s3://${s3.bucket}/x`, { ...s3.storeOptions, endpoint: `http://127.0.0.1:${downPort}`, maxAttempts: 1 }));
+      const { state, body } = producer(1000);
+      await expect(store.put("ws/big.tar.gz", body)).rejects.toMatchObject({ reason: "STORE_UNAVAILABLE" });
+      expect(state.closed).toBe(true);
+      expect(state.produced).toBeLessThan(1000);
+      expect(health.problems).toEqual([]);
+    } finally {
+      health.stop();
+    }
+  });
+
+  it("cancelled in the middle of a multipart upload: CANCELLED, the body let go, nothing left behind", async () => {
+    const health = watchProcess();
+    try {
+      const store = track(new S3Store(`s3://${s3.bucket}/cancel`, s3.storeOptions));
+      const { state, body } = producer(1000);
+      const abort = new AbortController();
+      const put = store.put("ws/cancelled.tar.gz", body, abort.signal);
+      while (state.produced < 12) await new Promise((resolve) => setTimeout(resolve, 5)); // past two parts
+      abort.abort();
+      await expect(put).rejects.toMatchObject({ reason: "CANCELLED" });
+      expect(state.closed).toBe(true);
+      expect(await store.list("ws/")).toEqual([]);
+      expect(health.problems).toEqual([]);
+    } finally {
+      health.stop();
+    }
+  });
 });

@@ -102,19 +102,32 @@ export class S3Store implements SnapshotStore, ConditionalStore {
   async put(key: string, body: AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<void> {
     const objectKey = this.objectKey(key);
     signal?.throwIfAborted();
-    // An error thrown by the body itself is the caller's, not the store's: rethrow it as is.
+    // An error thrown by the body itself is the caller's, not the store's: rethrow it as is. One
+    // thrown into the stream from our side (the upload aborted after a failed request) is not the
+    // body's; either way the body is returned, so that its producer (a pack) lets go of what it holds.
     let bodyError: { error: unknown } | undefined;
     async function* guarded(): AsyncGenerator<Uint8Array> {
+      const chunks = body[Symbol.asyncIterator]();
       try {
-        for await (const chunk of body) yield chunk;
-      } catch (error) {
-        bodyError = { error };
-        throw error;
+        for (;;) {
+          let next: IteratorResult<Uint8Array>;
+          try {
+            next = await chunks.next();
+          } catch (error) {
+            bodyError = { error };
+            throw error;
+          }
+          if (next.done) return;
+          yield next.value;
+        }
+      } finally {
+        if (!bodyError) await chunks.return?.();
       }
     }
+    const source = Readable.from(guarded(), { objectMode: false });
     const upload = new Upload({
       client: this.client,
-      params: { Bucket: this.bucket, Key: objectKey, Body: Readable.from(guarded(), { objectMode: false }) },
+      params: { Bucket: this.bucket, Key: objectKey, Body: source },
       partSize: this.partSize,
       queueSize: this.queueSize,
       leavePartsOnError: false,
@@ -131,6 +144,8 @@ export class S3Store implements SnapshotStore, ConditionalStore {
       throw this.unavailable("put", key, error);
     } finally {
       signal?.removeEventListener("abort", onAbort);
+      // An aborted upload leaves its body paused, holding the producer (a pack's walk and files) for good.
+      source.destroy();
     }
   }
 

@@ -190,7 +190,7 @@ export class Snapshots {
     const publishing = meta.publish !== undefined && newest === meta.publish.replaces;
     const id = newSnapshotId();
     const tarball = tarballKey(workspace.id, id);
-    const packed = packWorkspace(workspace, { signal });
+    const packed = packWorkspace(workspace, { signal, scratchDir: this.tmpDir, logger: this.logger });
     const measure = { size: 0, hash: createHash("sha256") };
     await this.store.put(tarball, measured(packed.bytes, measure), signal);
     const manifest: Manifest = {
@@ -363,7 +363,7 @@ export class Snapshots {
     try {
       let fileCount: number;
       if ("workspace" in source) {
-        const packed = packWorkspace(source.workspace, { include, signal });
+        const packed = packWorkspace(source.workspace, { include, signal, scratchDir: this.tmpDir, logger: this.logger });
         await writeFileFrom(file, measured(packed.bytes, measure));
         fileCount = packed.fileCount;
       } else {

@@ -3,7 +3,7 @@
 // and never followed, hidden names and .gitignore'd entries pruned on request.
 // Iterative, over a HeldPath (tree.ts): any depth, no recursion, a bounded
 // number of descriptors.
-import { closeSync, constants, fstatSync, openSync, promises as fsp, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, promises as fsp, readSync, type BigIntStats } from "node:fs";
 import ignore, { type Ignore } from "ignore";
 import type { Components } from "./paths.js";
 import { displayPath } from "./paths.js";
@@ -15,6 +15,8 @@ import { TEMP_FILE_PATTERN } from "./temp-files.js";
 import { escapeName, fsPath } from "./names.js";
 import { HeldPath, readNames } from "./tree.js";
 import { isLoneFile } from "./lone-file.js";
+import { openAsFound, type SkipReason } from "./held-open.js";
+import { OpenedFile } from "./opened-file.js";
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 const MAX_GITIGNORE_BYTES = 1 << 20;
@@ -42,25 +44,17 @@ export interface WalkOptions {
   /** Directories for which this returns true are reported but not descended into. */
   prune?: (directory: Entry) => boolean;
   /**
-   * Regular files (with a single link) for which this returns true are opened
-   * (read-only, O_NOFOLLOW, O_NONBLOCK, relative to the held directory, so
-   * they are inside the workspace) and reported with `opened`.
+   * Regular files for which this returns true are opened as they are reached
+   * (held-open.ts: read-only, O_NOFOLLOW, relative to the held directory, so
+   * they are inside the workspace, and checked to be the inode the walk found
+   * with a single link) and reported with `opened`, or with the reason they
+   * were `skipped`.
    */
   open?: (file: Entry) => boolean;
 }
 
-/** A file the walk opened for reading; the consumer must close it. */
-export interface OpenedFile {
-  /**
-   * The descriptor, for reading in a worker thread of this process (the
-   * search pool): positional reads only, and never closed there.
-   */
-  readonly fd: number;
-  close(): Promise<void>;
-}
-
-/** An entry of the walk, with its components (held names, for the file system) beside its shown path. */
-export type WalkEntry = Entry & { parts: Components; opened?: OpenedFile };
+/** An entry of the walk, with its components (held names, for the file system) beside its shown path; the consumer must close `opened`. */
+export type WalkEntry = Entry & { parts: Components; opened?: OpenedFile; skipped?: SkipReason };
 
 /** The .gitignore rules of one directory, which apply to paths below it; a chain up to the root (one walk's, shared by its directories). */
 interface IgnoreLevel {
@@ -85,18 +79,17 @@ export async function* walk(start: Directory, startParts: Components, options: W
         if (current.read < current.names.length) {
           current.found = await lstatRun(path.current(), current, options);
           current.next = 0;
-          current.opened = 0;
           continue;
         }
         stack.pop();
         if (stack.length > 0) path.leave();
         continue;
       }
-      // Open the files up to the next directory only: none is held open while the walk is below this one.
-      if (current.next === current.opened) current.opened = await openUpToDirectory(path.current(), current, options);
       const item = current.found[current.next]!;
-      current.found[current.next++] = null; // the consumer owns its opened file from here
+      current.found[current.next++] = null;
       if (!item) continue;
+      // Opened only now, so none is held open while the walk is below this directory; the consumer owns it from here.
+      if (item.stats.isFile() && options.open?.(item.entry)) openFound(path.current(), item);
       yield item.entry;
       const descend = item.isDirectory && options.recursive && (options.maxDepth === 0 || current.depth < options.maxDepth) && !options.prune?.(item.entry);
       if (descend && path.enter(item.name)) stack.push(visit(path.current(), [...current.parts, item.name], current.depth + 1, current.levels, options));
@@ -105,8 +98,6 @@ export async function* walk(start: Directory, startParts: Components, options: W
     // An unreadable directory (chmod 000 by an agent's shell), an I/O error: a reason, naming where.
     throw translateErrno(error, displayPath(stack.at(-1)?.parts ?? startParts));
   } finally {
-    // Stopped early: close what was opened ahead and never handed out.
-    await Promise.all(stack.flatMap((level) => level.found.map((item) => item?.entry.opened?.close())));
     path.close();
   }
 }
@@ -115,7 +106,8 @@ interface FoundEntry {
   name: string;
   entry: WalkEntry;
   isDirectory: boolean;
-  openable: boolean;
+  /** The lstat that found it (the open is checked against it: held-open.ts). */
+  stats: BigIntStats;
 }
 
 interface DirectoryVisit {
@@ -129,8 +121,6 @@ interface DirectoryVisit {
   /** The current run of entries (null: handed out or skipped). */
   found: (FoundEntry | null)[];
   next: number;
-  /** Entries of the run whose files were opened (when wanted). */
-  opened: number;
 }
 
 function visit(dir: Directory, parts: Components, depth: number, levels: IgnoreLevel | null, options: WalkOptions): DirectoryVisit {
@@ -142,7 +132,7 @@ function visit(dir: Directory, parts: Components, depth: number, levels: IgnoreL
     .map((child) => child.name)
     .filter((name) => !TEMP_FILE_PATTERN.test(name) && (options.includeHidden || !name.startsWith(".")))
     .sort();
-  return { parts, depth, levels, tested: forDirectory(levels), names, read: 0, found: [], next: 0, opened: 0 };
+  return { parts, depth, levels, tested: forDirectory(levels), names, read: 0, found: [], next: 0 };
 }
 
 /** lstat a run of names at once: one round trip to the thread pool per run, not per name. */
@@ -157,32 +147,15 @@ async function lstatRun(dir: Directory, current: DirectoryVisit, options: WalkOp
     const path = displayPath(parts);
     if (options.respectGitignore && isIgnored(current.tested, path, name, stats.isDirectory())) return null;
     const entry: WalkEntry = { ...entryFromStats(path, stats), parts };
-    return { name, entry, isDirectory: stats.isDirectory(), openable: stats.isFile() && stats.nlink === 1n };
+    return { name, entry, isDirectory: stats.isDirectory(), stats };
   });
 }
 
-/** Opens the wanted files of the run from `next` up to the next directory (included); returns where it stopped. */
-async function openUpToDirectory(dir: Directory, current: DirectoryVisit, options: WalkOptions): Promise<number> {
-  let end = current.next;
-  while (end < current.found.length && !current.found[end]?.isDirectory) end++;
-  end = Math.min(end + 1, current.found.length);
-  if (!options.open) return end;
-  const items = current.found.slice(current.next, end);
-  // Every open settles before anything can close `dir` (the paths go through its descriptor number).
-  const opening = await Promise.allSettled(
-    items.map(async (item) => {
-      if (!item?.openable || !options.open!(item.entry)) return;
-      const handle = await fsp.open(at(dir, item.name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch(() => null);
-      if (handle) item.entry.opened = { fd: handle.fd, close: () => handle.close() };
-    }),
-  );
-  const failed = opening.find((result) => result.status === "rejected");
-  if (failed) {
-    await Promise.all(current.found.map((item) => item?.entry.opened?.close()));
-    current.found = [];
-    throw failed.reason;
-  }
-  return end;
+/** Opens the regular file `item` in `dir`, reporting it as `opened` or `skipped`. */
+function openFound(dir: Directory, item: FoundEntry): void {
+  const opened = openAsFound(dir.fd, item.name, item.stats);
+  if ("skipped" in opened) item.entry.skipped = opened.skipped;
+  else item.entry.opened = new OpenedFile(opened.fd, opened.stats, dir.borrow(), item.name);
 }
 
 /** The .gitignore rules above `start` when they are wanted; closes `start` when they cannot be read (a workspace closed meanwhile, an unreadable file). */

@@ -22,6 +22,8 @@ import { DepthFirst, HeldPath, readNames, treeFits } from "./tree.js";
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 const NEW_FILE_MODE = 0o644;
+/** Opens of a file whose name is replaced between its lstat and its open, before openFile gives up. */
+const OPEN_ATTEMPTS = 3;
 const NEW_DIRECTORY_MODE = 0o755;
 
 export type WriteMode = "create-or-replace" | "create-only" | "replace-only";
@@ -88,27 +90,38 @@ export class Workspace {
   async openFile(parts: Components): Promise<OpenFile> {
     const shown = displayPath(parts);
     if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
-    const loc = await this.resolver.locateFollowing(parts);
-    if (!loc) fail("IS_A_DIRECTORY", `${shown} leads to the workspace root, a directory`);
-    let fd: number;
-    try {
-      if (!loc.stats) fail("NOT_FOUND", `${shown} does not exist`);
-      if (namesDirectory(parts) && !loc.stats.isDirectory()) fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
-      fd = openSync(at(loc.dir, loc.name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK); // synchronous: see lstatOrNull
-    } catch (error) {
-      throw translateErrno(error, shown);
-    } finally {
-      loc.dir.close();
-    }
-    try {
-      const stats = fstatSync(fd, { bigint: true });
-      assertRegularFile(stats, shown);
-      assertSingleLink(stats, shown);
-      this.resolver.assertInside({ fd }, shown);
-      return new OpenFile(fd, entryFromStats(shown, stats));
-    } catch (error) {
+    for (let attempt = 1; ; attempt++) {
+      const loc = await this.resolver.locateFollowing(parts);
+      if (!loc) fail("IS_A_DIRECTORY", `${shown} leads to the workspace root, a directory`);
+      let opened: { fd: number; found: BigIntStats };
+      try {
+        if (!loc.stats) fail("NOT_FOUND", `${shown} does not exist`);
+        if (namesDirectory(parts) && !loc.stats.isDirectory()) fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
+        opened = { fd: openSync(at(loc.dir, loc.name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK), found: loc.stats }; // synchronous: see lstatOrNull
+      } catch (error) {
+        throw translateErrno(error, shown);
+      } finally {
+        loc.dir.close();
+      }
+      const { fd, found } = opened;
+      try {
+        const stats = fstatSync(fd, { bigint: true });
+        assertRegularFile(stats, shown);
+        assertSingleLink(stats, shown);
+        // Only the inode the lstat found, with one link: the descriptor's own count misses a hard
+        // link to an outside file whose name here was removed before the fstat (held-open.ts).
+        if (stats.dev === found.dev && stats.ino === found.ino) {
+          assertSingleLink(found, shown);
+          this.resolver.assertInside({ fd }, shown);
+          return new OpenFile(fd, entryFromStats(shown, stats));
+        }
+      } catch (error) {
+        closeSync(fd);
+        throw error;
+      }
       closeSync(fd);
-      throw error;
+      // Replaced between the lstat and the open (an editor's save): looked up again.
+      if (attempt === OPEN_ATTEMPTS) fail("CONTENT_CHANGED", `${shown} was replaced each time it was opened; retry`);
     }
   }
 
