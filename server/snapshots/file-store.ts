@@ -7,8 +7,9 @@
 // this process, and a lock file (`KEY.lock`, created exclusively, holding
 // its owner's pid and a random token) against other daemons on the same
 // machine and directory. A lock is broken only when its owner's process is
-// gone (a live owner, however slow, is waited for), and an owner removes
-// the lock file only while it still holds its own token.
+// gone (a live owner, however slow, is waited for), by one waiter at a time
+// (breakLock), and an owner removes the lock file only while it still holds
+// its own token.
 import { promises as fsp } from "node:fs";
 import { createHash, randomBytes } from "node:crypto";
 import path from "node:path";
@@ -173,11 +174,11 @@ export class FileStore implements SnapshotStore, ConditionalStore {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw storeError(error, `locking ${key}`);
       }
+      const seen = await fsp.stat(lockFile).catch(() => undefined);
       const holder = await fsp.readFile(lockFile, "utf8").catch(() => undefined);
       // Empty: being written now, or its owner died between the create and the write (then it stays empty).
-      const dead = holder === "" ? Date.now() - ((await fsp.stat(lockFile).catch(() => undefined))?.mtimeMs ?? Date.now()) > EMPTY_LOCK_MS : holder !== undefined && !processAlive(Number(holder.split(" ")[0]));
-      // Broken only by moving aside the very lock that was seen (its content checked after), so two waiters cannot both break it.
-      if (dead) await breakLock(lockFile, holder!);
+      const dead = seen !== undefined && holder !== undefined && (holder === "" ? Date.now() - seen.mtimeMs > EMPTY_LOCK_MS : !processAlive(Number(holder.split(" ")[0])));
+      if (dead) await breakLock(lockFile, seen.ino, holder);
       else await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
     }
   }
@@ -227,14 +228,28 @@ function processAlive(pid: number): boolean {
   }
 }
 
-/** Removes a dead owner's lock file if it still holds `holder`: moved aside first, then checked, then put back if another lock took its place. */
-async function breakLock(lockFile: string, holder: string): Promise<void> {
-  const aside = `${lockFile}.broken-${randomBytes(8).toString("hex")}`;
-  if (!(await fsp.rename(lockFile, aside).then(() => true, () => false))) return;
-  if ((await fsp.readFile(aside, "utf8").catch(() => "")) === holder) return void (await fsp.unlink(aside).catch(() => undefined));
-  // Another waiter broke it and took a fresh lock in between: that one is live; restore it unless a newer one exists.
-  await fsp.link(aside, lockFile).catch(() => undefined);
-  await fsp.unlink(aside).catch(() => undefined);
+/**
+ * Removes a dead owner's lock file if it is still the one seen (inode and
+ * content). Breakers exclude each other with `KEY.lock.break` (created
+ * exclusively): only a breaker removes a lock file that is not its own, so
+ * the one it checked is the one it removes, never a live lock taken since.
+ */
+async function breakLock(lockFile: string, ino: number, holder: string): Promise<void> {
+  const breaker = `${lockFile}.break`;
+  try {
+    await fsp.writeFile(breaker, "", { flag: "wx", mode: 0o600 });
+  } catch {
+    // Another waiter is breaking it; a breaker file left by a waiter that died goes once it is old.
+    const stats = await fsp.stat(breaker).catch(() => undefined);
+    if (stats && Date.now() - stats.mtimeMs > EMPTY_LOCK_MS) await fsp.unlink(breaker).catch(() => undefined);
+    return;
+  }
+  try {
+    const now = await fsp.stat(lockFile).catch(() => undefined);
+    if (now?.ino === ino && (await fsp.readFile(lockFile, "utf8").catch(() => undefined)) === holder) await fsp.unlink(lockFile).catch(() => undefined);
+  } finally {
+    await fsp.unlink(breaker).catch(() => undefined);
+  }
 }
 
 function etagOf(bytes: Buffer): string {

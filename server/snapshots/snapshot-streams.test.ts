@@ -64,7 +64,7 @@ beforeAll(async () => {
   await store.check();
   snapshots = new Snapshots(store, 100, scratch, registry);
   await snapshots.prepare();
-  manifest = await snapshots.create(workspace, { runId: "r", labels: {}, changeSet: [] });
+  manifest = (await snapshots.create(workspace, { runId: "r", labels: {}, changeSet: [], parent: "", publish: { replaces: "" } })).manifest;
 });
 
 afterAll(() => {

@@ -41,7 +41,7 @@ afterAll(() => {
 
 describe("tarBytesFor", () => {
   it("bounds the plain tar the packer writes for the tree its file list describes", async () => {
-    const packed = packWorkspace(workspace);
+    const packed = packWorkspace(workspace, { scratchDir: tmpdir() });
     const chunks: Buffer[] = [];
     for await (const chunk of packed.bytes) chunks.push(Buffer.from(chunk));
     const plain = gunzipSync(Buffer.concat(chunks)).length;
