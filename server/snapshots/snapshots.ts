@@ -555,7 +555,10 @@ export class Snapshots {
   private async download(manifest: Manifest, signal?: AbortSignal): Promise<string> {
     const file = this.scratchPath("download");
     const measure = { size: 0, hash: createHash("sha256") };
+    let handle: FileHandle | undefined;
     try {
+      // The scratch file first: a store's body once asked for is always read to its end or destroyed, never left open.
+      handle = await fsp.open(file, "wx", 0o600);
       const source = await this.getTarball(manifest, signal);
       async function* checked(): AsyncGenerator<Uint8Array> {
         for await (const chunk of source) {
@@ -568,7 +571,7 @@ export class Snapshots {
           fail("DATA_LOSS", `snapshot ${manifest.id} does not match the size and sha256 of its manifest; nothing was changed`);
         }
       }
-      const handle = await fsp.open(file, "wx", 0o600);
+      const scratch = handle;
       try {
         // As plain tar: a restore then inflates the snapshot once, not twice. A
         // matching sha256 proves nothing (whoever can write the store can write a
@@ -578,12 +581,14 @@ export class Snapshots {
         // workspace of zeros restores, a bomb stops there. A manifest without a
         // file list (an older daemon's) gets the import's ratio cap.
         const inflated = manifest.files ? { maxInflatedBytes: tarBytesFor(manifest.files) + this.limits.ratioFloorBytes } : {};
-        await inspectArchive(checked(), { limits: this.limits, damaged: "DATA_LOSS", ...inflated }, { form: "plain-tar", write: (chunk) => writeAll(handle, chunk) });
+        await inspectArchive(checked(), { limits: this.limits, damaged: "DATA_LOSS", ...inflated }, { form: "plain-tar", write: (chunk) => writeAll(scratch, chunk) });
       } finally {
-        await handle.close();
+        handle = undefined;
+        await scratch.close();
       }
       return file;
     } catch (error) {
+      await handle?.close().catch(() => undefined);
       await fsp.unlink(file).catch(() => undefined);
       throw error;
     }
