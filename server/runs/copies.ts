@@ -33,6 +33,8 @@ export interface CopyState {
   changed: boolean;
   /** The run its changes belong to ("" for none or unknown). */
   run: string;
+  /** The tree's fingerprint now (taken to tell `changed`). */
+  fingerprint: string;
 }
 
 export class Copies {
@@ -51,10 +53,10 @@ export class Copies {
   async state(workspace: Workspace, signal?: AbortSignal): Promise<CopyState> {
     const record = await this.read(workspace.id);
     const { fingerprint, entries } = await fingerprintTree(workspace, signal);
-    if (record?.snapshot != null) return { snapshot: record.snapshot, changed: fingerprint !== record.fingerprint, run: record.run };
+    if (record?.snapshot != null) return { snapshot: record.snapshot, changed: fingerprint !== record.fingerprint, run: record.run, fingerprint };
     // Unknown: an empty tree is a copy of nothing; anything else is of unknown origin.
     const run = record?.run ?? "";
-    return entries === 0 ? { snapshot: "", changed: false, run } : { snapshot: undefined, changed: true, run };
+    return entries === 0 ? { snapshot: "", changed: false, run, fingerprint } : { snapshot: undefined, changed: true, run, fingerprint };
   }
 
   /** The copy is exactly `snapshot` as of `fingerprint` (taken before the snapshot was packed or after it was restored). */

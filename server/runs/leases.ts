@@ -78,9 +78,9 @@ export class Leases {
       for (let attempt = 0; attempt < 3; attempt++) {
         const created = await this.store.createIfAbsent(key, this.body(runId, startedAt), signal);
         if (created !== undefined) return this.hold(workspace, runId, startedAt, created, "acquired");
-        const current = await this.store.readWithTag(key, signal);
+        const current = await this.read(workspace, signal);
         if (!current) continue;
-        const lease = parseLease(current.text);
+        const { lease } = current;
         if (lease && isLive(lease) && lease.runId !== runId) {
           this.metrics?.lease("acquire", "refused");
           fail("RUN_ACTIVE", `workspace ${workspace} is leased to run ${lease.runId} on node ${lease.holder} until ${lease.expiresAt}`, {
@@ -109,8 +109,8 @@ export class Leases {
    */
   async resume(workspace: string, runId: string, startedAt: string): Promise<boolean> {
     const key = leaseKey(workspace);
-    const current = await this.store.readWithTag(key);
-    const lease = current && parseLease(current.text);
+    const current = await this.read(workspace);
+    const lease = current?.lease;
     if (!current || !lease || lease.runId !== runId || lease.state !== "held") {
       this.metrics?.lease("resume", "refused");
       return false;
@@ -155,8 +155,8 @@ export class Leases {
   async abandon(workspace: string, runId: string, signal?: AbortSignal): Promise<LeaseInfo | undefined> {
     const key = leaseKey(workspace);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const current = await this.store.readWithTag(key, signal);
-      const lease = current && parseLease(current.text);
+      const current = await this.read(workspace, signal);
+      const lease = current?.lease;
       if (!current || !lease || lease.state !== "held" || (runId !== "" && lease.runId !== runId)) return undefined;
       const ended: Lease = { ...lease, state: "abandoned", expiresAt: new Date().toISOString() };
       if ((await this.store.replaceIfMatch(key, Buffer.from(JSON.stringify(ended)), current.etag, signal)) !== undefined) {
@@ -169,8 +169,7 @@ export class Leases {
 
   /** The lease of `workspace` as stored, or undefined when there is none (or it is damaged). */
   async describe(workspace: string, signal?: AbortSignal): Promise<LeaseInfo | undefined> {
-    const current = await this.store.readWithTag(leaseKey(workspace), signal);
-    const lease = current && parseLease(current.text);
+    const lease = (await this.read(workspace, signal))?.lease;
     return lease ? infoOf(workspace, lease) : undefined;
   }
 
@@ -235,9 +234,15 @@ export class Leases {
     }
   }
 
+  /** The lease object of `workspace` as stored: its ETag, and the lease (undefined when damaged); undefined when there is none. */
+  private async read(workspace: string, signal?: AbortSignal): Promise<{ etag: string; text: string; lease: Lease | undefined } | undefined> {
+    const current = await this.store.readWithTag(leaseKey(workspace), signal);
+    return current && { ...current, lease: parseLease(current.text) };
+  }
+
   /** The lease's ETag when it holds exactly `body`: a renewal whose answer was lost, met by the SDK's retry as a 412. */
   private async ownWrite(workspace: string, body: Buffer, signal?: AbortSignal): Promise<string | undefined> {
-    const current = await this.store.readWithTag(leaseKey(workspace), signal);
+    const current = await this.read(workspace, signal);
     return current && current.text === body.toString() ? current.etag : undefined;
   }
 

@@ -20,7 +20,9 @@ import { summarize, type ChangeSummary, type RunInfo, type RunManager } from "./
 
 export interface RunServices {
   workspaces: WorkspaceRegistry;
+  /** Active runs and change sets; also the change recorder the mutating tools report to. */
   runs: RunManager;
+  /** Snapshots in the store. */
   snapshots: Snapshots;
   /** What each workspace is a copy of. */
   copies: Copies;
@@ -85,7 +87,7 @@ export function startRun(services: RunServices, workspaceId: string, restore: st
     if (copy.snapshot === newest || newest === "") return { restoredFrom: "", base: newest, follows: newest };
     const manifest = await snapshots.find(workspaceId, newest, signal);
     if (copy.snapshot === undefined && (await sameAsSnapshot(services, workspace, manifest, signal))) {
-      await copies.record(workspaceId, newest, (await fingerprintTree(workspace, signal)).fingerprint);
+      await copies.record(workspaceId, newest, copy.fingerprint);
       return { restoredFrom: "", base: newest, follows: newest };
     }
     await keepUnpublished(services, workspace, copy, `another run published ${newest} after this copy was made`, "unpublished_changes", signal);
@@ -175,20 +177,20 @@ async function publish(services: RunServices, workspace: Workspace, run: RunInfo
  */
 async function keepUnpublished(services: RunServices, workspace: Workspace, copy: CopyState, why: string, metric: string, signal?: AbortSignal): Promise<Manifest | undefined> {
   if (!copy.changed) return undefined;
-  const { fingerprint } = await fingerprintTree(workspace, signal);
   const changeSet = copy.run ? await services.runs.changes(copy.run) : [];
   const origin = copy.snapshot === undefined ? "a copy of unknown origin" : `changes to ${copy.snapshot || "an empty workspace"} never published`;
   const reason = `${origin}${copy.run ? ` (run ${copy.run})` : ""}: ${why}`;
   const written = await services.snapshots.create(workspace, { runId: copy.run, labels: { "filetools.recovered": "true" }, changeSet, parent: copy.snapshot ?? "", recoveredReason: reason }, signal);
-  await services.copies.record(workspace.id, written.manifest.id, fingerprint);
+  // The state's fingerprint, taken before the pack: a change racing it makes the copy look changed later, never unchanged.
+  await services.copies.record(workspace.id, written.manifest.id, copy.fingerprint);
   services.metrics?.recovered(metric);
   services.logger?.warn({ workspace: workspace.id, snapshot: written.manifest.id, run_id: copy.run, reason }, "unpublished work kept as a recovered snapshot");
   return written.manifest;
 }
 
 /** Restores `manifest` into its workspace, which is then a copy of it. */
-async function restoreCopy(services: RunServices, manifest: Manifest, signal?: AbortSignal): Promise<void> {
-  await services.snapshots.restore(manifest.workspace, manifest, signal);
+async function restoreCopy(services: RunServices, manifest: Manifest, signal?: AbortSignal, quota?: QuotaCheck): Promise<void> {
+  await services.snapshots.restore(manifest.workspace, manifest, signal, quota);
   // Past the restore's commit point: not cancelled, or the copy would look changed.
   const { fingerprint } = await fingerprintTree(await services.workspaces.get(manifest.workspace));
   await services.copies.record(manifest.workspace, manifest.id, fingerprint);
@@ -205,9 +207,7 @@ async function sameAsSnapshot(services: RunServices, workspace: Workspace, manif
 /** Replaces a workspace's contents with a snapshot (RestoreSnapshot): an operator's explicit choice, so unpublished changes go. */
 export async function restoreSnapshot(services: RunServices, workspaceId: string, snapshotId: string, signal: AbortSignal, quota?: QuotaCheck): Promise<Manifest> {
   const manifest = await services.snapshots.find(workspaceId, snapshotId, signal);
-  await services.snapshots.restore(workspaceId, manifest, signal, quota);
-  const { fingerprint } = await fingerprintTree(await services.workspaces.get(workspaceId));
-  await services.copies.record(workspaceId, manifest.id, fingerprint);
+  await restoreCopy(services, manifest, signal, quota);
   return manifest;
 }
 

@@ -41,15 +41,16 @@ export class Heads {
 
   /**
    * Makes `snapshot` the head if the head is still `expected` (undefined: no
-   * head object yet); false when it moved. A refusal is checked by reading
-   * the head again: a write that succeeded but whose answer was lost (the
-   * SDK's retry then meets its own write and gets 412) is a success.
+   * head object yet). Refused, the head is read again: a write that succeeded
+   * but whose answer was lost (the SDK's retry then meets its own write and
+   * gets 412) is a success; otherwise `moved` names the head now ("" for none).
    */
-  async advance(workspaceId: string, expected: Head | undefined, next: { snapshot: string; runId: string; node: string }, signal?: AbortSignal): Promise<boolean> {
+  async advance(workspaceId: string, expected: Head | undefined, next: { snapshot: string; runId: string; node: string }, signal?: AbortSignal): Promise<{ advanced: true } | { advanced: false; moved: string }> {
     const body = Buffer.from(JSON.stringify({ ...next, publishedAt: new Date().toISOString() }));
     const etag = expected ? await this.store.replaceIfMatch(headKey(workspaceId), body, expected.etag, signal) : await this.store.createIfAbsent(headKey(workspaceId), body, signal);
-    if (etag !== undefined) return true;
-    return (await this.read(workspaceId))?.snapshot === next.snapshot;
+    if (etag !== undefined) return { advanced: true };
+    const now = (await this.read(workspaceId))?.snapshot ?? "";
+    return now === next.snapshot ? { advanced: true } : { advanced: false, moved: now };
   }
 }
 

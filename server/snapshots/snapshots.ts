@@ -220,10 +220,8 @@ export class Snapshots {
     // The commit point: past it the snapshot is written and the head swapped whatever the signal says.
     signal?.throwIfAborted();
     await this.putManifest(manifest);
-    if (!(await this.heads.advance(workspace.id, head, { snapshot: id, runId: meta.runId, node: this.node }))) {
-      const now = await this.newestId(workspace.id).catch(() => "");
-      return { published: false, manifest: await this.putManifest(asRecovered(manifest, movedOn(now, meta.publish!.replaces))), newest: now, leaseLost: false };
-    }
+    const swap = await this.heads.advance(workspace.id, head, { snapshot: id, runId: meta.runId, node: this.node });
+    if (!swap.advanced) return { published: false, manifest: await this.putManifest(asRecovered(manifest, movedOn(swap.moved, meta.publish!.replaces))), newest: swap.moved, leaseLost: false };
     await this.prune(workspace.id).catch(() => undefined);
     return { published: true, manifest };
   }
@@ -501,7 +499,7 @@ export class Snapshots {
         const manifest = await this.readManifest(workspaceId, id).catch(() => undefined);
         if (!manifest || manifest.recovered !== undefined) break;
         chain.push(id);
-        id = manifest.follows ?? manifest.parent;
+        id = followed(manifest);
       }
       for (const id of chain.slice(this.keep)) {
         await this.store.delete(`${workspaceId}/${id}.json`);
@@ -665,11 +663,16 @@ function mainLine(manifests: readonly Manifest[], head: Head | undefined): Manif
   const at = (id: string): Manifest | undefined => byId.get(id) ?? manifests.find((m) => m.id < id && m.recovered === undefined);
   const main: Manifest[] = [];
   const seen = new Set<string>();
-  for (let m = at(head.snapshot); m && !seen.has(m.id) && m.recovered === undefined; m = (m.follows ?? m.parent) === "" ? undefined : at(m.follows ?? m.parent)) {
+  for (let m = at(head.snapshot); m && !seen.has(m.id) && m.recovered === undefined; m = followed(m) === "" ? undefined : at(followed(m))) {
     seen.add(m.id);
     main.push(m);
   }
   return main;
+}
+
+/** The snapshot before `manifest` on the main line: the head it replaced (its parent in manifests older than heads). */
+function followed(manifest: Manifest): string {
+  return manifest.follows ?? manifest.parent;
 }
 
 function movedOn(newest: string, replaces: string): string {
