@@ -198,7 +198,7 @@ async function restoreCopy(services: RunServices, manifest: Manifest, signal?: A
 
 /** Whether the tree holds exactly the snapshot's files and links (hashed): a copy of unknown origin that is one. */
 async function sameAsSnapshot(services: RunServices, workspace: Workspace, manifest: Manifest, signal?: AbortSignal): Promise<boolean> {
-  if (!manifest.files) return false;
+  if (!manifest.files && !manifest.contents) return false;
   const diff = await services.snapshots.diff(workspace.id, manifest.id, { live: workspace }, signal);
   for await (const _ of diff.entries) return false;
   return true;

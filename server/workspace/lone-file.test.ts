@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
-import { packWorkspace } from "../snapshots/pack.js";
+import { packSeekable } from "../snapshots/seekable.js";
 import { Workspace } from "./workspace.js";
 import { isLoneByName, isLoneFile } from "./lone-file.js";
 
@@ -82,7 +82,7 @@ function replaced(): void {
 
 async function packed(): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of packWorkspace(workspace, { scratchDir: base }).bytes) chunks.push(Buffer.from(chunk));
+  for await (const chunk of packSeekable(workspace, { key: "w/t.tar.gz", level: 6, scratchDir: base }).bytes) chunks.push(Buffer.from(chunk));
   return gunzipSync(Buffer.concat(chunks)).toString("latin1");
 }
 

@@ -19,7 +19,7 @@ export function exportSnapshotHandler(deps: Deps): WorkspacesHandler<"exportSnap
       stream = await deps.snapshots.exportFiltered({ workspace: await deps.workspaces.get(request.workspace) }, include, ctx.signal);
     } else {
       const manifest = await deps.snapshots.find(request.workspace, request.snapshotId, ctx.signal);
-      stream = include.length > 0 ? await deps.snapshots.exportFiltered({ manifest }, include, ctx.signal) : deps.snapshots.exportStored(manifest, ctx.signal);
+      stream = include.length > 0 ? await deps.snapshots.exportFiltered({ manifest }, include, ctx.signal) : await deps.snapshots.exportStored(manifest, ctx.signal);
     }
     try {
       yield { event: { case: "header", value: { size: BigInt(stream.size), sha256: stream.sha256, fileCount: BigInt(stream.fileCount) } } };
