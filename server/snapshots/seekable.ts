@@ -94,7 +94,8 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
   const contents = new ContentsBuilder();
   contents.useTarball(options.key, 0);
   for (const tarball of options.base?.tarballs ?? []) contents.useTarball(tarball.key, tarball.bytes);
-  // Content at hand by SHA-256: the base's chunks, or this tarball's own (a second file with the same content points at the first's).
+  // Content at hand by SHA-256: the base's chunks. Not this tarball's own: every file in it has its member, so that a
+  // snapshot written whole is one tarball of the whole tree (an export streams it as stored).
   const held = new Map<string, Held>([...(options.base ? contentIndex(options.base) : [])].map(([sha256, refs]) => [sha256, { refs }]));
   const records: StatRecord[] = [];
   // A file changed this close to the walk's start may change again within its timestamp's tick, unseen: not cached.
@@ -117,11 +118,9 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
     if (CacheWindow.trusted(entry, startedNs)) records.push({ path: entry.path, version: entry.version, sha256: sha256.toString("hex") });
     const mtime = seconds(entry.mtimeNs);
     if ("refs" in content) return void contents.addFile(mtime, content.refs);
-    if ("slots" in content) return void contents.addCopy(mtime, content.slots);
     state.storedFiles++;
     const sizes = Array.from({ length: Math.ceil(size / CHUNK_BYTES) }, (_, i) => Math.min(CHUNK_BYTES, size - i * CHUNK_BYTES));
     const slots = contents.addFile(mtime, sizes.map((bytes) => ({ tarball: options.key, offset: 0, length: 0, size: bytes, sha256: sha256 })));
-    held.set(sha256.toString("hex"), { slots });
     headers.push(headerRecords({ name: entry.parts.join("/"), type: "file", mode, size, mtime }));
     await flushHeaders();
     let i = 0;
@@ -224,8 +223,8 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
   };
 }
 
-/** Content already in a tarball: the base's chunks, or slots of this table of contents. */
-type Held = { refs: ContentRef } | { slots: number[] };
+/** Content already in one of the base's tarballs. */
+type Held = { refs: ContentRef };
 
 /** When a stat may stand for the content read with it (git's "racily clean" rule). */
 const CacheWindow = {
