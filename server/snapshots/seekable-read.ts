@@ -32,6 +32,8 @@ export interface TreeMember {
   header: MemberHeader;
   /** Workspace path (escaped), for include globs. */
   path: string;
+  /** A file's SHA-256 (hex); "" for the others. */
+  sha256: string;
   chunks: ChunkRef[];
 }
 
@@ -52,16 +54,16 @@ export function membersOf(contents: Contents, snapshotId: string): TreeMember[] 
   const { directories, files } = contents;
   for (let i = 0; i < directories.paths.length; i++) {
     const path = directories.paths[i]!;
-    members.push({ path, chunks: [], header: { name: name(path), type: "directory", mode: directories.modes[i]!, size: 0, mtime: directories.mtimes[i]! } });
+    members.push({ path, sha256: "", chunks: [], header: { name: name(path), type: "directory", mode: directories.modes[i]!, size: 0, mtime: directories.mtimes[i]! } });
   }
   const digests = Buffer.from(contents.chunks.sha256, "base64");
   let i = 0;
   for (const record of recordsOf(files)) {
     const mtime = contents.mtimes[i]!;
     if (record.type === "file") {
-      members.push({ path: record.path, chunks: chunksOf(contents, i, digests), header: { name: name(record.path), type: "file", mode: record.mode, size: record.size, mtime } });
+      members.push({ path: record.path, sha256: record.sha256, chunks: chunksOf(contents, i, digests), header: { name: name(record.path), type: "file", mode: record.mode, size: record.size, mtime } });
     } else {
-      members.push({ path: record.path, chunks: [], header: { name: name(record.path), type: "symlink", mode: 0o777, size: 0, mtime, linkname: record.target } });
+      members.push({ path: record.path, sha256: "", chunks: [], header: { name: name(record.path), type: "symlink", mode: 0o777, size: 0, mtime, linkname: record.target } });
     }
     i++;
   }

@@ -43,7 +43,8 @@ import { packMember } from "./pack.js";
 import { encodeContents, parseContents, type Contents } from "./contents.js";
 import { packSeekable } from "./seekable.js";
 import { gzipTar, membersOf, plainTar, type TreeMember } from "./seekable-read.js";
-import { StatCache } from "./stat-cache.js";
+import { StatCache, type KnownFiles } from "./stat-cache.js";
+import { planInPlace, type LiveEntry } from "./in-place.js";
 import type { Store } from "./store.js";
 import { headKey, Heads, type Head } from "./heads.js";
 
@@ -141,6 +142,15 @@ export interface SnapshotDiff {
   to?: Manifest;
   entries: AsyncGenerator<DiffEntry>;
   counts: DiffCounts;
+}
+
+/** How a restore runs. */
+export interface RestoreOptions {
+  signal?: AbortSignal;
+  /** Checked against the limits of the call (its token's, else the daemon's). */
+  quota?: QuotaCheck;
+  /** Runs at the commit point, before the workspace changes (the copy's record marks it as being replaced). */
+  beforeApply?: () => Promise<void>;
 }
 
 /** A restore or import checked against the limits of its call (its token's, else the daemon's). */
@@ -580,22 +590,72 @@ export class Snapshots {
   }
 
   /** Replaces the workspace's contents with the snapshot: verified and extracted first, then swapped in (see the class comment). */
-  async restore(workspaceId: string, manifest: Manifest, signal?: AbortSignal, quota?: QuotaCheck): Promise<void> {
+  async restore(workspaceId: string, manifest: Manifest, options: RestoreOptions = {}): Promise<void> {
+    const { signal, quota } = options;
     const started = performance.now();
     // The snapshot's totals replace the tree's: refused only when they are more and past the limit.
     const hold = await this.quotaHold(workspaceId, quota, (staged, now) => addUsage(staged, negateUsage(now)));
     let verified: string | undefined;
     try {
-      // Seekable: the tree straight from the tarballs its content is in, each chunk checked as it is read; older: downloaded and checked whole first.
-      const source = manifest.contents ? plainTar(this.store, await this.membersMatching(manifest, [], signal), signal) : scratchTar((verified = await this.download(manifest, signal)));
-      await this.stageAndApply(workspaceId, source, "DATA_LOSS", signal, hold.staged, async (staging) => {
-        signal?.throwIfAborted(); // the commit point
-        await this.registry.replaceWithStaging(workspaceId, staging);
-      });
+      const members = manifest.contents ? await this.membersMatching(manifest, [], signal) : undefined;
+      const known = members && (await this.statCache?.load(workspaceId));
+      if (members && known && known.size > 0 && !members.some((m) => m.header.type === "symlink")) {
+        await this.restoreInPlace(workspaceId, members, known, hold.staged, options);
+      } else {
+        // Seekable: the tree straight from the tarballs its content is in, each chunk checked as it is read; older: downloaded and checked whole first.
+        const source = members ? plainTar(this.store, members, signal) : scratchTar((verified = await this.download(manifest, signal)));
+        await this.stageAndApply(workspaceId, source, "DATA_LOSS", signal, hold.staged, async (staging) => {
+          signal?.throwIfAborted(); // the commit point
+          await options.beforeApply?.();
+          await this.registry.replaceWithStaging(workspaceId, staging);
+        });
+      }
       this.metrics?.snapshot("restore", (performance.now() - started) / 1000, manifest.sizeBytes);
     } finally {
       hold.release();
       if (verified) await fsp.unlink(verified).catch(() => undefined);
+    }
+  }
+
+  /**
+   * A restore into a copy that the last snapshot read (in-place.ts): only the
+   * files that differ are fetched (staged first, checked like any restore),
+   * then, with the workspace locked, what the snapshot does not hold is
+   * removed and the staged entries merged in. Calls may have changed the tree
+   * while the fetch ran: it is planned again under the lock, and what else
+   * differs fetched then. Not atomic like a swap; options.beforeApply marks
+   * the copy as being replaced first, so that a crash part-way leaves a copy
+   * whose content belongs to nobody (the next run restores it), not work to
+   * keep. Trees with symbolic links are restored whole (their checks need the
+   * whole tree).
+   */
+  private async restoreInPlace(workspaceId: string, members: TreeMember[], known: KnownFiles, staged: ((usage: Usage) => void) | undefined, options: RestoreOptions): Promise<void> {
+    const { signal } = options;
+    const usage = { bytes: members.reduce((sum, m) => sum + m.header.size, 0), entries: members.length };
+    staged?.(usage);
+    const planned = planInPlace(members, await liveEntries(await this.registry.get(workspaceId), signal), known);
+    const staging = await this.registry.createStaging(workspaceId);
+    try {
+      const fetch = async (fetched: TreeMember[]): Promise<void> => void (await extractArchive(plainTar(this.store, fetched, signal), staging, { limits: this.limits, damaged: "DATA_LOSS" }));
+      await fetch(planned.fetch);
+      signal?.throwIfAborted();
+      await this.locks.with([workspaceId], async () => {
+        const workspace = await this.registry.get(workspaceId);
+        const plan = planInPlace(members, await liveEntries(workspace, signal), known);
+        const staged = new Set(planned.fetch.map((m) => m.path));
+        const more = plan.fetch.filter((m) => !staged.has(m.path));
+        if (more.length > 0) await fetch(more);
+        signal?.throwIfAborted(); // the commit point
+        await options.beforeApply?.();
+        try {
+          for (const parts of plan.remove) await workspace.remove(parts, { recursive: true });
+          await workspace.mergeStaging(staging, [], async () => undefined);
+        } finally {
+          this.quotas?.recount(workspace);
+        }
+      }, signal);
+    } finally {
+      await staging.discard(); // nothing once merged
     }
   }
 
@@ -835,6 +895,16 @@ export class Snapshots {
       },
     };
   }
+}
+
+/** Every entry of the workspace as the walk finds it (stat only), for an in-place restore. */
+async function liveEntries(workspace: Workspace, signal?: AbortSignal): Promise<LiveEntry[]> {
+  const entries: LiveEntry[] = [];
+  for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false })) {
+    signal?.throwIfAborted();
+    entries.push({ parts: entry.parts, path: entry.path, type: entry.type, version: entry.version, mode: entry.mode });
+  }
+  return entries;
 }
 
 /** Every symbolic link in the workspace and its target (for the import's link check; only walked when the archive has links). */
