@@ -533,28 +533,36 @@ export class Snapshots {
   }
 
   /** A presigned GET URL of a stored snapshot's tarball, working for `seconds` (0: an hour); INVALID_ARGUMENT on a store without them. */
-  async presign(manifest: Manifest, requestedSeconds: number): Promise<{ url: string; expiresAt: Date }> {
+  async presign(manifest: Manifest, requestedSeconds: number, signal?: AbortSignal): Promise<{ url: string; expiresAt: Date; size: number; sha256: string }> {
     if (!this.store.presignGet) fail("INVALID_ARGUMENT", "presigned URLs need an s3:// store; this daemon keeps its snapshots in a local directory");
     const seconds = requestedSeconds || DEFAULT_PRESIGN_SECONDS;
     if (!(Number.isInteger(seconds) && seconds >= 1 && seconds <= MAX_PRESIGN_SECONDS)) {
       fail("INVALID_ARGUMENT", `presign_seconds must be between 1 and ${MAX_PRESIGN_SECONDS} (seven days), not ${requestedSeconds}`);
     }
+    const whole = await this.wholeTarball(manifest, signal);
     const expiresAt = new Date(Date.now() + seconds * 1000);
-    return { url: await this.store.presignGet(await this.wholeTarball(manifest), seconds), expiresAt };
+    return { url: await this.store.presignGet(whole.key, seconds), expiresAt, size: whole.size, sha256: whole.sha256 };
   }
 
   /**
-   * The key of a tarball of the snapshot's whole tree: its own, or one
-   * assembled once from the tarballs it points at (written beside it, pruned
-   * with it, reused by the next presign).
+   * A tarball of the snapshot's whole tree in the store, with its size and
+   * sha256: its own, or one assembled once from the tarballs it points at,
+   * written beside it with a note of its size and sha256 (both pruned with
+   * it, reused by the next presign; the note last, so a tarball without one
+   * is assembled again).
    */
-  private async wholeTarball(manifest: Manifest): Promise<string> {
-    if (selfContained(manifest)) return manifest.tarball;
+  private async wholeTarball(manifest: Manifest, signal?: AbortSignal): Promise<{ key: string; size: number; sha256: string }> {
+    if (selfContained(manifest)) return { key: manifest.tarball, size: manifest.sizeBytes, sha256: manifest.sha256 };
     const key = exportKey(manifest.workspace, manifest.id);
-    if ((await this.store.list(key)).includes(key)) return key;
-    const members = await this.membersMatching(manifest, []);
-    await this.store.put(key, gzipTar(this.store, members, this.gzipLevel));
-    return key;
+    const noteKey = `${key}.sha256`;
+    const note = await this.store.getRange(noteKey, 0, 200, signal).catch(() => undefined);
+    const [sha256, size] = note?.toString("utf8").split(" ") ?? [];
+    if (sha256 && /^[0-9a-f]{64}$/.test(sha256) && /^\d+$/.test(size ?? "")) return { key, size: Number(size), sha256 };
+    const measure = { size: 0, hash: createHash("sha256") };
+    await this.store.put(key, measured(gzipTar(this.store, await this.membersMatching(manifest, [], signal), this.gzipLevel, signal), measure), signal);
+    const whole = { key, size: measure.size, sha256: measure.hash.digest("hex") };
+    await this.store.put(noteKey, single(Buffer.from(`${whole.sha256} ${whole.size}`)), signal);
+    return whole;
   }
 
   /**
