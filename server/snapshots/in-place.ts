@@ -20,6 +20,8 @@ export interface LiveEntry {
   type: EntryType;
   version: string;
   mode: number;
+  ctimeNs: bigint;
+  mtimeNs: bigint;
 }
 
 export interface InPlacePlan {

@@ -131,6 +131,9 @@ describe("the seekable format", () => {
     await snapshots.restore("w", second);
     expect(rangedReads - before).toBeGreaterThan(0);
     expect(tree(root)).toEqual(secondTree);
+    // The stat cache vouches for every restored file: the next snapshot reads none of them.
+    const cache = JSON.parse(readFileSync(path.join(base, "data", "stat-cache", "w.json"), "utf8"));
+    expect(cache.paths.length).toBe(second.fileCount);
   });
 });
 

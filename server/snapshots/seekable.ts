@@ -39,7 +39,7 @@ import { FileListBuilder, type FileList } from "./file-list.js";
 import { CHUNK_BYTES, ContentsBuilder, contentIndex, type Contents, type ContentRef } from "./contents.js";
 import { END_OF_ARCHIVE, headerRecords, paddingOf } from "./tar-headers.js";
 import { Spool } from "./spool.js";
-import type { KnownFiles, StatRecord } from "./stat-cache.js";
+import { nowNs, settled, type KnownFiles, type StatRecord } from "./stat-cache.js";
 
 const gzip = promisify(gzipCallback);
 /** Uncompressed bytes handed to the thread pool ahead of the writer: bounds memory, keeps every pool thread busy. */
@@ -99,7 +99,7 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
   const held = new Map<string, Held>([...(options.base ? contentIndex(options.base) : [])].map(([sha256, refs]) => [sha256, { refs }]));
   const records: StatRecord[] = [];
   // A file changed this close to the walk's start may change again within its timestamp's tick, unseen: not cached.
-  const startedNs = BigInt(Date.now()) * 1_000_000n;
+  const startedNs = nowNs();
   const members = new OrderedMembers(options.level);
   const spool = new Spool(options.scratchDir);
   const state = { fileCount: 0, storedFiles: 0, treeBytes: 0, entries: 0 };
@@ -115,7 +115,7 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
     state.treeBytes += size;
     if (state.treeBytes > MAX_CONTENT_BYTES) tooLarge(`the workspace holds more than ${MAX_CONTENT_BYTES} bytes of files`);
     list.addFile(entry.path, size, mode, sha256);
-    if (CacheWindow.trusted(entry, startedNs)) records.push({ path: entry.path, version: entry.version, sha256: sha256.toString("hex") });
+    if (settled(entry, startedNs)) records.push({ path: entry.path, version: entry.version, sha256: sha256.toString("hex") });
     const mtime = seconds(entry.mtimeNs);
     if ("refs" in content) return void contents.addFile(mtime, content.refs);
     state.storedFiles++;
@@ -225,15 +225,6 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
 
 /** Content already in one of the base's tarballs. */
 type Held = { refs: ContentRef };
-
-/** When a stat may stand for the content read with it (git's "racily clean" rule). */
-const CacheWindow = {
-  /** Timestamps move in ticks (a few ms on Linux): a file changed within this of the walk's start may change again unseen. */
-  marginNs: 50_000_000n,
-  trusted(entry: WalkEntry, startedNs: bigint): boolean {
-    return entry.ctimeNs < startedNs - this.marginNs && entry.mtimeNs < startedNs - this.marginNs;
-  },
-};
 
 /** A file read whole and checked by the one-link rule: its size, SHA-256, and its content again in CHUNK_BYTES pieces. */
 interface ReadFile {

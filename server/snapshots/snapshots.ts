@@ -43,7 +43,7 @@ import { packMember } from "./pack.js";
 import { encodeContents, parseContents, type Contents } from "./contents.js";
 import { packSeekable } from "./seekable.js";
 import { gzipTar, membersOf, plainTar, type TreeMember } from "./seekable-read.js";
-import { StatCache, type KnownFiles } from "./stat-cache.js";
+import { nowNs, RACY_MARGIN_MS, settled, StatCache, type KnownFiles, type StatRecord } from "./stat-cache.js";
 import { planInPlace, type LiveEntry } from "./in-place.js";
 import type { Store } from "./store.js";
 import { headKey, Heads, type Head } from "./heads.js";
@@ -607,17 +607,22 @@ export class Snapshots {
     try {
       const members = manifest.contents ? await this.membersMatching(manifest, [], signal) : undefined;
       const known = members && (await this.statCache?.load(workspaceId));
+      let appliedNs = 0n;
       if (members && known && known.size > 0 && !members.some((m) => m.header.type === "symlink")) {
-        await this.restoreInPlace(workspaceId, members, known, hold.staged, options);
+        appliedNs = await this.restoreInPlace(workspaceId, members, known, hold.staged, options);
       } else {
         // Seekable: the tree straight from the tarballs its content is in, each chunk checked as it is read; older: downloaded and checked whole first.
         const source = members ? plainTar(this.store, members, signal) : scratchTar((verified = await this.download(manifest, signal)));
         await this.stageAndApply(workspaceId, source, "DATA_LOSS", signal, hold.staged, async (staging) => {
           signal?.throwIfAborted(); // the commit point
           await options.beforeApply?.();
+          // The files extracted last settle first, so that the stat cache can vouch for them all (rememberRestored).
+          if (members) await new Promise((resolve) => setTimeout(resolve, RACY_MARGIN_MS));
+          appliedNs = nowNs();
           await this.registry.replaceWithStaging(workspaceId, staging);
         });
       }
+      if (members) await this.rememberRestored(workspaceId, members, appliedNs).catch(() => undefined);
       this.metrics?.snapshot("restore", (performance.now() - started) / 1000, manifest.sizeBytes);
     } finally {
       hold.release();
@@ -637,12 +642,13 @@ export class Snapshots {
    * keep. Trees with symbolic links are restored whole (their checks need the
    * whole tree).
    */
-  private async restoreInPlace(workspaceId: string, members: TreeMember[], known: KnownFiles, staged: ((usage: Usage) => void) | undefined, options: RestoreOptions): Promise<void> {
+  private async restoreInPlace(workspaceId: string, members: TreeMember[], known: KnownFiles, staged: ((usage: Usage) => void) | undefined, options: RestoreOptions): Promise<bigint> {
     const { signal } = options;
     const usage = { bytes: members.reduce((sum, m) => sum + m.header.size, 0), entries: members.length };
     staged?.(usage);
     const planned = planInPlace(members, await liveEntries(await this.registry.get(workspaceId), signal), known);
     const staging = await this.registry.createStaging(workspaceId);
+    let applied = 0n;
     try {
       const fetch = async (fetched: TreeMember[]): Promise<void> => void (await extractArchive(plainTar(this.store, fetched, signal), staging, { limits: this.limits, damaged: "DATA_LOSS" }));
       await fetch(planned.fetch);
@@ -655,6 +661,7 @@ export class Snapshots {
         if (more.length > 0) await fetch(more);
         signal?.throwIfAborted(); // the commit point
         await options.beforeApply?.();
+        applied = nowNs();
         try {
           for (const parts of plan.remove) await workspace.remove(parts, { recursive: true });
           await workspace.mergeStaging(staging, [], async () => undefined);
@@ -665,6 +672,26 @@ export class Snapshots {
     } finally {
       await staging.discard(); // nothing once merged
     }
+    return applied;
+  }
+
+  /**
+   * After a restore, what the stat cache may say of the restored tree: the
+   * files whose stat settled before `appliedNs` (the moment it began to
+   * change the live tree) hold the content the snapshot gives them — a call
+   * that changed one since moved its ctime past that moment (stat-cache.ts).
+   * So the next snapshot reads only what its run changed, even on a runtime
+   * whose copy came whole from the store.
+   */
+  private async rememberRestored(workspaceId: string, members: readonly TreeMember[], appliedNs: bigint): Promise<void> {
+    if (!this.statCache) return;
+    const sha256 = new Map(members.filter((m) => m.header.type === "file").map((m) => [m.path, m.sha256]));
+    const records: StatRecord[] = [];
+    for (const entry of await liveEntries(await this.registry.get(workspaceId))) {
+      const content = entry.type === "file" ? sha256.get(entry.path) : undefined;
+      if (content !== undefined && settled(entry, appliedNs)) records.push({ path: entry.path, version: entry.version, sha256: content });
+    }
+    await this.statCache.save(workspaceId, records);
   }
 
   /** Unpacks an untrusted tarball into directory `parts` of the workspace; a refusal changes nothing (see the class comment). */
@@ -910,7 +937,7 @@ async function liveEntries(workspace: Workspace, signal?: AbortSignal): Promise<
   const entries: LiveEntry[] = [];
   for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false })) {
     signal?.throwIfAborted();
-    entries.push({ parts: entry.parts, path: entry.path, type: entry.type, version: entry.version, mode: entry.mode });
+    entries.push({ parts: entry.parts, path: entry.path, type: entry.type, version: entry.version, mode: entry.mode, ctimeNs: entry.ctimeNs, mtimeNs: entry.mtimeNs });
   }
   return entries;
 }
