@@ -136,13 +136,13 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
   let paths: string[] | undefined; // split at the first hit
   const lease = new Int32Array(task.lease);
   // Before any of the task's files is opened (checkHeldRead).
-  const startedNs = BigInt(Date.now()) * 1_000_000n;
+  const startedMs = Date.now();
   Atomics.store(lease, 1, threadId);
   if (Atomics.compareExchange(lease, 0, UNSTARTED, STARTED) === UNSTARTED) {
     try {
       // Results beyond `allowed` are not needed, but for one that proves truncation.
       for (let allowed = limit - foundBefore(); index < count && results <= allowed; index++, allowed = limit - foundBefore()) {
-        const outcome = scanOne(task, index, matcher, { ...task.options, limit: Math.max(0, allowed - results) }, startedNs);
+        const outcome = scanOne(task, index, matcher, { ...task.options, limit: Math.max(0, allowed - results) }, startedMs);
         result.kinds[index] = KIND_CODES[outcome.kind];
         result.bytes[index] = outcome.bytes;
         if (outcome.kind === "text" && (outcome.count > 0 || outcome.more)) {
@@ -161,8 +161,8 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
   return result;
 }
 
-/** `startedNs`: a time (ns since the epoch) before the file is opened. */
-function scanOne(task: SearchTask, index: number, matcher: Matcher, options: ScanOptions, startedNs: bigint): FileOutcome {
+/** `startedMs`: a time (ms since the epoch) before the file is opened. */
+function scanOne(task: SearchTask, index: number, matcher: Matcher, options: ScanOptions, startedMs: number): FileOutcome {
   const { files } = task;
   if ("fd" in files) return guarded(() => scanFile(files.fd, matcher, options));
   const dirFd = files.dirFds[index]!;
@@ -170,7 +170,7 @@ function scanOne(task: SearchTask, index: number, matcher: Matcher, options: Sca
   const fd = openHeldName(dirFd, name);
   if (typeof fd !== "number") return { kind: "skipped", bytes: 0, reason: fd.skipped };
   try {
-    return guarded(() => scanFile(fd, matcher, options, () => checkHeldRead(fd, dirFd, name, startedNs), task.maxFileSize));
+    return guarded(() => scanFile(fd, matcher, options, () => checkHeldRead(fd, dirFd, name, startedMs), task.maxFileSize));
   } finally {
     // Terminated mid-file, the worker leaves it to Node, which closes it when the thread exits (trackUnmanagedFds).
     closeSync(fd);
@@ -200,10 +200,10 @@ function readFully(fd: number, into: Buffer, offset: number, position: number): 
 }
 
 /** A file's check after its first read (the one-link rule, lone-file.ts): its size when its bytes may be used, or why not. */
-type FirstReadCheck = () => { stats: { size: bigint | number } } | { skipped: string };
+type FirstReadCheck = () => { size: number } | { skipped: string };
 
 /** The check of a descriptor the main thread opened (and checked against the name at open, Workspace.openFile). */
-const loneFile = (fd: number): FirstReadCheck => () => (isLoneFile(fd) ? { stats: fstatSync(fd) } : { skipped: "not a lone regular file" });
+const loneFile = (fd: number): FirstReadCheck => () => (isLoneFile(fd) ? { size: fstatSync(fd).size } : { skipped: "not a lone regular file" });
 
 /**
  * Scans the file `fd`. Its bytes count only once `check` has passed after the
@@ -235,7 +235,7 @@ export function scanFile(fd: number, matcher: Matcher, options: ScanOptions, che
       first = false;
       const checked = check();
       if ("skipped" in checked) return { kind: "skipped", bytes: 0, reason: checked.skipped };
-      const size = Number(checked.stats.size);
+      const { size } = checked;
       if (maxFileSize > 0 && size > maxFileSize) return { kind: "too_large", bytes: 0 };
       const head = buffer.subarray(0, Math.min(filled, BINARY_HEAD_BYTES));
       if (isBinary(head)) return { kind: "binary", bytes: position };

@@ -51,11 +51,11 @@ export function openHeldName(dirFd: number, name: string): number | { skipped: S
  * with a coarse clock (a tick behind at most), and a clock stepped back by
  * more is an operator's act, not an agent's.
  */
-const CTIME_MARGIN_NS = 1_000_000_000n;
+const CTIME_MARGIN_MS = 1000;
 
 /**
  * After a read through `fd` (openHeldName(dirFd, name), opened after the time
- * `openedAfterNs`, ns since the epoch): its fstat when its bytes may be used,
+ * `openedAfterMs`, ms since the epoch): its size when its bytes may be used,
  * or why not. A regular file with one link, and that link is the name: a
  * name that was a hard link to an outside file when it was opened, and was
  * removed since, leaves that file with one link, which the descriptor alone
@@ -65,20 +65,21 @@ const CTIME_MARGIN_NS = 1_000_000_000n;
  * costs an lstat of the name (as openAsFound's, this inode, alone). One fstat
  * per file where the check before the open and after the read took two.
  */
-export function checkHeldRead(fd: number, dirFd: number, name: string, openedAfterNs: bigint): { stats: BigIntStats } | { skipped: SkipReason } {
-  // BigInt stats: an inode number may not fit a double exactly.
-  const stats = fstatSync(fd, { bigint: true });
+export function checkHeldRead(fd: number, dirFd: number, name: string, openedAfterMs: number): { size: number } | { skipped: SkipReason } {
+  const stats = fstatSync(fd);
   if (!stats.isFile()) return { skipped: "not-a-regular-file" };
-  if (stats.nlink !== 1n) return { skipped: "hard-linked" };
-  if (stats.ctimeNs < openedAfterNs - CTIME_MARGIN_NS) return { stats };
+  if (stats.nlink !== 1) return { skipped: "hard-linked" };
+  if (stats.ctimeMs < openedAfterMs - CTIME_MARGIN_MS) return { size: stats.size };
+  // BigInt stats: an inode number may not fit a double exactly.
   let named: BigIntStats;
   try {
     named = lstatSync(fsPath(`/proc/self/fd/${dirFd}/`, name), { bigint: true });
   } catch {
     return { skipped: "gone" };
   }
-  if (named.ino !== stats.ino || named.dev !== stats.dev) return { skipped: "gone" };
-  return { stats };
+  const opened = fstatSync(fd, { bigint: true });
+  if (named.ino !== opened.ino || named.dev !== opened.dev || opened.nlink !== 1n) return { skipped: "gone" };
+  return { size: stats.size };
 }
 
 /**
