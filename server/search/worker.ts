@@ -16,9 +16,10 @@ import { FileScan, Matcher, type ScanOptions, type ScanResult } from "./scan.js"
 /**
  * The files of a task: one descriptor the main thread opened through the
  * workspace module (read by position, never closed here), or names in
- * directories the walk holds open (`dirFds[i]` holds `names[i]`).
+ * directories the walk holds open (`dirFds[i]` holds the i-th of `names`,
+ * joined by NUL as `paths` are, for the same reason).
  */
-export type TaskFiles = { fd: number } | { dirFds: number[]; names: string[] };
+export type TaskFiles = { fd: number } | { dirFds: Int32Array; names: string };
 
 export interface SearchTask {
   pattern: PatternSpec;
@@ -125,7 +126,8 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
   const key = JSON.stringify(task.pattern);
   if (cached?.key !== key) cached = { key, matcher: new Matcher(task.pattern) };
   const matcher = cached.matcher;
-  const count = "fd" in task.files ? 1 : task.files.names.length;
+  const names = "fd" in task.files ? [] : task.files.names.split("\0");
+  const count = "fd" in task.files ? 1 : names.length;
   const result: BatchResult = { kinds: new Uint8Array(count), bytes: new Float64Array(count), hits: [] };
   const running = task.running.map((buffer) => new Int32Array(buffer));
   const progress = new Int32Array(task.progress);
@@ -142,7 +144,7 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
     try {
       // Results beyond `allowed` are not needed, but for one that proves truncation.
       for (let allowed = limit - foundBefore(); index < count && results <= allowed; index++, allowed = limit - foundBefore()) {
-        const outcome = scanOne(task, index, matcher, { ...task.options, limit: Math.max(0, allowed - results) }, startedMs);
+        const outcome = scanOne(task, index, matcher, { ...task.options, limit: Math.max(0, allowed - results) }, names[index]!, startedMs);
         result.kinds[index] = KIND_CODES[outcome.kind];
         result.bytes[index] = outcome.bytes;
         if (outcome.kind === "text" && (outcome.count > 0 || outcome.more)) {
@@ -161,12 +163,11 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
   return result;
 }
 
-/** `startedMs`: a time (ms since the epoch) before the file is opened. */
-function scanOne(task: SearchTask, index: number, matcher: Matcher, options: ScanOptions, startedMs: number): FileOutcome {
+/** `name`: the file's in its held directory (none for a descriptor); `startedMs`: a time (ms since the epoch) before it is opened. */
+function scanOne(task: SearchTask, index: number, matcher: Matcher, options: ScanOptions, name: string, startedMs: number): FileOutcome {
   const { files } = task;
   if ("fd" in files) return guarded(() => scanFile(files.fd, matcher, options));
   const dirFd = files.dirFds[index]!;
-  const name = files.names[index]!;
   const fd = openHeldName(dirFd, name);
   if (typeof fd !== "number") return { kind: "skipped", bytes: 0, reason: fd.skipped };
   try {

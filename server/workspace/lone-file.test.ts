@@ -168,7 +168,7 @@ describe("the search workers: one check after the first read (checkHeldRead)", (
         running: [],
         progress: new SharedArrayBuffer(4),
         maxFileSize: 0,
-        files: { dirFds: names.map(() => dir), names },
+        files: { dirFds: Int32Array.from(names, () => dir), names: names.join("\0") },
         paths: names.map((name) => `/${name}`).join("\0"),
         lease: newLease().buffer as SharedArrayBuffer,
       });
