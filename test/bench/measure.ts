@@ -212,7 +212,7 @@ export function describeMachine(dataRoot: string): string[] {
 const gitAt = (root: string, args: string[]) => spawnSync("git", args, { cwd: root, encoding: "utf8" }).stdout?.trim() ?? "";
 
 /** The checkout a launcher (CHECKOUT/bin/filetoolsd) belongs to. */
-const checkoutOf = (launcher: string) => path.dirname(path.dirname(path.resolve(launcher)));
+export const checkoutOf = (launcher: string) => path.dirname(path.dirname(path.resolve(launcher)));
 
 /** The commit of the checkout at `root` ("abc1234 subject", and whether its sources differ from it). */
 function describeBuild(root: string): string {
