@@ -49,7 +49,9 @@ export function openHeldName(dirFd: number, name: string): number | { skipped: S
  * Below this much before a descriptor was opened, a ctime tells that its
  * inode's links did not change since the open: the kernel stamps a change
  * with a coarse clock (a tick behind at most), and a clock stepped back by
- * more is an operator's act, not an agent's.
+ * more is an operator's act, not an agent's. (A network file system stamps
+ * with its server's clock: one lagging by more leaves the link count alone,
+ * as before this check.)
  */
 const CTIME_MARGIN_MS = 1000;
 
