@@ -144,7 +144,7 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
     try {
       // Results beyond `allowed` are not needed, but for one that proves truncation.
       for (let allowed = limit - foundBefore(); index < count && results <= allowed; index++, allowed = limit - foundBefore()) {
-        const outcome = scanOne(task, index, matcher, { ...task.options, limit: Math.max(0, allowed - results) }, names[index]!, startedMs);
+        const outcome = scanOne(task, index, matcher, { ...task.options, limit: Math.max(0, allowed - results) }, names[index] ?? "", startedMs);
         result.kinds[index] = KIND_CODES[outcome.kind];
         result.bytes[index] = outcome.bytes;
         if (outcome.kind === "text" && (outcome.count > 0 || outcome.more)) {
