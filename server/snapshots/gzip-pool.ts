@@ -2,12 +2,13 @@
 // members (gzip-worker.ts) in batches: Node's zlib calls each build a stream
 // whose set-up, on the main thread, cost more than compressing a small file
 // (a 5,000-file tree: 1.75 s of 4.6 s in zlib's processChunk). One pool per
-// process, started on first use; idle threads exit (nothing to close).
+// process, its threads started on first use and kept (a daemon's descriptor
+// count stays flat once it has written a snapshot), ended with the process.
 import { Piscina } from "piscina";
 import { defaultWorkerCount } from "../search/pool.js";
 import type { GzipTask, Inflated, MemberToInflate } from "./gzip-worker.js";
 
-const IDLE_MS = 10_000;
+const NEVER_IDLE_MS = 2 ** 31 - 1;
 let pool: Piscina<GzipTask, Uint8Array[] | Inflated[]> | undefined;
 
 function started(): Piscina<GzipTask, Uint8Array[] | Inflated[]> {
@@ -16,7 +17,7 @@ function started(): Piscina<GzipTask, Uint8Array[] | Inflated[]> {
   const isTs = import.meta.url.endsWith(".ts");
   const filename = new URL(isTs ? "./gzip-worker.ts" : "./gzip-worker.js", import.meta.url).href;
   const execArgv = isTs && !process.execArgv.some((a) => a.includes("tsx")) ? [...process.execArgv, "--import", "tsx"] : undefined;
-  pool = new Piscina<GzipTask, Uint8Array[] | Inflated[]>({ filename, execArgv, minThreads: 0, maxThreads: defaultWorkerCount(), idleTimeout: IDLE_MS });
+  pool = new Piscina<GzipTask, Uint8Array[] | Inflated[]>({ filename, execArgv, minThreads: 0, maxThreads: defaultWorkerCount(), idleTimeout: NEVER_IDLE_MS });
   return pool;
 }
 

@@ -10,6 +10,7 @@ import { packSeekable } from "../snapshots/seekable.js";
 import { MAX_DEPTH } from "./limits.js";
 import { displayPath, parseFilePath, parsePath } from "./paths.js";
 import { bytesOfName, escapeName, nameFromBytes, unescapeName } from "./names.js";
+import { descriptorsUnder } from "../../test/support/process-health.js";
 import { Workspace } from "./workspace.js";
 import { deepChain as deepChainWith, reasonOf as reasonOfCall } from "../../test/support/trees.js";
 
@@ -31,7 +32,8 @@ afterEach(() => {
 
 const reasonOf = (call: Promise<unknown> | (() => unknown)) => reasonOfCall(base, call);
 
-const openDescriptors = () => readdirSync("/proc/self/fd").length;
+/** Descriptors open in the test's directories (worker threads that come and go hold others: their event loops'). */
+const openDescriptors = () => descriptorsUnder(base).length;
 
 const deepChain = (top: string, depth: number) => deepChainWith(top, depth, { name: "bottom.txt", content: "bottom\n" });
 
