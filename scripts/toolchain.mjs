@@ -36,7 +36,7 @@ export const GO_PLUGINS = [
 ];
 export const TOOLS_BIN = path.join(ROOT, ".tools", "bin");
 
-/** Runs a command with inherited stdio; throws when it fails. */
+/** Runs a command with inherited stdio (unless `options` say otherwise); throws when it fails, else returns spawnSync's result. */
 export function run(cmd, args, options = {}) {
   console.log(`$ ${[cmd, ...args].join(" ")}`);
   const result = spawnSync(cmd, args, { cwd: ROOT, stdio: "inherit", ...options });
@@ -44,7 +44,11 @@ export function run(cmd, args, options = {}) {
   if (result.status !== 0) {
     throw new Error(`${cmd} ${args.join(" ")} exited with ${result.status ?? result.signal}`);
   }
+  return result;
 }
+
+/** The Node.js 22 the TypeScript suite also runs on in CI (the npm registry's \`node\` package; test-all.mjs). */
+export const NODE22 = "22.23.3";
 
 function output(cmd, args) {
   const result = spawnSync(cmd, args, { cwd: ROOT, encoding: "utf8" });
