@@ -126,25 +126,26 @@ export interface MessageSink {
   send(message: Buffer): Promise<void>;
 }
 
-/** A unary call, whatever carries it (its own HTTP/2 stream or a Multiplex stream). */
+/** A unary call, whatever carries it (its own HTTP/2 stream or a Multiplex stream); runs inside the call's trace context. */
 export function unaryOutcome(scope: CallScope, method: DescMethod, handler: UnaryFn, request: Message, options: AdapterOptions): Promise<UnaryOutcome> {
-  return within(scope.traceContext, () => unaryOutcomeWithin(scope, method, handler, request, options));
+  return within(scope.traceContext, async (): Promise<UnaryOutcome> => {
+    try {
+      scope.authenticate();
+      const admitted = decoded(request);
+      scope.admitWorkspace(admitted);
+      const response = encodeFor(method, options, scope)(await handler(admitted, scope.context));
+      const status = scope.succeed();
+      return status ? { status } : { response };
+    } catch (error) {
+      return { status: scope.fail(error) };
+    }
+  });
 }
 
-async function unaryOutcomeWithin(scope: CallScope, method: DescMethod, handler: UnaryFn, request: Message, options: AdapterOptions): Promise<UnaryOutcome> {
-  try {
-    scope.authenticate();
-    const admitted = decoded(request);
-    scope.admitWorkspace(admitted);
-    const response = encodeFor(method, options, scope)(await handler(admitted, scope.context));
-    const status = scope.succeed();
-    return status ? { status } : { response };
-  } catch (error) {
-    return { status: scope.fail(error) };
-  }
-}
-
-/** A server stream, whatever carries it: its messages go to `sink`; resolves to the status to end with (undefined: OK). */
+/**
+ * A server stream, whatever carries it: its messages go to `sink`; resolves
+ * to the status to end with (undefined: OK). Runs inside the call's trace context.
+ */
 export function streamOutcome(
   scope: CallScope,
   method: DescMethod,
@@ -153,31 +154,22 @@ export function streamOutcome(
   options: AdapterOptions,
   sink: MessageSink,
 ): Promise<StatusObject | undefined> {
-  return within(scope.traceContext, () => streamOutcomeWithin(scope, method, handler, request, options, sink));
-}
-
-async function streamOutcomeWithin(
-  scope: CallScope,
-  method: DescMethod,
-  handler: ServerStreamFn,
-  request: Message,
-  options: AdapterOptions,
-  sink: MessageSink,
-): Promise<StatusObject | undefined> {
-  try {
-    scope.authenticate();
-    const admitted = decoded(request);
-    scope.admitWorkspace(admitted);
-    const encodeResponse = encodeFor(method, options, scope);
-    for await (const response of handler(admitted, scope.context)) {
-      // Leaving the loop calls the generator's return(): its finally blocks run.
-      if (sink.closed) break;
-      await sink.send(encodeResponse(response));
+  return within(scope.traceContext, async () => {
+    try {
+      scope.authenticate();
+      const admitted = decoded(request);
+      scope.admitWorkspace(admitted);
+      const encodeResponse = encodeFor(method, options, scope);
+      for await (const response of handler(admitted, scope.context)) {
+        // Leaving the loop calls the generator's return(): its finally blocks run.
+        if (sink.closed) break;
+        await sink.send(encodeResponse(response));
+      }
+      return scope.succeed();
+    } catch (error) {
+      return scope.fail(error);
     }
-    return scope.succeed();
-  } catch (error) {
-    return scope.fail(error);
-  }
+  });
 }
 
 function serveUnary(method: DescMethod, handler: UnaryFn, options: AdapterOptions): grpc.handleUnaryCall<Message, Buffer> {
