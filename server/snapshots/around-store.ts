@@ -17,6 +17,7 @@ export function aroundStore(store: Store, around: AroundOperation): Store {
     check: () => store.check(),
     put: wrap("put", (key: string, body: AsyncIterable<Uint8Array>, signal?: AbortSignal) => store.put(key, body, signal)),
     get: wrap("get", (key: string, signal?: AbortSignal) => store.get(key, signal)),
+    getRange: wrap("get_range", (key: string, offset: number, length: number, signal?: AbortSignal) => store.getRange(key, offset, length, signal)),
     list: wrap("list", (prefix: string, signal?: AbortSignal) => store.list(prefix, signal)),
     delete: wrap("delete", (key: string, signal?: AbortSignal) => store.delete(key, signal)),
     createIfAbsent: wrap("create_if_absent", (key: string, body: Buffer, signal?: AbortSignal) => store.createIfAbsent(key, body, signal)),
