@@ -27,6 +27,8 @@ describe("parseConfig", () => {
       s3: { forcePathStyle: false },
       store: `file://${path.resolve(".filetools", "snapshots")}`,
       keepSnapshots: 20,
+      snapshotGzipLevel: 6,
+      snapshotMaxTarballs: 16,
       clientStreamIdleMs: 30_000,
       leaseTtlMs: 60_000,
       nodeName: `${os.hostname()}-${process.pid}`,
