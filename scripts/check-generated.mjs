@@ -4,13 +4,14 @@
 // fresh clone: the committed files). Exits 1 and names every stale, missing or
 // extra file when they differ; the fix is `npm run generate` and a commit.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { GENERATED, ROOT, bufGenerate, copyCatalogue, ensureGoPlugins, ensureVenv } from "./toolchain.mjs";
+import { GENERATED, ROOT, bufGenerate, copyCatalogue, ensureGoPlugins, ensureVenv, stampVersion } from "./toolchain.mjs";
 
-/** Files under `dir` relative to `base`, skipping Python's bytecode caches. */
+/** Files under `dir` (or `dir` itself, a file) relative to `base`, skipping Python's bytecode caches. */
 function listFiles(base, dir) {
+  if (existsSync(path.join(base, dir)) && statSync(path.join(base, dir)).isFile()) return [dir];
   const out = [];
   const walk = (rel) => {
     const abs = path.join(base, rel);
@@ -34,6 +35,7 @@ try {
   ensureGoPlugins();
   bufGenerate(tmp);
   copyCatalogue(tmp);
+  stampVersion(tmp);
   for (const dir of GENERATED) {
     const fresh = new Set(listFiles(tmp, dir));
     const tree = new Set(listFiles(ROOT, dir));

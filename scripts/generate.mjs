@@ -5,7 +5,7 @@
 // it twice leaves `git status` clean.
 import { rmSync } from "node:fs";
 import path from "node:path";
-import { GENERATED, ROOT, bufGenerate, copyCatalogue, ensureGoPlugins, ensureVenv, run } from "./toolchain.mjs";
+import { GENERATED, ROOT, bufGenerate, copyCatalogue, ensureGoPlugins, ensureVenv, run, stampVersion } from "./toolchain.mjs";
 
 try {
   ensureVenv();
@@ -15,6 +15,7 @@ try {
   for (const dir of GENERATED) rmSync(path.join(ROOT, dir), { recursive: true, force: true });
   bufGenerate();
   copyCatalogue();
+  stampVersion();
   // The daemon and the TypeScript client import @filetools/proto's build, not its sources.
   run("npm", ["run", "build", "-w", "@filetools/proto"]);
   console.log(`generated: ${GENERATED.join(", ")}`);

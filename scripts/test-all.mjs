@@ -6,8 +6,11 @@
 //      langchain, deepagents), the Go module's dependencies, and
 //      SeaweedFS's `weed` (the S3-compatible server that the S3 store's tests
 //      start on loopback; pinned in toolchain.mjs);
-//   2. suites: vitest, the generated-code freshness check, pytest
-//      (clients/python) and `go test ./...` (clients/go).
+//   2. suites: vitest, the generated-code freshness check, the proto
+//      compatibility check (buf breaking against a pinned commit), pytest
+//      (clients/python) and `go test ./...` (clients/go); with
+//      FILETOOLS_TEST_EXTRA=node22,image (CI sets it) also vitest again on
+//      Node 22 and the image test (test/image).
 //
 // Output streams through for people; each suite's count is read from a
 // machine-readable report (vitest JSON, pytest JUnit XML, go test -json). A
@@ -19,7 +22,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { PYTHON_REQUIREMENTS, ROOT, VENV_PYTHON, ensureSeaweedfs, ensureVenv, run } from "./toolchain.mjs";
+import { NODE22, PYTHON_REQUIREMENTS, ROOT, VENV_PYTHON, ensureSeaweedfs, ensureVenv, run } from "./toolchain.mjs";
 
 const reports = mkdtempSync(path.join(tmpdir(), "filetools-test-"));
 const results = []; // { name, passed, failed, skipped, note }
@@ -28,11 +31,11 @@ function banner(text) {
   console.log(`\n=== ${text} ${"=".repeat(Math.max(0, 70 - text.length))}`);
 }
 
-/** Runs a command, streaming its output (or each stdout line through `onLine`). */
-function exec(cmd, args, { cwd = ROOT, onLine } = {}) {
+/** Runs a command, streaming its output (or each stdout line through `onLine`); `env` adds to the environment. */
+function exec(cmd, args, { cwd = ROOT, onLine, env } = {}) {
   console.log(`$ ${[cmd, ...args].join(" ")}`);
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd, stdio: ["ignore", onLine ? "pipe" : "inherit", "inherit"] });
+    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", onLine ? "pipe" : "inherit", "inherit"] });
     if (onLine) createInterface({ input: child.stdout }).on("line", onLine);
     child.on("error", (err) => {
       console.error(`${cmd}: ${err.message}`);
@@ -92,13 +95,17 @@ const goReady = await step("go module (go mod download)", async () => {
 
 // --- suites ---------------------------------------------------------------
 
-banner("vitest");
-{
-  const json = path.join(reports, "vitest.json");
-  const code = await exec("npx", [
-    "--no-install", "vitest", "run", "--passWithNoTests",
+/**
+ * Runs vitest with `node` (default: this one) and `args`, and records its
+ * counts from its JSON report under `name`. `env` adds to the environment.
+ */
+async function vitestSuite(name, { node = process.execPath, args = [], env } = {}) {
+  banner(name);
+  const json = path.join(reports, `${name.replace(/\W+/g, "-")}.json`);
+  const code = await exec(node, [
+    path.join(ROOT, "node_modules/vitest/vitest.mjs"), "run", "--passWithNoTests", ...args,
     "--reporter=default", "--reporter=json", `--outputFile=${json}`,
-  ]);
+  ], { env });
   let counts = {};
   if (existsSync(json)) {
     const r = JSON.parse(readFileSync(json, "utf8"));
@@ -112,13 +119,21 @@ banner("vitest");
       skipped: (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0),
     };
   }
-  record("vitest", code, counts);
+  record(name, code, counts);
 }
+
+await vitestSuite("vitest");
 
 banner("generated code freshness");
 {
   const code = await exec("node", ["scripts/check-generated.mjs"]);
   record("generated code freshness", code, code === 0 ? { passed: 1 } : { failed: 1 });
+}
+
+banner("proto compatibility (buf breaking)");
+{
+  const code = await exec("node", ["scripts/check-breaking.mjs"]);
+  record("proto compatibility", code, code === 0 ? { passed: 1 } : { failed: 1 });
 }
 
 banner("pytest (clients/python)");
@@ -175,6 +190,23 @@ if (!goReady) {
   for (const pkg of failedPackages) if (!testFailures.has(pkg)) counts.failed++;
   record("go test", code, counts);
 }
+
+// --- suites CI adds (FILETOOLS_TEST_EXTRA=node22,image; .ci/run sets both) ---
+
+const extra = new Set((process.env.FILETOOLS_TEST_EXTRA ?? "").split(",").filter(Boolean));
+for (const unknown of [...extra].filter((x) => x !== "node22" && x !== "image")) {
+  record(`FILETOOLS_TEST_EXTRA=${unknown}`, 1, {}, "unknown suite: node22 and image exist");
+}
+if (extra.has("node22")) {
+  // The TypeScript suite again on Node 22 (the npm registry's `node` package): the daemons the
+  // tests start run on it too, as process.execPath and as `node` on PATH (bin/filetoolsd).
+  let node22;
+  const found = await step(`node ${NODE22} (npm exec node@${NODE22})`, async () => {
+    node22 = run("npm", ["exec", "--yes", `--package=node@${NODE22}`, "--", "node", "-p", "process.execPath"], { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" }).stdout.trim();
+  });
+  if (found) await vitestSuite(`vitest (Node ${NODE22})`, { node: node22, env: { PATH: `${path.dirname(node22)}:${process.env.PATH}` } });
+}
+if (extra.has("image")) await vitestSuite("image (buildah, podman)", { args: ["--config", "test/image/vitest.config.ts"] });
 
 rmSync(reports, { recursive: true, force: true });
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -27,6 +27,8 @@ describe("parseConfig", () => {
       s3: { forcePathStyle: false },
       store: `file://${path.resolve(".filetools", "snapshots")}`,
       keepSnapshots: 20,
+      snapshotGzipLevel: 6,
+      snapshotMaxTarballs: 16,
       clientStreamIdleMs: 30_000,
       leaseTtlMs: 60_000,
       nodeName: `${os.hostname()}-${process.pid}`,
@@ -90,6 +92,31 @@ describe("parseConfig", () => {
     expect(configError(["--s3-endpoint", "http://key:secret@host"]).message).not.toContain("secret");
     expect(configError(["--s3-region", "Not A Region"]).message).toMatch(/--s3-region/);
     expect(configError([], { FILETOOLS_S3_FORCE_PATH_STYLE: "maybe" }).message).toMatch(/FILETOOLS_S3_FORCE_PATH_STYLE/);
+  });
+
+  it("reads --otlp-endpoint (off by default), an http(s) URL without credentials", () => {
+    expect(parseConfig([], {}).otlpEndpoint).toBeUndefined();
+    expect(parseConfig(["--otlp-endpoint", "http://127.0.0.1:4318"], {}).otlpEndpoint).toBe("http://127.0.0.1:4318");
+    expect(parseConfig([], { FILETOOLS_OTLP_ENDPOINT: "https://otel.example.com/" }).otlpEndpoint).toBe("https://otel.example.com/");
+    for (const bad of ["127.0.0.1:4318", "grpc://collector:4317", "file:///tmp/x", "http://", ""]) {
+      if (bad === "") expect(parseConfig(["--otlp-endpoint", bad], {}).otlpEndpoint).toBeUndefined();
+      else expect(configError(["--otlp-endpoint", bad]).message, bad).toMatch(/--otlp-endpoint: expected an http/);
+    }
+    expect(configError(["--otlp-endpoint", "http://user:token@collector:4318"]).message).not.toContain("token");
+  });
+
+  it("answers --version with package.json's version, exit code 0", async () => {
+    const { version } = JSON.parse(readFileSync(path.join(import.meta.dirname, "..", "package.json"), "utf8")) as { version: string };
+    const written: string[] = [];
+    const write = process.stdout.write;
+    process.stdout.write = ((text: string) => written.push(text) > 0) as typeof process.stdout.write;
+    try {
+      expect(configError(["--version"]).exitCode).toBe(0);
+    } finally {
+      process.stdout.write = write;
+    }
+    expect(written.join("")).toBe(`${version}\n`);
+    expect(version).toMatch(/^\d+\.\d+\.\d+(-[\w.]+)?$/);
   });
 
   it("reads FILETOOLS_* variables, and flags win over them", () => {

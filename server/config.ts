@@ -11,6 +11,7 @@ import { TokenTable } from "./auth/tokens.js";
 import { parseByteSize } from "./byte-size.js";
 import type { QuotaLimits } from "./quotas/quotas.js";
 import { LOG_LEVELS, type LogLevel } from "./log.js";
+import { VERSION } from "./version.js";
 import { WORKSPACE_ID_PATTERN } from "./workspace/registry.js";
 
 export interface Bind {
@@ -45,6 +46,8 @@ export interface DaemonConfig {
   store: string;
   /** Snapshots kept per workspace; older ones are pruned after a successful snapshot. */
   keepSnapshots: number;
+  /** Base URL of an OTLP/HTTP collector that traces go to (--otlp-endpoint); undefined: no traces. */
+  otlpEndpoint?: string;
   /** gzip level of the snapshots' tarballs (1–9; README "Incremental snapshots"). */
   snapshotGzipLevel: number;
   /** A snapshot whose base reads from this many tarballs is written whole (compaction). */
@@ -103,6 +106,7 @@ const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
 export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): DaemonConfig {
   const program = new Command("filetoolsd")
     .description("Safe file tools for AI agents, over gRPC.")
+    .version(VERSION, "--version", "print the version and exit")
     .option("--listen <address>", "host:port or unix:///path (env FILETOOLS_LISTEN)", "127.0.0.1:7447")
     .option("--data-dir <dir>", "data directory (env FILETOOLS_DATA_DIR)", "./.filetools")
     .option(
@@ -115,6 +119,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     .option("--max-read-bytes <bytes>", "server maximum for Read max_bytes (env FILETOOLS_MAX_READ_BYTES)", "64MiB")
     .option("--max-message-bytes <bytes>", "gRPC maximum message size (env FILETOOLS_MAX_MESSAGE_BYTES)", "8MiB")
     .option("--metrics-listen <host:port>", "serve Prometheus metrics at http://HOST:PORT/metrics (env FILETOOLS_METRICS_LISTEN; default: off)")
+    .option("--otlp-endpoint <url>", "send OpenTelemetry traces to this OTLP/HTTP collector, e.g. http://127.0.0.1:4318 (env FILETOOLS_OTLP_ENDPOINT; default: off)")
     .option("--lease-ttl-ms <ms>", "how long a run's lease on an s3:// store outlives its daemon (env FILETOOLS_LEASE_TTL_MS)", "60000")
     .option("--node-name <name>", "this daemon in run leases and snapshots, for operators (env FILETOOLS_NODE_NAME; default: HOST-PID)")
     .option("--client-stream-idle-ms <ms>", "an upload or import that sends nothing this long fails (env FILETOOLS_CLIENT_STREAM_IDLE_MS)", "30000")
@@ -185,6 +190,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
       MAX_MESSAGE_BYTES,
     ),
     metricsListen: given(setting("metricsListen")) ? parseHostPort("--metrics-listen", String(setting("metricsListen"))) : undefined,
+    otlpEndpoint: given(setting("otlpEndpoint")) ? parseHttpUrl("--otlp-endpoint", String(setting("otlpEndpoint"))) : undefined,
     leaseTtlMs: parseCount("--lease-ttl-ms", String(setting("leaseTtlMs")), 300),
     nodeName: parseNodeName(setting("nodeName")),
     clientStreamIdleMs: parseCount("--client-stream-idle-ms", String(setting("clientStreamIdleMs")), 1),
@@ -198,6 +204,20 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
       files: parseFileLimit(String(setting("quotaFiles"))),
     },
   };
+}
+
+/** An http:// or https:// URL without credentials (its string as given), else a ConfigError naming `flag`. */
+function parseHttpUrl(flag: string, value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !["http:", "https:"].includes(url.protocol) || url.username !== "" || url.password !== "") {
+    throw new ConfigError(`${flag}: expected an http:// or https:// URL without credentials`);
+  }
+  return value;
 }
 
 /** Given is a flag or variable set to a non-empty value. */
@@ -258,16 +278,7 @@ function readCaCertificates(file: string): Buffer {
 function parseS3Settings(endpoint: unknown, region: unknown, forcePathStyle: unknown): S3Settings {
   const settings: S3Settings = { forcePathStyle: parseBoolean("s3ForcePathStyle", forcePathStyle) };
   if (endpoint !== undefined && String(endpoint) !== "") {
-    let url: URL | undefined;
-    try {
-      url = new URL(String(endpoint));
-    } catch {
-      url = undefined;
-    }
-    if (!url || !["http:", "https:"].includes(url.protocol) || url.username !== "" || url.password !== "") {
-      throw new ConfigError(`--s3-endpoint: expected an http:// or https:// URL without credentials`);
-    }
-    settings.endpoint = String(endpoint);
+    settings.endpoint = parseHttpUrl("--s3-endpoint", String(endpoint));
   }
   if (region !== undefined && String(region) !== "") {
     if (!/^[a-z0-9-]{1,64}$/.test(String(region))) throw new ConfigError(`--s3-region ${String(region)}: expected a region name such as us-east-1`);

@@ -3,7 +3,7 @@
 // details, clean SIGTERM.
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -16,6 +16,7 @@ import { LAUNCHER as launcher } from "../test/support/dist.js";
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "..");
 const buf = path.join(root, "node_modules/.bin/buf");
+const packageVersion = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { version: string }).version;
 
 let dataDir: string;
 let daemon: ChildProcessWithoutNullStreams;
@@ -84,6 +85,20 @@ describe("filetoolsd", () => {
     expect(info.reason).not.toBe("");
   });
 
+  it("answers Daemon/GetVersion with package.json's version, and serves it in health and reflection", async () => {
+    const { ok, output } = await bufCurl("-d", "{}", `${url}/filetools.v1.Daemon/GetVersion`);
+    expect(ok, output).toBe(true);
+    expect(JSON.parse(output)).toEqual({ version: packageVersion, api: "filetools.v1", runtime: `node ${process.version}` });
+    const health = await bufCurl("-d", JSON.stringify({ service: "filetools.v1.Daemon" }), `${url}/grpc.health.v1.Health/Check`);
+    expect(JSON.parse(health.output)).toEqual({ status: "SERVING" });
+    expect((await bufCurl("--list-methods", url)).output.split("\n")).toContain("filetools.v1.Daemon/GetVersion");
+  });
+
+  it("writes the version as its log's first line", () => {
+    const first = JSON.parse(stderr.split("\n")[0]!) as Record<string, unknown>;
+    expect(first).toMatchObject({ msg: "filetoolsd starting", version: packageVersion, node: process.version });
+  });
+
   it("logs one JSON line per call on stderr", async () => {
     const lines = stderr.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.some((l) => l.method === "filetools.v1.Files/Stat" && l.workspace === "no-such-workspace")).toBe(true);
@@ -97,6 +112,13 @@ describe("filetoolsd", () => {
 });
 
 describe("filetoolsd configuration", () => {
+  it("prints its version with --version and exits 0 without starting", async () => {
+    const { stdout, stderr: errors } = await run(launcher, ["--version", "--data-dir", path.join(dataDir, "never-made")]);
+    expect(stdout).toBe(`${packageVersion}\n`);
+    expect(errors).toBe("");
+    expect(existsSync(path.join(dataDir, "never-made"))).toBe(false);
+  });
+
   it("refuses a non-loopback address without --insecure, with exit code 2", async () => {
     const failure = await run(launcher, ["--listen", "0.0.0.0:0", "--data-dir", dataDir]).then(
       () => undefined,

@@ -6,6 +6,7 @@ import { HealthImplementation } from "grpc-health-check";
 import { Files } from "@filetools/proto/filetools/v1/files_pb.js";
 import { Workspaces } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { Multiplex } from "@filetools/proto/filetools/v1/multiplex_pb.js";
+import { Daemon } from "@filetools/proto/filetools/v1/daemon_pb.js";
 import { file_google_rpc_error_details } from "@filetools/proto/google/rpc/error_details_pb.js";
 import { Health } from "@filetools/proto/grpc/health/v1/health_pb.js";
 import { ConfigError, parseConfig, readTokensFile, type DaemonConfig } from "./config.js";
@@ -13,6 +14,9 @@ import { InFlightCalls, addReflection, type AdapterOptions, createServer, creden
 import { createLogger, type Logger } from "./log.js";
 import { DaemonMetrics } from "./metrics/metrics.js";
 import { createHandlers } from "./rpc/index.js";
+import { getVersionHandler } from "./rpc/daemon/get-version.js";
+import { VERSION } from "./version.js";
+import { inSpan, startTracing } from "./tracing/tracing.js";
 
 /** How long calls in flight may run on after SIGTERM/SIGINT before their signals abort. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -20,6 +24,9 @@ const SHUTDOWN_GRACE_MS = 10_000;
 async function main(): Promise<void> {
   const config = configOrExit();
   const logger = createLogger(config.logLevel);
+  // The first line of every log: which daemon wrote what follows.
+  logger.info({ version: VERSION, node: process.version }, "filetoolsd starting");
+  const stopTracing = config.otlpEndpoint ? startTracing(config.otlpEndpoint, VERSION) : undefined;
   // A promise nobody awaited failed: a bug to fix, but one call's bug must not
   // take down every other call, so log it loudly and keep serving.
   process.on("unhandledRejection", (reason) => logger.error({ err: reason }, "unhandled rejection"));
@@ -33,12 +40,14 @@ async function main(): Promise<void> {
   const adapterOptions: AdapterOptions = { logger, inFlight, tokens: config.tokens, clientStreamIdleMs: config.clientStreamIdleMs, metrics };
   registerService(server, Files, handlers.files, adapterOptions);
   registerService(server, Workspaces, handlers.workspaces, adapterOptions);
-  registerMultiplex(server, [[Files, handlers.files], [Workspaces, handlers.workspaces]], adapterOptions);
-  new HealthImplementation({ "": "SERVING", [Files.typeName]: "SERVING", [Workspaces.typeName]: "SERVING", [Multiplex.typeName]: "SERVING" }).addToServer(
+  const daemonHandlers = { getVersion: getVersionHandler() };
+  registerService(server, Daemon, daemonHandlers, adapterOptions);
+  registerMultiplex(server, [[Files, handlers.files], [Workspaces, handlers.workspaces], [Daemon, daemonHandlers]], adapterOptions);
+  new HealthImplementation({ "": "SERVING", [Files.typeName]: "SERVING", [Workspaces.typeName]: "SERVING", [Multiplex.typeName]: "SERVING", [Daemon.typeName]: "SERVING" }).addToServer(
     server,
   );
   // google.rpc.ErrorInfo too, so that reflection clients such as grpcurl can decode error details.
-  addReflection(server, [Files.file, Workspaces.file, Multiplex.file, Health.file, file_google_rpc_error_details]);
+  addReflection(server, [Files.file, Workspaces.file, Multiplex.file, Daemon.file, Health.file, file_google_rpc_error_details]);
 
   const address = await listen(server, config.listen, credentialsOf(config.tls));
   process.stdout.write(`filetoolsd listening on ${address}\n`);
@@ -67,10 +76,13 @@ async function main(): Promise<void> {
       inFlight.abortAll();
     }, inFlight);
     // Every active run is snapshotted (and stays active: the next daemon resumes it).
-    for (const failure of await handlers.snapshotActiveRuns()) {
+    // One span for the shutdown's snapshots, so that their store operations form one trace.
+    for (const failure of await inSpan("filetoolsd.shutdown_snapshots", {}, () => handlers.snapshotActiveRuns())) {
       logger.error({ workspace: failure.workspace, err: failure.error }, "snapshot of an active run at shutdown failed");
     }
     await handlers.close();
+    // The last spans (the shutdown's snapshots among them) are sent before the process ends.
+    await stopTracing?.().catch((error: unknown) => logger.warn({ err: error }, "traces not flushed"));
     logger.info("stopped");
     process.exit(0);
   };

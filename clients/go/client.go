@@ -25,6 +25,7 @@ type Client struct {
 	shared     *sharedConn // nil with WithoutSharedStream
 	files      filetoolsv1.FilesClient
 	workspaces filetoolsv1.WorkspacesClient
+	daemon     filetoolsv1.DaemonClient
 }
 
 // Option configures Dial.
@@ -117,7 +118,11 @@ func Dial(ctx context.Context, address string, options ...Option) (*Client, erro
 	if s.tlsConfig != nil {
 		transport = credentials.NewTLS(s.tlsConfig)
 	}
-	dialOptions := []grpc.DialOption{grpc.WithTransportCredentials(transport)}
+	dialOptions := []grpc.DialOption{
+		grpc.WithTransportCredentials(transport),
+		grpc.WithChainUnaryInterceptor(traceUnary),
+		grpc.WithChainStreamInterceptor(traceStream),
+	}
 	if s.token != "" {
 		if s.tlsConfig == nil && !isLocal(address) {
 			return nil, fmt.Errorf("filetools: refusing to send a token without TLS to %s (not a loopback address)", address)
@@ -141,7 +146,14 @@ func Dial(ctx context.Context, address string, options ...Option) (*Client, erro
 	}
 	client.files = filetoolsv1.NewFilesClient(calls)
 	client.workspaces = filetoolsv1.NewWorkspacesClient(calls)
+	client.daemon = filetoolsv1.NewDaemonClient(calls)
 	return client, nil
+}
+
+// ServerVersion is the daemon's release, the proto package it serves and its
+// runtime (Daemon.GetVersion); this client's own is Version.
+func (c *Client) ServerVersion(ctx context.Context) (*filetoolsv1.GetVersionResponse, error) {
+	return unary(ctx, c.daemon.GetVersion, &filetoolsv1.GetVersionRequest{})
 }
 
 // Close closes the connection; calls in flight fail with codes.Canceled.

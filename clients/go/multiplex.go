@@ -84,7 +84,8 @@ func (s *sharedConn) close() {
 // Invoke makes a unary call on the shared stream when it can, else on a stream of its own.
 func (s *sharedConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	request, ok := sharable(args, opts)
-	if !ok {
+	// A call with trace context to send goes on a stream of its own: the shared stream's metadata is its opener's.
+	if !ok || len(traceHeaders(ctx)) > 0 {
 		return s.conn.Invoke(ctx, method, args, reply, opts...)
 	}
 	call := s.start(ctx, method, request)
@@ -106,7 +107,7 @@ func (s *sharedConn) Invoke(ctx context.Context, method string, args, reply any,
 
 // NewStream makes an eager Read on the shared stream, and any other stream on its own.
 func (s *sharedConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	if !sharedStreams[method] || ctx.Value(eagerKey{}) == nil || !onlyStatic(opts) {
+	if !sharedStreams[method] || ctx.Value(eagerKey{}) == nil || !onlyStatic(opts) || len(traceHeaders(ctx)) > 0 {
 		return s.conn.NewStream(ctx, desc, method, opts...)
 	}
 	return &sharedStream{shared: s, ctx: ctx, desc: desc, method: method, opts: opts}, nil

@@ -6,6 +6,7 @@ import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type D
 import type * as grpc from "@grpc/grpc-js";
 import type { StatusObject } from "@grpc/grpc-js";
 import { FileToolsError } from "../errors.js";
+import { within } from "../tracing/tracing.js";
 import { CallScope, methodName, type AdapterOptions } from "./call.js";
 import { EncodedMessage, type CallContext, type ServiceHandlers } from "./handlers.js";
 
@@ -125,22 +126,27 @@ export interface MessageSink {
   send(message: Buffer): Promise<void>;
 }
 
-/** A unary call, whatever carries it (its own HTTP/2 stream or a Multiplex stream). */
-export async function unaryOutcome(scope: CallScope, method: DescMethod, handler: UnaryFn, request: Message, options: AdapterOptions): Promise<UnaryOutcome> {
-  try {
-    scope.authenticate();
-    const admitted = decoded(request);
-    scope.admitWorkspace(admitted);
-    const response = encodeFor(method, options)(await handler(admitted, scope.context));
-    const status = scope.succeed();
-    return status ? { status } : { response };
-  } catch (error) {
-    return { status: scope.fail(error) };
-  }
+/** A unary call, whatever carries it (its own HTTP/2 stream or a Multiplex stream); runs inside the call's trace context. */
+export function unaryOutcome(scope: CallScope, method: DescMethod, handler: UnaryFn, request: Message, options: AdapterOptions): Promise<UnaryOutcome> {
+  return within(scope.traceContext, async (): Promise<UnaryOutcome> => {
+    try {
+      scope.authenticate();
+      const admitted = decoded(request);
+      scope.admitWorkspace(admitted);
+      const response = encodeFor(method, options, scope)(await handler(admitted, scope.context));
+      const status = scope.succeed();
+      return status ? { status } : { response };
+    } catch (error) {
+      return { status: scope.fail(error) };
+    }
+  });
 }
 
-/** A server stream, whatever carries it: its messages go to `sink`; resolves to the status to end with (undefined: OK). */
-export async function streamOutcome(
+/**
+ * A server stream, whatever carries it: its messages go to `sink`; resolves
+ * to the status to end with (undefined: OK). Runs inside the call's trace context.
+ */
+export function streamOutcome(
   scope: CallScope,
   method: DescMethod,
   handler: ServerStreamFn,
@@ -148,20 +154,22 @@ export async function streamOutcome(
   options: AdapterOptions,
   sink: MessageSink,
 ): Promise<StatusObject | undefined> {
-  try {
-    scope.authenticate();
-    const admitted = decoded(request);
-    scope.admitWorkspace(admitted);
-    const encodeResponse = encodeFor(method, options);
-    for await (const response of handler(admitted, scope.context)) {
-      // Leaving the loop calls the generator's return(): its finally blocks run.
-      if (sink.closed) break;
-      await sink.send(encodeResponse(response));
+  return within(scope.traceContext, async () => {
+    try {
+      scope.authenticate();
+      const admitted = decoded(request);
+      scope.admitWorkspace(admitted);
+      const encodeResponse = encodeFor(method, options, scope);
+      for await (const response of handler(admitted, scope.context)) {
+        // Leaving the loop calls the generator's return(): its finally blocks run.
+        if (sink.closed) break;
+        await sink.send(encodeResponse(response));
+      }
+      return scope.succeed();
+    } catch (error) {
+      return scope.fail(error);
     }
-    return scope.succeed();
-  } catch (error) {
-    return scope.fail(error);
-  }
+  });
 }
 
 function serveUnary(method: DescMethod, handler: UnaryFn, options: AdapterOptions): grpc.handleUnaryCall<Message, Buffer> {
@@ -195,17 +203,17 @@ function serveClientStream(
 ): grpc.handleClientStreamingCall<Message, Buffer> {
   return (call, callback) => {
     const scope = new CallScope(call, method, options);
-    void (async () => {
+    void within(scope.traceContext, async () => {
       try {
         scope.authenticate();
-        const response = encodeFor(method, options)(await handler(requestsOf(call, scope, options.clientStreamIdleMs), scope.context));
+        const response = encodeFor(method, options, scope)(await handler(requestsOf(call, scope, options.clientStreamIdleMs), scope.context));
         const status = scope.succeed();
         if (status) callback(status);
         else callback(null, response);
       } catch (error) {
         callback(scope.fail(error));
       }
-    })();
+    });
   };
 }
 
@@ -310,12 +318,13 @@ class SendQueue implements MessageSink {
   }
 }
 
-/** encode for `method`'s responses, counting their bytes for the metrics. */
-function encodeFor(method: DescMethod, options: AdapterOptions): (value: unknown) => Buffer {
+/** encode for `method`'s responses, counting their bytes for the metrics and the call's span. */
+function encodeFor(method: DescMethod, options: AdapterOptions, scope: CallScope): (value: unknown) => Buffer {
   const name = methodName(method);
   return (value) => {
     const bytes = encode(method.output, value);
     options.metrics?.bytes(name, "out", bytes.length);
+    scope.sent(bytes.length);
     return bytes;
   };
 }

@@ -3,10 +3,12 @@
 // token's grant) and on which workspace, and the one log line written when it ends.
 import type { DescMethod } from "@bufbuild/protobuf";
 import { status as Code, type Metadata, type StatusObject } from "@grpc/grpc-js";
+import { SpanStatusCode, type Context, type Span } from "@opentelemetry/api";
 import type { Grant, TokenTable } from "../auth/tokens.js";
 import { fail, FileToolsError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { CallMetrics } from "../metrics/metrics.js";
+import { startCallSpan } from "../tracing/tracing.js";
 import { authenticate } from "./auth.js";
 import type { CallContext } from "./handlers.js";
 import { publicError, statusOf } from "./status.js";
@@ -68,6 +70,11 @@ interface ServerCall {
 
 export class CallScope {
   readonly context: CallContext;
+  /** The call's trace context (its span, child of the caller's): the handler runs inside it. */
+  readonly traceContext: Context;
+  private readonly span: Span;
+  /** Bytes of the responses encoded so far, for the span. */
+  private bytesSent = 0;
   private readonly controller = new AbortController();
   private readonly started = performance.now();
   private readonly method: string;
@@ -85,6 +92,11 @@ export class CallScope {
     private readonly options: AdapterOptions,
   ) {
     this.method = methodName(method);
+    ({ span: this.span, context: this.traceContext } = startCallSpan(this.method, call.metadata, {
+      "rpc.system": "grpc",
+      "rpc.service": method.parent.typeName,
+      "rpc.method": method.name,
+    }));
     const grpcDeadline = call.getDeadline();
     const deadlineMs = grpcDeadline instanceof Date ? grpcDeadline.getTime() : grpcDeadline;
     const deadline = Number.isFinite(deadlineMs) ? new Date(deadlineMs) : undefined;
@@ -110,6 +122,7 @@ export class CallScope {
       ended?.();
       measured?.(code);
       call.off("cancelled", onCancelled);
+      this.endSpan(code);
     };
 
     this.context = {
@@ -171,6 +184,21 @@ export class CallScope {
     if (shown === cause) this.options.logger.info(fields, "call failed");
     else this.options.logger.error({ ...fields, err: cause }, "call failed");
     return status;
+  }
+
+  /** A response of `bytes` was encoded (the span's count of bytes sent). */
+  sent(bytes: number): void {
+    this.bytesSent += bytes;
+  }
+
+  private endSpan(code: string): void {
+    this.span.setAttributes({
+      "rpc.grpc.status_code": Code[code as keyof typeof Code],
+      "filetools.bytes_sent": this.bytesSent,
+      ...(this.workspace === undefined ? {} : { "filetools.workspace": this.workspace }),
+    });
+    if (code !== "OK") this.span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+    this.span.end();
   }
 
   private logFields() {

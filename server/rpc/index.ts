@@ -17,6 +17,7 @@ import { listRunsHandler } from "./workspaces/list-runs.js";
 import { abandonRunHandler } from "./workspaces/abandon-run.js";
 import type { DaemonMetrics } from "../metrics/metrics.js";
 import { meteredStore } from "../metrics/metered-store.js";
+import { tracedStore } from "../tracing/traced-store.js";
 import { DEFAULT_COMPACTION, Snapshots } from "../snapshots/snapshots.js";
 import { Quotas } from "../quotas/quotas.js";
 import { exportSnapshotHandler } from "./workspaces/export-snapshot.js";
@@ -59,7 +60,8 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
   // The store is bound once; one that is unusable now stops the start-up (never a silent local fallback).
   const opened = await openStore(config.store, config.dataDir, config.s3);
   await opened.check();
-  const store = metrics ? meteredStore(opened, metrics) : opened;
+  const metered = metrics ? meteredStore(opened, metrics) : opened;
+  const store = config.otlpEndpoint ? tracedStore(metered) : metered;
   const quotas = new Quotas(config.quota);
   const snapshots = new Snapshots(store, config.keepSnapshots, path.join(config.dataDir, "tmp"), workspaces, {
     logger,

@@ -4,6 +4,7 @@
 import os from "node:os";
 import v8 from "node:v8";
 import { Piscina } from "piscina";
+import { inSpan } from "../tracing/tracing.js";
 import type { BatchResult, SearchTask, WorkerTask } from "./worker.js";
 
 const PING_TIMEOUT_MS = 30_000;
@@ -80,7 +81,9 @@ export class SearchPool {
   /** Runs one batch; aborting `signal` rejects at once and terminates the worker if it is running. */
   run(task: SearchTask, signal: AbortSignal): Promise<BatchResult> {
     this.running++;
-    return (this.piscina.run(task, { signal }) as Promise<BatchResult>).finally(() => this.running--);
+    return inSpan("search.batch", { "filetools.search.files": "fd" in task.files ? 1 : task.files.names.length }, () => this.piscina.run(task, { signal }) as Promise<BatchResult>).finally(
+      () => this.running--,
+    );
   }
 
   /** For the metrics: batches waiting, workers busy, threads. */

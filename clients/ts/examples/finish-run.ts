@@ -2,13 +2,16 @@
 // finish the run (the daemon snapshots the workspace) and download that
 // snapshot. Against a local daemon (`npm start`):
 //
-//   npx tsx clients/ts/examples/finish-run.ts [address] [output.tar.gz]
+//   npx tsx clients/ts/examples/finish-run.ts [address] [output.tar.gz (default: $TMPDIR/reports-snapshot.tar.gz)]
 //
 // In your own project, import from "@filetools/client" instead.
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { connect, FileToolsError, type OnProgress } from "../src/index.js";
 
 const address = process.argv[2] ?? process.env.FILETOOLS_ADDRESS ?? "127.0.0.1:7447";
-const output = process.argv[3] ?? "reports-snapshot.tar.gz";
+// By default in the temporary directory, not wherever the example is run from (a clone's root).
+const output = process.argv[3] ?? path.join(tmpdir(), "reports-snapshot.tar.gz");
 
 const client = connect(address, { token: process.env.FILETOOLS_TOKEN });
 const reports = client.workspace("reports");

@@ -16,8 +16,10 @@ import * as grpc from "@grpc/grpc-js";
 import { FileToolsError, present } from "./errors.js";
 import { Files } from "@filetools/proto/filetools/v1/files_pb.js";
 import { Workspaces, type Workspace } from "@filetools/proto/filetools/v1/workspaces_pb.js";
+import { Daemon } from "@filetools/proto/filetools/v1/daemon_pb.js";
 import { SharedStream, type SharedCallOptions } from "./multiplex.js";
 import { WorkspaceClient } from "./workspace.js";
+import { withTraceContext } from "./trace-context.js";
 
 export { FileToolsError, type ErrorReasonName } from "./errors.js";
 
@@ -89,6 +91,7 @@ export type ServiceClient<S> = { [K in keyof MethodsOf<S>]: ClientMethod<Methods
 export interface RawClient {
   files: ServiceClient<typeof Files>;
   workspaces: ServiceClient<typeof Workspaces>;
+  daemon: ServiceClient<typeof Daemon>;
 }
 
 export interface FileToolsClient extends RawClient {
@@ -121,6 +124,7 @@ export function connect(address: string, options: ConnectOptions = {}): FileTool
   const raw: RawClient = {
     files: serviceClient(channel, Files, sentOnEveryCall, shared),
     workspaces: serviceClient(channel, Workspaces, sentOnEveryCall, shared),
+    daemon: serviceClient(channel, Daemon, sentOnEveryCall, shared),
   };
   return {
     ...raw,
@@ -184,7 +188,8 @@ function clientMethod(channel: grpc.Client, method: DescMethod, sentOnEveryCall:
   };
   switch (method.methodKind) {
     case "unary":
-      return (request: unknown, options: CallOptions = {}) => {
+      return (request: unknown, callOptions: CallOptions = {}) => {
+        const options = withTraceContext(callOptions);
         const bytes = encodedForSharing(request, options);
         if (!bytes) return ownUnary(request, serialize, options);
         // Too large for the stream, or the stream is full: its own stream, with the bytes already encoded.
@@ -192,7 +197,8 @@ function clientMethod(channel: grpc.Client, method: DescMethod, sentOnEveryCall:
         return shared!.takes(bytes) ? sharedUnary(shared!, path, bytes, options, (answer) => deserialize(Buffer.from(answer)), own) : own();
       };
     case "server_streaming":
-      return (request: unknown, options: CallOptions = {}) => {
+      return (request: unknown, callOptions: CallOptions = {}) => {
+        const options = withTraceContext(callOptions);
         const bytes = options.eager && SHARED_STREAMS.has(path) ? encodedForSharing(request, options) : undefined;
         if (!bytes) return ownServerStream(request, serialize, options);
         const own = () => ownServerStream(bytes, asEncoded, options);
@@ -206,7 +212,7 @@ function clientMethod(channel: grpc.Client, method: DescMethod, sentOnEveryCall:
             path,
             serialize,
             deserialize,
-            metadataOf(options),
+            metadataOf(withTraceContext(options)),
             grpcOptionsOf(options),
             (error, response) => {
               finished = true;

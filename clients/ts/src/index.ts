@@ -10,6 +10,7 @@ export {
   type TlsOptions,
 } from "./client.js";
 export { FileToolsError, type ErrorReasonName } from "./errors.js";
+export { VERSION } from "./version.js";
 export { headerThenData, receiveVerified, saveVerified, type HeaderThenData, type OnProgress, type Progress } from "./byte-streams.js";
 export { numberLines, type NumberLinesOptions } from "./format.js";
 export { catalogue, type Catalogue, type ToolAnnotations, type ToolDefinition } from "./tools/catalogue.js";
@@ -32,3 +33,4 @@ export {
 export * from "@filetools/proto/filetools/v1/common_pb.js";
 export * from "@filetools/proto/filetools/v1/files_pb.js";
 export * from "@filetools/proto/filetools/v1/workspaces_pb.js";
+export * from "@filetools/proto/filetools/v1/daemon_pb.js";

@@ -106,7 +106,7 @@ describe("filetools", () => {
     const commands = [
       "read", "write", "edit", "rm", "mv", "mkdir", "stat", "ls", "grep", "upload", "download", "import",
       "workspaces", "workspaces ls", "workspaces show", "workspaces create", "workspaces delete",
-      "runs", "runs start", "runs finish", "runs changes", "snapshots", "snapshots ls", "snapshots diff", "snapshots export", "snapshots restore",
+      "runs", "runs start", "runs finish", "runs changes", "snapshots", "snapshots ls", "snapshots diff", "snapshots export", "snapshots restore", "version",
     ];
     const helps = await Promise.all(commands.map((command) => cli([...command.split(" "), "--help"])));
     helps.forEach((result, i) => {
@@ -122,6 +122,13 @@ describe("filetools", () => {
     const help = await finished(npx);
     expect({ code: help.code, stderr: help.stderr }).toEqual({ code: 0, stderr: "" });
     expect(help.stdout).toMatch(/^Usage: filetools \[options\] \[command\]\n/);
+  });
+
+  it("--version prints this command line's version; version adds the daemon's (text and --json)", async () => {
+    const { version } = JSON.parse(readFileSync(path.join(PACKAGE, "../../package.json"), "utf8")) as { version: string };
+    expect(await cli(["--version"])).toMatchObject({ code: 0, stdout: `${version}\n` });
+    expect(await ok(["version"])).toMatch(new RegExp(`^filetools ${version}\nfiletoolsd ${version} \\(filetools\\.v1, node v\\d+\\.\\d+\\.\\d+\\)\n$`));
+    expect(await json(["version"])).toEqual({ client: version, daemon: { version, api: "filetools.v1", runtime: `node ${process.version}` } });
   });
 
   it("workspaces create, show, ls (text and --json)", async () => {

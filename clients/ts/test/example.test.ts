@@ -1,7 +1,7 @@
 // The examples, run as a user would (under tsx) against a real daemon: finish-run.ts and agent-loop.ts.
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -34,6 +34,17 @@ it("finish-run.ts finishes a run and downloads its snapshot, with no progress on
   expect(createHash("sha256").update(readFileSync(output)).digest("hex")).toBe(snapshot!.sha256);
   const members = (await run("tar", ["-tzf", output])).stdout;
   expect(members).toMatch(/summary\.md/);
+});
+
+it("finish-run.ts without an output path saves into the temporary directory, not where it runs", async () => {
+  const cwd = mkdtempSync(path.join(dir, "cwd-"));
+  const tmp = mkdtempSync(path.join(dir, "tmp-"));
+  // tsx by its path: `--import tsx` resolves from the working directory, which has no node_modules.
+  const tsx = path.join(ROOT, "node_modules/tsx/dist/loader.mjs");
+  const { stdout } = await run(process.execPath, ["--import", tsx, example, daemon.address], { cwd, env: { ...process.env, TMPDIR: tmp } });
+  expect(stdout).toContain(`saved ${path.join(tmp, "reports-snapshot.tar.gz")}`);
+  expect(readdirSync(tmp)).toContain("reports-snapshot.tar.gz"); // beside tsx's cache
+  expect(readdirSync(cwd)).toEqual([]);
 });
 
 it("finish-run.ts shows its progress on a terminal, as one line redrawn", async () => {

@@ -13,8 +13,8 @@ from filetools import errors
 from filetools.errors import *  # noqa: F403 (every exception class is part of the API)
 from filetools.models import SavedFile, TextWindow
 from filetools.v1.files_pb2 import TextEdit
-
-__version__ = "0.1.0"
+# The release, stamped from the repository's package.json by `npm run generate`.
+from filetools._version import __version__
 
 __all__ = [
     "AsyncClient",

@@ -9,6 +9,11 @@ from typing import Any
 
 import grpc
 
+try:  # The caller's OpenTelemetry API, when its process has one (see with_trace_context).
+    from opentelemetry import propagate as _propagate
+except ImportError:
+    _propagate = None  # type: ignore[assignment]
+
 #: The address used when none is given: $FILETOOLS_ADDRESS, else the daemon's default.
 DEFAULT_ADDRESS = "127.0.0.1:7447"
 
@@ -44,3 +49,15 @@ def connection(
     metadata: Metadata = (("authorization", f"Bearer {token}"),) if token else ()
     address = address or os.environ.get("FILETOOLS_ADDRESS") or DEFAULT_ADDRESS
     return Connection(address, credentials, metadata, options)
+
+
+def with_trace_context(metadata: Metadata) -> Metadata:
+    """``metadata`` plus the caller's current trace context (W3C ``traceparent``,
+    ``tracestate``), injected by the propagator the caller's process set up, when
+    it has the OpenTelemetry API and an active span: the daemon's span of the call
+    is then its child. Without them, ``metadata`` as it is."""
+    if _propagate is None:
+        return metadata
+    carrier: dict[str, str] = {}
+    _propagate.inject(carrier)
+    return metadata + tuple(carrier.items()) if carrier else metadata

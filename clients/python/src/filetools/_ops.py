@@ -35,6 +35,7 @@ from filetools.models import (
     WriteMode,
 )
 from filetools.v1 import common_pb2 as c
+from filetools.v1 import daemon_pb2 as d
 from filetools.v1 import files_pb2 as f
 from filetools.v1 import workspaces_pb2 as w
 
@@ -550,6 +551,10 @@ def get_workspace(workspace: str) -> Unary[w.GetWorkspaceRequest, w.GetWorkspace
 
 def workspace_status(workspace: str) -> Unary[w.GetWorkspaceRequest, w.GetWorkspaceResponse, w.GetWorkspaceResponse]:
     return Unary(R.GET_WORKSPACE, w.GetWorkspaceRequest(workspace=workspace), _identity)
+
+
+def get_version() -> Unary[d.GetVersionRequest, d.GetVersionResponse, d.GetVersionResponse]:
+    return Unary(R.GET_VERSION, d.GetVersionRequest(), lambda r: r)
 
 
 def list_workspaces() -> Unary[w.ListWorkspacesRequest, w.ListWorkspacesResponse, list[w.Workspace]]:

@@ -13,6 +13,7 @@ from typing import Generic, TypeVar
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
 
+from filetools.v1 import daemon_pb2 as d
 from filetools.v1 import files_pb2 as f
 from filetools.v1 import workspaces_pb2 as w
 
@@ -36,6 +37,7 @@ def _rpc(service: ServiceDescriptor, name: str, request: type[Req], response: ty
 
 _FILES = f.DESCRIPTOR.services_by_name["Files"]
 _WORKSPACES = w.DESCRIPTOR.services_by_name["Workspaces"]
+_DAEMON = d.DESCRIPTOR.services_by_name["Daemon"]
 
 READ = _rpc(_FILES, "Read", f.ReadRequest, f.ReadResponse)
 WRITE = _rpc(_FILES, "Write", f.WriteRequest, f.WriteResponse)
@@ -63,3 +65,5 @@ DIFF_SNAPSHOTS = _rpc(_WORKSPACES, "DiffSnapshots", w.DiffSnapshotsRequest, w.Di
 EXPORT_SNAPSHOT = _rpc(_WORKSPACES, "ExportSnapshot", w.ExportSnapshotRequest, w.ExportSnapshotResponse)
 RESTORE_SNAPSHOT = _rpc(_WORKSPACES, "RestoreSnapshot", w.RestoreSnapshotRequest, w.RestoreSnapshotResponse)
 IMPORT_ARCHIVE = _rpc(_WORKSPACES, "ImportArchive", w.ImportArchiveRequest, w.ImportArchiveResponse)
+
+GET_VERSION = _rpc(_DAEMON, "GetVersion", d.GetVersionRequest, d.GetVersionResponse)

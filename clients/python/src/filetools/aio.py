@@ -11,12 +11,13 @@ import grpc
 import grpc.aio
 
 from filetools import _ops
-from filetools._channel import connection
+from filetools._channel import connection, with_trace_context
 from filetools._ops import H, Fold, Pipe, ReadEvent, Send, ServerStream, StrPath, Unary
 from filetools._rpc import Req, Resp
 from filetools.errors import Cancelled, error_from_rpc
 from filetools.models import Newline, OutputMode, Progress, SavedFile, SearchHit, SearchOrder, TextWindow, WriteMode
 from filetools.v1 import common_pb2 as c
+from filetools.v1 import daemon_pb2 as d
 from filetools.v1 import files_pb2 as f
 from filetools.v1 import workspaces_pb2 as w
 
@@ -124,7 +125,7 @@ class AsyncClient:
         rpc = op.rpc
         call = self._channel.unary_unary(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
         try:
-            response = await call(op.request, timeout=timeout, metadata=self._metadata)
+            response = await call(op.request, timeout=timeout, metadata=with_trace_context(self._metadata))
         except grpc.aio.AioRpcError as error:
             raise error_from_rpc(error) from None
         return op.result(response)
@@ -132,14 +133,14 @@ class AsyncClient:
     def _stream(self, op: ServerStream[Req, Resp, T, S], timeout: float | None) -> AsyncStream[T, S]:
         rpc = op.rpc
         call = self._channel.unary_stream(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
-        responses = call(op.request, timeout=timeout, metadata=self._metadata)
+        responses = call(op.request, timeout=timeout, metadata=with_trace_context(self._metadata))
         return AsyncStream(_split_each(responses.__aiter__(), op.split), responses.cancel)
 
     async def _fold(self, op: Fold[Req, Resp, T], timeout: float | None) -> T:
         rpc = op.rpc
         call = self._channel.unary_stream(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
         folder = op.start()
-        responses = call(op.request, timeout=timeout, metadata=self._metadata)
+        responses = call(op.request, timeout=timeout, metadata=with_trace_context(self._metadata))
         try:
             async for response in responses:
                 folder.add(response)
@@ -160,7 +161,7 @@ class AsyncClient:
             # Typed apart: the serializer, Message.SerializeToString, would widen Req to Message here.
             requests: AsyncIterator[Req] = _requests(op, source)
             try:
-                response: Resp = await call(requests, timeout=timeout, metadata=self._metadata)
+                response: Resp = await call(requests, timeout=timeout, metadata=with_trace_context(self._metadata))
             except grpc.aio.AioRpcError as error:
                 raise error_from_rpc(error) from None
         return response
@@ -169,7 +170,7 @@ class AsyncClient:
         source = self._channel.unary_stream(op.source.path, op.source.request.SerializeToString, op.source.response.FromString)
         sink = self._channel.stream_unary(op.sink.path, op.sink.request.SerializeToString, op.sink.response.FromString)
         relay = op.relay()
-        responses = source(op.request, timeout=timeout, metadata=self._metadata)
+        responses = source(op.request, timeout=timeout, metadata=with_trace_context(self._metadata))
         # grpc.aio reads the requests in a task of its own and, when they fail, only cancels the call: keep why.
         failed: list[BaseException] = []
 
@@ -188,7 +189,7 @@ class AsyncClient:
         try:
             first = await responses.read()
             announced = relay.announce(None if first is grpc.aio.EOF else first)
-            response: Resp = await sink(requests(announced), timeout=timeout, metadata=self._metadata)
+            response: Resp = await sink(requests(announced), timeout=timeout, metadata=with_trace_context(self._metadata))
         except BaseException as error:  # (grpc.aio reports a failed request iterator as a cancelled task)
             cause = failed[0] if failed else error
             if isinstance(cause, grpc.aio.AioRpcError):
@@ -443,6 +444,11 @@ class AsyncClient:
     async def workspace_status(self, workspace: str, *, timeout: float | None = None) -> w.GetWorkspaceResponse:
         """See ``Client.workspace_status``."""
         return await self._unary(_ops.workspace_status(workspace), timeout)
+
+    async def server_version(self, *, timeout: float | None = None) -> d.GetVersionResponse:
+        """The daemon's release, the proto package it serves and its runtime (Daemon.GetVersion);
+        this client's own is ``filetools.__version__``."""
+        return await self._unary(_ops.get_version(), timeout)
 
     async def list_workspaces(self, *, timeout: float | None = None) -> list[w.Workspace]:
         return await self._unary(_ops.list_workspaces(), timeout)

@@ -10,12 +10,13 @@ import grpc
 import grpc.experimental
 
 from filetools import _ops
-from filetools._channel import connection
+from filetools._channel import connection, with_trace_context
 from filetools._rpc import Req, Resp
 from filetools._ops import H, Fold, Pipe, ReadEvent, Send, ServerStream, StrPath, Unary
 from filetools.errors import error_from_rpc
 from filetools.models import Newline, OutputMode, Progress, SavedFile, SearchHit, SearchOrder, TextWindow, WriteMode
 from filetools.v1 import common_pb2 as c
+from filetools.v1 import daemon_pb2 as d
 from filetools.v1 import files_pb2 as f
 from filetools.v1 import workspaces_pb2 as w
 
@@ -111,7 +112,7 @@ class Client:
         rpc = op.rpc
         call = self._channel.unary_unary(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
         try:
-            response = call(op.request, timeout=timeout, metadata=self._metadata)
+            response = call(op.request, timeout=timeout, metadata=with_trace_context(self._metadata))
         except grpc.RpcError as error:
             raise error_from_rpc(error) from None
         return op.result(response)
@@ -119,14 +120,14 @@ class Client:
     def _stream(self, op: ServerStream[Req, Resp, T, S], timeout: float | None) -> Stream[T, S]:
         rpc = op.rpc
         call = self._channel.unary_stream(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
-        responses = call(op.request, timeout=timeout, metadata=self._metadata)
+        responses = call(op.request, timeout=timeout, metadata=with_trace_context(self._metadata))
         return Stream(map(op.split, responses), responses.cancel)
 
     def _fold(self, op: Fold[Req, Resp, T], timeout: float | None) -> T:
         rpc = op.rpc
         call = self._channel.unary_stream(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
         folder = op.start()
-        responses = call(op.request, timeout=timeout, metadata=self._metadata)
+        responses = call(op.request, timeout=timeout, metadata=with_trace_context(self._metadata))
         try:
             for response in responses:
                 folder.add(response)
@@ -147,7 +148,7 @@ class Client:
             # Typed apart: the serializer, Message.SerializeToString, would widen Req to Message here.
             requests: Iterator[Req] = _requests(op, source)
             try:
-                response: Resp = call(requests, timeout=timeout, metadata=self._metadata)
+                response: Resp = call(requests, timeout=timeout, metadata=with_trace_context(self._metadata))
             except grpc.RpcError as error:
                 raise error_from_rpc(error) from None
         return response
@@ -156,7 +157,7 @@ class Client:
         source = self._channel.unary_stream(op.source.path, op.source.request.SerializeToString, op.source.response.FromString)
         sink = self._channel.stream_unary(op.sink.path, op.sink.request.SerializeToString, op.sink.response.FromString)
         relay = op.relay()
-        responses = source(op.request, timeout=timeout, metadata=self._metadata)
+        responses = source(op.request, timeout=timeout, metadata=with_trace_context(self._metadata))
         # grpcio reads the requests on a thread of its own and, when they fail, only cancels the call: keep why.
         failed: list[BaseException] = []
 
@@ -173,7 +174,7 @@ class Client:
 
         try:
             announced = relay.announce(next(responses, None))
-            response: Resp = sink(requests(announced), timeout=timeout, metadata=self._metadata)
+            response: Resp = sink(requests(announced), timeout=timeout, metadata=with_trace_context(self._metadata))
         except BaseException as error:
             cause = failed[0] if failed else error
             if isinstance(cause, grpc.RpcError):
@@ -440,6 +441,11 @@ class Client:
         none), its ``newest_snapshot`` in the store, the snapshot this daemon's copy is of (``copy_of``) and whether
         the copy has ``unpublished_changes``."""
         return self._unary(_ops.workspace_status(workspace), timeout)
+
+    def server_version(self, *, timeout: float | None = None) -> d.GetVersionResponse:
+        """The daemon's release, the proto package it serves and its runtime (Daemon.GetVersion);
+        this client's own is ``filetools.__version__``."""
+        return self._unary(_ops.get_version(), timeout)
 
     def list_workspaces(self, *, timeout: float | None = None) -> list[w.Workspace]:
         return self._unary(_ops.list_workspaces(), timeout)

@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // The `filetools` command line: every RPC of filetoolsd as a command, text for
 // people by default, JSON for scripts, and exit codes that tell failures apart.
-import { createRequire } from "node:module";
 import { Command, InvalidArgumentError } from "commander";
 import { EXIT_CODES_HELP, ExitCode, reportError, reportInterrupted } from "./errors.js";
 import { addFileCommands } from "./files.js";
@@ -12,13 +11,14 @@ import { closeSession, DEFAULT_ADDRESS, interrupt, sessionAddress } from "./sess
 import { addSnapshotCommands } from "./snapshots.js";
 import { addTransferCommands } from "./transfer.js";
 import { addWorkspaceCommands } from "./workspaces.js";
+import { VERSION } from "../version.js";
+import { addVersionCommand } from "./version.js";
 
 // grpc-js gives TLS an IP address as the server name, which Node flags with a
 // deprecation warning (DEP0123) on every connection to 127.0.0.1: noise for a
 // command's user, who can do nothing about it.
 process.noDeprecation = true;
 
-const { version } = createRequire(import.meta.url)("../../package.json") as { version: string };
 
 const HELP_AFTER = `
 Environment:
@@ -45,7 +45,7 @@ Examples:
 
 const program = new Command("filetools")
   .description("Command line for filetoolsd: safe file tools, runs and snapshots inside workspaces.")
-  .version(version)
+  .version(VERSION)
   .option("--address <host:port>", `daemon address, or unix:///path/to/socket (default: $FILETOOLS_ADDRESS, else ${DEFAULT_ADDRESS})`)
   .option("--token <token>", "bearer token for a daemon that requires one (default: $FILETOOLS_TOKEN)")
   .option("--tls", "connect with TLS, trusting the system's certificate authorities")
@@ -67,6 +67,7 @@ addTransferCommands(program);
 addRunCommands(program);
 addSnapshotCommands(program);
 addMcpCommand(program);
+addVersionCommand(program);
 
 process.once("SIGINT", () => {
   interrupt.abort(); // cancels the call in flight
