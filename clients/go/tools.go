@@ -31,6 +31,12 @@ import (
 //go:embed catalogue/tools.json
 var catalogueJSON []byte
 
+// strictSchemasJSON is each tool's argument schema in OpenAI's strict mode,
+// derived from the catalogue by the same step (scripts/openai-strict.mjs).
+//
+//go:embed catalogue/openai-strict.json
+var strictSchemasJSON []byte
+
 // ToolAnnotations are a tool's MCP annotations.
 type ToolAnnotations struct {
 	ReadOnlyHint    bool `json:"readOnlyHint"`
@@ -69,6 +75,7 @@ type OpenAIFunction struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	Strict      bool            `json:"strict,omitempty"` // true in OpenAIStrictTools
 }
 
 // AnthropicTool is a tool for Anthropic tool use (the tools of a Messages
@@ -138,6 +145,19 @@ func (d *Dispatcher) OpenAITools() []OpenAITool {
 	return tools
 }
 
+// OpenAIStrictTools are the tools offered, for OpenAI's strict mode
+// (strict: true, every argument required, the optional ones nullable): a
+// model then sends null for each argument it leaves out, which Call reads as
+// left out.
+func (d *Dispatcher) OpenAIStrictTools() []OpenAITool {
+	tools := make([]OpenAITool, len(d.tools))
+	for i, tool := range d.tools {
+		parameters := toolCatalogue().strictSchemas[tool.Name]
+		tools[i] = OpenAITool{Type: "function", Function: OpenAIFunction{Name: tool.Name, Description: tool.Description, Parameters: parameters, Strict: true}}
+	}
+	return tools
+}
+
 // AnthropicTools are the tools offered, for Anthropic tool use.
 func (d *Dispatcher) AnthropicTools() []AnthropicTool {
 	tools := make([]AnthropicTool, len(d.tools))
@@ -169,7 +189,9 @@ func (d *Dispatcher) CallWithProgress(ctx context.Context, name string, args any
 	}
 	value, keys, problem := parseArguments(args)
 	if problem == "" {
-		problem = toolCatalogue().schemas[name].check(value, keys)
+		schema := toolCatalogue().schemas[name]
+		value = withoutNulls(schema.tree, value).(map[string]any)
+		problem = schema.check(value, keys)
 	}
 	if problem != "" {
 		return failure("INVALID_ARGUMENT", "invalid arguments for "+name+": "+problem), nil
@@ -663,7 +685,9 @@ type catalogue struct {
 	Tools      []ToolDefinition
 	ErrorHints map[string][]string
 	schemas    map[string]*toolSchema
-	toolHints  map[string]map[string][]string // each tool's own error hints, by tool and reason
+	// Each tool's argument schema in OpenAI's strict mode, by tool.
+	strictSchemas map[string]json.RawMessage
+	toolHints     map[string]map[string][]string // each tool's own error hints, by tool and reason
 }
 
 // toolCatalogue parses the embedded catalogue once. It panics if the
@@ -677,6 +701,9 @@ var toolCatalogue = sync.OnceValue(func() *catalogue {
 		panic(fmt.Sprintf("filetools: the embedded tool catalogue: %v", err))
 	}
 	c := &catalogue{Tools: file.Tools, ErrorHints: map[string][]string{}, schemas: map[string]*toolSchema{}, toolHints: map[string]map[string][]string{}}
+	if err := json.Unmarshal(strictSchemasJSON, &c.strictSchemas); err != nil {
+		panic(fmt.Sprintf("filetools: the embedded strict schemas: %v", err))
+	}
 	for reason, raw := range file.ErrorHints {
 		if strings.HasPrefix(reason, "$") { // "$comment"
 			continue

@@ -339,6 +339,15 @@ func TestToolDefinitions(t *testing.T) {
 	if err := json.Unmarshal(raw, &file); err != nil {
 		t.Fatal(err)
 	}
+	// The strict schemas the TypeScript package offers, which clients/ts/test/openai-strict.test.ts checks against OpenAI's strict-mode rules.
+	rawStrict, err := os.ReadFile(filepath.Join("..", "ts", "catalogue", "openai-strict.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var strictSchemas map[string]any
+	if err := json.Unmarshal(rawStrict, &strictSchemas); err != nil {
+		t.Fatal(err)
+	}
 	tools := filetools.NewDispatcher(nil, "agent", filetools.DispatcherOptions{})
 	definitions := tools.Definitions()
 	if len(definitions) != len(file.Tools) {
@@ -352,6 +361,11 @@ func TestToolDefinitions(t *testing.T) {
 			"type": "function", "function": map[string]any{"name": tool["name"], "description": tool["description"], "parameters": tool["input_schema"]},
 		}) {
 			t.Errorf("OpenAI tool %d: %s", i, got)
+		}
+		if got := structuredJSON(t, tools.OpenAIStrictTools()[i]); got != structuredJSON(t, map[string]any{
+			"type": "function", "function": map[string]any{"name": tool["name"], "description": tool["description"], "parameters": strictSchemas[tool["name"].(string)], "strict": true},
+		}) {
+			t.Errorf("OpenAI strict tool %d: %s", i, got)
 		}
 		if got := structuredJSON(t, tools.AnthropicTools()[i]); got != structuredJSON(t, map[string]any{
 			"name": tool["name"], "description": tool["description"], "input_schema": tool["input_schema"],

@@ -107,6 +107,8 @@ def test_run_and_crewai_s_structured_tool_return_the_dispatcher_s_text(client: f
     assert edited.startswith("Edited /big.txt: 1 replacement.")
     assert tools["search"].to_structured_tool().invoke({"pattern": "twenty", "output_mode": "files_with_matches"}).startswith("/big.txt")
     assert "big.txt" in tools["list"].run()
+    nulls = {"pattern": "twenty", "path": None, "include": None, "context": None, "output_mode": "files_with_matches", "max_results": None}
+    assert tools["search"].to_structured_tool().invoke(nulls).startswith("/big.txt")
     assert asyncio.run(tools["read"].arun(path="/big.txt", start_line=3, line_count=1)) == "     3\trow 3\n… call read with start_line 4 for more; 30,000 lines in all\n"
     assert client.read_text(WORKSPACE, "/big.txt", 20001, 1).text == "row twenty thousand one\n"
 

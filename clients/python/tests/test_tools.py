@@ -64,6 +64,20 @@ def test_every_tool_is_offered_in_the_three_shapes(tools: ToolDispatcher) -> Non
     }
 
 
+def test_strict_openai_tools_are_the_ones_the_typescript_dispatcher_offers(tools: ToolDispatcher) -> None:
+    # clients/ts/test/openai-strict.test.ts checks these schemas against OpenAI's strict-mode rules.
+    shared = json.loads((REPO_ROOT / "clients" / "ts" / "catalogue" / "openai-strict.json").read_text(encoding="utf-8"))
+    strict = tools.openai_tools(strict=True)
+    assert [t["function"]["name"] for t in strict] == TOOL_NAMES
+    for tool, definition in zip(strict, CATALOGUE["tools"]):
+        assert tool == {
+            "type": "function",
+            "function": {"name": definition["name"], "description": definition["description"], "parameters": shared[definition["name"]], "strict": True},
+        }
+    strict[0]["function"]["parameters"]["required"].clear()  # a copy: the next call is whole again
+    assert tools.openai_tools(strict=True)[0]["function"]["parameters"]["required"] == ["path", "start_line", "line_count", "tail"]
+
+
 def test_definitions_are_copies_a_caller_may_change(tools: ToolDispatcher) -> None:
     tools.anthropic_tools()[0]["input_schema"]["properties"].clear()
     tools.definitions()[0]["input_schema"]["required"].append("tail")
@@ -178,7 +192,8 @@ VALIDATION = [
     ("search", {"pattern": "a", "context": True}, "context must be an integer"),
     ("search", {"pattern": "a", "context": -1}, "context must be at least 0"),
     ("search", {"pattern": "a", "output_mode": "lines"}, "output_mode must be one of content, files_with_matches, count"),
-    ("read", {"path": "/x", "start_line": None}, "start_line must be an integer"),
+    ("read", {"path": "/x", "start_line": None, "colour": None}, "unknown argument colour"),  # a null optional argument is left out; an unknown one is not
+    ("edit", {"path": "/a", "edits": [{"old_text": "a", "new_text": None, "replace_all": None}]}, "edits.0.new_text must be a string"),
     ("read", {"path": None}, "path must be a string"),
     ("read", '{"path": "/x", "line_count": 1e400}', "line_count must be an integer"),
     ("read", '{"path": "/x", "line_count": NaN}', "the arguments are not valid JSON"),

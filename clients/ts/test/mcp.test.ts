@@ -72,6 +72,9 @@ describe("over stdio", () => {
     expect(result.isError).toBeFalsy();
     expect(textOf(result)).toBe("     3\tfirst\n… call read with start_line 4 for more\n");
     expect(result.structuredContent).toMatchObject({ path: "/notes.md", first_line: 3, next_start_line: 4 });
+    // A strict-mode model sends null for each argument it leaves out.
+    const nulls = await mcp.callTool({ name: "read", arguments: { path: "/notes.md", start_line: 3, line_count: 1, tail: null } });
+    expect(textOf(nulls)).toBe(textOf(result));
   });
 
   it("edits, then a stale edit is a tool error a model can act on", async () => {
@@ -285,6 +288,7 @@ describe("--profile server-filesystem: the reference server's tools, stricter wh
     expect(await call("read_text_file", { path: "/fs/a.txt" })).toMatchObject({ text: "one\ntwo\nthree\nfour\n", structured: { content: "one\ntwo\nthree\nfour\n" } });
     expect((await call("read_text_file", { path: "/fs/a.txt", head: 2 })).text).toBe("one\ntwo\n");
     expect((await call("read_text_file", { path: "/fs/a.txt", tail: 1 })).text).toBe("four\n");
+    expect((await call("read_text_file", { path: "/fs/a.txt", head: null, tail: 1 })).text).toBe("four\n");
     expect(await call("read_text_file", { path: "/fs/a.txt", head: 1, tail: 1 })).toMatchObject({ isError: true, text: expect.stringContaining("Cannot specify both head and tail") });
     const several = await call("read_multiple_files", { paths: ["/fs/sub/deep.md", "/fs/none.txt"] });
     expect(several.text).toMatch(/^\/fs\/sub\/deep\.md:\ndeep\n\n\n---\n\/fs\/none\.txt: Error - \/fs\/none\.txt does not exist$/);

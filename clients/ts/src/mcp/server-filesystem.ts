@@ -12,7 +12,7 @@ import picomatch from "picomatch";
 import { FileType, type FileInfo } from "@filetools/proto/filetools/v1/common_pb.js";
 import type { WorkspaceClient } from "../workspace.js";
 import { FileToolsError } from "../errors.js";
-import { schemaViolation } from "../tools/dispatcher.js";
+import { schemaViolation, withoutNulls } from "../tools/dispatcher.js";
 import { DIFF_CUT, errorText } from "../tools/texts.js";
 import type { McpToolSet } from "./server.js";
 
@@ -48,8 +48,9 @@ export function serverFilesystemToolSet(workspace: WorkspaceClient, options: { r
       try {
         if (!entry) throw new FileToolsError(Code.INVALID_ARGUMENT, `there is no tool named ${JSON.stringify(name)}; the tools are ${[...byName.keys()].join(", ")}`, "UNKNOWN_TOOL");
         const validate = validators.get(name)!;
-        if (!validate(args)) throw new FileToolsError(Code.INVALID_ARGUMENT, `invalid arguments for ${name}: ${schemaViolation(validate.errors?.[0])}`, "INVALID_ARGUMENT");
-        const content = await entry.run(args, signal);
+        const given = withoutNulls(entry.tool.inputSchema, args) as Args;
+        if (!validate(given)) throw new FileToolsError(Code.INVALID_ARGUMENT, `invalid arguments for ${name}: ${schemaViolation(validate.errors?.[0])}`, "INVALID_ARGUMENT");
+        const content = await entry.run(given, signal);
         return { content: [{ type: "text", text: content }], structuredContent: { content } };
       } catch (error) {
         if (signal.aborted) throw signal.reason;

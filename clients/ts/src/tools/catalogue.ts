@@ -2,7 +2,9 @@
 // argument schemas, annotations, the hints appended to errors). Its one source
 // is catalogue/tools.json at the repository root; `npm run generate` copies it
 // next to this package (clients/ts/catalogue/tools.json), where it is read at
-// run time from src/ and from dist/ alike.
+// run time from src/ and from dist/ alike. Beside it, openai-strict.json: the
+// argument schemas in OpenAI's strict mode, derived by the same step
+// (scripts/openai-strict.mjs).
 import { readFileSync } from "node:fs";
 
 /** A JSON Schema object, as the catalogue writes it (a subset of draft 2020-12). */
@@ -42,3 +44,6 @@ export interface Catalogue {
 export const CATALOGUE_FILE = new URL("../../catalogue/tools.json", import.meta.url);
 
 export const catalogue: Catalogue = JSON.parse(readFileSync(CATALOGUE_FILE, "utf8"));
+
+/** Each tool's argument schema in OpenAI's strict mode: every property required, the optional ones nullable (a null is "left out"). */
+export const openAIStrictSchemas: Record<string, JsonSchema> = JSON.parse(readFileSync(new URL("../../catalogue/openai-strict.json", import.meta.url), "utf8"));

@@ -11,7 +11,7 @@ import { DiffEntryType, DiffKind } from "@filetools/proto/filetools/v1/workspace
 import type { OnProgress } from "../byte-streams.js";
 import type { CallOptions } from "../client.js";
 import type { WorkspaceClient } from "../workspace.js";
-import { catalogue, type JsonSchema, type ToolDefinition } from "./catalogue.js";
+import { catalogue, openAIStrictSchemas, type JsonSchema, type ToolDefinition } from "./catalogue.js";
 import * as texts from "./texts.js";
 
 /** What a tool call gives back. */
@@ -76,9 +76,19 @@ export class ToolDispatcher {
     return this.tools;
   }
 
-  /** For OpenAI-style function calling (`tools` of a chat completion or response request). */
-  openAITools(): Array<{ type: "function"; function: { name: string; description: string; parameters: JsonSchema } }> {
-    return this.tools.map((tool) => ({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.input_schema } }));
+  /**
+   * For OpenAI-style function calling (`tools` of a chat completion request).
+   * With `strict`, the definitions OpenAI's strict mode takes (`strict: true`,
+   * every argument required, the optional ones nullable): a model then sends
+   * null for each argument it leaves out, which call() reads as left out.
+   */
+  openAITools(options: { strict?: boolean } = {}): Array<{ type: "function"; function: { name: string; description: string; parameters: JsonSchema; strict?: true } }> {
+    return this.tools.map((tool) => ({
+      type: "function",
+      function: options.strict
+        ? { name: tool.name, description: tool.description, parameters: openAIStrictSchemas[tool.name]!, strict: true }
+        : { name: tool.name, description: tool.description, parameters: tool.input_schema },
+    }));
   }
 
   /** For Anthropic tool use (`tools` of a Messages request). */
@@ -99,9 +109,10 @@ export class ToolDispatcher {
     }
     const parsed = parseArguments(args);
     if (typeof parsed === "string") return failure("INVALID_ARGUMENT", `invalid arguments for ${name}: ${parsed}`);
-    if (!validate(parsed)) return failure("INVALID_ARGUMENT", `invalid arguments for ${name}: ${schemaViolation(validate.errors?.[0])}`);
+    const given = withoutNulls(validate.schema as JsonSchema, parsed) as Args;
+    if (!validate(given)) return failure("INVALID_ARGUMENT", `invalid arguments for ${name}: ${schemaViolation(validate.errors?.[0])}`);
     try {
-      return await handler(parsed, options);
+      return await handler(given, options);
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       if (error instanceof FileToolsError) return { text: texts.errorText(error, name), isError: true, structured: errorFields(error) };
@@ -364,6 +375,29 @@ function parseArguments(args: unknown): Args | string {
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return "the arguments must be a JSON object";
   return value as Args;
+}
+
+/**
+ * `value` without the optional arguments (at any depth the schema describes)
+ * that are null: strict-mode models send null for what they leave out. A null
+ * for a required argument stays, for the schema to refuse. The caller's
+ * value is not changed.
+ */
+export function withoutNulls(schema: JsonSchema, value: unknown): unknown {
+  if (Array.isArray(value)) {
+    const items = schema.items as JsonSchema | undefined;
+    return items ? value.map((item) => withoutNulls(items, item)) : value;
+  }
+  if (typeof value !== "object" || value === null) return value;
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const required = (schema.required ?? []) as string[];
+  const kept: Array<[string, unknown]> = [];
+  for (const [name, item] of Object.entries(value)) {
+    const sub = Object.hasOwn(properties, name) ? properties[name] : undefined;
+    if (item === null && sub && !required.includes(name)) continue;
+    kept.push([name, sub ? withoutNulls(sub, item) : item]);
+  }
+  return Object.fromEntries(kept); // own properties even for "__proto__", as JSON.parse makes them
 }
 
 /**

@@ -108,15 +108,6 @@ def schema_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
     return model
 
 
-def _without_nones(value: Any) -> Any:
-    """Arguments as a model sent them: pydantic's model_dump writes None for every optional field left out."""
-    if isinstance(value, dict):
-        return {k: _without_nones(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_nones(v) for v in value]
-    return value
-
-
 # --- the tools --------------------------------------------------------------------
 
 
@@ -133,7 +124,8 @@ class FiletoolsCrewTool(BaseTool):
     def _run(self, *args: Any, **kwargs: Any) -> str:
         if args:
             return self.dispatcher.call(self.name, args[0] if len(args) == 1 else list(args)).text
-        return self.dispatcher.call(self.name, _without_nones(kwargs)).text
+        # pydantic's model_dump writes None for every optional field left out: the dispatcher reads a None as left out.
+        return self.dispatcher.call(self.name, kwargs).text
 
     async def _arun(self, *args: Any, **kwargs: Any) -> str:
         """``arun``: the blocking call in a thread (the tools hold a ``Client``)."""

@@ -3,6 +3,8 @@
 Its one source is catalogue/tools.json at the repository root; ``npm run
 generate`` copies it to filetools/catalogue/tools.json, package data read
 here through importlib.resources, so it is found in a wheel as in a clone.
+Beside it, openai-strict.json: the argument schemas in OpenAI's strict mode,
+derived by the same step (scripts/openai-strict.mjs).
 """
 
 from __future__ import annotations
@@ -47,3 +49,8 @@ class Catalogue(TypedDict):
 CATALOGUE_FILE = resources.files("filetools") / "catalogue" / "tools.json"
 
 CATALOGUE: Catalogue = json.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))
+
+#: Each tool's argument schema in OpenAI's strict mode: every property required, the optional ones nullable (None is "left out").
+OPENAI_STRICT_SCHEMAS: dict[str, dict[str, Any]] = json.loads(
+    (resources.files("filetools") / "catalogue" / "openai-strict.json").read_text(encoding="utf-8")
+)

@@ -20,7 +20,7 @@ from filetools.errors import FileToolsError
 from filetools.models import Progress, TextWindow
 from filetools.tools import _texts as texts
 from filetools.tools._arguments import Args, Schema, parse, well_formed
-from filetools.tools._catalogue import CATALOGUE, ToolDefinition
+from filetools.tools._catalogue import CATALOGUE, OPENAI_STRICT_SCHEMAS, ToolDefinition
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import files_pb2 as f
 from filetools.v1 import workspaces_pb2 as w
@@ -72,8 +72,26 @@ class _Tools:
         """The tools offered, as the catalogue defines them (copies: a caller may change them)."""
         return copy.deepcopy(self._tools)
 
-    def openai_tools(self) -> list[dict[str, Any]]:
-        """For OpenAI-style function calling (``tools`` of a chat completion or response request)."""
+    def openai_tools(self, *, strict: bool = False) -> list[dict[str, Any]]:
+        """For OpenAI-style function calling (``tools`` of a chat completion request).
+
+        With ``strict``, the definitions OpenAI's strict mode takes (``strict: true``, every
+        argument required, the optional ones nullable): a model then sends null for each
+        argument it leaves out, which ``call`` reads as left out.
+        """
+        if strict:
+            return [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t["name"],
+                        "description": t["description"],
+                        "parameters": copy.deepcopy(OPENAI_STRICT_SCHEMAS[t["name"]]),
+                        "strict": True,
+                    },
+                }
+                for t in self._tools
+            ]
         return [
             {"type": "function", "function": {"name": t["name"], "description": t["description"], "parameters": t["input_schema"]}}
             for t in self.definitions()
@@ -95,10 +113,10 @@ class _Tools:
         args = parse(arguments)
         if isinstance(args, str):
             return _failure("INVALID_ARGUMENT", f"invalid arguments for {name}: {args}")
-        problem = schema.problem(args)
-        if problem is not None:
-            return _failure("INVALID_ARGUMENT", f"invalid arguments for {name}: {problem}")
-        return _CALLS[name](well_formed(args))
+        given = schema.accept(args)
+        if isinstance(given, str):
+            return _failure("INVALID_ARGUMENT", f"invalid arguments for {name}: {given}")
+        return _CALLS[name](well_formed(given))
 
 
 class ToolDispatcher(_Tools):
