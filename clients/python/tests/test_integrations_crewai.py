@@ -113,6 +113,18 @@ def test_run_and_crewai_s_structured_tool_return_the_dispatcher_s_text(client: f
     assert client.read_text(WORKSPACE, "/big.txt", 20001, 1).text == "row twenty thousand one\n"
 
 
+def test_errors_name_only_the_crew_s_tools_and_arguments(client: filetools.Client) -> None:
+    tools = _tools(client)
+    client.write_bytes(WORKSPACE, "/bytes.dat", b"\x00\x01\x02\x00")
+    client.write_text(WORKSPACE, "/taken.txt", "x\n")
+    assert tools["write"].run(path="/taken.txt", content="y", mode="create_only") == (
+        "Error (ALREADY_EXISTS): /taken.txt already exists.\nChoose another path, or replace it (write mode create_or_replace).\n"
+    )
+    assert tools["read"].run(path="/bytes.dat") == (
+        "Error (BINARY_FILE): /bytes.dat is a binary file.\nThe file is binary; it cannot be read or edited as text.\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("name", "kwargs", "start"),
     [

@@ -33,11 +33,26 @@ export interface ToolDefinition {
   error_hints?: Record<string, string[]>;
 }
 
+/** Another tool set over the same daemon, in its own words (catalogue/README.md, "Tool sets"). */
+export interface ToolSet {
+  /** Every tool and argument name it has: the only ones its texts may name. */
+  tools: string[];
+  arguments: string[];
+  /** Replacements, in order, of the daemon's words in its error messages. */
+  words: Array<[string, string]>;
+  /** Sentences that replace the shared ones for the reasons listed. */
+  error_hints: Record<string, string[]>;
+  /** An error's first line ({reason}, {message}), when not `Error ({reason}): {message}.`. */
+  error_line?: string;
+}
+
 export interface Catalogue {
   version: number;
   tools: ToolDefinition[];
   /** Sentences appended to an error's message, by reason; see catalogue/README.md. */
   error_hints: Record<string, string[]>;
+  /** The other tool sets, by name ("server-filesystem", "deepagents", "crewai"). */
+  tool_sets: Record<string, ToolSet>;
 }
 
 /** The catalogue as this package ships it. */

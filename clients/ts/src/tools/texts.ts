@@ -188,22 +188,31 @@ export function isoTime(time: Timestamp | undefined): string {
 }
 
 /** A failed call of tool `tool`, for a model: the daemon's message and reason, then what to do next. */
-export function errorText(error: Pick<FileToolsError, "message" | "reason" | "codeName" | "metadata">, tool?: string): string {
+export function errorText(error: Pick<FileToolsError, "message" | "reason" | "codeName" | "metadata">, tool?: string, toolSet?: string): string {
   const reason = error.reason || error.codeName;
-  let text = `Error (${reason}): ${error.message.replace(/\.?$/, ".")}\n`;
-  for (const hint of hintsFor(reason, error.metadata, tool)) text += `${hint}\n`;
+  const message = inWords(error.message, toolSet).replace(/\.$/, "");
+  const line = (toolSet === undefined ? undefined : catalogue.tool_sets[toolSet]?.error_line) ?? "Error ({reason}): {message}.";
+  let text = `${line.replace(/\{(reason|message)\}/g, (_, key: string) => (key === "reason" ? reason : message))}\n`;
+  for (const hint of hintsFor(reason, error.metadata, tool, toolSet)) text += `${hint}\n`;
   return text;
+}
+
+/** A daemon message in the words of `toolSet` (the catalogue's tool_sets[…].words); as it is for the catalogue's own tools. */
+export function inWords(message: string, toolSet?: string): string {
+  const words = toolSet === undefined ? [] : (catalogue.tool_sets[toolSet]?.words ?? []);
+  return words.reduce((text, [from, to]) => text.replaceAll(from, to), message);
 }
 
 /**
  * The catalogue's sentences for `reason` (the tool's own for it, when it has
- * some, instead of the shared ones), those with placeholders only when the
- * metadata fills them all.
+ * some, else the tool set's, instead of the shared ones), those with
+ * placeholders only when the metadata fills them all.
  */
-export function hintsFor(reason: string, metadata: Record<string, string>, tool?: string): string[] {
+export function hintsFor(reason: string, metadata: Record<string, string>, tool?: string, toolSet?: string): string[] {
   const hints: string[] = [];
   const own = tool === undefined ? undefined : toolHints.get(tool)?.[reason];
-  for (const sentence of own ?? catalogue.error_hints[reason] ?? []) {
+  const ofToolSet = toolSet === undefined ? undefined : catalogue.tool_sets[toolSet]?.error_hints[reason];
+  for (const sentence of own ?? ofToolSet ?? catalogue.error_hints[reason] ?? []) {
     let complete = true;
     const filled = sentence.replace(/\{(\w+)\}/g, (_, key: string) => {
       if (metadata[key] === undefined || metadata[key] === "") complete = false;

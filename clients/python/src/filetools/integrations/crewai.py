@@ -136,7 +136,7 @@ def filetools_crewai_tools(
     client: Client, workspace: str, *, read_only: bool = False, names: Sequence[str] = CREWAI_TOOLS
 ) -> list[FiletoolsCrewTool]:
     """crewAI tools for ``names`` (by default read, write, edit, search, list; with ``read_only``, only those that change nothing)."""
-    dispatcher = ToolDispatcher(client, workspace, read_only=read_only)
+    dispatcher = ToolDispatcher(client, workspace, read_only=read_only, tool_set="crewai")
     return [
         FiletoolsCrewTool(
             name=d["name"],

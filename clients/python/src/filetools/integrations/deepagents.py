@@ -83,10 +83,14 @@ class _Op(Generic[R]):
     stream: bool = False
 
 
+#: The words of deep agents' tools (ls, read_file, write_file, edit_file with old_string, glob, grep), in which errors are told.
+TOOL_SET = "deepagents"
+
+
 def _failure_text(error: Exception) -> str:
     if isinstance(error, errors.FileToolsError):
-        return texts.error(error)
-    return texts.error_text("INVALID_ARGUMENT", str(error), {})
+        return texts.error(error, tool_set=TOOL_SET)
+    return texts.error_text("INVALID_ARGUMENT", str(error), {}, tool_set=TOOL_SET)
 
 
 def _modified_at(entry: c.FileInfo) -> dict[str, str]:
@@ -279,7 +283,7 @@ class FiletoolsBackend(BackendProtocol):
     def _delete(self, file_path: str) -> _Op[DeleteResult]:
         def finish(r: f.DeleteResponse) -> DeleteResult:
             if not r.existed:
-                return DeleteResult(error=texts.error_text("NOT_FOUND", f"nothing exists at {r.path or file_path}", {}))
+                return DeleteResult(error=texts.error_text("NOT_FOUND", f"nothing exists at {r.path or file_path}", {}, tool_set=TOOL_SET))
             return DeleteResult(path=r.path)
 
         return _Op("delete", {"path": file_path, "recursive": True}, finish, lambda e: DeleteResult(error=e))

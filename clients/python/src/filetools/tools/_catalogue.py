@@ -39,11 +39,30 @@ class ToolDefinition(_ToolErrorHints):
     input_schema: dict[str, Any]
 
 
+class _ToolSetErrorLine(TypedDict, total=False):
+    #: An error's first line ({reason}, {message}), when not ``Error ({reason}): {message}.``.
+    error_line: str
+
+
+class ToolSet(_ToolSetErrorLine):
+    """Another tool set over the same daemon, in its own words (catalogue/README.md, "Tool sets")."""
+
+    #: Every tool and argument name it has: the only ones its texts may name.
+    tools: list[str]
+    arguments: list[str]
+    #: Replacements, in order, of the daemon's words in its error messages.
+    words: list[tuple[str, str]]
+    #: Sentences that replace the shared ones for the reasons listed.
+    error_hints: dict[str, list[str]]
+
+
 class Catalogue(TypedDict):
     version: int
     tools: list[ToolDefinition]
     #: Sentences appended to an error's message, by reason; see catalogue/README.md.
     error_hints: dict[str, list[str]]
+    #: The other tool sets, by name ("server-filesystem", "deepagents", "crewai"); "$comment" is a string.
+    tool_sets: dict[str, ToolSet]
 
 
 CATALOGUE_FILE = resources.files("filetools") / "catalogue" / "tools.json"

@@ -63,8 +63,9 @@ class _Call:
 class _Tools:
     """What the two dispatchers share: the tools offered, their definitions, and turning a call into a ``_Call``."""
 
-    def __init__(self, workspace: str, read_only: bool) -> None:
+    def __init__(self, workspace: str, read_only: bool, tool_set: str | None) -> None:
         self._workspace = workspace
+        self._tool_set = tool_set
         self._tools = [t for t in CATALOGUE["tools"] if not read_only or t["annotations"]["readOnlyHint"]]
         self._schemas = {t["name"]: Schema(t["input_schema"]) for t in self._tools}
 
@@ -123,10 +124,12 @@ class ToolDispatcher(_Tools):
     """The catalogue's tools on one workspace of a ``filetools.Client``.
 
     ``read_only`` offers only the tools that change nothing (read, list, search, stat, changes, list_snapshots).
+    ``tool_set`` names the catalogue's tool set (``tool_sets``) whose words the daemon's errors are told in,
+    for an adapter that offers only some of the tools (crewAI's: "crewai").
     """
 
-    def __init__(self, client: Client, workspace: str, *, read_only: bool = False) -> None:
-        super().__init__(workspace, read_only)
+    def __init__(self, client: Client, workspace: str, *, read_only: bool = False, tool_set: str | None = None) -> None:
+        super().__init__(workspace, read_only, tool_set)
         self._client = client
 
     def call(
@@ -149,7 +152,7 @@ class ToolDispatcher(_Tools):
                 else:
                     answer = method(self._workspace, timeout=timeout, **kwargs)
             except (FileToolsError, ValueError) as error:
-                return _failed(name, error)
+                return _failed(name, error, self._tool_set)
             step = step.finish(answer)
         return step
 
@@ -160,8 +163,8 @@ class AsyncToolDispatcher(_Tools):
     Cancelling the task that awaits a call cancels the call, and raises as usual.
     """
 
-    def __init__(self, client: AsyncClient, workspace: str, *, read_only: bool = False) -> None:
-        super().__init__(workspace, read_only)
+    def __init__(self, client: AsyncClient, workspace: str, *, read_only: bool = False, tool_set: str | None = None) -> None:
+        super().__init__(workspace, read_only, tool_set)
         self._client = client
 
     async def call(
@@ -179,7 +182,7 @@ class AsyncToolDispatcher(_Tools):
                 else:
                     answer = await method(self._workspace, timeout=timeout, **kwargs)
             except (FileToolsError, ValueError) as error:
-                return _failed(name, error)
+                return _failed(name, error, self._tool_set)
             step = step.finish(answer)
         return step
 
@@ -198,13 +201,13 @@ def _failure(reason: str, message: str) -> ToolResult:
     return ToolResult(texts.error_text(reason, message, {}), True, {"error": {"reason": reason, "message": message}})
 
 
-def _failed(name: str, error: FileToolsError | ValueError) -> ToolResult:
+def _failed(name: str, error: FileToolsError | ValueError, tool_set: str | None) -> ToolResult:
     if isinstance(error, ValueError):
         # The one value the schema leaves unbounded and protobuf refuses: an int64 out of range (start_line).
         return _failure("INVALID_ARGUMENT", f"invalid arguments for {name}: {error}")
     reason = error.reason or error.code.name
     details = {"reason": reason, "code": error.code.name, "message": error.message, "metadata": error.metadata}
-    return ToolResult(texts.error(error, name), True, {"error": details})
+    return ToolResult(texts.error(error, name, tool_set), True, {"error": details})
 
 
 def _int(args: Args, name: str) -> int | None:
