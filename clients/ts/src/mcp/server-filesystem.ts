@@ -111,12 +111,16 @@ function profileTools(ws: WorkspaceClient): Profiled[] {
   };
   const listed = async (path: string, signal: AbortSignal, recursive = false): Promise<FileInfo[]> =>
     (await ws.list(path, { signal, recursive, maxEntries: WALK_MAX_ENTRIES, respectGitignore: false })).entries;
+  /** A directory's workspace path as the daemon names what is in it ("sub", "./sub/" and "/sub" are "/sub"; the root is ""). */
+  const directoryPath = async (path: string, signal: AbortSignal): Promise<string> => (await ws.stat(path, { signal })).path.replace(/\/$/, "");
   const readTextFile = async (args: Args, signal: AbortSignal): Promise<string> => {
     // The reference reads head: 0 and tail: 0 as not given; so do we.
     const head = (args.head as number | undefined) || undefined;
     const tail = (args.tail as number | undefined) || undefined;
     if (head && tail) throw new FileToolsError(Code.INVALID_ARGUMENT, "Cannot specify both head and tail parameters simultaneously", "INVALID_ARGUMENT");
-    return readCapped(args.path as string, signal, { head, tail, encoding: args.encoding as string | undefined });
+    const text = await readCapped(args.path as string, signal, { head, tail, encoding: args.encoding as string | undefined });
+    // The reference joins the first N lines with "\n": no newline after the last.
+    return head ? text.replace(/\n(?=$|\n\[filetools: )/, "") : text;
   };
   const readTextProperties = {
     path: text("Workspace path of the file"),
@@ -280,7 +284,7 @@ function profileTools(ws: WorkspaceClient): Profiled[] {
       async run(args, signal) {
         const root = args.path as string;
         const excluded = excluder((args.excludePatterns as string[] | undefined) ?? []);
-        const base = root.replace(/\/+$/, "");
+        const base = await directoryPath(root, signal);
         interface Node {
           name: string;
           type: "file" | "directory";
@@ -325,7 +329,7 @@ function profileTools(ws: WorkspaceClient): Profiled[] {
         READS,
       ),
       async run(args, signal) {
-        const base = (args.path as string).replace(/\/+$/, "");
+        const base = await directoryPath(args.path as string, signal);
         const matches = picomatch(args.pattern as string, { dot: true });
         const excluded = excluder((args.excludePatterns as string[] | undefined) ?? [], false);
         const found = (await listed(args.path as string, signal, true))
