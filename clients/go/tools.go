@@ -218,6 +218,7 @@ var toolHandlers = map[string]func(*Dispatcher, context.Context, call) (ToolResu
 	"read":           (*Dispatcher).read,
 	"write":          (*Dispatcher).write,
 	"edit":           (*Dispatcher).edit,
+	"apply_patch":    (*Dispatcher).applyPatch,
 	"delete":         (*Dispatcher).remove,
 	"move":           (*Dispatcher).move,
 	"make_dir":       (*Dispatcher).makeDir,
@@ -298,6 +299,32 @@ func (d *Dispatcher) edit(ctx context.Context, a call) (ToolResult, error) {
 		"path": resp.GetPath(), "replacements": resp.GetReplacements(), "diff": resp.GetDiff(), "diff_truncated": resp.GetDiffTruncated(),
 		"dry_run": dryRun, "version": resp.GetVersion(),
 	}), nil
+}
+
+var patchActions = map[filetoolsv1.PatchAction]string{
+	filetoolsv1.PatchAction_PATCH_ACTION_ADDED:   "added",
+	filetoolsv1.PatchAction_PATCH_ACTION_UPDATED: "updated",
+	filetoolsv1.PatchAction_PATCH_ACTION_DELETED: "deleted",
+	filetoolsv1.PatchAction_PATCH_ACTION_MOVED:   "moved",
+}
+
+func (d *Dispatcher) applyPatch(ctx context.Context, a call) (ToolResult, error) {
+	dryRun := a.boolean("dry_run")
+	resp, err := d.client.ApplyPatch(ctx, d.workspace, a.str("patch"), dryRun)
+	if err != nil {
+		return ToolResult{}, err
+	}
+	files := make([]patchedFile, len(resp.GetFiles()))
+	structured := make([]any, len(resp.GetFiles()))
+	for i, f := range resp.GetFiles() {
+		action, known := patchActions[f.GetAction()]
+		if !known {
+			action = "updated"
+		}
+		files[i] = patchedFile{path: f.GetPath(), action: action, movedFrom: f.GetMovedFrom()}
+		structured[i] = map[string]any{"path": f.GetPath(), "action": action, "moved_from": f.GetMovedFrom(), "version": f.GetVersion()}
+	}
+	return ok(patchText(files, dryRun), map[string]any{"files": structured, "dry_run": dryRun}), nil
 }
 
 // remove, move and makeDir call the stubs themselves: the texts name the

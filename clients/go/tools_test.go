@@ -373,7 +373,7 @@ func TestToolDefinitions(t *testing.T) {
 			t.Errorf("Anthropic tool %d: %s", i, got)
 		}
 	}
-	if got := names(definitions); got != "read write edit delete move make_dir list search stat changes list_snapshots export_archive import_archive" {
+	if got := names(definitions); got != "read write edit apply_patch delete move make_dir list search stat changes list_snapshots export_archive import_archive" {
 		t.Errorf("tools: %s", got)
 	}
 	readOnly := filetools.NewDispatcher(nil, "agent", filetools.DispatcherOptions{ReadOnly: true})

@@ -119,6 +119,26 @@ func writeText(path string, size int64, created, appended bool, version string) 
 // diffCut follows a diff the daemon stopped at its size limit.
 const diffCut = "(the diff stops here, at 1 MiB; the rest of the change is not shown)\n"
 
+// patchedFile is one file of an apply_patch: its path, what happened to it, and where it was moved from.
+type patchedFile struct{ path, action, movedFrom string }
+
+// patchText is what apply_patch did (or, dry, would do) to each file, in the patch's order.
+func patchText(files []patchedFile, dryRun bool) string {
+	count := plural(int64(len(files)), "file", "files")
+	text := "Applied the patch: " + count + " changed.\n"
+	if dryRun {
+		text = "Dry run, nothing written: the patch would change " + count + ".\n"
+	}
+	for _, f := range files {
+		if f.action == "moved" {
+			text += "moved " + f.movedFrom + " to " + f.path + "\n"
+		} else {
+			text += f.action + " " + f.path + "\n"
+		}
+	}
+	return text
+}
+
 func editText(path string, replacements int64, diff string, diffTruncated, dryRun bool, version string) string {
 	head := "Edited " + path + ": " + plural(replacements, "replacement", "replacements") + ". Version " + version + ".\n"
 	if dryRun {

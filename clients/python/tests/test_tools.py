@@ -21,7 +21,7 @@ from filetools.tools._arguments import KEYWORD_ORDER
 from conftest import REPO_ROOT, Daemon, start_daemon
 
 CONFORMANCE = json.loads((REPO_ROOT / "catalogue" / "conformance.json").read_text(encoding="utf-8"))
-TOOL_NAMES = ["read", "write", "edit", "delete", "move", "make_dir", "list", "search", "stat", "changes", "list_snapshots", "export_archive", "import_archive"]
+TOOL_NAMES = ["read", "write", "edit", "apply_patch", "delete", "move", "make_dir", "list", "search", "stat", "changes", "list_snapshots", "export_archive", "import_archive"]
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import type { FileInfo } from "@filetools/proto/filetools/v1/common_pb.js";
 import {
   OutputMode,
   SearchOrder,
+  type ApplyPatchResponse,
   type DeleteResponse,
   type DownloadHeader,
   type EditResponse,
@@ -271,6 +272,11 @@ export class WorkspaceClient {
     const { dryRun, encoding, ifVersion } = options;
     const list = Array.isArray(edits) ? edits : [edits];
     return this.raw.files.edit({ workspace: this.id, path, edits: list, dryRun, encoding, ifVersion }, options);
+  }
+
+  /** A Codex-format patch over several files, all or nothing (see ApplyPatch in the proto). */
+  applyPatch(patch: string, options: CallOptions & { dryRun?: boolean } = {}): Promise<ApplyPatchResponse> {
+    return this.raw.files.applyPatch({ workspace: this.id, patch, dryRun: options.dryRun }, options);
   }
 
   /** Matching lines, as found. `for await (const m of ws.search("TODO")) …`; then `.summary`. */

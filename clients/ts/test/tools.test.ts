@@ -36,7 +36,7 @@ describe("the catalogue", () => {
   });
 
   it("offers every tool, in the three shapes; read-only offers only those that change nothing", () => {
-    expect(tools.definitions().map((t) => t.name)).toEqual(["read", "write", "edit", "delete", "move", "make_dir", "list", "search", "stat", "changes", "list_snapshots", "export_archive", "import_archive"]);
+    expect(tools.definitions().map((t) => t.name)).toEqual(["read", "write", "edit", "apply_patch", "delete", "move", "make_dir", "list", "search", "stat", "changes", "list_snapshots", "export_archive", "import_archive"]);
     expect(tools.openAITools()[0]).toMatchObject({ type: "function", function: { name: "read", parameters: { type: "object", required: ["path"] } } });
     expect(tools.anthropicTools()[0]).toMatchObject({ name: "read", input_schema: { type: "object" } });
     const readOnly = new ToolDispatcher(client.workspace("agent"), { readOnly: true });

@@ -6,7 +6,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { FileToolsError } from "../errors.js";
 import { FileType } from "@filetools/proto/filetools/v1/common_pb.js";
-import { WriteMode } from "@filetools/proto/filetools/v1/files_pb.js";
+import { PatchAction, WriteMode } from "@filetools/proto/filetools/v1/files_pb.js";
 import { DiffEntryType, DiffKind } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import type { OnProgress } from "../byte-streams.js";
 import type { CallOptions } from "../client.js";
@@ -58,6 +58,7 @@ export class ToolDispatcher {
       read: (args, o) => this.read(args, o),
       write: (args, o) => this.write(args, o),
       edit: (args, o) => this.edit(args, o),
+      apply_patch: (args, o) => this.applyPatch(args, o),
       delete: (args, o) => this.remove(args, o),
       move: (args, o) => this.move(args, o),
       make_dir: (args, o) => this.makeDir(args, o),
@@ -170,6 +171,13 @@ export class ToolDispatcher {
       dry_run: dryRun,
       version: response.version,
     });
+  }
+
+  private async applyPatch(args: Args, options: CallOptions): Promise<ToolResult> {
+    const dryRun = (args.dry_run as boolean | undefined) ?? false;
+    const response = await this.workspace.applyPatch(args.patch as string, { ...options, dryRun });
+    const files = response.files.map((f) => ({ path: f.path, action: PATCH_ACTIONS[f.action] ?? "updated", movedFrom: f.movedFrom, version: f.version }));
+    return ok(texts.patchText(files, dryRun), { files: files.map((f) => ({ path: f.path, action: f.action, moved_from: f.movedFrom, version: f.version })), dry_run: dryRun });
   }
 
   private async remove(args: Args, options: CallOptions): Promise<ToolResult> {
@@ -329,6 +337,8 @@ export function archiveIncludes(path: string, isDirectory: boolean, globs: strin
   if (base === "") return globs;
   return globs.length === 0 ? [`${base}/**`] : globs.map((glob) => `${base}/${glob}`);
 }
+
+const PATCH_ACTIONS: Record<number, string> = { [PatchAction.ADDED]: "added", [PatchAction.UPDATED]: "updated", [PatchAction.DELETED]: "deleted", [PatchAction.MOVED]: "moved" };
 
 const DIFF_KINDS: Record<number, string> = { [DiffKind.ADDED]: "added", [DiffKind.MODIFIED]: "modified", [DiffKind.REMOVED]: "removed" };
 

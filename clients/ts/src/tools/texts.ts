@@ -45,6 +45,12 @@ export function editText(path: string, replacements: bigint, diff: string, diffT
   return diffTruncated ? `${text}${DIFF_CUT}` : text;
 }
 
+/** What apply_patch did (or, on dry_run, would do) to each file, in the patch's order. */
+export function patchText(files: Array<{ path: string; action: string; movedFrom: string }>, dryRun: boolean): string {
+  const head = dryRun ? `Dry run, nothing written: the patch would change ${plural(files.length, "file")}.\n` : `Applied the patch: ${plural(files.length, "file")} changed.\n`;
+  return head + files.map((f) => (f.action === "moved" ? `moved ${f.movedFrom} to ${f.path}\n` : `${f.action} ${f.path}\n`)).join("");
+}
+
 /** After a diff the daemon stopped at its size limit. */
 export const DIFF_CUT = "(the diff stops here, at 1 MiB; the rest of the change is not shown)\n";
 

@@ -285,6 +285,25 @@ def _edit(args: Args) -> _Call:
     return _Call("edit_many", kwargs, finish)
 
 
+_PATCH_ACTIONS = {f.PATCH_ACTION_ADDED: "added", f.PATCH_ACTION_UPDATED: "updated", f.PATCH_ACTION_DELETED: "deleted", f.PATCH_ACTION_MOVED: "moved"}
+
+
+def _apply_patch(args: Args) -> _Call:
+    dry_run = args.get("dry_run", False)
+
+    def finish(r: f.ApplyPatchResponse) -> ToolResult:
+        files = [(p.path, _PATCH_ACTIONS.get(p.action, "updated"), p.moved_from, p.version) for p in r.files]
+        return _ok(
+            texts.patch([(path, action, source) for path, action, source, _ in files], dry_run),
+            {
+                "files": [{"path": path, "action": action, "moved_from": source, "version": version} for path, action, source, version in files],
+                "dry_run": dry_run,
+            },
+        )
+
+    return _Call("apply_patch", {"patch": args["patch"], "dry_run": dry_run}, finish)
+
+
 def _delete(args: Args) -> _Call:
     def finish(r: f.DeleteResponse) -> ToolResult:
         return _ok(texts.delete(r.path, r.existed), {"path": r.path, "existed": r.existed})
@@ -527,6 +546,7 @@ _CALLS: dict[str, Callable[[Args], _Call]] = {
     "read": _read,
     "write": _write,
     "edit": _edit,
+    "apply_patch": _apply_patch,
     "delete": _delete,
     "move": _move,
     "make_dir": _make_dir,

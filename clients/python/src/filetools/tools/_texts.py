@@ -72,6 +72,13 @@ def edit(path: str, replacements: int, diff: str, diff_truncated: bool, dry_run:
     return text + _DIFF_CUT if diff_truncated else text
 
 
+def patch(files: Sequence[tuple[str, str, str]], dry_run: bool) -> str:
+    """What apply_patch did (or would do) to each file: (path, action, moved_from), in the patch's order."""
+    count = _plural(len(files), "file")
+    head = f"Dry run, nothing written: the patch would change {count}.\n" if dry_run else f"Applied the patch: {count} changed.\n"
+    return head + "".join(f"moved {source} to {path}\n" if action == "moved" else f"{action} {path}\n" for path, action, source in files)
+
+
 def delete(path: str, existed: bool) -> str:
     return f"Deleted {path}.\n" if existed else f"{path} did not exist; nothing was deleted.\n"
 
