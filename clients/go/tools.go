@@ -158,6 +158,60 @@ func (d *Dispatcher) OpenAIStrictTools() []OpenAITool {
 	return tools
 }
 
+// ApplyPatchOperations is for the OpenAI Responses API's built-in
+// apply_patch tool (tools: [{"type": "apply_patch"}]): the operations of a
+// response's apply_patch_call items (a slice of maps, or their JSON text)
+// applied together, as one apply_patch (all or nothing). create_file and
+// update_file carry their diff in apply_patch's hunk format, delete_file
+// none. The text is the apply_patch_call_output's output; IsError means its
+// status "failed".
+func (d *Dispatcher) ApplyPatchOperations(ctx context.Context, operations any) (ToolResult, error) {
+	patch, ok := patchOfOperations(operations)
+	if !ok {
+		return failure("INVALID_ARGUMENT", "invalid apply_patch operations: each is {type: create_file or update_file, path, diff} or {type: delete_file, path}"), nil
+	}
+	return d.Call(ctx, "apply_patch", map[string]any{"patch": patch})
+}
+
+// patchOfOperations is the Responses API's apply_patch operations as one
+// patch in apply_patch's format; false when they are not well formed.
+func patchOfOperations(operations any) (string, bool) {
+	text, isText := operations.(string)
+	if !isText {
+		encoded, err := json.Marshal(operations)
+		if err != nil {
+			return "", false
+		}
+		text = string(encoded)
+	}
+	var ops []struct {
+		Type string  `json:"type"`
+		Path *string `json:"path"`
+		Diff *string `json:"diff"`
+	}
+	if json.Unmarshal([]byte(text), &ops) != nil || len(ops) == 0 {
+		return "", false
+	}
+	sections := []string{"*** Begin Patch"}
+	for _, op := range ops {
+		switch {
+		case op.Path == nil:
+			return "", false
+		case op.Type == "delete_file":
+			sections = append(sections, "*** Delete File: "+*op.Path)
+		case (op.Type == "create_file" || op.Type == "update_file") && op.Diff != nil:
+			header := map[string]string{"create_file": "*** Add File: ", "update_file": "*** Update File: "}[op.Type]
+			sections = append(sections, header+*op.Path)
+			if *op.Diff != "" {
+				sections = append(sections, strings.TrimSuffix(*op.Diff, "\n"))
+			}
+		default:
+			return "", false
+		}
+	}
+	return strings.Join(append(sections, "*** End Patch"), "\n") + "\n", true
+}
+
 // AnthropicTools are the tools offered, for Anthropic tool use.
 func (d *Dispatcher) AnthropicTools() []AnthropicTool {
 	tools := make([]AnthropicTool, len(d.tools))

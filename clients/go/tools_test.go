@@ -553,3 +553,34 @@ func ExampleDispatcher() {
 	}
 	fmt.Print(result.Text) // sent back as the tool call's result; result.IsError says whether it failed
 }
+
+// The Responses API's built-in apply_patch: a response's operations applied
+// together, in apply_patch's words; a bad or failing set changes nothing.
+func TestToolApplyPatchOperations(t *testing.T) {
+	client := startDaemon(t).client(t)
+	ctx := testContext(t)
+	if _, err := client.CreateWorkspace(ctx, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.WriteText(ctx, "ops", "/keep.txt", "one\ntwo\n", filetools.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tools := filetools.NewDispatcher(client, "ops", filetools.DispatcherOptions{})
+	applied, err := tools.ApplyPatchOperations(ctx, `[{"type":"create_file","path":"/new.txt","diff":"+hello\n"},{"type":"update_file","path":"/keep.txt","diff":"@@\n one\n-two\n+2\n"}]`)
+	if want := "Applied the patch: 2 files changed.\nadded /new.txt\nupdated /keep.txt\n"; err != nil || applied.IsError || applied.Text != want {
+		t.Fatalf("applied: %+v, %v; want %q", applied, err, want)
+	}
+	failing, err := tools.ApplyPatchOperations(ctx, []map[string]any{{"type": "delete_file", "path": "/new.txt"}, {"type": "update_file", "path": "/keep.txt", "diff": "@@\n-absent\n+x\n"}})
+	if err != nil || !failing.IsError || !strings.HasPrefix(failing.Text, "Error (OLD_TEXT_NOT_FOUND): hunk 1 of /keep.txt") {
+		t.Fatalf("failing: %+v, %v", failing, err)
+	}
+	if window, err := client.ReadText(ctx, "ops", "/new.txt", filetools.ReadOptions{}); err != nil || window.Text != "hello\n" {
+		t.Fatalf("/new.txt after the failed set: %+v, %v", window, err)
+	}
+	for _, bad := range []any{[]any{}, "ops", `[{"type":"rename_file","path":"/a"}]`, `[{"type":"update_file","path":"/a"}]`, `[null]`, make(chan int)} {
+		result, err := tools.ApplyPatchOperations(ctx, bad)
+		if err != nil || !strings.HasPrefix(result.Text, "Error (INVALID_ARGUMENT): invalid apply_patch operations") {
+			t.Errorf("%v: %+v, %v", bad, result, err)
+		}
+	}
+}

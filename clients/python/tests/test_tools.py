@@ -374,3 +374,21 @@ def test_texts_for_what_a_fresh_workspace_rarely_shows() -> None:
     far = c.FileInfo(path="/f", type=c.FILE_TYPE_FILE, mode=0o600, mtime=Timestamp(seconds=253402300800, nanos=5_000_000))
     assert texts.stat(far) == "/f: file, 0 bytes, mode 0600, modified +010000-01-01T00:00:00.005Z, version \n"
     assert texts.stat(c.FileInfo(path="/d", type=c.FILE_TYPE_DIRECTORY, mode=0o755)).startswith("/d: directory, 0 bytes, mode 0755, modified unknown,")
+
+
+def test_the_responses_api_apply_patch_operations_are_applied_together(tools: ToolDispatcher, sync_client: filetools.Client) -> None:
+    sync_client.write_text("agent", "/ops/keep.txt", "one\ntwo\n")
+    applied = tools.apply_patch_operations(
+        [
+            {"type": "create_file", "path": "/ops/new.txt", "diff": "+hello\n"},
+            {"type": "update_file", "path": "/ops/keep.txt", "diff": "@@\n one\n-two\n+2\n"},
+        ]
+    )
+    assert (applied.is_error, applied.text) == (False, "Applied the patch: 2 files changed.\nadded /ops/new.txt\nupdated /ops/keep.txt\n")
+    failing = tools.apply_patch_operations(
+        [{"type": "delete_file", "path": "/ops/new.txt"}, {"type": "update_file", "path": "/ops/keep.txt", "diff": "@@\n-absent\n+x\n"}]
+    )
+    assert failing.is_error and failing.text.startswith("Error (OLD_TEXT_NOT_FOUND): hunk 1 of /ops/keep.txt")
+    assert sync_client.read_text("agent", "/ops/new.txt").text == "hello\n"
+    for bad in ([], "ops", [{"type": "rename_file", "path": "/a"}], [{"type": "update_file", "path": "/a"}], [None]):
+        assert tools.apply_patch_operations(bad).text.startswith("Error (INVALID_ARGUMENT): invalid apply_patch operations")

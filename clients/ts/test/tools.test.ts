@@ -111,3 +111,28 @@ describe("whatever a model sends, a result it can read", () => {
     expect((await readOnly.call("write", { path: "/x", content: "y" })).text).toMatch(/^Error \(UNKNOWN_TOOL\): there is no tool named "write"; the tools are read, list, search, stat, changes, list_snapshots\.$/m);
   });
 });
+
+describe("the OpenAI Responses API's built-in apply_patch tool", () => {
+  it("applies a response's operations together, in apply_patch's words; a bad or failing set changes nothing", async () => {
+    const ws = client.workspace("agent");
+    await ws.writeText("/ops/keep.txt", "one\ntwo\n");
+    await ws.writeText("/ops/drop.txt", "x\n");
+    const applied = await tools.applyPatchOperations([
+      { type: "create_file", path: "/ops/new.txt", diff: "+hello\n+world\n" },
+      { type: "update_file", path: "/ops/keep.txt", diff: "@@\n one\n-two\n+2\n" },
+      { type: "delete_file", path: "/ops/drop.txt" },
+    ]);
+    expect(applied).toMatchObject({ isError: false, text: "Applied the patch: 3 files changed.\nadded /ops/new.txt\nupdated /ops/keep.txt\ndeleted /ops/drop.txt\n" });
+    expect((await ws.readText("/ops/keep.txt")).text).toBe("one\n2\n");
+    const failing = await tools.applyPatchOperations([
+      { type: "create_file", path: "/ops/other.txt", diff: "+x\n" },
+      { type: "update_file", path: "/ops/keep.txt", diff: "@@\n-absent\n+y\n" },
+    ]);
+    expect(failing.isError).toBe(true);
+    expect(failing.text).toMatch(/^Error \(OLD_TEXT_NOT_FOUND\): hunk 1 of \/ops\/keep\.txt/);
+    await expect(ws.stat("/ops/other.txt")).rejects.toMatchObject({ reason: "NOT_FOUND" });
+    for (const bad of [[], "ops", [{ type: "rename_file", path: "/a" }], [{ type: "update_file", path: "/a" }], [null]]) {
+      expect(await tools.applyPatchOperations(bad)).toMatchObject({ isError: true, text: expect.stringMatching(/^Error \(INVALID_ARGUMENT\): invalid apply_patch operations/) });
+    }
+  });
+});

@@ -92,6 +92,20 @@ export class ToolDispatcher {
     }));
   }
 
+  /**
+   * For the OpenAI Responses API's built-in apply_patch tool (`tools: [{ type:
+   * "apply_patch" }]`): applies the operations of a response's
+   * apply_patch_call items together, as one apply_patch (all or nothing).
+   * create_file and update_file carry their diff in apply_patch's own hunk
+   * format, delete_file none. The text is the apply_patch_call_output's
+   * output; isError means its status "failed".
+   */
+  async applyPatchOperations(operations: unknown, options: ToolCallOptions = {}): Promise<ToolResult> {
+    const patch = patchOfOperations(operations);
+    if (patch === undefined) return failure("INVALID_ARGUMENT", "invalid apply_patch operations: each is {type: create_file or update_file, path, diff} or {type: delete_file, path}");
+    return this.call("apply_patch", { patch }, options);
+  }
+
   /** For Anthropic tool use (`tools` of a Messages request). */
   anthropicTools(): Array<{ name: string; description: string; input_schema: JsonSchema }> {
     return this.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.input_schema }));
@@ -324,6 +338,20 @@ export class ToolDispatcher {
       size_bytes: Number(imported.sizeBytes),
     });
   }
+}
+
+/** The Responses API's apply_patch operations as one patch in apply_patch's format; undefined when they are not well formed. */
+export function patchOfOperations(operations: unknown): string | undefined {
+  if (!Array.isArray(operations) || operations.length === 0) return undefined;
+  const sections: string[] = [];
+  for (const op of operations as Array<Record<string, unknown>>) {
+    if (typeof op !== "object" || op === null || typeof op.path !== "string") return undefined;
+    if (op.type === "delete_file") sections.push(`*** Delete File: ${op.path}`);
+    else if ((op.type === "create_file" || op.type === "update_file") && typeof op.diff === "string") {
+      sections.push(`*** ${op.type === "create_file" ? "Add" : "Update"} File: ${op.path}`, ...(op.diff === "" ? [] : [op.diff.replace(/\n$/, "")]));
+    } else return undefined;
+  }
+  return `*** Begin Patch\n${sections.join("\n")}\n*** End Patch\n`;
 }
 
 /**

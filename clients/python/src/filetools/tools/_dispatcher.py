@@ -120,6 +120,28 @@ class _Tools:
         return _CALLS[name](well_formed(given))
 
 
+def patch_of_operations(operations: object) -> str | None:
+    """The OpenAI Responses API's apply_patch operations as one patch in apply_patch's format; None when not well formed."""
+    if not isinstance(operations, list) or not operations:
+        return None
+    sections: list[str] = []
+    for op in operations:
+        if not isinstance(op, dict) or not isinstance(op.get("path"), str):
+            return None
+        if op.get("type") == "delete_file":
+            sections.append(f"*** Delete File: {op['path']}")
+        elif op.get("type") in ("create_file", "update_file") and isinstance(op.get("diff"), str):
+            sections.append(f"*** {'Add' if op['type'] == 'create_file' else 'Update'} File: {op['path']}")
+            if op["diff"]:
+                sections.append(op["diff"].removesuffix("\n"))
+        else:
+            return None
+    return "*** Begin Patch\n" + "\n".join(sections) + "\n*** End Patch\n"
+
+
+_BAD_OPERATIONS = "invalid apply_patch operations: each is {type: create_file or update_file, path, diff} or {type: delete_file, path}"
+
+
 class ToolDispatcher(_Tools):
     """The catalogue's tools on one workspace of a ``filetools.Client``.
 
@@ -156,6 +178,15 @@ class ToolDispatcher(_Tools):
             step = step.finish(answer)
         return step
 
+    def apply_patch_operations(self, operations: object, *, timeout: float | None = None) -> ToolResult:
+        """For the OpenAI Responses API's built-in apply_patch tool (``tools=[{"type": "apply_patch"}]``): the
+        operations of a response's apply_patch_call items applied together, as one apply_patch (all or nothing).
+        The text is the apply_patch_call_output's output; ``is_error`` means its status "failed"."""
+        patch = patch_of_operations(operations)
+        if patch is None:
+            return _failure("INVALID_ARGUMENT", _BAD_OPERATIONS)
+        return self.call("apply_patch", {"patch": patch}, timeout=timeout)
+
 
 class AsyncToolDispatcher(_Tools):
     """``ToolDispatcher`` on a ``filetools.AsyncClient``: ``await tools.call(name, arguments)``.
@@ -185,6 +216,13 @@ class AsyncToolDispatcher(_Tools):
                 return _failed(name, error, self._tool_set)
             step = step.finish(answer)
         return step
+
+    async def apply_patch_operations(self, operations: object, *, timeout: float | None = None) -> ToolResult:
+        """See ``ToolDispatcher.apply_patch_operations``."""
+        patch = patch_of_operations(operations)
+        if patch is None:
+            return _failure("INVALID_ARGUMENT", _BAD_OPERATIONS)
+        return await self.call("apply_patch", {"patch": patch}, timeout=timeout)
 
 
 def _json_string(text: str) -> str:
