@@ -50,7 +50,7 @@ def test_read_returns_one_window_with_the_protocol_s_paging(client: filetools.Cl
     window = backend.read("/big.log", offset=14319, limit=3)
     assert window.error is None and window.file_data is not None
     assert window.file_data == {"content": "step 14320 ok\nstep 14321 FAILED\nstep 14322 ok\n", "encoding": "utf-8"}
-    assert (window.start_line, window.end_line, window.next_offset) == (14320, 14322, 14322)
+    assert (window.start_line, window.end_line, window.next_offset, window.total_lines) == (14320, 14322, 14322, 20000)
     last = backend.read("/big.log", offset=19998)
     assert (last.start_line, last.end_line, last.next_offset, last.total_lines) == (19999, 20000, None, 20000)
     # Degenerate windows, as the protocol asks: a negative offset reads from the start, no lines is no lines.

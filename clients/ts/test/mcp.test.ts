@@ -53,6 +53,18 @@ async function stdioClient(...extra: string[]): Promise<Client> {
 
 const textOf = (result: unknown) => ((result as CallToolResult).content[0] as { text: string }).text;
 
+describe("at start", () => {
+  it("a workspace that does not exist stops the server before it serves, with the CLI's error and exit code", async () => {
+    for (const profile of ["filetools", "server-filesystem"]) {
+      const proc = spawn(process.execPath, [CLI, "--address", daemon.address, "mcp", "--workspace", "nosuch", "--profile", profile], { stdio: ["pipe", "pipe", "pipe"] });
+      let stderr = "";
+      proc.stderr!.on("data", (d) => (stderr += d));
+      const code = await new Promise<number | null>((resolve) => proc.once("exit", resolve));
+      expect([profile, code, stderr]).toEqual([profile, 3, "filetools: workspace nosuch does not exist (WORKSPACE_NOT_FOUND)\n"]);
+    }
+  });
+});
+
 describe("over stdio", () => {
   let mcp: Client;
   beforeAll(async () => {
@@ -74,6 +86,8 @@ describe("over stdio", () => {
     expect(result.isError).toBeFalsy();
     expect(textOf(result)).toBe("     3\tfirst\n… call read with start_line 4 for more\n");
     expect(result.structuredContent).toMatchObject({ path: "/notes.md", first_line: 3, next_start_line: 4 });
+    // The window goes out once: as the text content, not again in structuredContent.
+    expect(result.structuredContent).not.toHaveProperty("text");
     // A strict-mode model sends null for each argument it leaves out.
     const nulls = await mcp.callTool({ name: "read", arguments: { path: "/notes.md", start_line: 3, line_count: 1, tail: null } });
     expect(textOf(nulls)).toBe(textOf(result));
