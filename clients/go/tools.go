@@ -659,8 +659,13 @@ func errorResult(tool string, err error) ToolResult {
 	if metadata == nil {
 		metadata = map[string]string{}
 	}
+	message := e.Message
+	if e.Reason == "" && code == "UNAVAILABLE" {
+		// Not the daemon's answer but the channel's, in grpc-go's words: the catalogue's, as every client says it.
+		message = toolCatalogue().Unreachable
+	}
 	return ToolResult{
-		Text:       toolErrorText(tool, reason, e.Message, metadata),
+		Text:       toolErrorText(tool, reason, message, metadata),
 		IsError:    true,
 		Structured: map[string]any{"error": map[string]any{"reason": reason, "code": code, "message": e.Message, "metadata": metadata}},
 	}
@@ -765,7 +770,9 @@ func (a arguments) strings(name string) []string {
 type catalogue struct {
 	Tools      []ToolDefinition
 	ErrorHints map[string][]string
-	schemas    map[string]*toolSchema
+	// What a call that never reached the daemon says, in every language.
+	Unreachable string
+	schemas     map[string]*toolSchema
 	// Each tool's argument schema in OpenAI's strict mode, by tool.
 	strictSchemas map[string]json.RawMessage
 	toolHints     map[string]map[string][]string // each tool's own error hints, by tool and reason
@@ -775,13 +782,16 @@ type catalogue struct {
 // catalogue is broken: it is part of the module, checked by its tests.
 var toolCatalogue = sync.OnceValue(func() *catalogue {
 	var file struct {
-		Tools      []ToolDefinition           `json:"tools"`
-		ErrorHints map[string]json.RawMessage `json:"error_hints"`
+		Tools       []ToolDefinition           `json:"tools"`
+		ErrorHints  map[string]json.RawMessage `json:"error_hints"`
+		Unreachable struct {
+			Message string `json:"message"`
+		} `json:"unreachable"`
 	}
 	if err := json.Unmarshal(catalogueJSON, &file); err != nil {
 		panic(fmt.Sprintf("filetools: the embedded tool catalogue: %v", err))
 	}
-	c := &catalogue{Tools: file.Tools, ErrorHints: map[string][]string{}, schemas: map[string]*toolSchema{}, toolHints: map[string]map[string][]string{}}
+	c := &catalogue{Tools: file.Tools, ErrorHints: map[string][]string{}, Unreachable: file.Unreachable.Message, schemas: map[string]*toolSchema{}, toolHints: map[string]map[string][]string{}}
 	if err := json.Unmarshal(strictSchemasJSON, &c.strictSchemas); err != nil {
 		panic(fmt.Sprintf("filetools: the embedded strict schemas: %v", err))
 	}

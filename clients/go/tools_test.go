@@ -584,3 +584,24 @@ func TestToolApplyPatchOperations(t *testing.T) {
 		}
 	}
 }
+
+// An unreachable daemon (gone after Dial, which checks it is there): the
+// catalogue's words, the same in every language (not grpc-go's).
+func TestToolUnreachableDaemon(t *testing.T) {
+	ctx := testContext(t)
+	var client *filetools.Client
+	t.Run("a daemon, stopped when this subtest ends", func(t *testing.T) {
+		var err error
+		if client, err = filetools.Dial(ctx, startDaemon(t).address); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if client == nil {
+		t.Fatal("no client")
+	}
+	defer client.Close()
+	result, err := filetools.NewDispatcher(client, "agent", filetools.DispatcherOptions{}).Call(ctx, "stat", nil)
+	if want := "Error (UNAVAILABLE): the filetools daemon cannot be reached.\nIt is not running, or not at the address this client was given. Nothing was done: tell the operator, or call again once the daemon is back.\n"; err != nil || !result.IsError || result.Text != want {
+		t.Fatalf("%+v, %v; want %q", result, err, want)
+	}
+}

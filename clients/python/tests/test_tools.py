@@ -260,7 +260,7 @@ def test_an_unreachable_daemon_is_a_tool_error() -> None:
     with filetools.Client("127.0.0.1:1") as nowhere:
         result = ToolDispatcher(nowhere, "agent").call("stat", {}, timeout=5)
     assert result.is_error
-    assert result.text.startswith("Error (UNAVAILABLE): ")
+    assert result.text == "Error (UNAVAILABLE): the filetools daemon cannot be reached.\nIt is not running, or not at the address this client was given. Nothing was done: tell the operator, or call again once the daemon is back.\n"  # the same words in every language (catalogue/tools.json, unreachable)
     assert result.structured["error"]["code"] == "UNAVAILABLE"
 
 

@@ -136,3 +136,15 @@ describe("the OpenAI Responses API's built-in apply_patch tool", () => {
     }
   });
 });
+
+describe("an unreachable daemon", () => {
+  it("is a tool result in the catalogue's words, the same in every language (not grpc-js's)", async () => {
+    const nowhere = connect("127.0.0.1:1");
+    try {
+      const result = await new ToolDispatcher(nowhere.workspace("agent")).call("stat", {});
+      expect(result).toMatchObject({ isError: true, text: "Error (UNAVAILABLE): the filetools daemon cannot be reached.\nIt is not running, or not at the address this client was given. Nothing was done: tell the operator, or call again once the daemon is back.\n" });
+    } finally {
+      nowhere.close();
+    }
+  });
+});

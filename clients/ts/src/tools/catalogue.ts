@@ -53,6 +53,8 @@ export interface Catalogue {
   error_hints: Record<string, string[]>;
   /** The other tool sets, by name ("server-filesystem", "deepagents", "crewai"). */
   tool_sets: Record<string, ToolSet>;
+  /** What a call that never reached the daemon says, in every language. */
+  unreachable: { message: string };
 }
 
 /** The catalogue as this package ships it. */

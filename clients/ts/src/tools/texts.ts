@@ -196,7 +196,9 @@ export function isoTime(time: Timestamp | undefined): string {
 /** A failed call of tool `tool`, for a model: the daemon's message and reason, then what to do next. */
 export function errorText(error: Pick<FileToolsError, "message" | "reason" | "codeName" | "metadata">, tool?: string, toolSet?: string): string {
   const reason = error.reason || error.codeName;
-  const message = inWords(error.message, toolSet).replace(/\.$/, "");
+  // Not the daemon's answer but the channel's, in grpc-js's words ("… Resolution note: ."): the catalogue's, as every client says it.
+  const told = !error.reason && error.codeName === "UNAVAILABLE" ? catalogue.unreachable.message : error.message;
+  const message = inWords(told, toolSet).replace(/\.$/, "");
   const line = (toolSet === undefined ? undefined : catalogue.tool_sets[toolSet]?.error_line) ?? "Error ({reason}): {message}.";
   let text = `${line.replace(/\{(reason|message)\}/g, (_, key: string) => (key === "reason" ? reason : message))}\n`;
   for (const hint of hintsFor(reason, error.metadata, tool, toolSet)) text += `${hint}\n`;

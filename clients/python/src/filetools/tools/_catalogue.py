@@ -63,6 +63,8 @@ class Catalogue(TypedDict):
     error_hints: dict[str, list[str]]
     #: The other tool sets, by name ("server-filesystem", "deepagents", "crewai"); "$comment" is a string.
     tool_sets: dict[str, ToolSet]
+    #: What a call that never reached the daemon says, in every language: {"message": ...}.
+    unreachable: dict[str, str]
 
 
 CATALOGUE_FILE = resources.files("filetools") / "catalogue" / "tools.json"

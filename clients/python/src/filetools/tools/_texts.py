@@ -240,7 +240,10 @@ def _iso_time(mtime: Timestamp) -> str:
 
 def error(error: FileToolsError, tool: str | None = None, tool_set: str | None = None) -> str:
     """A failed call of ``tool`` (of ``tool_set``, in its words), for a model: the daemon's message and reason, then what to do next."""
-    return error_text(error.reason or error.code.name, error.message, error.metadata, tool, tool_set)
+    # Not the daemon's answer but the channel's, in grpcio's words: the catalogue's, as every client says it.
+    unreachable = not error.reason and error.code.name == "UNAVAILABLE"
+    message = CATALOGUE["unreachable"]["message"] if unreachable else error.message
+    return error_text(error.reason or error.code.name, message, error.metadata, tool, tool_set)
 
 
 def error_text(reason: str, message: str, metadata: Mapping[str, str], tool: str | None = None, tool_set: str | None = None) -> str:
