@@ -110,6 +110,9 @@ const (
 	defaultReadLines   = 2000
 	readMaxBytes       = 100_000
 	defaultListEntries = 1000
+	// The most entries List gives at once: a workspace's files, when changes
+	// has no snapshot to compare with.
+	listMaxEntries = 100_000
 )
 
 // Dispatcher calls the catalogue's tools on one workspace of a daemon. It is
@@ -500,8 +503,7 @@ func (d *Dispatcher) stat(ctx context.Context, a call) (ToolResult, error) {
 }
 
 func (d *Dispatcher) changes(ctx context.Context, a call) (ToolResult, error) {
-	var summary DiffSummary
-	entries, err := collect(d.client.DiffSnapshots(ctx, d.workspace, a.str("since"), DiffOptions{Summary: &summary}))
+	entries, summary, err := d.liveChanges(ctx, a.str("since"))
 	if err != nil {
 		return ToolResult{}, err
 	}
@@ -523,6 +525,34 @@ func (d *Dispatcher) changes(ctx context.Context, a call) (ToolResult, error) {
 		"since": summary.From, "changes": structured, "added": summary.Added, "modified": summary.Modified,
 		"removed": summary.Removed, "unchanged": summary.Unchanged, "truncated": len(shown) < len(entries),
 	}), nil
+}
+
+// liveChanges is what changed from snapshot since ("" = the newest) to the
+// live tree. With no snapshot yet (a workspace whose first run has not
+// finished), every file and link of the live tree is new: reported as added,
+// with summary.From "" (the daemon's DiffSnapshots says NOT_FOUND there).
+func (d *Dispatcher) liveChanges(ctx context.Context, since string) ([]*DiffEntry, DiffSummary, error) {
+	var summary DiffSummary
+	entries, err := collect(d.client.DiffSnapshots(ctx, d.workspace, since, DiffOptions{Summary: &summary}))
+	if since != "" || !errors.Is(err, ErrNotFound) {
+		return entries, summary, err
+	}
+	files, err := collect(d.client.List(ctx, d.workspace, "/", ListOptions{Recursive: true, IncludeIgnored: true, MaxEntries: listMaxEntries}))
+	if err != nil {
+		return nil, DiffSummary{}, err
+	}
+	entries = nil
+	for _, f := range files {
+		if f.GetType() != filetoolsv1.FileType_FILE_TYPE_FILE && f.GetType() != filetoolsv1.FileType_FILE_TYPE_SYMLINK {
+			continue
+		}
+		side := filetoolsv1.DiffEntryType_DIFF_ENTRY_TYPE_FILE
+		if f.GetType() == filetoolsv1.FileType_FILE_TYPE_SYMLINK {
+			side = filetoolsv1.DiffEntryType_DIFF_ENTRY_TYPE_SYMLINK
+		}
+		entries = append(entries, &DiffEntry{Path: f.GetPath(), Kind: filetoolsv1.DiffKind_DIFF_KIND_ADDED, TypeAfter: side, SizeAfter: f.GetSize()})
+	}
+	return entries, DiffSummary{Added: int64(len(entries))}, nil
 }
 
 func diffKindName(k filetoolsv1.DiffKind) string {

@@ -605,3 +605,30 @@ func TestToolUnreachableDaemon(t *testing.T) {
 		t.Fatalf("%+v, %v; want %q", result, err, want)
 	}
 }
+
+// changes before any snapshot: every file is new (the daemon's DiffSnapshots
+// has nothing to compare with).
+func TestToolChangesBeforeAnySnapshot(t *testing.T) {
+	client := startDaemon(t).client(t)
+	ctx := testContext(t)
+	if _, err := client.CreateWorkspace(ctx, "fresh"); err != nil {
+		t.Fatal(err)
+	}
+	tools := filetools.NewDispatcher(client, "fresh", filetools.DispatcherOptions{})
+	if result, err := tools.Call(ctx, "changes", nil); err != nil || result.Text != "No snapshot yet (one is taken when a run finishes), and no files yet.\n" {
+		t.Fatalf("empty: %+v, %v", result, err)
+	}
+	for path, content := range map[string]string{"/a.txt": "abc", "/b/.hidden": "12"} {
+		if _, err := client.WriteText(ctx, "fresh", path, content, filetools.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	result, err := tools.Call(ctx, "changes", `{"max_entries": 1}`)
+	want := "No snapshot yet (one is taken when a run finishes), so every file is new: 2 added.\nadded /a.txt (3 bytes)\n… 1 more change not shown: raise max_entries\n"
+	if err != nil || result.IsError || result.Text != want || result.Structured["since"] != "" || result.Structured["truncated"] != true {
+		t.Fatalf("%+v, %v; want %q", result, err, want)
+	}
+	if result, _ := tools.Call(ctx, "changes", `{"since": "nope"}`); !strings.HasPrefix(result.Text, `Error (NOT_FOUND): snapshot "nope" does not exist`) {
+		t.Errorf("an unknown since: %q", result.Text)
+	}
+}

@@ -293,11 +293,18 @@ func fileKind(t filetoolsv1.FileType) string {
 // per path (at most those given; the summary counts all).
 func changesText(entries []*DiffEntry, summary DiffSummary) string {
 	changed := summary.Added + summary.Modified + summary.Removed
-	if changed == 0 {
+	fresh := summary.From == "" // no snapshot yet: the dispatcher listed the live tree
+	switch {
+	case changed == 0 && fresh:
+		return noSnapshotYet + ", and no files yet.\n"
+	case changed == 0:
 		return fmt.Sprintf("Nothing changed since snapshot %s (%s).\n", summary.From, plural(summary.Unchanged, "path", "paths"))
 	}
 	text := fmt.Sprintf("Since snapshot %s: %s added, %s modified, %s removed, %s unchanged.\n",
 		summary.From, count(summary.Added), count(summary.Modified), count(summary.Removed), count(summary.Unchanged))
+	if fresh {
+		text = noSnapshotYet + ", so every file is new: " + count(summary.Added) + " added.\n"
+	}
 	for _, entry := range entries {
 		text += changeLine(entry) + "\n"
 	}
@@ -306,6 +313,8 @@ func changesText(entries []*DiffEntry, summary DiffSummary) string {
 	}
 	return text
 }
+
+const noSnapshotYet = "No snapshot yet (one is taken when a run finishes)"
 
 func changeSide(t filetoolsv1.DiffEntryType, size int64) string {
 	if t == filetoolsv1.DiffEntryType_DIFF_ENTRY_TYPE_SYMLINK {

@@ -392,3 +392,18 @@ def test_the_responses_api_apply_patch_operations_are_applied_together(tools: To
     assert sync_client.read_text("agent", "/ops/new.txt").text == "hello\n"
     for bad in ([], "ops", [{"type": "rename_file", "path": "/a"}], [{"type": "update_file", "path": "/a"}], [None]):
         assert tools.apply_patch_operations(bad).text.startswith("Error (INVALID_ARGUMENT): invalid apply_patch operations")
+
+
+def test_changes_before_any_snapshot_answers_that_every_file_is_new(sync_client: filetools.Client) -> None:
+    sync_client.create_workspace("fresh")
+    fresh = ToolDispatcher(sync_client, "fresh")
+    assert fresh.call("changes", {}).text == "No snapshot yet (one is taken when a run finishes), and no files yet.\n"
+    sync_client.write_text("fresh", "/a.txt", "abc")
+    sync_client.write_text("fresh", "/b/.hidden", "12")
+    result = fresh.call("changes", {"max_entries": 1})
+    assert (result.is_error, result.text) == (
+        False,
+        "No snapshot yet (one is taken when a run finishes), so every file is new: 2 added.\nadded /a.txt (3 bytes)\n… 1 more change not shown: raise max_entries\n",
+    )
+    assert {k: result.structured[k] for k in ("since", "added", "truncated")} == {"since": "", "added": 2, "truncated": True}
+    assert fresh.call("changes", {"since": "nope"}).text.startswith('Error (NOT_FOUND): snapshot "nope" does not exist')

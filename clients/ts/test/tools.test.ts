@@ -148,3 +148,21 @@ describe("an unreachable daemon", () => {
     }
   });
 });
+
+describe("changes before any snapshot", () => {
+  it("answers that every file is new (the daemon's DiffSnapshots has nothing to compare with)", async () => {
+    await client.createWorkspace("fresh");
+    const fresh = new ToolDispatcher(client.workspace("fresh"));
+    expect((await fresh.call("changes", {})).text).toBe("No snapshot yet (one is taken when a run finishes), and no files yet.\n");
+    await client.workspace("fresh").writeText("/a.txt", "abc");
+    await client.workspace("fresh").writeText("/b/.hidden", "12");
+    const result = await fresh.call("changes", { max_entries: 1 });
+    expect(result).toMatchObject({
+      isError: false,
+      text: "No snapshot yet (one is taken when a run finishes), so every file is new: 2 added.\nadded /a.txt (3 bytes)\n… 1 more change not shown: raise max_entries\n",
+      structured: { since: "", added: 2, modified: 0, removed: 0, unchanged: 0, truncated: true },
+    });
+    expect(outputValidators.get("changes")!(result.structured)).toBe(true);
+    expect((await fresh.call("changes", { since: "nope" })).text).toMatch(/^Error \(NOT_FOUND\): snapshot "nope" does not exist/);
+  });
+});

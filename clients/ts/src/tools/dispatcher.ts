@@ -7,7 +7,8 @@ import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { FileToolsError } from "../errors.js";
 import { FileType } from "@filetools/proto/filetools/v1/common_pb.js";
 import { PatchAction, WriteMode } from "@filetools/proto/filetools/v1/files_pb.js";
-import { DiffEntryType, DiffKind } from "@filetools/proto/filetools/v1/workspaces_pb.js";
+import { create } from "@bufbuild/protobuf";
+import { DiffEntrySchema, DiffEntryType, DiffKind, DiffSummarySchema, type DiffEntry, type DiffSummary } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import type { OnProgress } from "../byte-streams.js";
 import type { CallOptions } from "../client.js";
 import type { WorkspaceClient } from "../workspace.js";
@@ -33,6 +34,8 @@ export interface DispatcherOptions {
 export const DEFAULT_READ_LINES = 2000;
 export const READ_MAX_BYTES = 100_000;
 const DEFAULT_LIST_ENTRIES = 1000;
+/** The most entries List gives at once: a workspace's files, when changes has no snapshot to compare with. */
+const LIST_MAX_ENTRIES = 100_000;
 
 /** A call's options: cancellation and deadline, and for the tools that move bytes (export_archive, import_archive), their progress. */
 export interface ToolCallOptions extends CallOptions {
@@ -278,7 +281,7 @@ export class ToolDispatcher {
   }
 
   private async changes(args: Args, options: CallOptions): Promise<ToolResult> {
-    const { entries, summary } = await this.workspace.diffSnapshots((args.since as string | undefined) ?? "", options);
+    const { entries, summary } = await this.liveChanges((args.since as string | undefined) ?? "", options);
     const shown = entries.slice(0, (args.max_entries as number | undefined) ?? DEFAULT_LIST_ENTRIES);
     const changes = shown.map((e) => {
       const removed = e.kind === DiffKind.REMOVED;
@@ -294,6 +297,25 @@ export class ToolDispatcher {
       unchanged: Number(summary.unchanged),
       truncated: shown.length < entries.length,
     });
+  }
+
+  /**
+   * What changed from snapshot `since` ("" = the newest) to the live tree.
+   * With no snapshot yet (a workspace whose first run has not finished),
+   * every file and link of the live tree is new: reported as added, with
+   * summary.from "" (the daemon's DiffSnapshots says NOT_FOUND there).
+   */
+  private async liveChanges(since: string, options: CallOptions): Promise<{ entries: DiffEntry[]; summary: DiffSummary }> {
+    try {
+      return await this.workspace.diffSnapshots(since, options);
+    } catch (error) {
+      if (since !== "" || !(error instanceof FileToolsError) || error.reason !== "NOT_FOUND") throw error;
+    }
+    const listing = await this.workspace.list("/", { ...options, recursive: true, includeHidden: true, respectGitignore: false, maxEntries: LIST_MAX_ENTRIES });
+    const entries = listing.entries
+      .filter((e) => e.type === FileType.FILE || e.type === FileType.SYMLINK)
+      .map((e) => create(DiffEntrySchema, { path: e.path, kind: DiffKind.ADDED, typeAfter: e.type === FileType.SYMLINK ? DiffEntryType.SYMLINK : DiffEntryType.FILE, sizeAfter: e.size }));
+    return { entries, summary: create(DiffSummarySchema, { from: "", added: BigInt(entries.length) }) };
   }
 
   private async listSnapshots(options: CallOptions): Promise<ToolResult> {

@@ -147,12 +147,17 @@ export function statText(file: FileInfo): string {
 /** What changed since a snapshot: a count line, then one line per path (at most those given; the summary counts all). */
 export function changesText(entries: DiffEntry[], summary: DiffSummary): string {
   const changed = summary.added + summary.modified + summary.removed;
-  if (changed === 0n) return `Nothing changed since snapshot ${summary.from} (${plural(summary.unchanged, "path")}).\n`;
-  let text = `Since snapshot ${summary.from}: ${count(summary.added)} added, ${count(summary.modified)} modified, ${count(summary.removed)} removed, ${count(summary.unchanged)} unchanged.\n`;
+  const fresh = summary.from === ""; // no snapshot yet: the dispatcher listed the live tree
+  if (changed === 0n) return fresh ? `${NO_SNAPSHOT_YET}, and no files yet.\n` : `Nothing changed since snapshot ${summary.from} (${plural(summary.unchanged, "path")}).\n`;
+  let text = fresh
+    ? `${NO_SNAPSHOT_YET}, so every file is new: ${count(summary.added)} added.\n`
+      : `Since snapshot ${summary.from}: ${count(summary.added)} added, ${count(summary.modified)} modified, ${count(summary.removed)} removed, ${count(summary.unchanged)} unchanged.\n`;
   for (const entry of entries) text += `${changeLine(entry)}\n`;
   if (BigInt(entries.length) < changed) text += `… ${plural(changed - BigInt(entries.length), "more change")} not shown: raise max_entries\n`;
   return text;
 }
+
+const NO_SNAPSHOT_YET = "No snapshot yet (one is taken when a run finishes)";
 
 function changeLine(entry: DiffEntry): string {
   const side = (type: DiffEntryType, size: bigint) => (type === DiffEntryType.SYMLINK ? "symbolic link" : plural(size, "byte"));

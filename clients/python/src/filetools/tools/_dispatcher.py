@@ -29,6 +29,8 @@ from filetools.v1 import workspaces_pb2 as w
 DEFAULT_READ_LINES = 2000
 READ_MAX_BYTES = 100_000
 DEFAULT_LIST_ENTRIES = 1000
+#: The most entries List gives at once: a workspace's files, when changes has no snapshot to compare with.
+LIST_MAX_ENTRIES = 100_000
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class _Call:
     stream: bool = False
     #: The method takes on_progress (it moves bytes).
     progress: bool = False
+    #: A failure of the call -> the call to make instead, or None to report the failure.
+    recover: Callable[[FileToolsError], _Call | None] | None = None
 
     def arguments(self, on_progress: Progress | None) -> dict[str, Any]:
         """The method's keyword arguments, with ``on_progress`` where it takes one."""
@@ -174,7 +178,11 @@ class ToolDispatcher(_Tools):
                 else:
                     answer = method(self._workspace, timeout=timeout, **kwargs)
             except (FileToolsError, ValueError) as error:
-                return _failed(name, error, self._tool_set)
+                instead = step.recover(error) if step.recover is not None and isinstance(error, FileToolsError) else None
+                if instead is None:
+                    return _failed(name, error, self._tool_set)
+                step = instead
+                continue
             step = step.finish(answer)
         return step
 
@@ -213,7 +221,11 @@ class AsyncToolDispatcher(_Tools):
                 else:
                     answer = await method(self._workspace, timeout=timeout, **kwargs)
             except (FileToolsError, ValueError) as error:
-                return _failed(name, error, self._tool_set)
+                instead = step.recover(error) if step.recover is not None and isinstance(error, FileToolsError) else None
+                if instead is None:
+                    return _failed(name, error, self._tool_set)
+                step = instead
+                continue
             step = step.finish(answer)
         return step
 
@@ -497,7 +509,27 @@ def _changes(args: Args) -> _Call:
         }
         return _ok(texts.changes(shown, summary), structured)
 
-    return _Call("diff_snapshots", {"from_id": args.get("since", "")}, finish, stream=True)
+    def everything_new(listing: tuple[list[c.FileInfo], f.ListSummary | None]) -> ToolResult:
+        entries = [
+            w.DiffEntry(
+                path=e.path,
+                kind=w.DIFF_KIND_ADDED,
+                type_after=w.DIFF_ENTRY_TYPE_SYMLINK if e.type == c.FILE_TYPE_SYMLINK else w.DIFF_ENTRY_TYPE_FILE,
+                size_after=e.size,
+            )
+            for e in listing[0]
+            if e.type in (c.FILE_TYPE_FILE, c.FILE_TYPE_SYMLINK)
+        ]
+        return finish((entries, w.DiffSummary(added=len(entries))))
+
+    def no_snapshot_yet(error: FileToolsError) -> _Call | None:
+        # With no snapshot yet (a first run not finished), every file of the live tree is new (summary "from" "").
+        if args.get("since", "") != "" or error.reason != "NOT_FOUND":
+            return None
+        listing = {"path": "/", "recursive": True, "include_hidden": True, "respect_gitignore": False, "max_entries": LIST_MAX_ENTRIES}
+        return _Call("list_dir", listing, everything_new, stream=True)
+
+    return _Call("diff_snapshots", {"from_id": args.get("since", "")}, finish, stream=True, recover=no_snapshot_yet)
 
 
 _DIFF_KINDS = {w.DIFF_KIND_ADDED: "added", w.DIFF_KIND_MODIFIED: "modified", w.DIFF_KIND_REMOVED: "removed"}

@@ -173,16 +173,23 @@ def changes(entries: Sequence[w.DiffEntry], summary: w.DiffSummary) -> str:
     """What changed since a snapshot: a count line, then one line per path (at most those given; the summary counts all)."""
     since = getattr(summary, "from")
     changed = summary.added + summary.modified + summary.removed
+    fresh = since == ""  # no snapshot yet: the dispatcher listed the live tree
     if changed == 0:
-        return f"Nothing changed since snapshot {since} ({_plural(summary.unchanged, 'path')}).\n"
-    text = (
-        f"Since snapshot {since}: {count(summary.added)} added, {count(summary.modified)} modified, "
-        f"{count(summary.removed)} removed, {count(summary.unchanged)} unchanged.\n"
-    )
+        return f"{_NO_SNAPSHOT_YET}, and no files yet.\n" if fresh else f"Nothing changed since snapshot {since} ({_plural(summary.unchanged, 'path')}).\n"
+    if fresh:
+        text = f"{_NO_SNAPSHOT_YET}, so every file is new: {count(summary.added)} added.\n"
+    else:
+        text = (
+            f"Since snapshot {since}: {count(summary.added)} added, {count(summary.modified)} modified, "
+            f"{count(summary.removed)} removed, {count(summary.unchanged)} unchanged.\n"
+        )
     text += "".join(f"{_change_line(entry)}\n" for entry in entries)
     if len(entries) < changed:
         text += f"… {_plural(changed - len(entries), 'more change')} not shown: raise max_entries\n"
     return text
+
+
+_NO_SNAPSHOT_YET = "No snapshot yet (one is taken when a run finishes)"
 
 
 def _change_side(entry_type: int, size: int) -> str:
