@@ -70,6 +70,9 @@ try {
     prompt: "Requests time out: find out why and fix the configuration.",
   });
   for (const [i, text] of toolResults(result.response.messages).entries()) console.log(`--- tool result ${i + 1}\n${text}`);
+  // A failed call is a tool-error for the SDK (the model still reads its text, which says what to do next).
+  const failed = result.steps.flatMap((s) => s.content).filter((part) => part.type === "tool-error");
+  console.log(`--- tool errors: ${failed.map((part) => part.toolName).join(", ") || "none"}`);
   console.log(`--- model\n${result.text}`);
 
   const { changes } = await workspace.finishRun(run.id);
