@@ -125,6 +125,16 @@ def test_errors_name_only_the_crew_s_tools_and_arguments(client: filetools.Clien
     )
 
 
+def test_an_agent_s_structured_tool_answers_bad_arguments_in_our_words_not_pydantic_s(client: filetools.Client) -> None:
+    read = _tools(client)["read"].to_structured_tool()
+    assert read.invoke({"path": 5}) == (
+        "Error (INVALID_ARGUMENT): invalid arguments for read: path must be a string.\nFix the arguments and call the tool again.\n"
+    )
+    assert read.invoke({"path": "/a", "start_line": "ten"}).startswith("Error (INVALID_ARGUMENT): invalid arguments for read: start_line must be an integer.")
+    assert read.invoke("{not json").startswith("Error (INVALID_ARGUMENT): invalid arguments for read: the arguments are not valid JSON.")
+    assert read.invoke({"path": "/missing.txt", "tail": None}).startswith("Error (NOT_FOUND): /missing.txt does not exist.")
+
+
 @pytest.mark.parametrize(
     ("name", "kwargs", "start"),
     [

@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 from crewai.tools import BaseTool
+from crewai.tools.structured_tool import CrewStructuredTool
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from filetools import errors
@@ -111,6 +112,17 @@ def schema_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
 # --- the tools --------------------------------------------------------------------
 
 
+#: The keyword under which a structured tool hands the arguments, as a model sent them, to FiletoolsCrewTool._run.
+SENT = "__arguments_as_sent__"
+
+
+class _ArgumentsAsSent(CrewStructuredTool):
+    """crewAI's structured tool, with the arguments passed on unchecked (the dispatcher checks them, in its words)."""
+
+    def _parse_args(self, raw_args: str | dict[str, Any]) -> dict[str, Any]:
+        return {SENT: raw_args}
+
+
 class FiletoolsCrewTool(BaseTool):
     """One tool of the catalogue on one workspace, for a crewAI agent."""
 
@@ -121,9 +133,19 @@ class FiletoolsCrewTool(BaseTool):
         # client uses; crewAI's own check would raise a ValueError out of run() instead.
         return kwargs
 
+    def to_structured_tool(self) -> CrewStructuredTool:
+        # What a crewAI agent calls. Its own check of the arguments (pydantic's, against args_schema) would answer
+        # a model in pydantic's words before ours: the arguments go to the dispatcher as they were sent instead.
+        structured = super().to_structured_tool()
+        sent = _ArgumentsAsSent.model_construct(**{name: getattr(structured, name) for name in CrewStructuredTool.model_fields})
+        sent._original_tool = self
+        return sent
+
     def _run(self, *args: Any, **kwargs: Any) -> str:
         if args:
             return self.dispatcher.call(self.name, args[0] if len(args) == 1 else list(args)).text
+        if SENT in kwargs:
+            return self.dispatcher.call(self.name, kwargs[SENT]).text
         # pydantic's model_dump writes None for every optional field left out: the dispatcher reads a None as left out.
         return self.dispatcher.call(self.name, kwargs).text
 
