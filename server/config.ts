@@ -45,6 +45,10 @@ export interface DaemonConfig {
   store: string;
   /** Snapshots kept per workspace; older ones are pruned after a successful snapshot. */
   keepSnapshots: number;
+  /** gzip level of the snapshots' tarballs (1–9; README "Incremental snapshots"). */
+  snapshotGzipLevel: number;
+  /** A snapshot whose base reads from this many tarballs is written whole (compaction). */
+  snapshotMaxTarballs: number;
   /** Where to serve Prometheus metrics (--metrics-listen HOST:PORT); undefined: not served. */
   metricsListen?: { host: string; port: number };
   /** How long a run's lease on an s3:// store lasts without renewal, in ms (renewed every third of it). */
@@ -124,6 +128,8 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     .option("--workers <n>", "search worker threads (env FILETOOLS_WORKERS; default: the core count)")
     .option("--store <url>", "snapshot store: file://DIR or s3://BUCKET/PREFIX (env FILETOOLS_STORE; default file://DATA_DIR/snapshots)")
     .option("--keep-snapshots <n>", "snapshots kept per workspace (env FILETOOLS_KEEP_SNAPSHOTS)", "20")
+    .option("--snapshot-gzip-level <n>", "gzip level of snapshot tarballs, 1 (fastest) to 9 (smallest) (env FILETOOLS_SNAPSHOT_GZIP_LEVEL)", "6")
+    .option("--snapshot-max-tarballs <n>", "a snapshot whose base reads from this many tarballs is written whole (env FILETOOLS_SNAPSHOT_MAX_TARBALLS)", "16")
     .option("--s3-endpoint <url>", "endpoint of an S3-compatible server for an s3:// store (env FILETOOLS_S3_ENDPOINT)")
     .option("--s3-region <region>", "region of an s3:// store (env FILETOOLS_S3_REGION; default AWS_REGION, else us-east-1)")
     .option("--s3-force-path-style", "path-style S3 addressing, for most S3-compatible servers (env FILETOOLS_S3_FORCE_PATH_STYLE)")
@@ -164,6 +170,8 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
   return {
     store: storeValue === undefined || storeValue === "" ? `file://${path.join(dataDir, "snapshots")}` : parseStore(String(storeValue)),
     keepSnapshots: parseCount("--keep-snapshots", String(setting("keepSnapshots")), 1),
+    snapshotGzipLevel: parseGzipLevel(String(setting("snapshotGzipLevel"))),
+    snapshotMaxTarballs: parseCount("--snapshot-max-tarballs", String(setting("snapshotMaxTarballs")), 1),
     listen,
     dataDir,
     binds: parseBinds(typeof bindValue === "string" ? bindValue.split(",") : (bindValue as string[])),
@@ -278,6 +286,12 @@ function parseHostPort(flag: string, value: string): { host: string; port: numbe
   const port = Number(match?.[2]);
   if (!match || !(port >= 0 && port <= 65535)) throw new ConfigError(`${flag} ${value}: expected HOST:PORT, e.g. 127.0.0.1:9464`);
   return { host: match[1]!.replace(/^\[|\]$/g, ""), port };
+}
+
+function parseGzipLevel(value: string): number {
+  const n = /^\d$/.test(value.trim()) ? Number(value) : NaN;
+  if (!(n >= 1 && n <= 9)) throw new ConfigError(`--snapshot-gzip-level ${value}: expected a whole number between 1 and 9`);
+  return n;
 }
 
 function parseCount(flag: string, value: string, min: number): number {

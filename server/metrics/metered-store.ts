@@ -23,6 +23,7 @@ export function meteredStore(store: Store, metrics: Pick<StoreMetrics, "storeOpe
     check: () => store.check(),
     put: metered("put", (key: string, body: AsyncIterable<Uint8Array>, signal?: AbortSignal) => store.put(key, body, signal)),
     get: metered("get", (key: string, signal?: AbortSignal) => store.get(key, signal)),
+    getRange: metered("get_range", (key: string, offset: number, length: number, signal?: AbortSignal) => store.getRange(key, offset, length, signal)),
     list: metered("list", (prefix: string, signal?: AbortSignal) => store.list(prefix, signal)),
     delete: metered("delete", (key: string, signal?: AbortSignal) => store.delete(key, signal)),
     createIfAbsent: metered("create_if_absent", (key: string, body: Buffer, signal?: AbortSignal) => store.createIfAbsent(key, body, signal)),

@@ -17,7 +17,7 @@ import { listRunsHandler } from "./workspaces/list-runs.js";
 import { abandonRunHandler } from "./workspaces/abandon-run.js";
 import type { DaemonMetrics } from "../metrics/metrics.js";
 import { meteredStore } from "../metrics/metered-store.js";
-import { Snapshots } from "../snapshots/snapshots.js";
+import { DEFAULT_COMPACTION, Snapshots } from "../snapshots/snapshots.js";
 import { Quotas } from "../quotas/quotas.js";
 import { exportSnapshotHandler } from "./workspaces/export-snapshot.js";
 import { finishRunHandler } from "./workspaces/finish-run.js";
@@ -67,7 +67,15 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
   await opened.check();
   const store = metrics ? meteredStore(opened, metrics) : opened;
   const quotas = new Quotas(config.quota);
-  const snapshots = new Snapshots(store, config.keepSnapshots, path.join(config.dataDir, "tmp"), workspaces, logger, undefined, metrics, quotas, config.nodeName);
+  const snapshots = new Snapshots(store, config.keepSnapshots, path.join(config.dataDir, "tmp"), workspaces, {
+    logger,
+    metrics,
+    quotas,
+    node: config.nodeName,
+    statCacheDir: path.join(config.dataDir, "stat-cache"),
+    gzipLevel: config.snapshotGzipLevel,
+    compaction: { ...DEFAULT_COMPACTION, maxTarballs: config.snapshotMaxTarballs },
+  });
   await snapshots.prepare();
   const runs = await RunManager.load(config.dataDir, logger);
   const copies = await Copies.load(config.dataDir, logger);

@@ -190,7 +190,7 @@ async function keepUnpublished(services: RunServices, workspace: Workspace, copy
 
 /** Restores `manifest` into its workspace, which is then a copy of it. */
 async function restoreCopy(services: RunServices, manifest: Manifest, signal?: AbortSignal, quota?: QuotaCheck): Promise<void> {
-  await services.snapshots.restore(manifest.workspace, manifest, signal, quota);
+  await services.snapshots.restore(manifest.workspace, manifest, { signal, quota, beforeApply: () => services.copies.replacing(manifest.workspace) });
   // Past the restore's commit point: not cancelled, or the copy would look changed.
   const { fingerprint } = await fingerprintTree(await services.workspaces.get(manifest.workspace));
   await services.copies.record(manifest.workspace, manifest.id, fingerprint);
@@ -198,7 +198,7 @@ async function restoreCopy(services: RunServices, manifest: Manifest, signal?: A
 
 /** Whether the tree holds exactly the snapshot's files and links (hashed): a copy of unknown origin that is one. */
 async function sameAsSnapshot(services: RunServices, workspace: Workspace, manifest: Manifest, signal?: AbortSignal): Promise<boolean> {
-  if (!manifest.files) return false;
+  if (!manifest.files && !manifest.contents) return false;
   const diff = await services.snapshots.diff(workspace.id, manifest.id, { live: workspace }, signal);
   for await (const _ of diff.entries) return false;
   return true;

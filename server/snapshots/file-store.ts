@@ -89,6 +89,26 @@ export class FileStore implements SnapshotStore, ConditionalStore {
     return handle.createReadStream({ highWaterMark: 1 << 18 });
   }
 
+  async getRange(key: string, offset: number, length: number): Promise<Buffer> {
+    let handle: fsp.FileHandle;
+    try {
+      handle = await fsp.open(this.pathOf(key), "r");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") fail("NOT_FOUND", `snapshot object ${key} does not exist`);
+      throw storeError(error, `reading ${key}`);
+    }
+    try {
+      const buffer = Buffer.allocUnsafe(length);
+      let filled = 0;
+      for (let n = -1; n !== 0 && filled < length; filled += n) n = (await handle.read(buffer, filled, length - filled, offset + filled)).bytesRead;
+      return buffer.subarray(0, filled);
+    } catch (error) {
+      throw storeError(error, `reading ${key}`);
+    } finally {
+      await handle.close();
+    }
+  }
+
   async list(prefix: string): Promise<string[]> {
     const keys: string[] = [];
     const walk = async (dir: string, rel: string): Promise<void> => {

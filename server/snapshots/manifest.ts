@@ -47,6 +47,16 @@ const ManifestSchema = z.object({
    * than the field, which a diff then refuses (SNAPSHOT_WITHOUT_FILE_LIST).
    */
   files: FileListSchema.optional(),
+  /**
+   * The seekable format (seekable.ts): its table of contents, an object of
+   * its own (contents.ts), with that object's size and sha256. Absent in the
+   * older format (one plain `.tar.gz` with the file list above).
+   */
+  contents: z.object({ key: z.string(), bytes: z.int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
+  /** Every tarball its content is in, its own included (seekable format): what pruning must keep while it is kept. */
+  tarballs: z.array(z.string()).optional(),
+  /** Bytes of file content in the whole tree (seekable format); `sizeBytes` is what this snapshot itself stored. */
+  treeBytes: z.int().nonnegative().optional(),
 });
 
 export type Manifest = z.infer<typeof ManifestSchema>;
@@ -56,12 +66,37 @@ export function tarballKey(workspaceId: string, id: string): string {
   return `${workspaceId}/${id}.tar.gz`;
 }
 
+/** The store key of a seekable snapshot's table of contents. */
+export function contentsKey(workspaceId: string, id: string): string {
+  return `${workspaceId}/${id}.contents.json.gz`;
+}
+
+/** The store key of the full tarball written for a presigned export of a snapshot that points at others' tarballs. */
+export function exportKey(workspaceId: string, id: string): string {
+  return `${workspaceId}/${id}.export.tar.gz`;
+}
+
+/** The snapshot id a workspace's tarball key names, or undefined when the key is not one. */
+export function tarballId(workspaceId: string, key: string): string | undefined {
+  const prefix = `${workspaceId}/`;
+  if (!key.startsWith(prefix) || !key.endsWith(".tar.gz")) return undefined;
+  const id = key.slice(prefix.length, -".tar.gz".length);
+  return SNAPSHOT_ID.test(id) ? id : undefined;
+}
+
+/** Whether the snapshot is self-contained: its own tarball holds the whole tree (an old-format one always). */
+export function selfContained(manifest: Manifest): boolean {
+  return !manifest.tarballs || (manifest.tarballs.length === 1 && manifest.tarballs[0] === manifest.tarball);
+}
+
 /** The manifest stored as `<workspaceId>/<id>.json`; DATA_LOSS when it is not a valid one, or names another snapshot or tarball. */
 export function parseManifest(workspaceId: string, id: string, text: string): Manifest {
   const parsed = parseRecord(ManifestSchema, text);
   if (!parsed.ok) fail("DATA_LOSS", `the manifest of snapshot ${id} of workspace ${workspaceId} is damaged (${parsed.problem})`);
   const manifest = parsed.value;
-  if (manifest.id !== id || manifest.workspace !== workspaceId || manifest.tarball !== tarballKey(workspaceId, id)) {
+  const foreign = (manifest.tarballs ?? []).some((key) => tarballId(workspaceId, key) === undefined);
+  const contents = manifest.contents === undefined || manifest.contents.key === contentsKey(workspaceId, id);
+  if (manifest.id !== id || manifest.workspace !== workspaceId || manifest.tarball !== tarballKey(workspaceId, id) || foreign || !contents) {
     fail("DATA_LOSS", `the manifest of snapshot ${id} of workspace ${workspaceId} names another snapshot or tarball`);
   }
   return manifest;

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Workspace } from "../workspace/workspace.js";
 import { hashTree } from "../workspace/hash-tree.js";
 import { recordsOf } from "./file-list.js";
-import { packWorkspace } from "./pack.js";
+import { packSeekable } from "./seekable.js";
 
 let base = "";
 let workspace: Workspace;
@@ -38,7 +38,7 @@ afterAll(() => {
 
 describe("the snapshot's file list", () => {
   it("is what the packer streamed: sizes, modes, SHA-256s and link targets, the same records as the live workspace hashed", async () => {
-    const packed = packWorkspace(workspace, { scratchDir: tmpdir() });
+    const packed = packSeekable(workspace, { key: "w/t.tar.gz", level: 6, scratchDir: tmpdir() });
     for await (const _ of packed.bytes);
     const listed = [...recordsOf(packed.fileList())];
     const sha = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");

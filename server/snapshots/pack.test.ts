@@ -17,7 +17,7 @@ import { OpenedFile } from "../workspace/opened-file.js";
 import type { HashedEntry } from "../workspace/hash-tree.js";
 import { descriptorsUnder, eventually, watchProcess } from "../../test/support/process-health.js";
 import { recordsOf } from "./file-list.js";
-import { packWorkspace, type PackOptions } from "./pack.js";
+import { packSeekable, type SeekableOptions } from "./seekable.js";
 import { Spool } from "./spool.js";
 
 const SECRET = "SECRET-MARKER-7f3a";
@@ -59,10 +59,10 @@ interface Packed {
   tar: Buffer;
 }
 
-async function pack(options: Partial<PackOptions> = {}): Promise<Packed> {
+async function pack(options: Partial<SeekableOptions> = {}): Promise<Packed> {
   const warnings: Record<string, unknown>[] = [];
-  const logger = { warn: (fields: object, msg: string) => void warnings.push({ ...fields, msg }) } as unknown as PackOptions["logger"];
-  const packed = packWorkspace(workspace, { scratchDir: scratch, logger, ...options });
+  const logger = { warn: (fields: object, msg: string) => void warnings.push({ ...fields, msg }) } as unknown as Partial<SeekableOptions>["logger"];
+  const packed = packSeekable(workspace, { key: "w/t.tar.gz", level: 6, scratchDir: scratch, logger, ...options });
   const chunks: Buffer[] = [];
   for await (const chunk of packed.bytes) chunks.push(Buffer.from(chunk));
   const plain = gunzipSync(Buffer.concat(chunks));
@@ -179,7 +179,7 @@ describe("a tarball killed mid-way", () => {
   ];
   it("a tarball never read opens nothing", async () => {
     const held = descriptorsUnder(root, scratch);
-    packWorkspace(workspace, { scratchDir: scratch });
+    packSeekable(workspace, { key: "w/t.tar.gz", level: 6, scratchDir: scratch });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(descriptorsUnder(root, scratch)).toEqual(held);
   });
@@ -187,7 +187,7 @@ describe("a tarball killed mid-way", () => {
   it.each(kills)("%s: nothing thrown at the process, every descriptor given back", async (_, kill) => {
     const held = descriptorsUnder(root, scratch); // the workspace's root
     const abort = new AbortController();
-    const packed = packWorkspace(workspace, { scratchDir: scratch, signal: abort.signal });
+    const packed = packSeekable(workspace, { key: "w/t.tar.gz", level: 6, scratchDir: scratch, signal: abort.signal });
     const bytes = packed.bytes[Symbol.asyncIterator]();
     expect((await bytes.next()).done).toBe(false);
     expect(descriptorsUnder(root, scratch).length).toBeGreaterThan(held.length); // the walk's, the spool

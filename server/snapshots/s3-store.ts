@@ -172,6 +172,24 @@ export class S3Store implements SnapshotStore, ConditionalStore {
     })();
   }
 
+  async getRange(key: string, offset: number, length: number, signal?: AbortSignal): Promise<Buffer> {
+    if (length === 0) return Buffer.alloc(0);
+    const parts: Uint8Array[] = [];
+    try {
+      const response = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), Range: `bytes=${offset}-${offset + length - 1}` }),
+        signal ? { abortSignal: signal } : {},
+      );
+      for await (const chunk of (response.Body ?? []) as AsyncIterable<Uint8Array>) parts.push(chunk);
+    } catch (error) {
+      if (isNotFound(error)) fail("NOT_FOUND", `${key} is not in ${this.description}`);
+      // A range past the end of the object: it is shorter than asked for.
+      if ((error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode === 416) return Buffer.alloc(0);
+      throw this.unavailable("get", key, error);
+    }
+    return Buffer.concat(parts).subarray(0, length);
+  }
+
   async list(prefix: string, signal?: AbortSignal): Promise<string[]> {
     const keys: string[] = [];
     let token: string | undefined;

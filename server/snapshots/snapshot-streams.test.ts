@@ -16,7 +16,8 @@ import { WorkspaceRegistry } from "../workspace/registry.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { FileStore } from "./file-store.js";
 import { Snapshots, type Manifest } from "./snapshots.js";
-import { FileToolsError } from "../errors.js";
+import { fail, FileToolsError } from "../errors.js";
+import { writeOldSnapshot } from "../../test/support/old-format.js";
 
 /** Reads of files whose path matches `pattern` fail once `afterBytes` were read (an EIO half-way). */
 const failing: { pattern: RegExp | null; afterBytes: number } = { pattern: null, afterBytes: 0 };
@@ -44,6 +45,12 @@ let storeDir: string;
 let snapshots: Snapshots;
 let workspace: Workspace;
 let manifest: Manifest;
+/** The same tree later, one file changed: a snapshot that points at the first one's tarball. */
+let incremental: Manifest;
+/** The same tree in the format older daemons wrote (one plain tarball, read through a verified download). */
+let oldManifest: Manifest;
+/** Ranged reads of the store fail once this many were served (null: never). */
+let rangedReadsLeft: number | null = null;
 let health: ReturnType<typeof watchProcess>;
 
 beforeAll(async () => {
@@ -60,11 +67,20 @@ beforeAll(async () => {
   writeFileSync(path.join(root, "keep", "a.txt"), "kept\n");
   for (let i = 0; i < 4; i++) writeFileSync(path.join(root, "skip", `big${i}.bin`), randomBytes(1024 * 1024));
   writeFileSync(path.join(root, "keep", "z.bin"), randomBytes(2 * 1024 * 1024));
-  const store = new FileStore(storeDir);
-  await store.check();
+  const files = new FileStore(storeDir);
+  await files.check();
+  const store = Object.assign(Object.create(files) as FileStore, {
+    getRange: (key: string, offset: number, length: number) => {
+      if (rangedReadsLeft !== null && rangedReadsLeft-- <= 0) fail("STORE_UNAVAILABLE", "the store stopped answering");
+      return files.getRange(key, offset, length);
+    },
+  });
   snapshots = new Snapshots(store, 100, scratch, registry);
   await snapshots.prepare();
-  manifest = (await snapshots.create(workspace, { runId: "r", labels: {}, changeSet: [], parent: "", publish: { replaces: "" } })).manifest;
+  oldManifest = await snapshots.find("w", await writeOldSnapshot(store, "w", root));
+  manifest = (await snapshots.create(workspace, { runId: "r", labels: {}, changeSet: [], parent: "", publish: { replaces: oldManifest.id } })).manifest;
+  writeFileSync(path.join(root, "keep", "a.txt"), "changed\n");
+  incremental = (await snapshots.create(workspace, { runId: "r2", labels: {}, changeSet: [], parent: manifest.id, publish: { replaces: manifest.id } })).manifest;
 });
 
 afterAll(() => {
@@ -74,6 +90,7 @@ afterAll(() => {
 
 afterEach(() => {
   failing.pattern = null;
+  rangedReadsLeft = null;
   health?.stop();
 });
 
@@ -92,7 +109,7 @@ function start(): string[] {
 
 async function* cut(chunks: number, end: "throws" | "ends"): AsyncGenerator<Uint8Array> {
   const tarball: Buffer[] = [];
-  const stored = snapshots.exportStored(manifest);
+  const stored = await snapshots.exportStored(manifest);
   for await (const chunk of stored.chunks) tarball.push(chunk);
   const bytes = Buffer.concat(tarball);
   const step = Math.ceil(bytes.length / 10);
@@ -101,19 +118,30 @@ async function* cut(chunks: number, end: "throws" | "ends"): AsyncGenerator<Uint
 }
 
 describe("killed mid-way", () => {
-  it("an export of a stored snapshot filtered by include, its verified copy failing to read half-way (in a member it skips)", async () => {
+  it("an export of an older-format snapshot filtered by include, its verified copy failing to read half-way (in a member it skips)", async () => {
     const held = start();
     failing.pattern = /\/download-[0-9a-f]+$/;
     failing.afterBytes = 3584 * 1024; // keep/a.txt, keep/z.bin (2 MiB), then in skip/big1.bin
-    await expect(snapshots.exportFiltered({ manifest }, ["keep/**"])).rejects.toMatchObject({ reason: "DATA_LOSS", message: expect.stringContaining("EIO") });
+    await expect(snapshots.exportFiltered({ manifest: oldManifest }, ["keep/**"])).rejects.toMatchObject({ reason: "DATA_LOSS", message: expect.stringContaining("EIO") });
     await expectNothingLeft(held);
   });
 
-  it("a restore, its verified copy failing to read half-way", async () => {
+  it("a restore of an older-format snapshot, its verified copy failing to read half-way", async () => {
     const held = start();
     failing.pattern = /\/download-[0-9a-f]+$/;
     failing.afterBytes = 3584 * 1024;
-    await expect(snapshots.restore("w", manifest)).rejects.toBeInstanceOf(FileToolsError);
+    await expect(snapshots.restore("w", oldManifest)).rejects.toBeInstanceOf(FileToolsError);
+    await expectNothingLeft(held);
+  });
+
+  it.each([
+    ["a restore", () => snapshots.restore("w", incremental)],
+    ["a filtered export", () => snapshots.exportFiltered({ manifest: incremental }, ["keep/**", "skip/big2.bin"])],
+    ["an export", () => snapshots.exportStored(incremental)],
+  ] as const)("%s of a seekable snapshot, the store's ranged reads failing half-way", async (_name, call) => {
+    const held = start();
+    rangedReadsLeft = 1;
+    await expect(call()).rejects.toMatchObject({ reason: "STORE_UNAVAILABLE" });
     await expectNothingLeft(held);
   });
 
@@ -124,14 +152,16 @@ describe("killed mid-way", () => {
     await expectNothingLeft(held);
   });
 
-  it.each(["live", "stored, filtered", "stored"] as const)("an export (%s) whose consumer stops after the first chunk", async (kind) => {
+  it.each(["live", "stored, filtered", "stored", "stored, incremental", "older format, filtered"] as const)("an export (%s) whose consumer stops after the first chunk", async (kind) => {
     const held = start();
     const stream =
       kind === "live"
         ? await snapshots.exportFiltered({ workspace }, [])
         : kind === "stored"
-          ? snapshots.exportStored(manifest)
-          : await snapshots.exportFiltered({ manifest }, ["keep/**", "skip/big1.bin"]);
+          ? await snapshots.exportStored(manifest)
+          : kind === "stored, incremental"
+            ? await snapshots.exportStored(incremental)
+            : await snapshots.exportFiltered({ manifest: kind === "stored, filtered" ? manifest : oldManifest }, ["keep/**", "skip/big1.bin"]);
     const chunks = stream.chunks[Symbol.asyncIterator]();
     expect((await chunks.next()).done).toBe(false);
     await stream.release();

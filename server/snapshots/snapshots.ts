@@ -38,19 +38,59 @@ import {
   type ExtractResult,
   type StagedArchive,
 } from "./extract.js";
-import { parseManifest, SNAPSHOT_ID, tarballKey, type Manifest } from "./manifest.js";
-import { packMember, packWorkspace } from "./pack.js";
+import { contentsKey, exportKey, parseManifest, selfContained, SNAPSHOT_ID, tarballKey, type Manifest } from "./manifest.js";
+import { packMember } from "./pack.js";
+import { encodeContents, parseContents, type Contents } from "./contents.js";
+import { packSeekable } from "./seekable.js";
+import { gzipTar, membersOf, plainTar, type TreeMember } from "./seekable-read.js";
+import { nowNs, RACY_MARGIN_MS, settled, StatCache, type KnownFiles, type StatRecord } from "./stat-cache.js";
+import { planInPlace, type LiveEntry } from "./in-place.js";
 import type { Store } from "./store.js";
 import { headKey, Heads, type Head } from "./heads.js";
 
 export type { Manifest } from "./manifest.js";
 
 export const EXPORT_CHUNK_BYTES = 1 << 20;
+
+/**
+ * When a snapshot is written whole rather than pointing at earlier tarballs
+ * (README "Incremental snapshots"): when its base already reads from
+ * `maxTarballs` tarballs, or when less than `minLiveRatio` of the bytes of
+ * those tarballs is content the base still uses (the rest held only for
+ * older snapshots, or by nothing once they are pruned) and more than
+ * `minDeadBytes` are dead (a small workspace is never re-written for its
+ * ratio: headers and gzip framing alone would pass it).
+ */
+export interface Compaction {
+  maxTarballs: number;
+  minLiveRatio: number;
+  minDeadBytes: number;
+}
+
+export const DEFAULT_COMPACTION: Compaction = { maxTarballs: 16, minLiveRatio: 0.5, minDeadBytes: 16 << 20 };
+
+export interface SnapshotsOptions {
+  logger?: Pick<Logger, "warn">;
+  limits?: ExtractLimits;
+  /** Told how long each snapshot and restore took, and its size. */
+  metrics?: Pick<StoreMetrics, "snapshot">;
+  /** Usage counts, dropped after a restore or an import; their limits checked when the call asks. */
+  quotas?: Quotas;
+  /** This daemon, in the manifests and heads it writes (--node-name). */
+  node?: string;
+  /** Where what each snapshot read is remembered (stat-cache.ts); without it every file is read. */
+  statCacheDir?: string;
+  compaction?: Compaction;
+  /** gzip level of the members written (--snapshot-gzip-level). */
+  gzipLevel?: number;
+}
 const DEFAULT_PRESIGN_SECONDS = 3600;
 /** S3's limit for a SigV4 presigned URL. */
 const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
 /** Reads of a verified tarball during a restore: fewer thread-pool round trips than the 64 KiB default. */
 const RESTORE_READ_BYTES = 1 << 20;
+/** Tables of contents kept in memory (a few MB each for 100,000 files). */
+const RECENT_CONTENTS = 4;
 /** A tarball without a manifest younger than this may be another daemon's snapshot on its way (prune leaves it). */
 const ORPHAN_TARBALL_MS = 60 * 60 * 1000;
 
@@ -104,6 +144,15 @@ export interface SnapshotDiff {
   counts: DiffCounts;
 }
 
+/** How a restore runs. */
+export interface RestoreOptions {
+  signal?: AbortSignal;
+  /** Checked against the limits of the call (its token's, else the daemon's). */
+  quota?: QuotaCheck;
+  /** Runs at the commit point, before the workspace changes (the copy's record marks it as being replaced). */
+  beforeApply?: () => Promise<void>;
+}
+
 /** A restore or import checked against the limits of its call (its token's, else the daemon's). */
 export interface QuotaCheck {
   tokenQuota: QuotaOverride | undefined;
@@ -138,22 +187,34 @@ export class Snapshots {
 
   private readonly heads: Heads;
 
+  private readonly logger?: Pick<Logger, "warn">;
+  readonly limits: ExtractLimits;
+  private readonly metrics?: Pick<StoreMetrics, "snapshot">;
+  private readonly quotas?: Quotas;
+  private readonly node: string;
+  private readonly statCache?: StatCache;
+  private readonly compaction: Compaction;
+  private readonly gzipLevel: number;
+  /** The last tables of contents read, by their sha256: a run's end reads its start's again. */
+  private readonly recentContents = new Map<string, Contents>();
+
   constructor(
     readonly store: Store,
     private readonly keep: number,
     /** Scratch directory on the daemon's disk (downloads to verify, imports received, exports). */
     private readonly tmpDir: string,
     private readonly registry: WorkspaceRegistry,
-    private readonly logger?: Pick<Logger, "warn">,
-    readonly limits: ExtractLimits = DEFAULT_LIMITS,
-    /** Told how long each snapshot and restore took, and its size. */
-    private readonly metrics?: Pick<StoreMetrics, "snapshot">,
-    /** Usage counts, dropped after a restore or an import; their limits checked when the call asks. */
-    private readonly quotas?: Quotas,
-    /** This daemon, in the manifests and heads it writes (--node-name). */
-    private readonly node = "",
+    options: SnapshotsOptions = {},
   ) {
     this.heads = new Heads(store);
+    this.logger = options.logger;
+    this.limits = options.limits ?? DEFAULT_LIMITS;
+    this.metrics = options.metrics;
+    this.quotas = options.quotas;
+    this.node = options.node ?? "";
+    this.statCache = options.statCacheDir ? new StatCache(options.statCacheDir) : undefined;
+    this.compaction = options.compaction ?? DEFAULT_COMPACTION;
+    this.gzipLevel = options.gzipLevel ?? 6;
   }
 
   /** Empties the scratch directory (start-up). */
@@ -190,10 +251,24 @@ export class Snapshots {
     const publishing = meta.publish !== undefined && newest === meta.publish.replaces;
     const id = newSnapshotId();
     const tarball = tarballKey(workspace.id, id);
-    const packed = packWorkspace(workspace, { signal, scratchDir: this.tmpDir, logger: this.logger });
+    const base = await this.baseFor(workspace.id, meta.parent, signal);
+    const packed = packSeekable(workspace, {
+      key: tarball,
+      base,
+      known: base && (await this.statCache?.load(workspace.id)),
+      level: this.gzipLevel,
+      signal,
+      scratchDir: this.tmpDir,
+      logger: this.logger,
+    });
     const measure = { size: 0, hash: createHash("sha256") };
     await this.store.put(tarball, measured(packed.bytes, measure), signal);
-    const manifest: Manifest = {
+    const contents = packed.contents(workspace.id, id);
+    const encoded = await encodeContents(contents);
+    await this.store.put(contentsKey(workspace.id, id), single(encoded), signal);
+    const contentsSha256 = createHash("sha256").update(encoded).digest("hex");
+    this.remember(contentsSha256, contents);
+    let manifest: Manifest = {
       id,
       workspace: workspace.id,
       runId: meta.runId,
@@ -208,22 +283,105 @@ export class Snapshots {
       parent: meta.parent,
       ...(publishing ? { follows: meta.publish!.replaces } : { recovered: recoveredReason }),
       node: this.node,
-      files: packed.fileList(),
+      contents: { key: contentsKey(workspace.id, id), bytes: encoded.length, sha256: contentsSha256 },
+      tarballs: [tarball, ...contents.tarballs.map((t) => t.key).filter((key) => key !== tarball)],
+      treeBytes: packed.treeBytes,
     };
-    if (!publishing) return { published: false, manifest: await this.putManifest(manifest), newest: newest ?? "", leaseLost: false };
+    // What was read, for the next snapshot: kept whatever becomes of this one (the stats and hashes hold either way).
+    await this.statCache?.save(workspace.id, packed.statRecords()).catch(() => undefined);
+    const recovered = async (reason?: string): Promise<Manifest> => {
+      manifest = await this.putManifest(reason === undefined ? manifest : asRecovered(manifest, reason));
+      return this.stillWhole(workspace, manifest, meta, signal);
+    };
+    if (!publishing) return { published: false, manifest: await recovered(), newest: newest ?? "", leaseLost: false };
     try {
       await meta.publish!.beforeCommit?.();
     } catch (error) {
       if (!(error instanceof FileToolsError && error.reason === "RUN_ACTIVE")) throw error;
-      return { published: false, manifest: await this.putManifest(asRecovered(manifest, error.message)), newest: newest ?? "", leaseLost: true };
+      return { published: false, manifest: await recovered(error.message), newest: newest ?? "", leaseLost: true };
     }
     // The commit point: past it the snapshot is written and the head swapped whatever the signal says.
     signal?.throwIfAborted();
     await this.putManifest(manifest);
     const swap = await this.heads.advance(workspace.id, head, { snapshot: id, runId: meta.runId, node: this.node });
-    if (!swap.advanced) return { published: false, manifest: await this.putManifest(asRecovered(manifest, movedOn(swap.moved, meta.publish!.replaces))), newest: swap.moved, leaseLost: false };
+    if (!swap.advanced) return { published: false, manifest: await recovered(movedOn(swap.moved, meta.publish!.replaces)), newest: swap.moved, leaseLost: false };
     await this.prune(workspace.id).catch(() => undefined);
     return { published: true, manifest };
+  }
+
+  /**
+   * The table of contents a new snapshot may point into: its parent's, when
+   * the parent is in the seekable format and the compaction policy allows
+   * (otherwise the snapshot is written whole). A parent that cannot be read
+   * only means writing it whole.
+   */
+  private async baseFor(workspaceId: string, parent: string, signal?: AbortSignal): Promise<Contents | undefined> {
+    if (parent === "") return undefined;
+    const manifest = await this.readManifest(workspaceId, parent, signal).catch(() => undefined);
+    if (!manifest?.contents) return undefined;
+    const contents = await this.readContents(manifest, signal).catch(() => undefined);
+    if (!contents || contents.tarballs.length >= this.compaction.maxTarballs) return undefined;
+    const stored = contents.tarballs.reduce((sum, t) => sum + t.bytes, 0);
+    const live = new Set<string>();
+    let liveBytes = 0;
+    for (let c = 0; c < contents.chunks.offset.length; c++) {
+      const at = `${contents.chunks.tarball[c]}:${contents.chunks.offset[c]}`;
+      if (!live.has(at)) liveBytes += contents.chunks.length[c]!;
+      live.add(at);
+    }
+    const dead = stored - liveBytes;
+    return dead > this.compaction.minDeadBytes && liveBytes < stored * this.compaction.minLiveRatio ? undefined : contents;
+  }
+
+  /**
+   * A recovered snapshot that points at earlier tarballs is not on the main
+   * line, whose pruning only it holds back: should a prune have removed one
+   * of them between reading the base and writing the manifest, it is written
+   * again, whole (work kept is never lost to a prune).
+   */
+  private async stillWhole(workspace: Workspace, manifest: Manifest, meta: SnapshotMeta, signal?: AbortSignal): Promise<Manifest> {
+    if (selfContained(manifest)) return manifest;
+    const present = new Set(await this.store.list(`${workspace.id}/`, signal));
+    if (manifest.tarballs!.every((key) => present.has(key))) return manifest;
+    const written = await this.createNow(workspace, { ...meta, parent: "", publish: undefined, recoveredReason: manifest.recovered }, signal);
+    await this.store.delete(`${workspace.id}/${manifest.id}.json`).catch(() => undefined);
+    return written.manifest;
+  }
+
+  private remember(sha256: string, contents: Contents): void {
+    this.recentContents.delete(sha256);
+    this.recentContents.set(sha256, contents);
+    while (this.recentContents.size > RECENT_CONTENTS) this.recentContents.delete(this.recentContents.keys().next().value!);
+  }
+
+  /** A seekable snapshot's table of contents, checked against its manifest and for what it says (contents.ts); DATA_LOSS otherwise. */
+  async readContents(manifest: Manifest, signal?: AbortSignal): Promise<Contents> {
+    const info = manifest.contents;
+    if (!info) throw new Error(`snapshot ${manifest.id} is in the older format, without a table of contents`);
+    // Cached by the object's sha256: a table of contents rewritten in the store (tampered with) is read again.
+    const cached = this.recentContents.get(info.sha256);
+    if (cached) return cached;
+    const parts: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of await this.store.get(info.key, signal)) {
+        size += chunk.length;
+        if (size > info.bytes) fail("DATA_LOSS", `the table of contents of snapshot ${manifest.id} is larger than its manifest says`);
+        parts.push(Buffer.from(chunk));
+      }
+    } catch (error) {
+      if (error instanceof FileToolsError && error.reason === "NOT_FOUND") fail("DATA_LOSS", `the table of contents of snapshot ${manifest.id} of workspace ${manifest.workspace} is missing from the store`);
+      throw error;
+    }
+    const stored = Buffer.concat(parts);
+    if (stored.length !== info.bytes || createHash("sha256").update(stored).digest("hex") !== info.sha256) {
+      fail("DATA_LOSS", `the table of contents of snapshot ${manifest.id} does not match the size and sha256 of its manifest`);
+    }
+    const contents = await parseContents(manifest.workspace, manifest.id, stored);
+    const listed = new Set(manifest.tarballs ?? []);
+    if (!contents.tarballs.every((t) => listed.has(t.key))) fail("DATA_LOSS", `the table of contents of snapshot ${manifest.id} names a tarball its manifest does not`);
+    this.remember(info.sha256, contents);
+    return contents;
   }
 
   private async putManifest(manifest: Manifest): Promise<Manifest> {
@@ -292,11 +450,16 @@ export class Snapshots {
    */
   async diff(workspaceId: string, fromId: string, to: { snapshotId: string } | { live: Workspace }, signal?: AbortSignal): Promise<SnapshotDiff> {
     const from = await this.find(workspaceId, fromId, signal);
-    const before = fileListOf(from);
+    const before = await this.fileListOf(from, signal);
     const counts = { added: 0, removed: 0, modified: 0, unchanged: 0 };
     if ("live" in to) return { from, counts, entries: diffRecords(recordsOf(before), hashTree(to.live, signal), counts) };
     const target = await this.find(workspaceId, to.snapshotId, signal);
-    return { from, to: target, counts, entries: diffRecords(recordsOf(before), recordsOf(fileListOf(target)), counts) };
+    return { from, to: target, counts, entries: diffRecords(recordsOf(before), recordsOf(await this.fileListOf(target, signal)), counts) };
+  }
+
+  /** A snapshot's file list: in its table of contents, or (older format) its manifest. */
+  private async fileListOf(manifest: Manifest, signal?: AbortSignal): Promise<FileList> {
+    return manifest.contents ? (await this.readContents(manifest, signal)).files : oldFileListOf(manifest);
   }
 
   /** One manifest; "" = the newest. NOT_FOUND when absent, DATA_LOSS when damaged. */
@@ -316,8 +479,15 @@ export class Snapshots {
     return (await this.list(workspaceId, signal, true)).find((m) => m.runId === runId);
   }
 
-  /** A stored tarball, streamed in ≤ 1 MiB chunks; fails (DATA_LOSS) at the end if its bytes do not match the manifest. */
-  exportStored(manifest: Manifest, signal?: AbortSignal): ExportStream {
+  /**
+   * A stored snapshot as one `.tar.gz`, in ≤ 1 MiB chunks: its own tarball
+   * when that holds the whole tree (failing, DATA_LOSS, at the end if its
+   * bytes do not match the manifest); otherwise assembled from the tarballs
+   * its content is in (seekable-read.ts) into a scratch file first, so that
+   * the stream's header can carry its size and sha256.
+   */
+  async exportStored(manifest: Manifest, signal?: AbortSignal): Promise<ExportStream> {
+    if (!selfContained(manifest)) return this.exportAssembled(manifest, [], signal);
     const tarball = (): Promise<AsyncIterable<Uint8Array>> => this.getTarball(manifest, signal);
     async function* chunks(): AsyncGenerator<Buffer> {
       const hash = createHash("sha256");
@@ -339,15 +509,60 @@ export class Snapshots {
     };
   }
 
+  /** A seekable snapshot's tree (only files and links matching `include`, when given) assembled into one `.tar.gz` in a scratch file. */
+  private async exportAssembled(manifest: Manifest, include: readonly string[], signal?: AbortSignal): Promise<ExportStream> {
+    const file = this.scratchPath("export");
+    const measure = { size: 0, hash: createHash("sha256") };
+    try {
+      const members = await this.membersMatching(manifest, include, signal);
+      await writeFileFrom(file, measured(gzipTar(this.store, members, this.gzipLevel, signal), measure));
+      return this.scratchExport(file, measure, members.filter((m) => m.header.type === "file").length);
+    } catch (error) {
+      await fsp.unlink(file).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** A seekable snapshot's members; with globs, only its files and links that match (no directories, as a filtered export of the older format). */
+  private async membersMatching(manifest: Manifest, include: readonly string[], signal?: AbortSignal): Promise<TreeMember[]> {
+    const members = membersOf(await this.readContents(manifest, signal), manifest.id);
+    const globs = include.filter((g) => g !== "");
+    if (globs.length === 0) return members;
+    const matches = globMatcher(globs, "include");
+    return members.filter((m) => m.header.type !== "directory" && matches(m.path.slice(1)));
+  }
+
   /** A presigned GET URL of a stored snapshot's tarball, working for `seconds` (0: an hour); INVALID_ARGUMENT on a store without them. */
-  async presign(manifest: Manifest, requestedSeconds: number): Promise<{ url: string; expiresAt: Date }> {
+  async presign(manifest: Manifest, requestedSeconds: number, signal?: AbortSignal): Promise<{ url: string; expiresAt: Date; size: number; sha256: string }> {
     if (!this.store.presignGet) fail("INVALID_ARGUMENT", "presigned URLs need an s3:// store; this daemon keeps its snapshots in a local directory");
     const seconds = requestedSeconds || DEFAULT_PRESIGN_SECONDS;
     if (!(Number.isInteger(seconds) && seconds >= 1 && seconds <= MAX_PRESIGN_SECONDS)) {
       fail("INVALID_ARGUMENT", `presign_seconds must be between 1 and ${MAX_PRESIGN_SECONDS} (seven days), not ${requestedSeconds}`);
     }
+    const whole = await this.wholeTarball(manifest, signal);
     const expiresAt = new Date(Date.now() + seconds * 1000);
-    return { url: await this.store.presignGet(manifest.tarball, seconds), expiresAt };
+    return { url: await this.store.presignGet(whole.key, seconds), expiresAt, size: whole.size, sha256: whole.sha256 };
+  }
+
+  /**
+   * A tarball of the snapshot's whole tree in the store, with its size and
+   * sha256: its own, or one assembled once from the tarballs it points at,
+   * written beside it with a note of its size and sha256 (both pruned with
+   * it, reused by the next presign; the note last, so a tarball without one
+   * is assembled again).
+   */
+  private async wholeTarball(manifest: Manifest, signal?: AbortSignal): Promise<{ key: string; size: number; sha256: string }> {
+    if (selfContained(manifest)) return { key: manifest.tarball, size: manifest.sizeBytes, sha256: manifest.sha256 };
+    const key = exportKey(manifest.workspace, manifest.id);
+    const noteKey = `${key}.sha256`;
+    const note = await this.store.getRange(noteKey, 0, 200, signal).catch(() => undefined);
+    const [sha256, size] = note?.toString("utf8").split(" ") ?? [];
+    if (sha256 && /^[0-9a-f]{64}$/.test(sha256) && /^\d+$/.test(size ?? "")) return { key, size: Number(size), sha256 };
+    const measure = { size: 0, hash: createHash("sha256") };
+    await this.store.put(key, measured(gzipTar(this.store, await this.membersMatching(manifest, [], signal), this.gzipLevel, signal), measure), signal);
+    const whole = { key, size: measure.size, sha256: measure.hash.digest("hex") };
+    await this.store.put(noteKey, single(Buffer.from(`${whole.sha256} ${whole.size}`)), signal);
+    return whole;
   }
 
   /**
@@ -361,9 +576,12 @@ export class Snapshots {
     try {
       let fileCount: number;
       if ("workspace" in source) {
-        const packed = packWorkspace(source.workspace, { include, signal, scratchDir: this.tmpDir, logger: this.logger });
+        const packed = packSeekable(source.workspace, { key: "", include, level: this.gzipLevel, signal, scratchDir: this.tmpDir, logger: this.logger });
         await writeFileFrom(file, measured(packed.bytes, measure));
         fileCount = packed.fileCount;
+      } else if (source.manifest.contents) {
+        await fsp.unlink(file).catch(() => undefined);
+        return await this.exportAssembled(source.manifest, include, signal);
       } else {
         const verified = await this.download(source.manifest, signal);
         try {
@@ -380,22 +598,100 @@ export class Snapshots {
   }
 
   /** Replaces the workspace's contents with the snapshot: verified and extracted first, then swapped in (see the class comment). */
-  async restore(workspaceId: string, manifest: Manifest, signal?: AbortSignal, quota?: QuotaCheck): Promise<void> {
+  async restore(workspaceId: string, manifest: Manifest, options: RestoreOptions = {}): Promise<void> {
+    const { signal, quota } = options;
     const started = performance.now();
     // The snapshot's totals replace the tree's: refused only when they are more and past the limit.
     const hold = await this.quotaHold(workspaceId, quota, (staged, now) => addUsage(staged, negateUsage(now)));
     let verified: string | undefined;
     try {
-      verified = await this.download(manifest, signal);
-      await this.stageAndApply(workspaceId, verified, "DATA_LOSS", signal, hold.staged, async (staging) => {
-        signal?.throwIfAborted(); // the commit point
-        await this.registry.replaceWithStaging(workspaceId, staging);
-      });
+      const members = manifest.contents ? await this.membersMatching(manifest, [], signal) : undefined;
+      const known = members && (await this.statCache?.load(workspaceId));
+      let appliedNs = 0n;
+      if (members && known && known.size > 0 && !members.some((m) => m.header.type === "symlink")) {
+        appliedNs = await this.restoreInPlace(workspaceId, members, known, hold.staged, options);
+      } else {
+        // Seekable: the tree straight from the tarballs its content is in, each chunk checked as it is read; older: downloaded and checked whole first.
+        const source = members ? plainTar(this.store, members, signal) : scratchTar((verified = await this.download(manifest, signal)));
+        await this.stageAndApply(workspaceId, source, "DATA_LOSS", signal, hold.staged, async (staging) => {
+          signal?.throwIfAborted(); // the commit point
+          await options.beforeApply?.();
+          // The files extracted last settle first, so that the stat cache can vouch for them all (rememberRestored).
+          if (members) await new Promise((resolve) => setTimeout(resolve, RACY_MARGIN_MS));
+          appliedNs = nowNs();
+          await this.registry.replaceWithStaging(workspaceId, staging);
+        });
+      }
+      if (members) await this.rememberRestored(workspaceId, members, appliedNs).catch(() => undefined);
       this.metrics?.snapshot("restore", (performance.now() - started) / 1000, manifest.sizeBytes);
     } finally {
       hold.release();
       if (verified) await fsp.unlink(verified).catch(() => undefined);
     }
+  }
+
+  /**
+   * A restore into a copy that the last snapshot read (in-place.ts): only the
+   * files that differ are fetched (staged first, checked like any restore),
+   * then, with the workspace locked, what the snapshot does not hold is
+   * removed and the staged entries merged in. Calls may have changed the tree
+   * while the fetch ran: it is planned again under the lock, and what else
+   * differs fetched then. Not atomic like a swap; options.beforeApply marks
+   * the copy as being replaced first, so that a crash part-way leaves a copy
+   * whose content belongs to nobody (the next run restores it), not work to
+   * keep. Trees with symbolic links are restored whole (their checks need the
+   * whole tree).
+   */
+  private async restoreInPlace(workspaceId: string, members: TreeMember[], known: KnownFiles, staged: ((usage: Usage) => void) | undefined, options: RestoreOptions): Promise<bigint> {
+    const { signal } = options;
+    const usage = { bytes: members.reduce((sum, m) => sum + m.header.size, 0), entries: members.length };
+    staged?.(usage);
+    const planned = planInPlace(members, await liveEntries(await this.registry.get(workspaceId), signal), known);
+    const staging = await this.registry.createStaging(workspaceId);
+    let applied = 0n;
+    try {
+      const fetch = async (fetched: TreeMember[]): Promise<void> => void (await extractArchive(plainTar(this.store, fetched, signal), staging, { limits: this.limits, damaged: "DATA_LOSS" }));
+      await fetch(planned.fetch);
+      signal?.throwIfAborted();
+      await this.locks.with([workspaceId], async () => {
+        const workspace = await this.registry.get(workspaceId);
+        const plan = planInPlace(members, await liveEntries(workspace, signal), known);
+        const staged = new Set(planned.fetch.map((m) => m.path));
+        const more = plan.fetch.filter((m) => !staged.has(m.path));
+        if (more.length > 0) await fetch(more);
+        signal?.throwIfAborted(); // the commit point
+        await options.beforeApply?.();
+        applied = nowNs();
+        try {
+          for (const parts of plan.remove) await workspace.remove(parts, { recursive: true });
+          await workspace.mergeStaging(staging, [], async () => undefined);
+        } finally {
+          this.quotas?.recount(workspace);
+        }
+      }, signal);
+    } finally {
+      await staging.discard(); // nothing once merged
+    }
+    return applied;
+  }
+
+  /**
+   * After a restore, what the stat cache may say of the restored tree: the
+   * files whose stat settled before `appliedNs` (the moment it began to
+   * change the live tree) hold the content the snapshot gives them — a call
+   * that changed one since moved its ctime past that moment (stat-cache.ts).
+   * So the next snapshot reads only what its run changed, even on a runtime
+   * whose copy came whole from the store.
+   */
+  private async rememberRestored(workspaceId: string, members: readonly TreeMember[], appliedNs: bigint): Promise<void> {
+    if (!this.statCache) return;
+    const sha256 = new Map(members.filter((m) => m.header.type === "file").map((m) => [m.path, m.sha256]));
+    const records: StatRecord[] = [];
+    for (const entry of await liveEntries(await this.registry.get(workspaceId))) {
+      const content = entry.type === "file" ? sha256.get(entry.path) : undefined;
+      if (content !== undefined && settled(entry, appliedNs)) records.push({ path: entry.path, version: entry.version, sha256: content });
+    }
+    await this.statCache.save(workspaceId, records);
   }
 
   /** Unpacks an untrusted tarball into directory `parts` of the workspace; a refusal changes nothing (see the class comment). */
@@ -412,7 +708,7 @@ export class Snapshots {
       } finally {
         await handle.close();
       }
-      return await this.stageAndApply(workspaceId, spool, "UNSAFE_ARCHIVE", signal, hold.staged, async (staging, staged) => {
+      return await this.stageAndApply(workspaceId, scratchTar(spool), "UNSAFE_ARCHIVE", signal, hold.staged, async (staging, staged) => {
         const workspace = await this.registry.get(workspaceId);
         signal?.throwIfAborted(); // the commit point (the link check below may still refuse, before anything moves)
         await workspace.mergeStaging(staging, parts, async (into, entryAt) => {
@@ -445,7 +741,7 @@ export class Snapshots {
    */
   private async stageAndApply(
     workspaceId: string,
-    file: string,
+    source: AsyncIterable<Uint8Array>,
     damaged: DamagedReason,
     signal: AbortSignal | undefined,
     staged: ((usage: Usage) => void) | undefined,
@@ -453,7 +749,7 @@ export class Snapshots {
   ): Promise<ExtractResult> {
     const staging = await this.registry.createStaging(workspaceId);
     try {
-      const extracted = await extractArchive(createReadStream(file, { highWaterMark: RESTORE_READ_BYTES }), staging, { limits: this.limits, damaged, staged });
+      const extracted = await extractArchive(source, staging, { limits: this.limits, damaged, staged });
       signal?.throwIfAborted();
       await this.locks.with([workspaceId], async () => {
         try {
@@ -483,34 +779,54 @@ export class Snapshots {
   /**
    * Keeps the newest `keep` snapshots of the main line, counted along the
    * chain from the head (never by id: ids carry their writer's clock), so the
-   * head is never pruned; only the main line is read. Recovered snapshots
-   * are never pruned (they are work nobody published); a tarball without a
-   * manifest is dropped once older than ORPHAN_TARBALL_MS (younger, it may be
-   * another daemon's snapshot on its way).
+   * head is never pruned; only the main line is walked. Recovered snapshots
+   * are never pruned (they are work nobody published). A snapshot goes
+   * manifest first (from then on it does not exist), then its table of
+   * contents and assembled export; a tarball goes once a snapshot pruned now
+   * read from it (its own, or an older one it pointed at) and no manifest
+   * left (recovered ones included) lists it — or, never named by a manifest,
+   * once older than ORPHAN_TARBALL_MS (younger, it may be another daemon's
+   * snapshot on its way). Killed at any point, it
+   * leaves every kept snapshot whole, and at most objects nothing lists,
+   * which the next prune removes. A manifest that cannot be read holds every
+   * tarball back (what it lists is unknown).
    */
   private async prune(workspaceId: string): Promise<void> {
     const keys = await this.store.list(`${workspaceId}/`);
     const ids = keys.filter((k) => k.endsWith(".json")).map((k) => idOf(k));
     const head = ids.length > this.keep ? await this.heads.read(workspaceId) : undefined;
+    const pruned = new Set<string>();
+    /** Tarballs the pruned snapshots read from: each goes unless a kept snapshot still does. */
+    const released = new Set<string>();
     if (head) {
-      const chain: string[] = [];
+      const chain: Manifest[] = [];
       // A link that cannot be read ends the walk: nothing past it is pruned.
-      for (let id = head.snapshot; id !== "" && !chain.includes(id); ) {
+      for (let id = head.snapshot; id !== "" && !chain.some((m) => m.id === id); ) {
         const manifest = await this.readManifest(workspaceId, id).catch(() => undefined);
         if (!manifest || manifest.recovered !== undefined) break;
-        chain.push(id);
+        chain.push(manifest);
         id = followed(manifest);
       }
-      for (const id of chain.slice(this.keep)) {
-        await this.store.delete(`${workspaceId}/${id}.json`);
-        await this.store.delete(tarballKey(workspaceId, id));
+      for (const manifest of chain.slice(this.keep)) {
+        await this.store.delete(`${workspaceId}/${manifest.id}.json`);
+        pruned.add(manifest.id);
+        for (const key of manifest.tarballs ?? [manifest.tarball]) released.add(key);
       }
     }
-    const withManifest = new Set(ids);
+    const kept = ids.filter((id) => !pruned.has(id));
+    const listed = new Set<string>();
+    for (const id of kept) {
+      const manifest: Manifest | Error = await this.readManifest(workspaceId, id).catch((error: Error) => error);
+      if (!(manifest instanceof Error)) {
+        for (const key of manifest.tarballs ?? [manifest.tarball]) listed.add(key);
+      } else if (!(manifest instanceof FileToolsError && manifest.reason === "NOT_FOUND")) return;
+    }
+    const withManifest = new Set(kept);
     const cutoff = Date.now() - ORPHAN_TARBALL_MS;
     for (const key of keys) {
       const id = idOf(key);
-      if (key.endsWith(".tar.gz") && !withManifest.has(id) && idTime(id) < cutoff) await this.store.delete(key);
+      if (withManifest.has(id) || key.endsWith(".json") || listed.has(key)) continue;
+      if (pruned.has(id) || released.has(key) || idTime(id) < cutoff) await this.store.delete(key);
     }
   }
 
@@ -616,6 +932,16 @@ export class Snapshots {
   }
 }
 
+/** Every entry of the workspace as the walk finds it (stat only), for an in-place restore. */
+async function liveEntries(workspace: Workspace, signal?: AbortSignal): Promise<LiveEntry[]> {
+  const entries: LiveEntry[] = [];
+  for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false })) {
+    signal?.throwIfAborted();
+    entries.push({ parts: entry.parts, path: entry.path, type: entry.type, version: entry.version, mode: entry.mode, ctimeNs: entry.ctimeNs, mtimeNs: entry.mtimeNs });
+  }
+  return entries;
+}
+
 /** Every symbolic link in the workspace and its target (for the import's link check; only walked when the archive has links). */
 async function* linksIn(workspace: Workspace): AsyncGenerator<{ at: string[]; target: string }> {
   for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false })) {
@@ -626,7 +952,7 @@ async function* linksIn(workspace: Workspace): AsyncGenerator<{ at: string[]; ta
   }
 }
 
-function fileListOf(manifest: Manifest): FileList {
+function oldFileListOf(manifest: Manifest): FileList {
   if (manifest.files) return manifest.files;
   fail(
     "SNAPSHOT_WITHOUT_FILE_LIST",
@@ -685,8 +1011,10 @@ function asRecovered(manifest: Manifest, reason: string): Manifest {
   return { ...rest, recovered: reason };
 }
 
+/** The snapshot id of a key under a workspace (`<id>.json`, `<id>.tar.gz`, `<id>.contents.json.gz`, `<id>.export.tar.gz`). */
 function idOf(key: string): string {
-  return key.slice(key.lastIndexOf("/") + 1).replace(/\.(json|tar\.gz)$/, "");
+  const name = key.slice(key.lastIndexOf("/") + 1);
+  return name.slice(0, name.indexOf(".") === -1 ? name.length : name.indexOf("."));
 }
 
 async function* measured(source: AsyncIterable<Uint8Array>, measure: { size: number; hash: ReturnType<typeof createHash> }): AsyncGenerator<Uint8Array> {
@@ -707,6 +1035,11 @@ async function* rechunk(source: AsyncIterable<Uint8Array>): AsyncGenerator<Buffe
     const buffer = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     for (let offset = 0; offset < buffer.length; offset += EXPORT_CHUNK_BYTES) yield buffer.subarray(offset, offset + EXPORT_CHUNK_BYTES);
   }
+}
+
+/** An archive kept in a scratch file, read back. */
+function scratchTar(file: string): AsyncIterable<Uint8Array> {
+  return createReadStream(file, { highWaterMark: RESTORE_READ_BYTES });
 }
 
 async function writeFileFrom(file: string, source: AsyncIterable<Uint8Array>): Promise<void> {

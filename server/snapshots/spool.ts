@@ -29,15 +29,18 @@ export class Spool {
     this.length += chunk.length;
   }
 
-  /** What it holds, in fresh buffers of at most 1 MiB. */
-  async *chunks(): AsyncGenerator<Buffer> {
+  /** What it holds, in fresh buffers of `size` bytes (the last one shorter). */
+  async *chunks(size = CHUNK_BYTES): AsyncGenerator<Buffer> {
     const handle = await this.open();
     for (let position = 0; position < this.length; ) {
-      const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, this.length - position));
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
-      if (bytesRead === 0) throw new Error("the pack's spool file is shorter than what was written to it");
-      position += bytesRead;
-      yield buffer.subarray(0, bytesRead);
+      const buffer = Buffer.allocUnsafe(Math.min(size, this.length - position));
+      for (let filled = 0; filled < buffer.length; ) {
+        const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, position + filled);
+        if (bytesRead === 0) throw new Error("the pack's spool file is shorter than what was written to it");
+        filled += bytesRead;
+      }
+      position += buffer.length;
+      yield buffer;
     }
   }
 

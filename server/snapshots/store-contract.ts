@@ -99,6 +99,20 @@ export function storeContract(name: string, harness: StoreContractHarness): void
       expect((await readAll(await store.get(`${dir}/m.json`))).toString()).toBe('{"v":2}');
     });
 
+    it("reads byte ranges: inside, at the end, past the end, and of an absent key", async () => {
+      const store = await harness.open();
+      const key = `${ns()}/ranged.tar.gz`;
+      const data = randomBytes(3 * MiB + 17);
+      await store.put(key, chunked(data));
+      expect((await store.getRange(key, 0, 10)).equals(data.subarray(0, 10))).toBe(true);
+      expect((await store.getRange(key, 2 * MiB + 5, MiB)).equals(data.subarray(2 * MiB + 5, 3 * MiB + 5))).toBe(true);
+      expect((await store.getRange(key, data.length - 7, 100)).equals(data.subarray(data.length - 7))).toBe(true);
+      expect((await store.getRange(key, data.length + 10, 5)).length).toBe(0);
+      expect((await store.getRange(key, 5, 0)).length).toBe(0);
+      await expect(store.getRange(`${ns()}/absent`, 0, 5)).rejects.toMatchObject({ reason: "NOT_FOUND" });
+      await store.delete(key);
+    });
+
     it("lists keys by prefix, sorted, relative to the store", async () => {
       const store = await harness.open();
       const dir = ns();

@@ -23,6 +23,12 @@ export interface SnapshotStore {
   put(key: string, body: AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<void>;
   /** The bytes of `key`, streamed. NOT_FOUND when absent. */
   get(key: string, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>>;
+  /**
+   * Bytes `offset` to `offset + length` of `key`, whole (a ranged GET on S3,
+   * a positional read locally). NOT_FOUND when absent; fewer bytes when the
+   * object is shorter (the caller decides what that means).
+   */
+  getRange(key: string, offset: number, length: number, signal?: AbortSignal): Promise<Buffer>;
   /** Keys starting with `prefix`, sorted. */
   list(prefix: string, signal?: AbortSignal): Promise<string[]>;
   /** Removes `key`; absent is not an error. */

@@ -10,7 +10,7 @@ import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Workspace } from "../workspace/workspace.js";
 import { tarBytesFor } from "./file-list.js";
-import { packWorkspace } from "./pack.js";
+import { packSeekable } from "./seekable.js";
 
 let base = "";
 let workspace: Workspace;
@@ -41,7 +41,7 @@ afterAll(() => {
 
 describe("tarBytesFor", () => {
   it("bounds the plain tar the packer writes for the tree its file list describes", async () => {
-    const packed = packWorkspace(workspace, { scratchDir: tmpdir() });
+    const packed = packSeekable(workspace, { key: "w/t.tar.gz", level: 6, scratchDir: tmpdir() });
     const chunks: Buffer[] = [];
     for await (const chunk of packed.bytes) chunks.push(Buffer.from(chunk));
     const plain = gunzipSync(Buffer.concat(chunks)).length;

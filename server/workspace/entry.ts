@@ -17,6 +17,8 @@ export interface Entry {
   /** Permission bits (st_mode & 0o7777). */
   mode: number;
   mtimeNs: bigint;
+  /** Status change time: moves on every write, rename, chmod or new link (the stat cache's racy check). */
+  ctimeNs: bigint;
   version: string;
 }
 
@@ -29,6 +31,7 @@ export function entryFromStats(path: string, stats: BigIntStats): Entry {
     size: stats.size,
     mode: Number(stats.mode & 0o7777n),
     mtimeNs: stats.mtimeNs,
+    ctimeNs: stats.ctimeNs,
     version: versionOf(stats),
   };
 }

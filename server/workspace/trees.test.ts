@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileToolsError } from "../errors.js";
-import { packWorkspace } from "../snapshots/pack.js";
+import { packSeekable } from "../snapshots/seekable.js";
 import { MAX_DEPTH } from "./limits.js";
 import { displayPath, parseFilePath, parsePath } from "./paths.js";
 import { bytesOfName, escapeName, nameFromBytes, unescapeName } from "./names.js";
@@ -72,7 +72,7 @@ describe("names that are not UTF-8", () => {
     expect((await file.readAt(0, 100)).toString()).toBe("needle too\n");
     file.close();
     const tarball: Buffer[] = [];
-    for await (const chunk of packWorkspace(workspace, { scratchDir: tmpdir() }).bytes) tarball.push(Buffer.from(chunk));
+    for await (const chunk of packSeekable(workspace, { key: "w/t.tar.gz", level: 6, scratchDir: tmpdir() }).bytes) tarball.push(Buffer.from(chunk));
     const tarFile = path.join(base, "t.tar.gz");
     writeFileSync(tarFile, Buffer.concat(tarball));
     const out = path.join(base, "out");
@@ -104,7 +104,7 @@ describe("deep trees", () => {
     expect(files).toHaveLength(1);
     expect(files[0]!.endsWith("/x/bottom.txt")).toBe(true);
     const packing = (async () => {
-      for await (const chunk of packWorkspace(workspace, { scratchDir: tmpdir() }).bytes) void chunk;
+      for await (const chunk of packSeekable(workspace, { key: "w/t.tar.gz", level: 6, scratchDir: tmpdir() }).bytes) void chunk;
     })();
     expect(await reasonOf(packing)).toBe("QUOTA_EXCEEDED");
     expect(openDescriptors()).toBe(before);
@@ -133,7 +133,7 @@ describe("deep trees", () => {
     expect(searched[0]).toBe("/" + Array(199).fill("x").join("/") + "/y.txt");
     expect(searched.at(-1)).toBe("/y.txt");
     const tarball: Buffer[] = [];
-    const packed = packWorkspace(workspace, { scratchDir: tmpdir() });
+    const packed = packSeekable(workspace, { key: "w/t.tar.gz", level: 6, scratchDir: tmpdir() });
     for await (const chunk of packed.bytes) tarball.push(Buffer.from(chunk));
     expect(packed.fileCount).toBe(200);
     const out = path.join(base, "out");

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeTar, type Member } from "../support/tar.js";
+import { storedContents } from "../support/old-format.js";
 import { expectError, setup, startDaemon, collect } from "./daemon.js";
 
 let d: Awaited<ReturnType<typeof setup>>;
@@ -157,19 +158,27 @@ describe("RestoreSnapshot refuses what it cannot trust and leaves the workspace 
     rmSync(store, { recursive: true, force: true });
   });
 
-  it("a tarball whose bytes do not match the manifest's sha256", async () => {
-    const { run } = await r.client.workspaces.startRun({ workspace: "t1" });
-    await r.client.files.write({ workspace: "t1", path: "a.txt", body: { case: "content", value: "one\n" } });
-    const { snapshot } = await r.client.workspaces.finishRun({ workspace: "t1", runId: run!.id });
-    await r.client.files.write({ workspace: "t1", path: "a.txt", body: { case: "content", value: "two\n" } });
-    const tarball = path.join(store, "t1", `${snapshot!.id}.tar.gz`);
+  it.each([
+    ["a file's content (restore)", "content", "restore"],
+    ["a header the table of contents makes anew (export)", "header", "export"],
+  ] as const)("a tarball whose bytes do not match: %s", async (_name, where, call) => {
+    const workspace = `t1-${where}`;
+    const { run } = await r.client.workspaces.startRun({ workspace });
+    await r.client.files.write({ workspace, path: "a.txt", body: { case: "content", value: "one\n" } });
+    const { snapshot } = await r.client.workspaces.finishRun({ workspace, runId: run!.id });
+    await r.client.files.write({ workspace, path: "a.txt", body: { case: "content", value: "two\n" } });
+    const tarball = path.join(store, workspace, `${snapshot!.id}.tar.gz`);
     const bytes = readFileSync(tarball);
-    bytes[bytes.length - 5] = bytes[bytes.length - 5]! ^ 0xff;
+    const chunks = storedContents(store, workspace, snapshot!.id).chunks;
+    // Inside a.txt's gzip member (its CRC), or inside the member of headers before it.
+    const at = where === "content" ? chunks.offset[0]! + chunks.length[0]! - 6 : 12;
+    bytes[at] = bytes[at]! ^ 0xff;
     writeFileSync(tarball, bytes);
-    const before = snapshotTree(r.hostDir("t1"));
-    await expectError(r.client.workspaces.restoreSnapshot({ workspace: "t1", snapshotId: snapshot!.id }), "DATA_LOSS", "DATA_LOSS");
-    expect(snapshotTree(r.hostDir("t1"))).toEqual(before);
-    expect(readFileSync(path.join(r.hostDir("t1"), "a.txt"), "utf8")).toBe("two\n");
+    const before = snapshotTree(r.hostDir(workspace));
+    const refused = call === "restore" ? r.client.workspaces.restoreSnapshot({ workspace, snapshotId: snapshot!.id }) : collect(r.client.workspaces.exportSnapshot({ workspace, snapshotId: snapshot!.id }));
+    await expectError(refused, "DATA_LOSS", "DATA_LOSS");
+    expect(snapshotTree(r.hostDir(workspace))).toEqual(before);
+    expect(readFileSync(path.join(r.hostDir(workspace), "a.txt"), "utf8")).toBe("two\n");
   });
 
   it("a hostile tarball with a matching manifest (a tampered store)", async () => {

@@ -76,15 +76,15 @@ describe("DiffSnapshots", () => {
     await expectError(both, "INVALID_ARGUMENT");
   });
 
-  it("a damaged manifest is DATA_LOSS; one without a file list (an older daemon's) still lists, and a diff against it says to use a newer snapshot", async () => {
+  it("a damaged manifest is DATA_LOSS; one without a file list or table of contents (an older daemon's) still lists, and a diff against it says to use a newer snapshot", async () => {
     const dir = path.join(d.dataDir, "snapshots", "hist");
     const ws = d.client.workspace("hist");
     const run = await ws.startRun();
     const old = (await ws.finishRun(run.id)).snapshot!.id;
     const manifestFile = path.join(dir, `${old}.json`);
     const manifest = JSON.parse(readFileSync(manifestFile, "utf8"));
-    expect(manifest.files.paths.length).toBeGreaterThan(0);
-    delete manifest.files;
+    expect(manifest.contents.bytes).toBeGreaterThan(0);
+    delete manifest.contents;
     writeFileSync(manifestFile, JSON.stringify(manifest, null, 1));
     expect((await ws.listSnapshots()).map((s) => s.id)).toContain(old);
     const error = await expectError(ws.diffSnapshots(old), "FAILED_PRECONDITION", "SNAPSHOT_WITHOUT_FILE_LIST");

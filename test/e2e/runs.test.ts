@@ -135,7 +135,34 @@ describe("snapshots", () => {
       }
       const { snapshots } = await d.client.workspaces.listSnapshots({ workspace: "k" });
       expect(snapshots.map((s) => s.id)).toEqual([ids[3], ids[2]]);
-      expect(readdirSync(path.join(store, "k")).sort()).toEqual([`${ids[2]}.json`, `${ids[2]}.tar.gz`, `${ids[3]}.json`, `${ids[3]}.tar.gz`].sort());
+      const kept = [ids[2], ids[3]].flatMap((id) => [`${id}.json`, `${id}.tar.gz`, `${id}.contents.json.gz`]);
+      expect(readdirSync(path.join(store, "k")).sort()).toEqual(kept.sort());
+    } finally {
+      await d.stop();
+    }
+  }, 60_000);
+
+  it("--keep-snapshots keeps an older snapshot's tarball while a kept one still reads from it, and deletes it once none does", async () => {
+    const store = freshStore();
+    const d = await startDaemon({ args: ["--store", `file://${store}`, "--keep-snapshots", "2"] });
+    try {
+      const ids: string[] = [];
+      const run = async (files: Record<string, string>): Promise<void> => {
+        const { run } = await d.client.workspaces.startRun({ workspace: "k" });
+        for (const [file, value] of Object.entries(files)) await d.client.files.write({ workspace: "k", path: file, body: { case: "content", value } });
+        ids.push((await d.client.workspaces.finishRun({ workspace: "k", runId: run!.id })).snapshot!.id);
+      };
+      await run({ "kept.txt": "written once\n", "n.txt": "0\n" });
+      for (let i = 1; i < 4; i++) await run({ "n.txt": `${i}\n` });
+      // ids[0] is pruned, but its tarball holds kept.txt, which ids[2] and ids[3] still read.
+      expect(readdirSync(path.join(store, "k")).filter((n) => n.startsWith(ids[0]!))).toEqual([`${ids[0]}.tar.gz`]);
+      const restored = await d.client.workspaces.restoreSnapshot({ workspace: "k", snapshotId: ids[2]! });
+      expect(restored).toBeDefined();
+      expect(readFileSync(path.join(d.hostDir("k"), "kept.txt"), "utf8")).toBe("written once\n");
+      // kept.txt changes: once the snapshots that read it from ids[0]'s tarball are pruned, nothing holds that tarball.
+      await run({ "kept.txt": "changed\n" });
+      await run({ "n.txt": "5\n" });
+      expect(readdirSync(path.join(store, "k")).filter((n) => n.startsWith(ids[0]!))).toEqual([]);
     } finally {
       await d.stop();
     }

@@ -13,6 +13,7 @@ import { gzipSync } from "node:zlib";
 import { tree } from "../support/trees.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rawHeader } from "../support/tar.js";
+import { asOldFormat, plantContents, storedContents } from "../support/old-format.js";
 import { collect, expectError, forbidHostPath, startDaemon, type Daemon } from "./daemon.js";
 
 const GiB = 1024 ** 3;
@@ -56,8 +57,9 @@ async function workspaceWithSnapshot(workspace: string): Promise<string> {
   return snapshot!.id;
 }
 
-/** Plants `tarball` as the snapshot's, with a manifest that matches its size and sha256 (its file list kept, or dropped). */
+/** Plants `tarball` as the snapshot's, in the older format (one whole tarball), with a manifest that matches its size and sha256 (its file list kept, or dropped). */
 function plant(workspace: string, id: string, tarball: Buffer, keepFileList = true): void {
+  asOldFormat(store, workspace, id);
   writeFileSync(path.join(store, workspace, `${id}.tar.gz`), tarball);
   const manifestPath = path.join(store, workspace, `${id}.json`);
   const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
@@ -66,11 +68,11 @@ function plant(workspace: string, id: string, tarball: Buffer, keepFileList = tr
   writeFileSync(manifestPath, JSON.stringify(manifest));
 }
 
-/** `call` is refused with UNSAFE_ARCHIVE within the bound, the workspace as it was, no scratch file left; the time it took. */
-async function refusedQuickly(workspace: string, call: () => Promise<unknown>, on: Daemon = d): Promise<number> {
+/** `call` is refused (UNSAFE_ARCHIVE, or DATA_LOSS for a seekable snapshot's chunk) within the bound, the workspace as it was, no scratch file left; the time it took. */
+async function refusedQuickly(workspace: string, call: () => Promise<unknown>, on: Daemon = d, [code, reason] = ["FAILED_PRECONDITION", "UNSAFE_ARCHIVE"]): Promise<number> {
   const before = tree(on.hostDir(workspace));
   const started = performance.now();
-  const error = await expectError(call, "FAILED_PRECONDITION", "UNSAFE_ARCHIVE");
+  const error = await expectError(call, code!, reason);
   const ms = performance.now() - started;
   expect(error.message).toMatch(/compression bomb/);
   expect(ms).toBeLessThan(BOUND_MS);
@@ -111,6 +113,22 @@ describe("a bomb planted in the store is refused on every path that inflates it"
     } finally {
       await fresh.stop();
     }
+  }, 120_000);
+
+  it("seekable: a chunk whose gzip member inflates past the size its table of contents gives, on every path that reads it", async () => {
+    const workspace = "seekable";
+    const id = await workspaceWithSnapshot(workspace);
+    const bomb = zeros20();
+    writeFileSync(path.join(store, workspace, `${id}.tar.gz`), bomb);
+    const contents = storedContents(store, workspace, id);
+    contents.tarballs[0]!.bytes = bomb.length;
+    contents.chunks.offset[0] = 0;
+    contents.chunks.length[0] = bomb.length;
+    plantContents(store, workspace, id, contents);
+    const dataLoss: [string, string] = ["DATA_LOSS", "DATA_LOSS"];
+    figures["seekable, 20 GiB of zeros in a chunk: RestoreSnapshot"] = await refusedQuickly(workspace, () => d.client.workspaces.restoreSnapshot({ workspace, snapshotId: id }), d, dataLoss);
+    figures["seekable, 20 GiB of zeros in a chunk: ExportSnapshot include"] = await refusedQuickly(workspace, () => collect(d.client.workspaces.exportSnapshot({ workspace, snapshotId: id, include: ["**"] })), d, dataLoss);
+    figures["seekable, 20 GiB of zeros in a chunk: StartRun restore=id"] = await refusedQuickly(workspace, () => d.client.workspaces.startRun({ workspace, restore: id }), d, dataLoss);
   }, 120_000);
 
   it("a manifest without a file list (an older daemon's) gets the import's ratio cap", async () => {

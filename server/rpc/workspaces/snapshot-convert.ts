@@ -50,6 +50,8 @@ export function snapshotMessage(manifest: Listed): MessageInitShape<typeof Snaps
     parent: manifest.parent,
     recovered: recoveredReason !== "",
     recoveredReason,
+    treeBytes: BigInt(manifest.treeBytes ?? 0),
+    tarballs: manifest.tarballs?.length ?? 1,
   };
 }
 

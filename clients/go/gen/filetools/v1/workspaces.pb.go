@@ -1256,9 +1256,13 @@ type Snapshot struct {
 	RunId string `protobuf:"bytes,3,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// When it was written.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	// Size of the tarball in bytes.
+	// Bytes of the tarball this snapshot stored. A self-contained snapshot's
+	// tarball holds the whole tree (what ExportSnapshot sends, byte for byte);
+	// an incremental one's holds only the content its parent's tarballs did
+	// not (ExportSnapshot assembles the whole tree, its header giving that
+	// tarball's size and SHA-256). See `tarballs`.
 	SizeBytes int64 `protobuf:"varint,5,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
-	// SHA-256 (hex) of the tarball.
+	// SHA-256 (hex) of the tarball this snapshot stored.
 	Sha256 string `protobuf:"bytes,6,opt,name=sha256,proto3" json:"sha256,omitempty"`
 	// Regular files in the tarball.
 	FileCount int64 `protobuf:"varint,7,opt,name=file_count,json=fileCount,proto3" json:"file_count,omitempty"`
@@ -1279,8 +1283,14 @@ type Snapshot struct {
 	Recovered bool `protobuf:"varint,11,opt,name=recovered,proto3" json:"recovered,omitempty"`
 	// Why it was recovered, in words (empty for published snapshots).
 	RecoveredReason string `protobuf:"bytes,12,opt,name=recovered_reason,json=recoveredReason,proto3" json:"recovered_reason,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Bytes of file content in the whole tree (0 for a snapshot written before
+	// incremental snapshots).
+	TreeBytes int64 `protobuf:"varint,13,opt,name=tree_bytes,json=treeBytes,proto3" json:"tree_bytes,omitempty"`
+	// Tarballs its content is in, its own included: 1 = self-contained (every
+	// snapshot written before incremental snapshots).
+	Tarballs      int32 `protobuf:"varint,14,opt,name=tarballs,proto3" json:"tarballs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Snapshot) Reset() {
@@ -1395,6 +1405,20 @@ func (x *Snapshot) GetRecoveredReason() string {
 		return x.RecoveredReason
 	}
 	return ""
+}
+
+func (x *Snapshot) GetTreeBytes() int64 {
+	if x != nil {
+		return x.TreeBytes
+	}
+	return 0
+}
+
+func (x *Snapshot) GetTarballs() int32 {
+	if x != nil {
+		return x.Tarballs
+	}
+	return 0
 }
 
 type FinishRunRequest struct {
@@ -2910,7 +2934,7 @@ const file_filetools_v1_workspaces_proto_rawDesc = "" +
 	"\acreated\x18\x01 \x01(\x03R\acreated\x12\x1a\n" +
 	"\bmodified\x18\x02 \x01(\x03R\bmodified\x12\x18\n" +
 	"\adeleted\x18\x03 \x01(\x03R\adeleted\x12\x14\n" +
-	"\x05moved\x18\x04 \x01(\x03R\x05moved\"\xef\x03\n" +
+	"\x05moved\x18\x04 \x01(\x03R\x05moved\"\xaa\x04\n" +
 	"\bSnapshot\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tworkspace\x18\x02 \x01(\tR\tworkspace\x12\x15\n" +
@@ -2927,7 +2951,10 @@ const file_filetools_v1_workspaces_proto_rawDesc = "" +
 	"\x06parent\x18\n" +
 	" \x01(\tR\x06parent\x12\x1c\n" +
 	"\trecovered\x18\v \x01(\bR\trecovered\x12)\n" +
-	"\x10recovered_reason\x18\f \x01(\tR\x0frecoveredReason\x1a9\n" +
+	"\x10recovered_reason\x18\f \x01(\tR\x0frecoveredReason\x12\x1d\n" +
+	"\n" +
+	"tree_bytes\x18\r \x01(\x03R\ttreeBytes\x12\x1a\n" +
+	"\btarballs\x18\x0e \x01(\x05R\btarballs\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf4\x01\n" +

@@ -217,7 +217,7 @@ class ChangeSummary(_message.Message):
     def __init__(self, created: _Optional[int] = ..., modified: _Optional[int] = ..., deleted: _Optional[int] = ..., moved: _Optional[int] = ...) -> None: ...
 
 class Snapshot(_message.Message):
-    __slots__ = ("id", "workspace", "run_id", "created_at", "size_bytes", "sha256", "file_count", "labels", "changes", "parent", "recovered", "recovered_reason")
+    __slots__ = ("id", "workspace", "run_id", "created_at", "size_bytes", "sha256", "file_count", "labels", "changes", "parent", "recovered", "recovered_reason", "tree_bytes", "tarballs")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -237,6 +237,8 @@ class Snapshot(_message.Message):
     PARENT_FIELD_NUMBER: _ClassVar[int]
     RECOVERED_FIELD_NUMBER: _ClassVar[int]
     RECOVERED_REASON_FIELD_NUMBER: _ClassVar[int]
+    TREE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    TARBALLS_FIELD_NUMBER: _ClassVar[int]
     id: str
     workspace: str
     run_id: str
@@ -249,7 +251,9 @@ class Snapshot(_message.Message):
     parent: str
     recovered: bool
     recovered_reason: str
-    def __init__(self, id: _Optional[str] = ..., workspace: _Optional[str] = ..., run_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., size_bytes: _Optional[int] = ..., sha256: _Optional[str] = ..., file_count: _Optional[int] = ..., labels: _Optional[_Mapping[str, str]] = ..., changes: _Optional[_Union[ChangeSummary, _Mapping]] = ..., parent: _Optional[str] = ..., recovered: _Optional[bool] = ..., recovered_reason: _Optional[str] = ...) -> None: ...
+    tree_bytes: int
+    tarballs: int
+    def __init__(self, id: _Optional[str] = ..., workspace: _Optional[str] = ..., run_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., size_bytes: _Optional[int] = ..., sha256: _Optional[str] = ..., file_count: _Optional[int] = ..., labels: _Optional[_Mapping[str, str]] = ..., changes: _Optional[_Union[ChangeSummary, _Mapping]] = ..., parent: _Optional[str] = ..., recovered: _Optional[bool] = ..., recovered_reason: _Optional[str] = ..., tree_bytes: _Optional[int] = ..., tarballs: _Optional[int] = ...) -> None: ...
 
 class FinishRunRequest(_message.Message):
     __slots__ = ("workspace", "run_id", "snapshot", "labels")

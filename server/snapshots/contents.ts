@@ -1,0 +1,254 @@
+// A snapshot's table of contents (the seekable format, seekable.ts): the
+// whole tree — directories, files, links — and for each file where its bytes
+// are: chunks of at most CHUNK_BYTES, each a gzip member at an offset of one
+// of the workspace's tarballs. Stored as `<workspace>/<id>.contents.json.gz`
+// beside the manifest, which carries its size and sha256; ListSnapshots never
+// reads it. Read back from a store others can write to, so parseContents
+// checks everything a reader then relies on: DATA_LOSS for a chunk past its
+// tarball, chunks that overlap, sizes that do not add up, a tarball of
+// another workspace. Each chunk's bytes are checked against its sha256 when
+// read (chunk-reader.ts).
+import { gunzip as gunzipCallback, gzip as gzipCallback } from "node:zlib";
+import { promisify } from "node:util";
+import { z } from "zod";
+import { fail } from "../errors.js";
+import { parseRecord } from "../runs/records.js";
+import { MAX_CONTENT_BYTES, MAX_ENTRIES } from "../workspace/limits.js";
+import { FileListSchema, type FileList } from "./file-list.js";
+import { tarballId } from "./manifest.js";
+
+/** A large file is cut into gzip members of this many content bytes: a read of a few bytes inflates at most one. */
+export const CHUNK_BYTES = 4 << 20;
+const DIGEST_BYTES = 32;
+/** A stored table of contents inflates to at most this (100,000 files take ~15 MB). */
+const MAX_CONTENTS_BYTES = 1 << 30;
+const gunzip = promisify(gunzipCallback);
+const gzip = promisify(gzipCallback);
+
+const ints = z.array(z.int().nonnegative());
+
+const ContentsSchema = z.object({
+  format: z.literal(1),
+  workspace: z.string(),
+  snapshot: z.string(),
+  /** The tarballs its chunks are in, with their sizes. */
+  tarballs: z.array(z.object({ key: z.string(), bytes: z.int().nonnegative() })),
+  /** Regular files and links, as in a manifest's file list (file-list.ts). */
+  files: FileListSchema,
+  /** Each file's mtime, then each link's (seconds), for the headers of an export. */
+  mtimes: ints,
+  /** Directories in walk order (a parent before its children): workspace paths, modes, mtimes. */
+  directories: z.object({ paths: z.array(z.string()), modes: z.array(z.int().min(0).max(0o777)), mtimes: ints }),
+  /** Chunks: file i's are first[i] up to first[i+1] (the last file's up to the end). */
+  chunks: z.object({
+    first: ints,
+    tarball: ints,
+    offset: ints,
+    /** Compressed bytes (the gzip member). */
+    length: ints,
+    /** Content bytes (the last chunk's member also holds the tar padding after them). */
+    size: ints,
+    /** Each chunk's content SHA-256, raw and concatenated, base64. */
+    sha256: z.base64(),
+  }),
+});
+
+export type Contents = z.infer<typeof ContentsSchema>;
+
+/** Where one chunk is. */
+export interface ChunkRef {
+  tarball: string;
+  offset: number;
+  length: number;
+  size: number;
+  /** Hex. */
+  sha256: string;
+}
+
+/** A file's content: its chunks in order, and whether the last one carries the tar padding. */
+export type ContentRef = ChunkRef[];
+
+/** The table of contents gzipped, for the store. */
+export async function encodeContents(contents: Contents): Promise<Buffer> {
+  return gzip(Buffer.from(JSON.stringify(contents)));
+}
+
+/** A stored table of contents, checked (see the module comment); DATA_LOSS when it is damaged or lies. */
+export async function parseContents(workspaceId: string, snapshotId: string, stored: Buffer): Promise<Contents> {
+  const damaged = (problem: string): never => fail("DATA_LOSS", `the table of contents of snapshot ${snapshotId} of workspace ${workspaceId} is damaged (${problem})`);
+  let text: string;
+  try {
+    text = (await gunzip(stored, { maxOutputLength: MAX_CONTENTS_BYTES })).toString("utf8");
+  } catch {
+    return damaged("not gzip, or too large");
+  }
+  const parsed = parseRecord(ContentsSchema, text);
+  if (!parsed.ok) return damaged(parsed.problem);
+  const contents = parsed.value;
+  if (contents.workspace !== workspaceId || contents.snapshot !== snapshotId) damaged("it names another snapshot");
+  const problem = checkContents(contents);
+  if (problem) damaged(problem);
+  return contents;
+}
+
+/** What is wrong with a table of contents, or undefined. */
+function checkContents(contents: Contents): string | undefined {
+  const { files, chunks, tarballs, directories } = contents;
+  const fileCount = files.paths.length;
+  const chunkCount = chunks.tarball.length;
+  if (fileCount + files.links.paths.length + directories.paths.length > MAX_ENTRIES) return `more than ${MAX_ENTRIES} entries`;
+  if (contents.mtimes.length !== fileCount + files.links.paths.length) return "mtimes and entries differ in number";
+  if (directories.modes.length !== directories.paths.length || directories.mtimes.length !== directories.paths.length) return "directory arrays differ in length";
+  if (chunks.first.length !== fileCount) return "chunk starts and files differ in number";
+  if (![chunks.offset, chunks.length, chunks.size].every((a) => a.length === chunkCount) || Buffer.byteLength(chunks.sha256, "base64") !== chunkCount * DIGEST_BYTES) {
+    return "chunk arrays differ in length";
+  }
+  if (!tarballs.every((t) => tarballId(contents.workspace, t.key) !== undefined)) return "a tarball of another workspace, or not a snapshot's tarball";
+  let total = 0;
+  for (let i = 0; i < fileCount; i++) {
+    const start = chunks.first[i]!;
+    const end = i + 1 < fileCount ? chunks.first[i + 1]! : chunkCount;
+    if (start > end || end > chunkCount || (i === 0 && start !== 0)) return "chunk starts out of order";
+    let size = 0;
+    for (let c = start; c < end; c++) {
+      if (chunks.size[c]! === 0 || chunks.size[c]! > CHUNK_BYTES) return "a chunk's size is out of bounds";
+      size += chunks.size[c]!;
+    }
+    if (size !== files.sizes[i]) return `the chunks of ${files.paths[i]!.slice(0, 100)} do not add up to its size`;
+    total += size;
+    if (total > MAX_CONTENT_BYTES) return `more than ${MAX_CONTENT_BYTES} bytes of files`;
+  }
+  // Every chunk inside its tarball; two chunks at one offset are the same chunk (shared content), else apart.
+  const placed = new Map<number, Array<[number, number]>>();
+  for (let c = 0; c < chunkCount; c++) {
+    const tarball = tarballs[chunks.tarball[c]!];
+    if (!tarball) return "a chunk in a tarball it does not list";
+    if (chunks.length[c]! === 0 || chunks.offset[c]! + chunks.length[c]! > tarball.bytes) return "a chunk past the end of its tarball";
+    let list = placed.get(chunks.tarball[c]!);
+    if (!list) placed.set(chunks.tarball[c]!, (list = []));
+    list.push([chunks.offset[c]!, chunks.length[c]!]);
+  }
+  for (const list of placed.values()) {
+    list.sort((a, b) => a[0] - b[0]);
+    for (let i = 1; i < list.length; i++) {
+      const [offset, length] = list[i]!;
+      const [previousOffset, previousLength] = list[i - 1]!;
+      if (offset === previousOffset ? length !== previousLength : offset < previousOffset + previousLength) return "chunks overlap";
+    }
+  }
+  return undefined;
+}
+
+/** File i's chunks. */
+export function chunksOf(contents: Contents, i: number, digests = Buffer.from(contents.chunks.sha256, "base64")): ContentRef {
+  const { chunks } = contents;
+  const end = i + 1 < chunks.first.length ? chunks.first[i + 1]! : chunks.tarball.length;
+  const refs: ContentRef = [];
+  for (let c = chunks.first[i]!; c < end; c++) {
+    refs.push({
+      tarball: contents.tarballs[chunks.tarball[c]!]!.key,
+      offset: chunks.offset[c]!,
+      length: chunks.length[c]!,
+      size: chunks.size[c]!,
+      sha256: digests.toString("hex", c * DIGEST_BYTES, (c + 1) * DIGEST_BYTES),
+    });
+  }
+  return refs;
+}
+
+/** Every file's content by its SHA-256 (hex), for a later snapshot to point at instead of storing it again. */
+export function contentIndex(contents: Contents): Map<string, ContentRef> {
+  const digests = Buffer.from(contents.files.sha256, "base64");
+  const chunkDigests = Buffer.from(contents.chunks.sha256, "base64");
+  const index = new Map<string, ContentRef>();
+  for (let i = 0; i < contents.files.paths.length; i++) {
+    const sha256 = digests.toString("hex", i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES);
+    if (!index.has(sha256)) index.set(sha256, chunksOf(contents, i, chunkDigests));
+  }
+  return index;
+}
+
+/** Builds a table of contents while a snapshot is written. */
+export class ContentsBuilder {
+  private readonly tarballs: Array<{ key: string; bytes: number }> = [];
+  private readonly tarballIndex = new Map<string, number>();
+  private readonly first: number[] = [];
+  private readonly chunkTarball: number[] = [];
+  private readonly offset: number[] = [];
+  private readonly length: number[] = [];
+  private readonly size: number[] = [];
+  private readonly digests: Buffer[] = [];
+  private readonly fileMtimes: number[] = [];
+  private readonly linkMtimes: number[] = [];
+  private readonly directories = { paths: [] as string[], modes: [] as number[], mtimes: [] as number[] };
+
+  /** A tarball chunks may be in, with its size (the snapshot's own one's is known at the end: see setBytes). */
+  useTarball(key: string, bytes: number): void {
+    if (this.tarballIndex.has(key)) return;
+    this.tarballIndex.set(key, this.tarballs.length);
+    this.tarballs.push({ key, bytes });
+  }
+
+  setBytes(key: string, bytes: number): void {
+    this.tarballs[this.tarballIndex.get(key)!]!.bytes = bytes;
+  }
+
+  addDirectory(path: string, mode: number, mtime: number): void {
+    this.directories.paths.push(path);
+    this.directories.modes.push(mode);
+    this.directories.mtimes.push(mtime);
+  }
+
+  addLink(mtime: number): void {
+    this.linkMtimes.push(mtime);
+  }
+
+  /**
+   * The next file's content, in the order the file list gets its files. Its
+   * chunks' offsets and lengths may be filled in later (a chunk still being
+   * compressed): the returned slots are indices for setChunk.
+   */
+  addFile(mtime: number, chunks: ReadonlyArray<Omit<ChunkRef, "sha256"> & { sha256: Buffer | string }>): number[] {
+    this.fileMtimes.push(mtime);
+    this.first.push(this.size.length);
+    return chunks.map((chunk) => {
+      this.useTarball(chunk.tarball, 0);
+      this.chunkTarball.push(this.tarballIndex.get(chunk.tarball)!);
+      this.offset.push(chunk.offset);
+      this.length.push(chunk.length);
+      this.size.push(chunk.size);
+      this.digests.push(typeof chunk.sha256 === "string" ? Buffer.from(chunk.sha256, "hex") : chunk.sha256);
+      return this.size.length - 1;
+    });
+  }
+
+  /** Where chunk `slot` went (and its own SHA-256, for a file of several chunks). */
+  setChunk(slot: number, offset: number, length: number, sha256?: Buffer): void {
+    this.offset[slot] = offset;
+    this.length[slot] = length;
+    if (sha256) this.digests[slot] = sha256;
+  }
+
+  build(workspace: string, snapshot: string, files: FileList): Contents {
+    // Only the tarballs some chunk is in (the snapshot's own may hold no file).
+    const used = [...new Set(this.chunkTarball)].sort((a, b) => a - b);
+    const renumber = new Map(used.map((old, i) => [old, i]));
+    return {
+      format: 1,
+      workspace,
+      snapshot,
+      tarballs: used.map((i) => this.tarballs[i]!),
+      files,
+      mtimes: [...this.fileMtimes, ...this.linkMtimes],
+      directories: this.directories,
+      chunks: {
+        first: this.first,
+        tarball: this.chunkTarball.map((i) => renumber.get(i)!),
+        offset: this.offset,
+        length: this.length,
+        size: this.size,
+        sha256: Buffer.concat(this.digests).toString("base64"),
+      },
+    };
+  }
+}

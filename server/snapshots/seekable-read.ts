@@ -1,0 +1,181 @@
+// Reads a seekable snapshot (seekable.ts) from its table of contents: the
+// tree as a tar stream, its files' content fetched by ranged reads of the
+// tarballs that hold them — adjacent chunks of one tarball in one read of up
+// to FETCH_BYTES, a few reads ahead of the consumer — each chunk inflated on
+// the thread pool, bounded by its size, and checked against its SHA-256
+// before a byte of it is used: DATA_LOSS otherwise (a store others can
+// write to may hold anything). Two forms:
+//   plainTar — what a restore extracts (extract.ts, as for any archive);
+//   gzipTar  — a self-contained `.tar.gz` for an export: headers compressed
+//              afresh, content members copied byte for byte (no recompression).
+import { fail, FileToolsError } from "../errors.js";
+import { unescapeName } from "../workspace/names.js";
+import { chunksOf, type ChunkRef, type Contents } from "./contents.js";
+import { recordsOf } from "./file-list.js";
+import type { SnapshotStore } from "./store.js";
+import { compressMembers, inflateMembers } from "./gzip-pool.js";
+import { END_OF_ARCHIVE, headerRecords, paddingOf, type MemberHeader } from "./tar-headers.js";
+
+/** Files whose headers are compressed in one call to the pool. */
+const HEADER_GROUP = 256;
+/** One ranged read covers adjacent chunks up to this many bytes. */
+const FETCH_BYTES = 8 << 20;
+/** Chunks closer than this are fetched together (the bytes between are read and dropped). */
+const GAP_BYTES = 64 << 10;
+/** Ranged reads in flight ahead of the consumer. */
+const FETCHES_AHEAD = 4;
+
+/** One member of the tree, in tar order; a file with its chunks. */
+export interface TreeMember {
+  header: MemberHeader;
+  /** Workspace path (escaped), for include globs. */
+  path: string;
+  /** A file's SHA-256 (hex); "" for the others. */
+  sha256: string;
+  chunks: ChunkRef[];
+}
+
+/** A chunk as read: its gzip member, and its content with the tar padding that follows it when it is a file's last. */
+interface ReadChunk {
+  compressed: Buffer;
+  inflated: Buffer;
+}
+
+/** The tree in tar order: directories (a parent before its children), files, then links (last, as extract creates them). */
+export function membersOf(contents: Contents, snapshotId: string): TreeMember[] {
+  const name = (path: string): string => {
+    const parts = path.split("/").slice(1).map(unescapeName);
+    if (parts.length === 0 || parts.some((p) => p === null || p === "")) fail("DATA_LOSS", `the table of contents of snapshot ${snapshotId} names an invalid path`);
+    return parts.join("/");
+  };
+  const members: TreeMember[] = [];
+  const { directories, files } = contents;
+  for (let i = 0; i < directories.paths.length; i++) {
+    const path = directories.paths[i]!;
+    members.push({ path, sha256: "", chunks: [], header: { name: name(path), type: "directory", mode: directories.modes[i]!, size: 0, mtime: directories.mtimes[i]! } });
+  }
+  const digests = Buffer.from(contents.chunks.sha256, "base64");
+  let i = 0;
+  for (const record of recordsOf(files)) {
+    const mtime = contents.mtimes[i]!;
+    if (record.type === "file") {
+      members.push({ path: record.path, sha256: record.sha256, chunks: chunksOf(contents, i, digests), header: { name: name(record.path), type: "file", mode: record.mode, size: record.size, mtime } });
+    } else {
+      members.push({ path: record.path, sha256: "", chunks: [], header: { name: name(record.path), type: "symlink", mode: 0o777, size: 0, mtime, linkname: record.target } });
+    }
+    i++;
+  }
+  return members;
+}
+
+/** The tree as plain tar (for extract). */
+export async function* plainTar(store: SnapshotStore, members: readonly TreeMember[], signal?: AbortSignal): AsyncGenerator<Uint8Array> {
+  const chunks = readChunks(store, members, signal);
+  for (const member of members) {
+    yield headerRecords(member.header);
+    for (let c = 0; c < member.chunks.length; c++) yield (await next(chunks)).inflated;
+  }
+  yield END_OF_ARCHIVE;
+}
+
+/** The tree as one self-contained `.tar.gz`: runs of headers gzipped (in the pool, a group of files at a time), content members copied as stored. */
+export async function* gzipTar(store: SnapshotStore, members: readonly TreeMember[], level: number, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
+  const chunks = readChunks(store, members, signal);
+  for (let start = 0; start < members.length; start += HEADER_GROUP) {
+    const group = members.slice(start, start + HEADER_GROUP);
+    // Each run of headers ends at a file with content, whose chunks follow it; the last run also ends the archive when the tree does.
+    const runs: Buffer[][] = [[]];
+    for (const member of group) {
+      runs[runs.length - 1]!.push(headerRecords(member.header));
+      if (member.chunks.length > 0) runs.push([]);
+    }
+    if (start + HEADER_GROUP >= members.length) runs[runs.length - 1]!.push(END_OF_ARCHIVE);
+    const compressed = await compressMembers(runs.map((run) => Buffer.concat(run)).filter((run, i) => run.length > 0 || i < runs.length - 1), level);
+    let run = 0;
+    for (const member of group) {
+      if (member.chunks.length === 0) continue;
+      yield compressed[run++]!;
+      for (let c = 0; c < member.chunks.length; c++) yield (await next(chunks)).compressed;
+    }
+    if (run < compressed.length) yield compressed[run]!;
+  }
+  if (members.length === 0) yield (await compressMembers([END_OF_ARCHIVE], level))[0]!;
+}
+
+async function next(chunks: AsyncGenerator<ReadChunk>): Promise<ReadChunk> {
+  const result = await chunks.next();
+  if (result.done) throw new Error("fewer chunks read than the table of contents lists");
+  return result.value;
+}
+
+/** A ranged read planned: which chunks it covers, in order. */
+interface Fetch {
+  tarball: string;
+  offset: number;
+  length: number;
+  chunks: Array<{ ref: ChunkRef; padding: number }>;
+}
+
+/** Every file's chunks in the order of `members`, read, inflated and checked. */
+async function* readChunks(store: SnapshotStore, members: readonly TreeMember[], signal?: AbortSignal): AsyncGenerator<ReadChunk> {
+  const fetches = plan(members);
+  const inFlight: Array<Promise<ReadChunk[]>> = [];
+  let planned = 0;
+  const fill = (): void => {
+    while (inFlight.length < FETCHES_AHEAD && planned < fetches.length) {
+      const fetched = fetchAndCheck(store, fetches[planned++]!, signal);
+      fetched.catch(() => undefined); // awaited in order below
+      inFlight.push(fetched);
+    }
+  };
+  fill();
+  while (inFlight.length > 0) {
+    const read = await inFlight.shift()!;
+    fill();
+    yield* read;
+  }
+}
+
+/** Groups the chunks, in order, into ranged reads of adjacent bytes. */
+function plan(members: readonly TreeMember[]): Fetch[] {
+  const fetches: Fetch[] = [];
+  let current: Fetch | undefined;
+  for (const member of members) {
+    for (let c = 0; c < member.chunks.length; c++) {
+      const ref = member.chunks[c]!;
+      const padding = c === member.chunks.length - 1 ? paddingOf(member.header.size) : 0;
+      const end = ref.offset + ref.length;
+      if (current && current.tarball === ref.tarball && ref.offset >= current.offset + current.length && ref.offset - (current.offset + current.length) <= GAP_BYTES && end - current.offset <= FETCH_BYTES) {
+        current.length = end - current.offset;
+      } else {
+        current = { tarball: ref.tarball, offset: ref.offset, length: ref.length, chunks: [] };
+        fetches.push(current);
+      }
+      current.chunks.push({ ref, padding });
+    }
+  }
+  return fetches;
+}
+
+async function fetchAndCheck(store: SnapshotStore, fetch: Fetch, signal?: AbortSignal): Promise<ReadChunk[]> {
+  let bytes: Buffer;
+  try {
+    bytes = await store.getRange(fetch.tarball, fetch.offset, fetch.length, signal);
+  } catch (error) {
+    if (error instanceof FileToolsError && error.reason === "NOT_FOUND") fail("DATA_LOSS", `tarball ${fetch.tarball} is missing from the store`);
+    throw error;
+  }
+  if (bytes.length < fetch.length) fail("DATA_LOSS", `tarball ${fetch.tarball} is shorter than its table of contents says`);
+  const compressed = fetch.chunks.map(({ ref }) => bytes.subarray(ref.offset - fetch.offset, ref.offset - fetch.offset + ref.length));
+  const inflated = await inflateMembers(fetch.chunks.map(({ ref, padding }, i) => ({ member: compressed[i]!, bytes: ref.size + padding, hashed: ref.size })));
+  return inflated.map((result, i) => {
+    const { ref, padding } = fetch.chunks[i]!;
+    const where = `a chunk of tarball ${ref.tarball} at ${ref.offset}`;
+    if ("problem" in result) {
+      if (result.problem === "too-large") fail("DATA_LOSS", `${where} inflates past the ${ref.size + padding} bytes its table of contents gives (a compression bomb?); stopped there`);
+      fail("DATA_LOSS", `${where} is not the gzip member its table of contents says`);
+    }
+    if (result.sha256 !== ref.sha256) fail("DATA_LOSS", `${where} does not match its SHA-256`);
+    return { compressed: compressed[i]!, inflated: Buffer.from(result.content.buffer, result.content.byteOffset, result.content.byteLength) };
+  });
+}

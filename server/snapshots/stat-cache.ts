@@ -1,0 +1,76 @@
+// What the last snapshot of each workspace read: per file its version (a
+// hash of device, inode, size, mtime and ctime in ns: entry.ts) and the
+// SHA-256 of the content read with it, so that the next snapshot reads only
+// the files whose stat changed — git's index, for a tree that may be changed
+// behind the daemon's back (a bound directory). A file changed within a few
+// ms of the walk that recorded it is left out ("racily clean": it could
+// change again within its timestamp's tick, unseen; seekable.ts). One JSON
+// file per workspace in DATA_DIR/stat-cache, written atomically; a missing or
+// damaged one only means reading every file once.
+import { randomBytes } from "node:crypto";
+import { promises as fsp } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { parseRecord } from "../runs/records.js";
+
+export interface StatRecord {
+  /** Workspace path. */
+  path: string;
+  version: string;
+  /** Hex. */
+  sha256: string;
+}
+
+/** Timestamps move in ticks (a few ms on Linux): a file changed within this of a walk's start may change again within its tick, unseen. */
+export const RACY_MARGIN_MS = 50;
+const RACY_MARGIN_NS = BigInt(RACY_MARGIN_MS) * 1_000_000n;
+
+/** Whether a stat taken after `sinceNs` (ns since the epoch) may stand for the content read with it (git's "racily clean" rule). */
+export function settled(stat: { ctimeNs: bigint; mtimeNs: bigint }, sinceNs: bigint): boolean {
+  return stat.ctimeNs < sinceNs - RACY_MARGIN_NS && stat.mtimeNs < sinceNs - RACY_MARGIN_NS;
+}
+
+/** Now, in ns since the epoch, for `settled`. */
+export function nowNs(): bigint {
+  return BigInt(Date.now()) * 1_000_000n;
+}
+
+/** By workspace path. */
+export type KnownFiles = ReadonlyMap<string, { version: string; sha256: string }>;
+
+const CacheSchema = z.object({ paths: z.array(z.string()), versions: z.array(z.string()), sha256: z.array(z.string()) });
+
+export class StatCache {
+  constructor(private readonly dir: string) {}
+
+  /** What the workspace's last snapshot read (empty when unknown). */
+  async load(workspaceId: string): Promise<KnownFiles> {
+    const text = await fsp.readFile(this.file(workspaceId), "utf8").catch(() => undefined);
+    const parsed = text === undefined ? undefined : parseRecord(CacheSchema, text);
+    if (!parsed?.ok) return new Map();
+    const { paths, versions, sha256 } = parsed.value;
+    return new Map(paths.map((p, i) => [p, { version: versions[i] ?? "", sha256: sha256[i] ?? "" }]));
+  }
+
+  async save(workspaceId: string, records: readonly StatRecord[]): Promise<void> {
+    await fsp.mkdir(this.dir, { recursive: true });
+    const temp = path.join(this.dir, `.${workspaceId}.${randomBytes(6).toString("hex")}.tmp`);
+    const body = { paths: records.map((r) => r.path), versions: records.map((r) => r.version), sha256: records.map((r) => r.sha256) };
+    try {
+      await fsp.writeFile(temp, JSON.stringify(body), { mode: 0o600 });
+      await fsp.rename(temp, this.file(workspaceId));
+    } catch (error) {
+      await fsp.unlink(temp).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Forgets a workspace (its tree was replaced or deleted). */
+  async forget(workspaceId: string): Promise<void> {
+    await fsp.unlink(this.file(workspaceId)).catch(() => undefined);
+  }
+
+  private file(workspaceId: string): string {
+    return path.join(this.dir, `${workspaceId}.json`);
+  }
+}
