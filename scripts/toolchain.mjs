@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { strictSchemas } from "./openai-strict.mjs";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -93,13 +94,18 @@ export function bufGenerate(outBase) {
 /**
  * Copies the tool catalogue into each client, which ships it (TypeScript reads
  * it from its package, Python as package data, Go embeds it): one source,
- * copies checked by the freshness check and by each client's own test.
+ * copies checked by the freshness check and by each client's own test. Beside
+ * each copy, openai-strict.json: its argument schemas in OpenAI's strict mode
+ * (scripts/openai-strict.mjs).
  * With `outBase`, the copies go under it instead of the work tree.
  */
 export function copyCatalogue(outBase = ROOT) {
+  const source = path.join(ROOT, "catalogue", "tools.json");
+  const strict = `${JSON.stringify(strictSchemas(JSON.parse(readFileSync(source, "utf8"))), null, 2)}\n`;
   for (const dir of CATALOGUE_COPIES) {
     mkdirSync(path.join(outBase, dir), { recursive: true });
-    copyFileSync(path.join(ROOT, "catalogue", "tools.json"), path.join(outBase, dir, "tools.json"));
+    copyFileSync(source, path.join(outBase, dir, "tools.json"));
+    writeFileSync(path.join(outBase, dir, "openai-strict.json"), strict);
   }
 }
 

@@ -204,6 +204,13 @@ func (c *Client) Edit(ctx context.Context, workspace, path string, edits []TextE
 	return unary(ctx, c.files.Edit, req)
 }
 
+// ApplyPatch applies a patch in the Codex apply_patch format to several
+// files, all or nothing (ApplyPatch in the proto); with dryRun it only checks
+// every hunk and says what would change.
+func (c *Client) ApplyPatch(ctx context.Context, workspace, patch string, dryRun bool) (*filetoolsv1.ApplyPatchResponse, error) {
+	return unary(ctx, c.files.ApplyPatch, &filetoolsv1.ApplyPatchRequest{Workspace: workspace, Patch: patch, DryRun: dryRun})
+}
+
 // DeleteOptions for Delete.
 type DeleteOptions struct {
 	Recursive bool   // remove a directory and all it holds

@@ -31,6 +31,12 @@ import (
 //go:embed catalogue/tools.json
 var catalogueJSON []byte
 
+// strictSchemasJSON is each tool's argument schema in OpenAI's strict mode,
+// derived from the catalogue by the same step (scripts/openai-strict.mjs).
+//
+//go:embed catalogue/openai-strict.json
+var strictSchemasJSON []byte
+
 // ToolAnnotations are a tool's MCP annotations.
 type ToolAnnotations struct {
 	ReadOnlyHint    bool `json:"readOnlyHint"`
@@ -69,6 +75,7 @@ type OpenAIFunction struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	Strict      bool            `json:"strict,omitempty"` // true in OpenAIStrictTools
 }
 
 // AnthropicTool is a tool for Anthropic tool use (the tools of a Messages
@@ -103,6 +110,9 @@ const (
 	defaultReadLines   = 2000
 	readMaxBytes       = 100_000
 	defaultListEntries = 1000
+	// The most entries List gives at once: a workspace's files, when changes
+	// has no snapshot to compare with.
+	listMaxEntries = 100_000
 )
 
 // Dispatcher calls the catalogue's tools on one workspace of a daemon. It is
@@ -138,6 +148,73 @@ func (d *Dispatcher) OpenAITools() []OpenAITool {
 	return tools
 }
 
+// OpenAIStrictTools are the tools offered, for OpenAI's strict mode
+// (strict: true, every argument required, the optional ones nullable): a
+// model then sends null for each argument it leaves out, which Call reads as
+// left out.
+func (d *Dispatcher) OpenAIStrictTools() []OpenAITool {
+	tools := make([]OpenAITool, len(d.tools))
+	for i, tool := range d.tools {
+		parameters := toolCatalogue().strictSchemas[tool.Name]
+		tools[i] = OpenAITool{Type: "function", Function: OpenAIFunction{Name: tool.Name, Description: tool.Description, Parameters: parameters, Strict: true}}
+	}
+	return tools
+}
+
+// ApplyPatchOperations is for the OpenAI Responses API's built-in
+// apply_patch tool (tools: [{"type": "apply_patch"}]): the operations of a
+// response's apply_patch_call items (a slice of maps, or their JSON text)
+// applied together, as one apply_patch (all or nothing). create_file and
+// update_file carry their diff in apply_patch's hunk format, delete_file
+// none. The text is the apply_patch_call_output's output; IsError means its
+// status "failed".
+func (d *Dispatcher) ApplyPatchOperations(ctx context.Context, operations any) (ToolResult, error) {
+	patch, ok := patchOfOperations(operations)
+	if !ok {
+		return failure("INVALID_ARGUMENT", "invalid apply_patch operations: each is {type: create_file or update_file, path, diff} or {type: delete_file, path}"), nil
+	}
+	return d.Call(ctx, "apply_patch", map[string]any{"patch": patch})
+}
+
+// patchOfOperations is the Responses API's apply_patch operations as one
+// patch in apply_patch's format; false when they are not well formed.
+func patchOfOperations(operations any) (string, bool) {
+	text, isText := operations.(string)
+	if !isText {
+		encoded, err := json.Marshal(operations)
+		if err != nil {
+			return "", false
+		}
+		text = string(encoded)
+	}
+	var ops []struct {
+		Type string  `json:"type"`
+		Path *string `json:"path"`
+		Diff *string `json:"diff"`
+	}
+	if json.Unmarshal([]byte(text), &ops) != nil || len(ops) == 0 {
+		return "", false
+	}
+	sections := []string{"*** Begin Patch"}
+	for _, op := range ops {
+		switch {
+		case op.Path == nil:
+			return "", false
+		case op.Type == "delete_file":
+			sections = append(sections, "*** Delete File: "+*op.Path)
+		case (op.Type == "create_file" || op.Type == "update_file") && op.Diff != nil:
+			header := map[string]string{"create_file": "*** Add File: ", "update_file": "*** Update File: "}[op.Type]
+			sections = append(sections, header+*op.Path)
+			if *op.Diff != "" {
+				sections = append(sections, strings.TrimSuffix(*op.Diff, "\n"))
+			}
+		default:
+			return "", false
+		}
+	}
+	return strings.Join(append(sections, "*** End Patch"), "\n") + "\n", true
+}
+
 // AnthropicTools are the tools offered, for Anthropic tool use.
 func (d *Dispatcher) AnthropicTools() []AnthropicTool {
 	tools := make([]AnthropicTool, len(d.tools))
@@ -169,7 +246,9 @@ func (d *Dispatcher) CallWithProgress(ctx context.Context, name string, args any
 	}
 	value, keys, problem := parseArguments(args)
 	if problem == "" {
-		problem = toolCatalogue().schemas[name].check(value, keys)
+		schema := toolCatalogue().schemas[name]
+		value = withoutNulls(schema.tree, value).(map[string]any)
+		problem = schema.check(value, keys)
 	}
 	if problem != "" {
 		return failure("INVALID_ARGUMENT", "invalid arguments for "+name+": "+problem), nil
@@ -196,6 +275,7 @@ var toolHandlers = map[string]func(*Dispatcher, context.Context, call) (ToolResu
 	"read":           (*Dispatcher).read,
 	"write":          (*Dispatcher).write,
 	"edit":           (*Dispatcher).edit,
+	"apply_patch":    (*Dispatcher).applyPatch,
 	"delete":         (*Dispatcher).remove,
 	"move":           (*Dispatcher).move,
 	"make_dir":       (*Dispatcher).makeDir,
@@ -276,6 +356,32 @@ func (d *Dispatcher) edit(ctx context.Context, a call) (ToolResult, error) {
 		"path": resp.GetPath(), "replacements": resp.GetReplacements(), "diff": resp.GetDiff(), "diff_truncated": resp.GetDiffTruncated(),
 		"dry_run": dryRun, "version": resp.GetVersion(),
 	}), nil
+}
+
+var patchActions = map[filetoolsv1.PatchAction]string{
+	filetoolsv1.PatchAction_PATCH_ACTION_ADDED:   "added",
+	filetoolsv1.PatchAction_PATCH_ACTION_UPDATED: "updated",
+	filetoolsv1.PatchAction_PATCH_ACTION_DELETED: "deleted",
+	filetoolsv1.PatchAction_PATCH_ACTION_MOVED:   "moved",
+}
+
+func (d *Dispatcher) applyPatch(ctx context.Context, a call) (ToolResult, error) {
+	dryRun := a.boolean("dry_run")
+	resp, err := d.client.ApplyPatch(ctx, d.workspace, a.str("patch"), dryRun)
+	if err != nil {
+		return ToolResult{}, err
+	}
+	files := make([]patchedFile, len(resp.GetFiles()))
+	structured := make([]any, len(resp.GetFiles()))
+	for i, f := range resp.GetFiles() {
+		action, known := patchActions[f.GetAction()]
+		if !known {
+			action = "updated"
+		}
+		files[i] = patchedFile{path: f.GetPath(), action: action, movedFrom: f.GetMovedFrom()}
+		structured[i] = map[string]any{"path": f.GetPath(), "action": action, "moved_from": f.GetMovedFrom(), "version": f.GetVersion()}
+	}
+	return ok(patchText(files, dryRun), map[string]any{"files": structured, "dry_run": dryRun}), nil
 }
 
 // remove, move and makeDir call the stubs themselves: the texts name the
@@ -402,8 +508,7 @@ func (d *Dispatcher) stat(ctx context.Context, a call) (ToolResult, error) {
 }
 
 func (d *Dispatcher) changes(ctx context.Context, a call) (ToolResult, error) {
-	var summary DiffSummary
-	entries, err := collect(d.client.DiffSnapshots(ctx, d.workspace, a.str("since"), DiffOptions{Summary: &summary}))
+	entries, summary, err := d.liveChanges(ctx, a.str("since"))
 	if err != nil {
 		return ToolResult{}, err
 	}
@@ -425,6 +530,34 @@ func (d *Dispatcher) changes(ctx context.Context, a call) (ToolResult, error) {
 		"since": summary.From, "changes": structured, "added": summary.Added, "modified": summary.Modified,
 		"removed": summary.Removed, "unchanged": summary.Unchanged, "truncated": len(shown) < len(entries),
 	}), nil
+}
+
+// liveChanges is what changed from snapshot since ("" = the newest) to the
+// live tree. With no snapshot yet (a workspace whose first run has not
+// finished), every file and link of the live tree is new: reported as added,
+// with summary.From "" (the daemon's DiffSnapshots says NOT_FOUND there).
+func (d *Dispatcher) liveChanges(ctx context.Context, since string) ([]*DiffEntry, DiffSummary, error) {
+	var summary DiffSummary
+	entries, err := collect(d.client.DiffSnapshots(ctx, d.workspace, since, DiffOptions{Summary: &summary}))
+	if since != "" || !errors.Is(err, ErrNotFound) {
+		return entries, summary, err
+	}
+	files, err := collect(d.client.List(ctx, d.workspace, "/", ListOptions{Recursive: true, IncludeIgnored: true, MaxEntries: listMaxEntries}))
+	if err != nil {
+		return nil, DiffSummary{}, err
+	}
+	entries = nil
+	for _, f := range files {
+		if f.GetType() != filetoolsv1.FileType_FILE_TYPE_FILE && f.GetType() != filetoolsv1.FileType_FILE_TYPE_SYMLINK {
+			continue
+		}
+		side := filetoolsv1.DiffEntryType_DIFF_ENTRY_TYPE_FILE
+		if f.GetType() == filetoolsv1.FileType_FILE_TYPE_SYMLINK {
+			side = filetoolsv1.DiffEntryType_DIFF_ENTRY_TYPE_SYMLINK
+		}
+		entries = append(entries, &DiffEntry{Path: f.GetPath(), Kind: filetoolsv1.DiffKind_DIFF_KIND_ADDED, TypeAfter: side, SizeAfter: f.GetSize()})
+	}
+	return entries, DiffSummary{Added: int64(len(entries))}, nil
 }
 
 func diffKindName(k filetoolsv1.DiffKind) string {
@@ -561,8 +694,13 @@ func errorResult(tool string, err error) ToolResult {
 	if metadata == nil {
 		metadata = map[string]string{}
 	}
+	message := e.Message
+	if e.Reason == "" && code == "UNAVAILABLE" {
+		// Not the daemon's answer but the channel's, in grpc-go's words: the catalogue's, as every client says it.
+		message = toolCatalogue().Unreachable
+	}
 	return ToolResult{
-		Text:       toolErrorText(tool, reason, e.Message, metadata),
+		Text:       toolErrorText(tool, reason, message, metadata),
 		IsError:    true,
 		Structured: map[string]any{"error": map[string]any{"reason": reason, "code": code, "message": e.Message, "metadata": metadata}},
 	}
@@ -667,21 +805,31 @@ func (a arguments) strings(name string) []string {
 type catalogue struct {
 	Tools      []ToolDefinition
 	ErrorHints map[string][]string
-	schemas    map[string]*toolSchema
-	toolHints  map[string]map[string][]string // each tool's own error hints, by tool and reason
+	// What a call that never reached the daemon says, in every language.
+	Unreachable string
+	schemas     map[string]*toolSchema
+	// Each tool's argument schema in OpenAI's strict mode, by tool.
+	strictSchemas map[string]json.RawMessage
+	toolHints     map[string]map[string][]string // each tool's own error hints, by tool and reason
 }
 
 // toolCatalogue parses the embedded catalogue once. It panics if the
 // catalogue is broken: it is part of the module, checked by its tests.
 var toolCatalogue = sync.OnceValue(func() *catalogue {
 	var file struct {
-		Tools      []ToolDefinition           `json:"tools"`
-		ErrorHints map[string]json.RawMessage `json:"error_hints"`
+		Tools       []ToolDefinition           `json:"tools"`
+		ErrorHints  map[string]json.RawMessage `json:"error_hints"`
+		Unreachable struct {
+			Message string `json:"message"`
+		} `json:"unreachable"`
 	}
 	if err := json.Unmarshal(catalogueJSON, &file); err != nil {
 		panic(fmt.Sprintf("filetools: the embedded tool catalogue: %v", err))
 	}
-	c := &catalogue{Tools: file.Tools, ErrorHints: map[string][]string{}, schemas: map[string]*toolSchema{}, toolHints: map[string]map[string][]string{}}
+	c := &catalogue{Tools: file.Tools, ErrorHints: map[string][]string{}, Unreachable: file.Unreachable.Message, schemas: map[string]*toolSchema{}, toolHints: map[string]map[string][]string{}}
+	if err := json.Unmarshal(strictSchemasJSON, &c.strictSchemas); err != nil {
+		panic(fmt.Sprintf("filetools: the embedded strict schemas: %v", err))
+	}
 	for reason, raw := range file.ErrorHints {
 		if strings.HasPrefix(reason, "$") { // "$comment"
 			continue

@@ -162,6 +162,41 @@ func escapePointer(token string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(token, "~", "~0"), "/", "~1")
 }
 
+// withoutNulls is value without the optional arguments (at any depth the
+// schema describes) that are null: strict-mode models send null for what
+// they leave out. A null for a required argument stays, for the schema to
+// refuse.
+func withoutNulls(schema map[string]any, value any) any {
+	switch v := value.(type) {
+	case []any:
+		items, described := schema["items"].(map[string]any)
+		if !described {
+			return v
+		}
+		kept := make([]any, len(v))
+		for i, item := range v {
+			kept[i] = withoutNulls(items, item)
+		}
+		return kept
+	case map[string]any:
+		properties, _ := schema["properties"].(map[string]any)
+		required, _ := schema["required"].([]any)
+		kept := make(map[string]any, len(v))
+		for name, item := range v {
+			sub, described := properties[name].(map[string]any)
+			switch {
+			case !described:
+				kept[name] = item
+			case item == nil && !slices.Contains(required, any(name)):
+			default:
+				kept[name] = withoutNulls(sub, item)
+			}
+		}
+		return kept
+	}
+	return value
+}
+
 // toolSchema is a tool's argument schema, compiled, and as data to find
 // where ajv would have looked first.
 type toolSchema struct {

@@ -339,6 +339,15 @@ func TestToolDefinitions(t *testing.T) {
 	if err := json.Unmarshal(raw, &file); err != nil {
 		t.Fatal(err)
 	}
+	// The strict schemas the TypeScript package offers, which clients/ts/test/openai-strict.test.ts checks against OpenAI's strict-mode rules.
+	rawStrict, err := os.ReadFile(filepath.Join("..", "ts", "catalogue", "openai-strict.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var strictSchemas map[string]any
+	if err := json.Unmarshal(rawStrict, &strictSchemas); err != nil {
+		t.Fatal(err)
+	}
 	tools := filetools.NewDispatcher(nil, "agent", filetools.DispatcherOptions{})
 	definitions := tools.Definitions()
 	if len(definitions) != len(file.Tools) {
@@ -353,13 +362,18 @@ func TestToolDefinitions(t *testing.T) {
 		}) {
 			t.Errorf("OpenAI tool %d: %s", i, got)
 		}
+		if got := structuredJSON(t, tools.OpenAIStrictTools()[i]); got != structuredJSON(t, map[string]any{
+			"type": "function", "function": map[string]any{"name": tool["name"], "description": tool["description"], "parameters": strictSchemas[tool["name"].(string)], "strict": true},
+		}) {
+			t.Errorf("OpenAI strict tool %d: %s", i, got)
+		}
 		if got := structuredJSON(t, tools.AnthropicTools()[i]); got != structuredJSON(t, map[string]any{
 			"name": tool["name"], "description": tool["description"], "input_schema": tool["input_schema"],
 		}) {
 			t.Errorf("Anthropic tool %d: %s", i, got)
 		}
 	}
-	if got := names(definitions); got != "read write edit delete move make_dir list search stat changes list_snapshots export_archive import_archive" {
+	if got := names(definitions); got != "read write edit apply_patch delete move make_dir list search stat changes list_snapshots export_archive import_archive" {
 		t.Errorf("tools: %s", got)
 	}
 	readOnly := filetools.NewDispatcher(nil, "agent", filetools.DispatcherOptions{ReadOnly: true})
@@ -538,4 +552,83 @@ func ExampleDispatcher() {
 		log.Fatal(err) // ctx ended; everything else is a result the model reads
 	}
 	fmt.Print(result.Text) // sent back as the tool call's result; result.IsError says whether it failed
+}
+
+// The Responses API's built-in apply_patch: a response's operations applied
+// together, in apply_patch's words; a bad or failing set changes nothing.
+func TestToolApplyPatchOperations(t *testing.T) {
+	client := startDaemon(t).client(t)
+	ctx := testContext(t)
+	if _, err := client.CreateWorkspace(ctx, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.WriteText(ctx, "ops", "/keep.txt", "one\ntwo\n", filetools.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tools := filetools.NewDispatcher(client, "ops", filetools.DispatcherOptions{})
+	applied, err := tools.ApplyPatchOperations(ctx, `[{"type":"create_file","path":"/new.txt","diff":"+hello\n"},{"type":"update_file","path":"/keep.txt","diff":"@@\n one\n-two\n+2\n"}]`)
+	if want := "Applied the patch: 2 files changed.\nadded /new.txt\nupdated /keep.txt\n"; err != nil || applied.IsError || applied.Text != want {
+		t.Fatalf("applied: %+v, %v; want %q", applied, err, want)
+	}
+	failing, err := tools.ApplyPatchOperations(ctx, []map[string]any{{"type": "delete_file", "path": "/new.txt"}, {"type": "update_file", "path": "/keep.txt", "diff": "@@\n-absent\n+x\n"}})
+	if err != nil || !failing.IsError || !strings.HasPrefix(failing.Text, "Error (OLD_TEXT_NOT_FOUND): hunk 1 of /keep.txt") {
+		t.Fatalf("failing: %+v, %v", failing, err)
+	}
+	if window, err := client.ReadText(ctx, "ops", "/new.txt", filetools.ReadOptions{}); err != nil || window.Text != "hello\n" {
+		t.Fatalf("/new.txt after the failed set: %+v, %v", window, err)
+	}
+	for _, bad := range []any{[]any{}, "ops", `[{"type":"rename_file","path":"/a"}]`, `[{"type":"update_file","path":"/a"}]`, `[null]`, make(chan int)} {
+		result, err := tools.ApplyPatchOperations(ctx, bad)
+		if err != nil || !strings.HasPrefix(result.Text, "Error (INVALID_ARGUMENT): invalid apply_patch operations") {
+			t.Errorf("%v: %+v, %v", bad, result, err)
+		}
+	}
+}
+
+// An unreachable daemon (gone after Dial, which checks it is there): the
+// catalogue's words, the same in every language (not grpc-go's).
+func TestToolUnreachableDaemon(t *testing.T) {
+	ctx := testContext(t)
+	var client *filetools.Client
+	t.Run("a daemon, stopped when this subtest ends", func(t *testing.T) {
+		var err error
+		if client, err = filetools.Dial(ctx, startDaemon(t).address); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if client == nil {
+		t.Fatal("no client")
+	}
+	defer client.Close()
+	result, err := filetools.NewDispatcher(client, "agent", filetools.DispatcherOptions{}).Call(ctx, "stat", nil)
+	if want := "Error (UNAVAILABLE): the filetools daemon cannot be reached.\nIt is not running, or not at the address this client was given. Nothing was done: tell the operator, or call again once the daemon is back.\n"; err != nil || !result.IsError || result.Text != want {
+		t.Fatalf("%+v, %v; want %q", result, err, want)
+	}
+}
+
+// changes before any snapshot: every file is new (the daemon's DiffSnapshots
+// has nothing to compare with).
+func TestToolChangesBeforeAnySnapshot(t *testing.T) {
+	client := startDaemon(t).client(t)
+	ctx := testContext(t)
+	if _, err := client.CreateWorkspace(ctx, "fresh"); err != nil {
+		t.Fatal(err)
+	}
+	tools := filetools.NewDispatcher(client, "fresh", filetools.DispatcherOptions{})
+	if result, err := tools.Call(ctx, "changes", nil); err != nil || result.Text != "No snapshot yet (one is taken when a run finishes), and no files yet.\n" {
+		t.Fatalf("empty: %+v, %v", result, err)
+	}
+	for path, content := range map[string]string{"/a.txt": "abc", "/b/.hidden": "12"} {
+		if _, err := client.WriteText(ctx, "fresh", path, content, filetools.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	result, err := tools.Call(ctx, "changes", `{"max_entries": 1}`)
+	want := "No snapshot yet (one is taken when a run finishes), so every file is new: 2 added.\nadded /a.txt (3 bytes)\n… 1 more change not shown: raise max_entries\n"
+	if err != nil || result.IsError || result.Text != want || result.Structured["since"] != "" || result.Structured["truncated"] != true {
+		t.Fatalf("%+v, %v; want %q", result, err, want)
+	}
+	if result, _ := tools.Call(ctx, "changes", `{"since": "nope"}`); !strings.HasPrefix(result.Text, `Error (NOT_FOUND): snapshot "nope" does not exist`) {
+		t.Errorf("an unknown since: %q", result.Text)
+	}
 }

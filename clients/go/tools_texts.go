@@ -119,6 +119,26 @@ func writeText(path string, size int64, created, appended bool, version string) 
 // diffCut follows a diff the daemon stopped at its size limit.
 const diffCut = "(the diff stops here, at 1 MiB; the rest of the change is not shown)\n"
 
+// patchedFile is one file of an apply_patch: its path, what happened to it, and where it was moved from.
+type patchedFile struct{ path, action, movedFrom string }
+
+// patchText is what apply_patch did (or, dry, would do) to each file, in the patch's order.
+func patchText(files []patchedFile, dryRun bool) string {
+	count := plural(int64(len(files)), "file", "files")
+	text := "Applied the patch: " + count + " changed.\n"
+	if dryRun {
+		text = "Dry run, nothing written: the patch would change " + count + ".\n"
+	}
+	for _, f := range files {
+		if f.action == "moved" {
+			text += "moved " + f.movedFrom + " to " + f.path + "\n"
+		} else {
+			text += f.action + " " + f.path + "\n"
+		}
+	}
+	return text
+}
+
 func editText(path string, replacements int64, diff string, diffTruncated, dryRun bool, version string) string {
 	head := "Edited " + path + ": " + plural(replacements, "replacement", "replacements") + ". Version " + version + ".\n"
 	if dryRun {
@@ -280,11 +300,18 @@ func fileKind(t filetoolsv1.FileType) string {
 // per path (at most those given; the summary counts all).
 func changesText(entries []*DiffEntry, summary DiffSummary) string {
 	changed := summary.Added + summary.Modified + summary.Removed
-	if changed == 0 {
+	fresh := summary.From == "" // no snapshot yet: the dispatcher listed the live tree
+	switch {
+	case changed == 0 && fresh:
+		return noSnapshotYet + ", and no files yet.\n"
+	case changed == 0:
 		return fmt.Sprintf("Nothing changed since snapshot %s (%s).\n", summary.From, plural(summary.Unchanged, "path", "paths"))
 	}
 	text := fmt.Sprintf("Since snapshot %s: %s added, %s modified, %s removed, %s unchanged.\n",
 		summary.From, count(summary.Added), count(summary.Modified), count(summary.Removed), count(summary.Unchanged))
+	if fresh {
+		text = noSnapshotYet + ", so every file is new: " + count(summary.Added) + " added.\n"
+	}
 	for _, entry := range entries {
 		text += changeLine(entry) + "\n"
 	}
@@ -293,6 +320,8 @@ func changesText(entries []*DiffEntry, summary DiffSummary) string {
 	}
 	return text
 }
+
+const noSnapshotYet = "No snapshot yet (one is taken when a run finishes)"
 
 func changeSide(t filetoolsv1.DiffEntryType, size int64) string {
 	if t == filetoolsv1.DiffEntryType_DIFF_ENTRY_TYPE_SYMLINK {

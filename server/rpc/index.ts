@@ -39,6 +39,9 @@ import { moveHandler } from "./files/move.js";
 import { readHandler } from "./files/read.js";
 import { statHandler } from "./files/stat.js";
 import { uploadHandler } from "./files/upload.js";
+import { applyPatchHandler } from "./files/apply-patch.js";
+import { PatchJournal } from "../patch/journal.js";
+import { finishPendingPatches } from "../patch/patch.js";
 import { writeHandler } from "./files/write.js";
 import { createWorkspaceHandler } from "./workspaces/create-workspace.js";
 import { deleteWorkspaceHandler } from "./workspaces/delete-workspace.js";
@@ -55,6 +58,9 @@ export interface Handlers {
 
 export async function createHandlers(config: DaemonConfig, logger?: Logger, metrics?: DaemonMetrics): Promise<Handlers> {
   const workspaces = await WorkspaceRegistry.start(config.dataDir, new Map(config.binds.map((bind) => [bind.name, bind.dir])));
+  // Patches a crash left committed are finished first: the sweep would remove the staged files they name.
+  const patches = new PatchJournal(path.join(config.dataDir, "patches"));
+  await finishPendingPatches(patches, workspaces, logger);
   await workspaces.sweepTempFiles();
   const searchPool = await SearchPool.start(config.workers);
   // The store is bound once; one that is unusable now stops the start-up (never a silent local fallback).
@@ -84,7 +90,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
     leases: () => leases?.count ?? 0,
     quotaUsage: () => quotas.fullest(),
   });
-  const deps: Deps = { workspaces, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots, leases, quotas, copies, node: config.nodeName, recoveries: new Map(), finishing: new Map(), metrics, logger };
+  const deps: Deps = { workspaces, patches, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots, leases, quotas, copies, node: config.nodeName, recoveries: new Map(), finishing: new Map(), metrics, logger };
   // Runs this daemon left active: resumed while they still hold their workspace, else ended with their work kept.
   await resumeRuns(deps);
   return {
@@ -92,6 +98,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
       read: readHandler(deps),
       write: writeHandler(deps),
       edit: editHandler(deps),
+      applyPatch: applyPatchHandler(deps),
       delete: deleteHandler(deps),
       move: moveHandler(deps),
       makeDir: makeDirHandler(deps),

@@ -3,6 +3,7 @@ import type { Files } from "@filetools/proto/filetools/v1/files_pb.js";
 import type { Workspaces } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import type { HandlerFor, MethodsOf } from "../grpc/handlers.js";
 import type { LineIndex } from "../lineindex/line-index.js";
+import type { PatchJournal } from "../patch/journal.js";
 import type { Quotas } from "../quotas/quotas.js";
 import type { RunServices } from "../runs/lifecycle.js";
 
@@ -14,6 +15,8 @@ export interface Deps extends RunServices {
   lineIndex?: LineIndex;
   /** Per-workspace usage and limits: the gate every mutation passes. */
   quotas: Quotas;
+  /** The journal of ApplyPatch's changes (DATA_DIR/patches). */
+  patches: PatchJournal;
 }
 
 export type FilesHandler<K extends keyof MethodsOf<typeof Files>> = HandlerFor<MethodsOf<typeof Files>[K]>;

@@ -224,7 +224,7 @@ export class Workspace {
    * at start-up), for a writeFile later: a slow sender holds no lock while
    * its bytes arrive. `parts` only names the target in messages.
    */
-  async stageFile(parts: Components, content: AsyncIterable<Uint8Array>): Promise<StagedFile> {
+  async stageFile(parts: Components, content: Uint8Array | AsyncIterable<Uint8Array>): Promise<StagedFile> {
     const root = this.resolver.openRoot();
     try {
       const name = await writeTempFile(root, content, 0o600, displayPath(parts));
@@ -233,6 +233,28 @@ export class Workspace {
       root.close();
       throw error;
     }
+  }
+
+  /**
+   * stageFile for bytes in hand, its name made durable too (the root's
+   * fsync): a journal may name it to finish a change after a crash.
+   */
+  async stageDurably(parts: Components, content: Uint8Array): Promise<StagedFile> {
+    const staged = await this.stageFile(parts, content);
+    await staged.syncName();
+    return staged;
+  }
+
+  /** A file stageFile received before a restart, by the name it had, or undefined when it is gone (placed, or never durable). */
+  async adoptStagedFile(name: string): Promise<StagedFile | undefined> {
+    if (!TEMP_FILE_PATTERN.test(name)) return undefined;
+    const root = this.resolver.openRoot();
+    const stats = await lstatOrNull(at(root, name), name).catch(() => null);
+    if (!stats?.isFile()) {
+      root.close();
+      return undefined;
+    }
+    return new StagedFile(root, name, Number(stats.size));
   }
 
   /**
@@ -658,10 +680,16 @@ export class StagedFile {
 
   constructor(
     private readonly root: Directory,
-    private readonly name: string,
+    /** Its temp name at the workspace root (what a journal records). */
+    readonly name: string,
     /** How many bytes were received. */
     readonly size: number,
   ) {}
+
+  /** Makes its name durable (an fsync of the root). */
+  async syncName(): Promise<void> {
+    await this.root.sync();
+  }
 
   /** Moves the bytes into `dir` under a new temp name, with `permissions`; returns that name. */
   async moveInto(dir: Directory, permissions: number, shown: string): Promise<string> {

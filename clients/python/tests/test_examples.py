@@ -39,7 +39,7 @@ def test_tool_calls_prints_what_a_model_reads_and_recovers_from_a_stale_version(
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("tools: read, write, edit, delete, move, make_dir, list, search, stat, changes, list_snapshots, export_archive, import_archive\n")
+    assert result.stdout.startswith("tools: read, write, edit, apply_patch, delete, move, make_dir, list, search, stat, changes, list_snapshots, export_archive, import_archive\n")
     assert "Error (CONTENT_CHANGED): /app.py changed: its version is " in result.stdout
     assert result.stdout.endswith('> read {"path": "/app.py"}\n     1\tDEBUG = None\n')
 

@@ -107,8 +107,32 @@ def test_run_and_crewai_s_structured_tool_return_the_dispatcher_s_text(client: f
     assert edited.startswith("Edited /big.txt: 1 replacement.")
     assert tools["search"].to_structured_tool().invoke({"pattern": "twenty", "output_mode": "files_with_matches"}).startswith("/big.txt")
     assert "big.txt" in tools["list"].run()
+    nulls = {"pattern": "twenty", "path": None, "include": None, "context": None, "output_mode": "files_with_matches", "max_results": None}
+    assert tools["search"].to_structured_tool().invoke(nulls).startswith("/big.txt")
     assert asyncio.run(tools["read"].arun(path="/big.txt", start_line=3, line_count=1)) == "     3\trow 3\n… call read with start_line 4 for more; 30,000 lines in all\n"
     assert client.read_text(WORKSPACE, "/big.txt", 20001, 1).text == "row twenty thousand one\n"
+
+
+def test_errors_name_only_the_crew_s_tools_and_arguments(client: filetools.Client) -> None:
+    tools = _tools(client)
+    client.write_bytes(WORKSPACE, "/bytes.dat", b"\x00\x01\x02\x00")
+    client.write_text(WORKSPACE, "/taken.txt", "x\n")
+    assert tools["write"].run(path="/taken.txt", content="y", mode="create_only") == (
+        "Error (ALREADY_EXISTS): /taken.txt already exists.\nChoose another path, or replace it (write mode create_or_replace).\n"
+    )
+    assert tools["read"].run(path="/bytes.dat") == (
+        "Error (BINARY_FILE): /bytes.dat is a binary file.\nThe file is binary; it cannot be read or edited as text.\n"
+    )
+
+
+def test_an_agent_s_structured_tool_answers_bad_arguments_in_our_words_not_pydantic_s(client: filetools.Client) -> None:
+    read = _tools(client)["read"].to_structured_tool()
+    assert read.invoke({"path": 5}) == (
+        "Error (INVALID_ARGUMENT): invalid arguments for read: path must be a string.\nFix the arguments and call the tool again.\n"
+    )
+    assert read.invoke({"path": "/a", "start_line": "ten"}).startswith("Error (INVALID_ARGUMENT): invalid arguments for read: start_line must be an integer.")
+    assert read.invoke("{not json").startswith("Error (INVALID_ARGUMENT): invalid arguments for read: the arguments are not valid JSON.")
+    assert read.invoke({"path": "/missing.txt", "tail": None}).startswith("Error (NOT_FOUND): /missing.txt does not exist.")
 
 
 @pytest.mark.parametrize(

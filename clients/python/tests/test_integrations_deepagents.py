@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,7 +50,7 @@ def test_read_returns_one_window_with_the_protocol_s_paging(client: filetools.Cl
     window = backend.read("/big.log", offset=14319, limit=3)
     assert window.error is None and window.file_data is not None
     assert window.file_data == {"content": "step 14320 ok\nstep 14321 FAILED\nstep 14322 ok\n", "encoding": "utf-8"}
-    assert (window.start_line, window.end_line, window.next_offset) == (14320, 14322, 14322)
+    assert (window.start_line, window.end_line, window.next_offset, window.total_lines) == (14320, 14322, 14322, 20000)
     last = backend.read("/big.log", offset=19998)
     assert (last.start_line, last.end_line, last.next_offset, last.total_lines) == (19999, 20000, None, 20000)
     # Degenerate windows, as the protocol asks: a negative offset reads from the start, no lines is no lines.
@@ -69,31 +70,31 @@ def test_an_image_is_read_whole_as_base64_as_deep_agents_backends_do(client: fil
     assert result.file_data["encoding"] == "base64"
     assert base64.standard_b64decode(result.file_data["content"]) == png
     assert backend.read("/shots/missing.png").error == (
-        "Error (NOT_FOUND): /shots/missing.png does not exist.\nCheck the path with list, or create the file with write.\n"
+        "/shots/missing.png does not exist (NOT_FOUND).\nCheck the path with ls or glob, or create the file with write_file.\n"
     )
     assert list(Path(tempfile.gettempdir()).glob("filetools-read-*")) == []  # the scratch copies are gone
 
 
 def test_failures_are_results_in_the_dispatcher_s_words_never_exceptions(backend: FiletoolsBackend) -> None:
     escaped = backend.read("/../../etc/passwd")
-    assert escaped.error is not None and escaped.error.startswith("Error (PATH_ESCAPES_WORKSPACE): ")
+    assert escaped.error is not None and "(PATH_ESCAPES_WORKSPACE)." in escaped.error
     assert "/etc" not in escaped.error.replace('"/../../etc/passwd"', "")
     missing = backend.read("/missing.txt")
-    assert missing.error == "Error (NOT_FOUND): /missing.txt does not exist.\nCheck the path with list, or create the file with write.\n"
+    assert missing.error == "/missing.txt does not exist (NOT_FOUND).\nCheck the path with ls or glob, or create the file with write_file.\n"
     assert backend.write("../outside.txt", "x").error is not None
     assert backend.ls("/missing").error is not None
     assert backend.glob("*.py", "/missing").error is not None
     assert backend.grep("x", "/../..").error is not None
     assert backend.edit("/missing.txt", "a", "b").error is not None
     deleted = backend.delete("/missing.txt")
-    assert deleted.path is None and deleted.error is not None and deleted.error.startswith("Error (NOT_FOUND): ")
+    assert deleted.path is None and deleted.error is not None and deleted.error.startswith("nothing exists at /missing.txt (NOT_FOUND).")
 
 
 def test_an_unreachable_daemon_is_an_error_result() -> None:
     with filetools.Client("127.0.0.1:1") as nowhere:
         backend = FiletoolsBackend(nowhere, WORKSPACE)
         result = backend.read("/a.txt")
-        assert result.error is not None and result.error.startswith("Error (UNAVAILABLE)"), result.error
+        assert result.error is not None and "(UNAVAILABLE)." in result.error, result.error
         assert backend.upload_files([("/a.txt", b"x")])[0].error is not None
 
 
@@ -108,7 +109,10 @@ def test_write_edit_grep_glob_ls_delete(client: filetools.Client, backend: Filet
     every = backend.edit("/src/app.py", "DEBUG", "TRACE", replace_all=True)
     assert every.occurrences == 2
     ambiguous = backend.edit("/src/app.py", "TRACE", "X")
-    assert ambiguous.error is not None and ambiguous.error.startswith("Error (")
+    assert ambiguous.error == (
+        "old_string occurs 2 times in /src/app.py; include more surrounding text to make it unique, or set replace_all (OLD_TEXT_NOT_UNIQUE).\n"
+        "Make old_string unique by adding the lines around it, or set replace_all to change all 2.\n"
+    )
 
     literal = backend.grep("TRACE_X = 1")
     assert literal.matches == [{"path": "/src/app.py", "line": 2, "text": "TRACE_X = 1"}] and not literal.truncated
@@ -172,7 +176,7 @@ def test_the_async_twins_on_an_async_client(daemon: Daemon, client: filetools.Cl
     assert sorted(e["path"] for e in ls.entries) == ["/b.txt", "/big.log", "/c.png"]  # before the upload
     assert up[0].error is None and down[0].content == b"c"
     assert delete.path == "/b.txt"
-    assert escaped.error.startswith("Error (PATH_ESCAPES_WORKSPACE)")
+    assert "(PATH_ESCAPES_WORKSPACE)." in escaped.error
     assert client.read_text(WORKSPACE, "/big.log", 14321, 1).text == "step 14321 retried\n"
 
 
@@ -209,7 +213,44 @@ def test_a_deep_agent_works_on_the_workspace_through_its_own_file_tools(client: 
     assert "Successfully replaced 1 instance" in replies["call-3"].content
     assert replies["call-5"].content == "['/big.log', '/notes.md']"
     assert replies["call-6"].content == "['/notes.md']"
-    assert "Error (NOT_FOUND): /nope.txt does not exist." in replies["call-7"].content
+    assert replies["call-7"].content == (
+        "Error: /nope.txt does not exist (NOT_FOUND).\nCheck the path with ls or glob, or create the file with write_file.\n"
+    )
     assert out["messages"][-1].content == "done"
     assert client.read_text(WORKSPACE, "/big.log", 14321, 1).text == "step 14321 retried\n"
     assert client.read_text(WORKSPACE, "/notes.md").text == "retried 14321\n"
+
+
+#: Words of the catalogue's own tools and of the daemon's API that deep agents' tools do not have.
+FOREIGN = re.compile(
+    r"\b(old_text|new_text|if_version|start_line|line_count|tail_lines|make_dir|edits)\b"
+    r"|\b(with|set|use|call)\s+(list|write|edit|read|search|stat|overwrite|recursive)\b"
+    r"|\bDownload\b|\bRead and Write\b"
+)
+
+
+def test_what_the_model_reads_names_only_deep_agents_tools_and_arguments(client: filetools.Client, backend: FiletoolsBackend) -> None:
+    client.write_text(WORKSPACE, "/twice.txt", "x\nx\n")
+    client.write_bytes(WORKSPACE, "/bytes.txt", b"\x00\x01\x02\x00\x00")
+    client.make_dir(WORKSPACE, "/dir")
+    script = [
+        _ask("read_file", {"file_path": "/missing.txt"}, 1),
+        _ask("edit_file", {"file_path": "/twice.txt", "old_string": "absent", "new_string": "y"}, 2),
+        _ask("edit_file", {"file_path": "/twice.txt", "old_string": "x", "new_string": "y"}, 3),
+        _ask("edit_file", {"file_path": "/twice.txt", "old_string": "x", "new_string": "x"}, 4),
+        _ask("edit_file", {"file_path": "/missing.txt", "old_string": "a", "new_string": "b"}, 5),
+        _ask("read_file", {"file_path": "/dir"}, 6),
+        _ask("ls", {"path": "/missing"}, 7),
+        _ask("write_file", {"file_path": "/../out.txt", "content": "x"}, 8),
+        _ask("read_file", {"file_path": "/bytes.txt"}, 9),
+        AIMessage(content="done"),
+    ]
+    agent = create_deep_agent(model=ScriptedModel(messages=iter(script)), backend=backend)
+    out = agent.invoke({"messages": [HumanMessage("look around")]})
+    replies = [m.content for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert len(replies) == 9
+    for reply in replies:
+        prose = re.sub(r'/[^\s:;,)"]*|"[^"\n]*"', " ", str(reply))  # paths and quoted file text are not words of the tool set
+        assert FOREIGN.search(prose) is None, reply
+        assert "Error: Error" not in reply and not str(reply).startswith("Error (")
+    assert "old_string not found in /twice.txt" in replies[1]

@@ -63,6 +63,9 @@ def test_invoke_returns_the_dispatcher_s_text_and_a_tool_call_carries_the_struct
     assert message.status == "success"
     assert message.content == "   100\tline 100\n   101\tline 101\n   102\tline 102\n… call read with start_line 103 for more\n"
     assert message.artifact["first_line"] == 100 and message.artifact["next_start_line"] == 103
+    # A strict-mode model sends null for each argument it leaves out.
+    nulls = tools["read"].invoke(_call("read", {"path": "/big.txt", "start_line": None, "line_count": 1, "tail": None}))
+    assert (nulls.status, nulls.content) == ("success", "     1\tline 1\n… call read with start_line 2 for more\n")
 
     found = tools["search"].invoke(_call("search", {"pattern": "^line 42$"}))
     assert found.status == "success"

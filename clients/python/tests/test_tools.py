@@ -21,7 +21,7 @@ from filetools.tools._arguments import KEYWORD_ORDER
 from conftest import REPO_ROOT, Daemon, start_daemon
 
 CONFORMANCE = json.loads((REPO_ROOT / "catalogue" / "conformance.json").read_text(encoding="utf-8"))
-TOOL_NAMES = ["read", "write", "edit", "delete", "move", "make_dir", "list", "search", "stat", "changes", "list_snapshots", "export_archive", "import_archive"]
+TOOL_NAMES = ["read", "write", "edit", "apply_patch", "delete", "move", "make_dir", "list", "search", "stat", "changes", "list_snapshots", "export_archive", "import_archive"]
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +62,20 @@ def test_every_tool_is_offered_in_the_three_shapes(tools: ToolDispatcher) -> Non
         "description": CATALOGUE["tools"][0]["description"],
         "input_schema": CATALOGUE["tools"][0]["input_schema"],
     }
+
+
+def test_strict_openai_tools_are_the_ones_the_typescript_dispatcher_offers(tools: ToolDispatcher) -> None:
+    # clients/ts/test/openai-strict.test.ts checks these schemas against OpenAI's strict-mode rules.
+    shared = json.loads((REPO_ROOT / "clients" / "ts" / "catalogue" / "openai-strict.json").read_text(encoding="utf-8"))
+    strict = tools.openai_tools(strict=True)
+    assert [t["function"]["name"] for t in strict] == TOOL_NAMES
+    for tool, definition in zip(strict, CATALOGUE["tools"]):
+        assert tool == {
+            "type": "function",
+            "function": {"name": definition["name"], "description": definition["description"], "parameters": shared[definition["name"]], "strict": True},
+        }
+    strict[0]["function"]["parameters"]["required"].clear()  # a copy: the next call is whole again
+    assert tools.openai_tools(strict=True)[0]["function"]["parameters"]["required"] == ["path", "start_line", "line_count", "tail"]
 
 
 def test_definitions_are_copies_a_caller_may_change(tools: ToolDispatcher) -> None:
@@ -178,7 +192,8 @@ VALIDATION = [
     ("search", {"pattern": "a", "context": True}, "context must be an integer"),
     ("search", {"pattern": "a", "context": -1}, "context must be at least 0"),
     ("search", {"pattern": "a", "output_mode": "lines"}, "output_mode must be one of content, files_with_matches, count"),
-    ("read", {"path": "/x", "start_line": None}, "start_line must be an integer"),
+    ("read", {"path": "/x", "start_line": None, "colour": None}, "unknown argument colour"),  # a null optional argument is left out; an unknown one is not
+    ("edit", {"path": "/a", "edits": [{"old_text": "a", "new_text": None, "replace_all": None}]}, "edits.0.new_text must be a string"),
     ("read", {"path": None}, "path must be a string"),
     ("read", '{"path": "/x", "line_count": 1e400}', "line_count must be an integer"),
     ("read", '{"path": "/x", "line_count": NaN}', "the arguments are not valid JSON"),
@@ -245,7 +260,7 @@ def test_an_unreachable_daemon_is_a_tool_error() -> None:
     with filetools.Client("127.0.0.1:1") as nowhere:
         result = ToolDispatcher(nowhere, "agent").call("stat", {}, timeout=5)
     assert result.is_error
-    assert result.text.startswith("Error (UNAVAILABLE): ")
+    assert result.text == "Error (UNAVAILABLE): the filetools daemon cannot be reached.\nIt is not running, or not at the address this client was given. Nothing was done: tell the operator, or call again once the daemon is back.\n"  # the same words in every language (catalogue/tools.json, unreachable)
     assert result.structured["error"]["code"] == "UNAVAILABLE"
 
 
@@ -363,3 +378,36 @@ def test_texts_for_what_a_fresh_workspace_rarely_shows() -> None:
     far = c.FileInfo(path="/f", type=c.FILE_TYPE_FILE, mode=0o600, mtime=Timestamp(seconds=253402300800, nanos=5_000_000))
     assert texts.stat(far) == "/f: file, 0 bytes, mode 0600, modified +010000-01-01T00:00:00.005Z, version \n"
     assert texts.stat(c.FileInfo(path="/d", type=c.FILE_TYPE_DIRECTORY, mode=0o755)).startswith("/d: directory, 0 bytes, mode 0755, modified unknown,")
+
+
+def test_the_responses_api_apply_patch_operations_are_applied_together(tools: ToolDispatcher, sync_client: filetools.Client) -> None:
+    sync_client.write_text("agent", "/ops/keep.txt", "one\ntwo\n")
+    applied = tools.apply_patch_operations(
+        [
+            {"type": "create_file", "path": "/ops/new.txt", "diff": "+hello\n"},
+            {"type": "update_file", "path": "/ops/keep.txt", "diff": "@@\n one\n-two\n+2\n"},
+        ]
+    )
+    assert (applied.is_error, applied.text) == (False, "Applied the patch: 2 files changed.\nadded /ops/new.txt\nupdated /ops/keep.txt\n")
+    failing = tools.apply_patch_operations(
+        [{"type": "delete_file", "path": "/ops/new.txt"}, {"type": "update_file", "path": "/ops/keep.txt", "diff": "@@\n-absent\n+x\n"}]
+    )
+    assert failing.is_error and failing.text.startswith("Error (OLD_TEXT_NOT_FOUND): hunk 1 of /ops/keep.txt")
+    assert sync_client.read_text("agent", "/ops/new.txt").text == "hello\n"
+    for bad in ([], "ops", [{"type": "rename_file", "path": "/a"}], [{"type": "update_file", "path": "/a"}], [None]):
+        assert tools.apply_patch_operations(bad).text.startswith("Error (INVALID_ARGUMENT): invalid apply_patch operations")
+
+
+def test_changes_before_any_snapshot_answers_that_every_file_is_new(sync_client: filetools.Client) -> None:
+    sync_client.create_workspace("fresh")
+    fresh = ToolDispatcher(sync_client, "fresh")
+    assert fresh.call("changes", {}).text == "No snapshot yet (one is taken when a run finishes), and no files yet.\n"
+    sync_client.write_text("fresh", "/a.txt", "abc")
+    sync_client.write_text("fresh", "/b/.hidden", "12")
+    result = fresh.call("changes", {"max_entries": 1})
+    assert (result.is_error, result.text) == (
+        False,
+        "No snapshot yet (one is taken when a run finishes), so every file is new: 2 added.\nadded /a.txt (3 bytes)\n… 1 more change not shown: raise max_entries\n",
+    )
+    assert {k: result.structured[k] for k in ("since", "added", "truncated")} == {"since": "", "added": 2, "truncated": True}
+    assert fresh.call("changes", {"since": "nope"}).text.startswith('Error (NOT_FOUND): snapshot "nope" does not exist')

@@ -20,7 +20,8 @@ const workspace = client.workspace("agent-loop");
 
 /** What the scripted model does at each step, given the tool results so far (newest last). */
 const script: Array<(results: string[]) => { tool: string; input: object } | { text: string }> = [
-  () => ({ tool: "read", input: { path: "/logs/app.log", start_line: 5000, line_count: 3 } }),
+  // As a strict-mode model sends it: null for an argument it leaves out.
+  () => ({ tool: "read", input: { path: "/logs/app.log", start_line: 5000, line_count: 3, tail: null } }),
   () => ({ tool: "search", input: { pattern: "timeout = \\d+", path: "/src" } }),
   // A version the model remembered from before someone else changed the file: stale.
   () => ({ tool: "edit", input: { path: "/src/config.py", edits: [{ old_text: "timeout = 5", new_text: "timeout = 30" }], if_version: "0000000000000000" } }),
@@ -69,6 +70,9 @@ try {
     prompt: "Requests time out: find out why and fix the configuration.",
   });
   for (const [i, text] of toolResults(result.response.messages).entries()) console.log(`--- tool result ${i + 1}\n${text}`);
+  // A failed call is a tool-error for the SDK (the model still reads its text, which says what to do next).
+  const failed = result.steps.flatMap((s) => s.content).filter((part) => part.type === "tool-error");
+  console.log(`--- tool errors: ${failed.map((part) => part.toolName).join(", ") || "none"}`);
   console.log(`--- model\n${result.text}`);
 
   const { changes } = await workspace.finishRun(run.id);

@@ -3,11 +3,13 @@
 // to and from files. Options left out take the daemon's defaults (proto/).
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { CallOptions, RawClient } from "./client.js";
-import { present } from "./errors.js";
+import { status as Code } from "@grpc/grpc-js";
+import { FileToolsError, present } from "./errors.js";
 import type { FileInfo } from "@filetools/proto/filetools/v1/common_pb.js";
 import {
   OutputMode,
   SearchOrder,
+  type ApplyPatchResponse,
   type DeleteResponse,
   type DownloadHeader,
   type EditResponse,
@@ -272,6 +274,11 @@ export class WorkspaceClient {
     return this.raw.files.edit({ workspace: this.id, path, edits: list, dryRun, encoding, ifVersion }, options);
   }
 
+  /** A Codex-format patch over several files, all or nothing (see ApplyPatch in the proto). */
+  applyPatch(patch: string, options: CallOptions & { dryRun?: boolean } = {}): Promise<ApplyPatchResponse> {
+    return this.raw.files.applyPatch({ workspace: this.id, patch, dryRun: options.dryRun }, options);
+  }
+
   /** Matching lines, as found. `for await (const m of ws.search("TODO")) …`; then `.summary`. */
   search(pattern: string, options: SearchOptions = {}): SearchResults<SearchMatch> {
     return this.searchResults(pattern, options, OutputMode.CONTENT, (event) =>
@@ -371,6 +378,24 @@ export class WorkspaceClient {
   }
 
   /** Fetches a file into `toFilePath`, atomically, after checking its sha256. */
+  /**
+   * A small file's bytes, in memory (an image for a model): at most
+   * `maxBytes`, else INVALID_ARGUMENT / FILE_TOO_LARGE before more than one
+   * chunk is received (the download is cancelled).
+   */
+  async readBytes(path: string, options: CallOptions & { maxBytes: number }): Promise<{ file: FileInfo | undefined; data: Buffer }> {
+    const { header, data } = await receiveVerified(this.raw.files.download({ workspace: this.id, path }, options));
+    const size = Number(header.size); // what arrives is checked against it
+    if (size > options.maxBytes) {
+      // The chunks' generator ends (cancelling the download) only once started: take one, then leave.
+      for await (const _ of data) break;
+      throw new FileToolsError(Code.INVALID_ARGUMENT, `${header.file?.path ?? path} is ${size} bytes, more than the ${options.maxBytes} that can be read at once`, "FILE_TOO_LARGE");
+    }
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of data) chunks.push(chunk);
+    return { file: header.file, data: Buffer.concat(chunks) };
+  }
+
   download(path: string, toFilePath: string, options: TransferOptions = {}): Promise<DownloadHeader> {
     return saveVerified(this.raw.files.download({ workspace: this.id, path }, options), toFilePath, options.onProgress);
   }

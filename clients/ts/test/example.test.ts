@@ -63,6 +63,7 @@ it("agent-loop.ts: a scripted model (the AI SDK's MockLanguageModelV3) reads, se
   expect(stdout).toContain("/src/config.py\n1:timeout = 5\n(1 matching line in 1 file; 1 file searched)\n");
   expect(stdout).toMatch(/Error \(CONTENT_CHANGED\): \/src\/config\.py changed: its version is (\w+), not 0{16}\.\nRead the file again, then retry with if_version \1 if your change still applies\.\n/);
   expect(stdout).toContain("-timeout = 5\n+timeout = 30\n");
+  expect(stdout).toContain("--- tool errors: edit\n"); // the stale edit, reported to the SDK as a tool error
   expect(stdout).toMatch(/--- run run-\S+ finished: 2 created, 1 modified\n/);
   const config = await daemon.client.workspace("agent-loop").readText("/src/config.py");
   expect(config.text).toBe("timeout = 30\nretries = 3\n");

@@ -15,7 +15,9 @@ import { CallToolResultSchema, ErrorCode, ListPromptsResultSchema, type CallTool
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDaemon, type Daemon } from "../../../test/e2e/daemon.js";
 import { connect, type FileToolsClient } from "../src/index.js";
+import { MEDIA_MAX_BYTES, WHOLE_READ_MAX_BYTES } from "../src/mcp/server-filesystem.js";
 import { catalogue } from "../src/tools/catalogue.js";
+import { foreignWords } from "./tool-set-words.js";
 import { CLI, ensureCliBuilt } from "./cli-build.js";
 
 let daemon: Daemon;
@@ -51,6 +53,18 @@ async function stdioClient(...extra: string[]): Promise<Client> {
 
 const textOf = (result: unknown) => ((result as CallToolResult).content[0] as { text: string }).text;
 
+describe("at start", () => {
+  it("a workspace that does not exist stops the server before it serves, with the CLI's error and exit code", async () => {
+    for (const profile of ["filetools", "server-filesystem"]) {
+      const proc = spawn(process.execPath, [CLI, "--address", daemon.address, "mcp", "--workspace", "nosuch", "--profile", profile], { stdio: ["pipe", "pipe", "pipe"] });
+      let stderr = "";
+      proc.stderr!.on("data", (d) => (stderr += d));
+      const code = await new Promise<number | null>((resolve) => proc.once("exit", resolve));
+      expect([profile, code, stderr]).toEqual([profile, 3, "filetools: workspace nosuch does not exist (WORKSPACE_NOT_FOUND)\n"]);
+    }
+  });
+});
+
 describe("over stdio", () => {
   let mcp: Client;
   beforeAll(async () => {
@@ -72,6 +86,11 @@ describe("over stdio", () => {
     expect(result.isError).toBeFalsy();
     expect(textOf(result)).toBe("     3\tfirst\n… call read with start_line 4 for more\n");
     expect(result.structuredContent).toMatchObject({ path: "/notes.md", first_line: 3, next_start_line: 4 });
+    // The window goes out once: as the text content, not again in structuredContent.
+    expect(result.structuredContent).not.toHaveProperty("text");
+    // A strict-mode model sends null for each argument it leaves out.
+    const nulls = await mcp.callTool({ name: "read", arguments: { path: "/notes.md", start_line: 3, line_count: 1, tail: null } });
+    expect(textOf(nulls)).toBe(textOf(result));
   });
 
   it("edits, then a stale edit is a tool error a model can act on", async () => {
@@ -264,7 +283,9 @@ describe("--profile server-filesystem: the reference server's tools, stricter wh
   it("offers the reference's tool names, annotated, with output schemas", async () => {
     const { tools } = await mcp.listTools();
     expect(tools.map((t) => t.name)).toEqual([
+      "read_file",
       "read_text_file",
+      "read_media_file",
       "read_multiple_files",
       "write_file",
       "edit_file",
@@ -283,11 +304,87 @@ describe("--profile server-filesystem: the reference server's tools, stricter wh
 
   it("reads whole, head and tail, several at once; both head and tail is an error", async () => {
     expect(await call("read_text_file", { path: "/fs/a.txt" })).toMatchObject({ text: "one\ntwo\nthree\nfour\n", structured: { content: "one\ntwo\nthree\nfour\n" } });
-    expect((await call("read_text_file", { path: "/fs/a.txt", head: 2 })).text).toBe("one\ntwo\n");
+    expect((await call("read_text_file", { path: "/fs/a.txt", head: 2 })).text).toBe("one\ntwo"); // as the reference joins them
     expect((await call("read_text_file", { path: "/fs/a.txt", tail: 1 })).text).toBe("four\n");
+    expect((await call("read_text_file", { path: "/fs/a.txt", head: null, tail: 1 })).text).toBe("four\n");
     expect(await call("read_text_file", { path: "/fs/a.txt", head: 1, tail: 1 })).toMatchObject({ isError: true, text: expect.stringContaining("Cannot specify both head and tail") });
     const several = await call("read_multiple_files", { paths: ["/fs/sub/deep.md", "/fs/none.txt"] });
     expect(several.text).toMatch(/^\/fs\/sub\/deep\.md:\ndeep\n\n\n---\n\/fs\/none\.txt: Error - \/fs\/none\.txt does not exist$/);
+  });
+
+  it("accepts what the reference accepts: read_file (its deprecated alias), head: 0 and tail: 0 as not given, an encoding, no edits", async () => {
+    expect(await call("read_file", { path: "/fs/a.txt", head: 2 })).toMatchObject({ text: "one\ntwo", structured: { content: "one\ntwo" } });
+    expect((await call("read_text_file", { path: "/fs/a.txt", head: 0 })).text).toBe("one\ntwo\nthree\nfour\n");
+    expect((await call("read_text_file", { path: "/fs/a.txt", head: 0, tail: 1 })).text).toBe("four\n");
+    expect((await call("read_text_file", { path: "/fs/a.txt", encoding: "utf-8" })).text).toBe("one\ntwo\nthree\nfour\n");
+    await client.workspace("agent").writeBytes("/more/latin1.txt", Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
+    expect((await call("read_text_file", { path: "/more/latin1.txt", encoding: "latin1" })).text).toBe("café\n");
+    expect(await call("read_text_file", { path: "/fs/a.txt", encoding: "klingon" })).toMatchObject({ isError: true, text: expect.stringMatching(/^Error \(INVALID_ARGUMENT\): unsupported encoding "klingon"/) });
+    const version = (await client.workspace("agent").stat("/fs/a.txt")).version;
+    expect(await call("edit_file", { path: "/fs/a.txt", edits: [] })).toMatchObject({ isError: false, text: "```diff\n```\n\n" });
+    expect((await client.workspace("agent").stat("/fs/a.txt")).version).toBe(version);
+    expect(await call("edit_file", { path: "/fs/missing.txt", edits: [] })).toMatchObject({ isError: true, text: expect.stringMatching(/^Error \(NOT_FOUND\)/) });
+  });
+
+  it("caps every read that could return a whole file, and says which lines it gave and how to see more", async () => {
+    const ws = client.workspace("agent");
+    const line = `${"x".repeat(99)}\n`; // 100 bytes: 20,000 lines are 2,000,000 bytes
+    await ws.writeText("/more/huge.txt", line.repeat(20_000));
+    for (const args of [{}, { head: 150_005 }, { tail: 15_000 }]) {
+      const { text, isError } = await call("read_text_file", { path: "/more/huge.txt", ...args });
+      expect(isError).toBe(false);
+      expect(text.length).toBeLessThan(WHOLE_READ_MAX_BYTES + 400);
+      expect(text).toMatch(/\n\[filetools: \/more\/huge\.txt is cut at 1,048,576 bytes of text per read: this is lines \d+–\d+( of 20000)?\. Ask for fewer lines with head or tail to see the rest of the beginning or the end\.\]$/);
+      expect(foreignWords(text.slice(text.lastIndexOf("\n[filetools")), "server-filesystem")).toEqual([]);
+    }
+    expect((await call("read_text_file", { path: "/more/huge.txt", tail: 1 })).text).toBe(line);
+    const several = await call("read_multiple_files", { paths: ["/more/huge.txt", "/more/huge.txt", "/fs/a.txt"] });
+    expect(several.text.length).toBeLessThan(WHOLE_READ_MAX_BYTES + 1000);
+    expect(several.text.match(/is cut at 349,525 bytes/g)).toHaveLength(2);
+    expect(several.text).toContain("/fs/a.txt:\none\ntwo\nthree\nfour\n");
+  });
+
+  it("read_media_file returns an image or audio file as MCP content, base64, anything else as a resource named by its workspace path; a file too large is refused", async () => {
+    const ws = client.workspace("agent");
+    const png = Buffer.from("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fe0def46b80000000049454e44ae426082", "hex");
+    await ws.writeBytes("/more/dot.png", png);
+    await ws.writeBytes("/more/beep.wav", Buffer.from("RIFF0000WAVE"));
+    await ws.writeBytes("/more/blob.bin", Buffer.from([0, 1, 2, 255]));
+    const image = await mcp.callTool({ name: "read_media_file", arguments: { path: "/more/dot.png" } });
+    expect(image.content).toEqual([{ type: "image", data: png.toString("base64"), mimeType: "image/png" }]);
+    expect(image.structuredContent).toEqual({ content: image.content });
+    expect((await mcp.callTool({ name: "read_media_file", arguments: { path: "/more/beep.wav" } })).content).toEqual([{ type: "audio", data: Buffer.from("RIFF0000WAVE").toString("base64"), mimeType: "audio/wav" }]);
+    expect((await mcp.callTool({ name: "read_media_file", arguments: { path: "/more/blob.bin" } })).content).toEqual([
+      { type: "resource", resource: { uri: "filetools:/more/blob.bin", mimeType: "application/octet-stream", blob: "AAEC/w==" } },
+    ]);
+    await ws.writeBytes("/more/big.png", Buffer.alloc(MEDIA_MAX_BYTES + 1));
+    expect(await call("read_media_file", { path: "/more/big.png" })).toMatchObject({ isError: true, text: `Error (FILE_TOO_LARGE): /more/big.png is ${MEDIA_MAX_BYTES + 1} bytes, more than the ${MEDIA_MAX_BYTES} that can be read at once.\n` });
+    expect(await call("read_media_file", { path: "/fs" })).toMatchObject({ isError: true, text: expect.stringMatching(/^Error \(IS_A_DIRECTORY\)/) });
+  });
+
+  it("every error names only this tool set's tools and arguments (what the reference's model has)", async () => {
+    await client.workspace("agent").writeBytes("/more/bytes.bin", Buffer.from([0, 1, 2, 3, 0, 0, 7]));
+    const failures = [
+      ["read_text_file", { path: "/fs/missing.txt" }, "NOT_FOUND"],
+      ["read_text_file", { path: "/fs/sub" }, "IS_A_DIRECTORY"],
+      ["read_text_file", { path: "/more/bytes.bin" }, "BINARY_FILE"],
+      ["edit_file", { path: "/fs/a.txt", edits: [{ oldText: "nine", newText: "9" }] }, "OLD_TEXT_NOT_FOUND"],
+      ["edit_file", { path: "/fs/dup.txt", edits: [{ oldText: "x", newText: "y" }] }, "OLD_TEXT_NOT_UNIQUE"],
+      ["edit_file", { path: "/fs/a.txt", edits: [{ oldText: "one", newText: "one" }] }, "INVALID_ARGUMENT"],
+      ["move_file", { source: "/fs/dup.txt", destination: "/fs/a.txt" }, "ALREADY_EXISTS"],
+      ["move_file", { source: "/fs/missing.txt", destination: "/fs/b.txt" }, "NOT_FOUND"],
+      ["get_file_info", { path: "/../x" }, "PATH_ESCAPES_WORKSPACE"],
+    ] as const;
+    for (const [name, args, reason] of failures) {
+      const { text, isError } = await call(name, args);
+      expect([name, isError, text.slice(0, text.indexOf(")") + 1)]).toEqual([name, true, `Error (${reason})`]);
+      expect([name, text, foreignWords(text, "server-filesystem")]).toEqual([name, text, []]);
+    }
+    const several = await call("read_multiple_files", { paths: ["/more/bytes.bin", "/fs/sub"] });
+    expect(foreignWords(several.text, "server-filesystem")).toEqual([]);
+    expect((await call("move_file", { source: "/fs/dup.txt", destination: "/fs/a.txt" })).text).toBe(
+      "Error (ALREADY_EXISTS): /fs/a.txt already exists: move_file never replaces.\nChoose another destination, or move the existing file away first.\n",
+    );
   });
 
   it("writes, edits with a diff, and refuses an oldText that is not unique (the reference would edit the first)", async () => {
@@ -295,7 +392,7 @@ describe("--profile server-filesystem: the reference server's tools, stricter wh
     const edited = await call("edit_file", { path: "/fs/new.txt", edits: [{ oldText: "hello", newText: "bye" }] });
     expect(edited.text).toMatch(/^```diff\n--- a\/fs\/new\.txt\n\+\+\+ b\/fs\/new\.txt\n@@ -1,1 \+1,1 @@\n-hello\n\+bye\n```\n\n$/);
     const dup = await call("edit_file", { path: "/fs/dup.txt", edits: [{ oldText: "x", newText: "y" }] });
-    expect(dup).toMatchObject({ isError: true, text: expect.stringMatching(/^Error \(OLD_TEXT_NOT_UNIQUE\)/) });
+    expect(dup).toMatchObject({ isError: true, text: "Error (OLD_TEXT_NOT_UNIQUE): edits[0].oldText occurs 2 times in /fs/dup.txt; include more surrounding text to make it unique.\nMake oldText unique by adding the lines around it; it occurs 2 times.\n" });
     expect((await call("read_text_file", { path: "/fs/dup.txt" })).text).toBe("x\nx\n");
   });
 

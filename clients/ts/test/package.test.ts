@@ -12,6 +12,8 @@ import { withDirectoryLock } from "../../../test/support/lock.js";
 const run = promisify(execFile);
 const dir = mkdtempSync(path.join(tmpdir(), "ftc-ts-package-"));
 let daemon: Daemon;
+/** The packed tarballs (@filetools/proto, @filetools/client), made by the install test. */
+let tarballs: string[] = [];
 
 beforeAll(async () => {
   daemon = await startDaemon();
@@ -62,7 +64,7 @@ it("installs from its npm pack tarballs (with @filetools/proto's) into a fresh p
       encoding: "utf8",
     }),
   );
-  const tarballs = (JSON.parse(packed) as { filename: string }[]).map(({ filename }) => path.join(dir, filename));
+  tarballs = (JSON.parse(packed) as { filename: string }[]).map(({ filename }) => path.join(dir, filename));
   expect(tarballs.map((tarball) => path.basename(tarball))).toEqual(["filetools-proto-0.1.0.tgz", "filetools-client-0.1.0.tgz"]);
 
   const app = path.join(dir, "app");
@@ -78,4 +80,45 @@ it("installs from its npm pack tarballs (with @filetools/proto's) into a fresh p
   // The package's command line is installed too.
   const help = await run(path.join(app, "node_modules/.bin/filetools"), ["--help"], { cwd: app });
   expect(help.stdout).toContain("filetools");
+});
+
+/** An agent loop with the AI SDK's scripted model: a read with a strict-mode null, then a read of a missing file. */
+const AI_SDK_CODE = `
+import { generateText, stepCountIs } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { connect, ToolDispatcher } from "@filetools/client";
+import { aiSdkTools } from "@filetools/client/ai-sdk";
+const client = connect(process.argv[2]);
+const ws = client.workspace(process.argv[3]);
+await client.createWorkspace(process.argv[3]);
+await ws.writeText("a.txt", "one\\n");
+const calls = [["read", { path: "/a.txt", start_line: null }], ["read", { path: "/missing.txt" }]];
+const usage = { inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 0, text: 0, reasoning: 0 } };
+let step = 0;
+const model = new MockLanguageModelV3({
+  doGenerate: async () => {
+    if (step === calls.length) return { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
+    const [toolName, input] = calls[step++];
+    return { content: [{ type: "tool-call", toolCallId: "call-" + step, toolName, input: JSON.stringify(input) }], finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage, warnings: [] };
+  },
+});
+const result = await generateText({ model, tools: aiSdkTools(new ToolDispatcher(ws)), stopWhen: stepCountIs(5), prompt: "read a.txt" });
+const parts = result.steps.flatMap((s) => s.content).filter((p) => p.type === "tool-result" || p.type === "tool-error");
+console.log(JSON.stringify(parts.map((p) => [p.type, p.type === "tool-error" ? p.error.message : p.output])));
+client.close();
+`;
+
+// The peer range takes AI SDK 6 and 7: installed beside the package (no ERESOLVE), each runs the same loop.
+it.each(["6.0.333", "7.0.185"])("with the AI SDK %s: installs beside the package; a failed call is a tool-error, nulls are left out", { timeout: 180_000 }, async (version) => {
+  expect(tarballs).toHaveLength(2); // made by the test above
+  const app = path.join(dir, `ai-${version}`);
+  mkdirSync(app);
+  writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
+  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...tarballs, `ai@${version}`], { cwd: app });
+  writeFileSync(path.join(app, "agent.js"), AI_SDK_CODE);
+  const { stdout } = await run(process.execPath, ["agent.js", daemon.address, `ai-${version.split(".")[0]}`], { cwd: app });
+  expect(JSON.parse(stdout)).toEqual([
+    ["tool-result", "     1\tone\n"],
+    ["tool-error", "Error (NOT_FOUND): /missing.txt does not exist.\nCheck the path with list, or create the file with write.\n"],
+  ]);
 });

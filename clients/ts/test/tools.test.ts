@@ -36,7 +36,7 @@ describe("the catalogue", () => {
   });
 
   it("offers every tool, in the three shapes; read-only offers only those that change nothing", () => {
-    expect(tools.definitions().map((t) => t.name)).toEqual(["read", "write", "edit", "delete", "move", "make_dir", "list", "search", "stat", "changes", "list_snapshots", "export_archive", "import_archive"]);
+    expect(tools.definitions().map((t) => t.name)).toEqual(["read", "write", "edit", "apply_patch", "delete", "move", "make_dir", "list", "search", "stat", "changes", "list_snapshots", "export_archive", "import_archive"]);
     expect(tools.openAITools()[0]).toMatchObject({ type: "function", function: { name: "read", parameters: { type: "object", required: ["path"] } } });
     expect(tools.anthropicTools()[0]).toMatchObject({ name: "read", input_schema: { type: "object" } });
     const readOnly = new ToolDispatcher(client.workspace("agent"), { readOnly: true });
@@ -109,5 +109,60 @@ describe("whatever a model sends, a result it can read", () => {
   it("a read-only dispatcher refuses the tools that change things", async () => {
     const readOnly = new ToolDispatcher(client.workspace("agent"), { readOnly: true });
     expect((await readOnly.call("write", { path: "/x", content: "y" })).text).toMatch(/^Error \(UNKNOWN_TOOL\): there is no tool named "write"; the tools are read, list, search, stat, changes, list_snapshots\.$/m);
+  });
+});
+
+describe("the OpenAI Responses API's built-in apply_patch tool", () => {
+  it("applies a response's operations together, in apply_patch's words; a bad or failing set changes nothing", async () => {
+    const ws = client.workspace("agent");
+    await ws.writeText("/ops/keep.txt", "one\ntwo\n");
+    await ws.writeText("/ops/drop.txt", "x\n");
+    const applied = await tools.applyPatchOperations([
+      { type: "create_file", path: "/ops/new.txt", diff: "+hello\n+world\n" },
+      { type: "update_file", path: "/ops/keep.txt", diff: "@@\n one\n-two\n+2\n" },
+      { type: "delete_file", path: "/ops/drop.txt" },
+    ]);
+    expect(applied).toMatchObject({ isError: false, text: "Applied the patch: 3 files changed.\nadded /ops/new.txt\nupdated /ops/keep.txt\ndeleted /ops/drop.txt\n" });
+    expect((await ws.readText("/ops/keep.txt")).text).toBe("one\n2\n");
+    const failing = await tools.applyPatchOperations([
+      { type: "create_file", path: "/ops/other.txt", diff: "+x\n" },
+      { type: "update_file", path: "/ops/keep.txt", diff: "@@\n-absent\n+y\n" },
+    ]);
+    expect(failing.isError).toBe(true);
+    expect(failing.text).toMatch(/^Error \(OLD_TEXT_NOT_FOUND\): hunk 1 of \/ops\/keep\.txt/);
+    await expect(ws.stat("/ops/other.txt")).rejects.toMatchObject({ reason: "NOT_FOUND" });
+    for (const bad of [[], "ops", [{ type: "rename_file", path: "/a" }], [{ type: "update_file", path: "/a" }], [null]]) {
+      expect(await tools.applyPatchOperations(bad)).toMatchObject({ isError: true, text: expect.stringMatching(/^Error \(INVALID_ARGUMENT\): invalid apply_patch operations/) });
+    }
+  });
+});
+
+describe("an unreachable daemon", () => {
+  it("is a tool result in the catalogue's words, the same in every language (not grpc-js's)", async () => {
+    const nowhere = connect("127.0.0.1:1");
+    try {
+      const result = await new ToolDispatcher(nowhere.workspace("agent")).call("stat", {});
+      expect(result).toMatchObject({ isError: true, text: "Error (UNAVAILABLE): the filetools daemon cannot be reached.\nIt is not running, or not at the address this client was given. Nothing was done: tell the operator, or call again once the daemon is back.\n" });
+    } finally {
+      nowhere.close();
+    }
+  });
+});
+
+describe("changes before any snapshot", () => {
+  it("answers that every file is new (the daemon's DiffSnapshots has nothing to compare with)", async () => {
+    await client.createWorkspace("fresh");
+    const fresh = new ToolDispatcher(client.workspace("fresh"));
+    expect((await fresh.call("changes", {})).text).toBe("No snapshot yet (one is taken when a run finishes), and no files yet.\n");
+    await client.workspace("fresh").writeText("/a.txt", "abc");
+    await client.workspace("fresh").writeText("/b/.hidden", "12");
+    const result = await fresh.call("changes", { max_entries: 1 });
+    expect(result).toMatchObject({
+      isError: false,
+      text: "No snapshot yet (one is taken when a run finishes), so every file is new: 2 added.\nadded /a.txt (3 bytes)\n… 1 more change not shown: raise max_entries\n",
+      structured: { since: "", added: 2, modified: 0, removed: 0, unchanged: 0, truncated: true },
+    });
+    expect(outputValidators.get("changes")!(result.structured)).toBe(true);
+    expect((await fresh.call("changes", { since: "nope" })).text).toMatch(/^Error \(NOT_FOUND\): snapshot "nope" does not exist/);
   });
 });

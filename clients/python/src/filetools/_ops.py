@@ -293,6 +293,10 @@ def edit(
     return Unary(R.EDIT, request, _identity)
 
 
+def apply_patch(workspace: str, patch: str, dry_run: bool) -> Unary[f.ApplyPatchRequest, f.ApplyPatchResponse, f.ApplyPatchResponse]:
+    return Unary(R.APPLY_PATCH, f.ApplyPatchRequest(workspace=workspace, patch=patch, dry_run=dry_run), _identity)
+
+
 def delete(
     workspace: str, path: str, recursive: bool, if_version: str | None
 ) -> Unary[f.DeleteRequest, f.DeleteResponse, f.DeleteResponse]:

@@ -42,6 +42,7 @@ _DAEMON = d.DESCRIPTOR.services_by_name["Daemon"]
 READ = _rpc(_FILES, "Read", f.ReadRequest, f.ReadResponse)
 WRITE = _rpc(_FILES, "Write", f.WriteRequest, f.WriteResponse)
 EDIT = _rpc(_FILES, "Edit", f.EditRequest, f.EditResponse)
+APPLY_PATCH = _rpc(_FILES, "ApplyPatch", f.ApplyPatchRequest, f.ApplyPatchResponse)
 DELETE = _rpc(_FILES, "Delete", f.DeleteRequest, f.DeleteResponse)
 MOVE = _rpc(_FILES, "Move", f.MoveRequest, f.MoveResponse)
 MAKE_DIR = _rpc(_FILES, "MakeDir", f.MakeDirRequest, f.MakeDirResponse)

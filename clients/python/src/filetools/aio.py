@@ -296,6 +296,12 @@ class AsyncClient:
         """See ``Client.edit_many``."""
         return await self._unary(_ops.edit(workspace, path, edits, dry_run, if_version, encoding), timeout)
 
+    async def apply_patch(
+        self, workspace: str, patch: str, *, dry_run: bool = False, timeout: float | None = None
+    ) -> f.ApplyPatchResponse:
+        """See ``Client.apply_patch``."""
+        return await self._unary(_ops.apply_patch(workspace, patch, dry_run), timeout)
+
     async def delete(
         self,
         workspace: str,

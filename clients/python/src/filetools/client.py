@@ -282,6 +282,12 @@ class Client:
         """Applies the edits in order, all or nothing."""
         return self._unary(_ops.edit(workspace, path, edits, dry_run, if_version, encoding), timeout)
 
+    def apply_patch(
+        self, workspace: str, patch: str, *, dry_run: bool = False, timeout: float | None = None
+    ) -> f.ApplyPatchResponse:
+        """A Codex-format patch over several files, all or nothing (ApplyPatch in the proto)."""
+        return self._unary(_ops.apply_patch(workspace, patch, dry_run), timeout)
+
     def delete(
         self,
         workspace: str,

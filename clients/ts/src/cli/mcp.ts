@@ -3,6 +3,8 @@ import { createRequire } from "node:module";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { serverFilesystemToolSet } from "../mcp/server-filesystem.js";
 import { catalogueToolSet, createMcpServer, serveHttp, serveStdio } from "../mcp/server.js";
+import type { FileToolsClient } from "../client.js";
+import { FileToolsError } from "../errors.js";
 import { ToolDispatcher } from "../tools/dispatcher.js";
 import { interrupt, sessionOf } from "./session.js";
 
@@ -32,6 +34,7 @@ export function addMcpCommand(program: Command): void {
     .option("--http <host:port>", "serve Streamable HTTP instead of stdio (port 0: any free port)", hostPort)
     .action(async (options: McpOptions, command: Command) => {
       const { client } = sessionOf(command);
+      await checkWorkspace(client, options.workspace);
       const workspace = client.workspace(options.workspace);
       const toolSet =
         options.profile === "server-filesystem"
@@ -45,6 +48,24 @@ export function addMcpCommand(program: Command): void {
       await new Promise((resolve) => interrupt.signal.addEventListener("abort", resolve, { once: true }));
       await served.close();
     });
+}
+
+/**
+ * A workspace that does not exist (or that the token may not use) stops the
+ * command before it serves: a host shows the server as failed, rather than
+ * listing tools whose every call fails. A daemon not reachable yet does not:
+ * it may come up after the host starts us (each call then says so).
+ */
+async function checkWorkspace(client: FileToolsClient, id: string): Promise<void> {
+  try {
+    await client.workspaces.getWorkspace({ workspace: id });
+  } catch (error) {
+    if (error instanceof FileToolsError && (error.codeName === "UNAVAILABLE" || error.codeName === "DEADLINE_EXCEEDED")) {
+      process.stderr.write(`filetools mcp: the daemon is not reachable yet (${error.message}); serving anyway\n`);
+      return;
+    }
+    throw error;
+  }
 }
 
 function hostPort(value: string): { host: string; port: number } {

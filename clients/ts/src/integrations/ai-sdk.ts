@@ -1,8 +1,10 @@
 // The catalogue's tools for the Vercel AI SDK (`ai`): a ToolSet to pass to
 // generateText/streamText. Each tool's execute runs the dispatcher, so the
-// model reads the same texts as everywhere else (errors included: they are
-// results, not exceptions) and the SDK's abort signal cancels the daemon's
-// call. Imported as "@filetools/client/ai-sdk", so that `ai` is needed only here.
+// model reads the same texts as everywhere else and the SDK's abort signal
+// cancels the daemon's call. A failed call is thrown with the dispatcher's
+// text: the SDK then reports a tool-error (not a successful tool-result) and
+// gives the model that text as the error. Imported as
+// "@filetools/client/ai-sdk", so that `ai` is needed only here.
 import { jsonSchema, tool, type JSONSchema7, type Tool } from "ai";
 import type { ToolDispatcher } from "../tools/dispatcher.js";
 
@@ -14,8 +16,17 @@ export function aiSdkTools(dispatcher: ToolDispatcher): Record<string, Tool> {
       tool({
         description: definition.description,
         inputSchema: jsonSchema(definition.input_schema as JSONSchema7),
-        execute: async (args: unknown, { abortSignal }) => (await dispatcher.call(definition.name, args, { signal: abortSignal })).text,
+        execute: async (args: unknown, { abortSignal }) => {
+          const result = await dispatcher.call(definition.name, args, { signal: abortSignal });
+          if (result.isError) throw new ToolCallFailed(result.text);
+          return result.text;
+        },
       }),
     ]),
   );
+}
+
+/** A tool call that failed: its message is the text the model reads (what failed, and what to do next). */
+export class ToolCallFailed extends Error {
+  override name = "ToolCallFailed";
 }

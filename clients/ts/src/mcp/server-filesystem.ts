@@ -3,8 +3,10 @@
 // (@modelcontextprotocol/server-filesystem), so that a host configured for it
 // swaps us in without changing a prompt. The workspace is its one allowed
 // directory, "/". Where our semantics are stricter (an oldText must occur
-// once; move_file never replaces; a whole-file read is capped), the
-// descriptions say so. Errors are isError results with the dispatcher's text.
+// once; move_file never replaces; a read is capped), the descriptions say so.
+// Errors are isError results with the dispatcher's text in this tool set's
+// words (the catalogue's tool_sets["server-filesystem"]).
+import { extname } from "node:path";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { status as Code } from "@grpc/grpc-js";
 import { Ajv } from "ajv";
@@ -12,28 +14,63 @@ import picomatch from "picomatch";
 import { FileType, type FileInfo } from "@filetools/proto/filetools/v1/common_pb.js";
 import type { WorkspaceClient } from "../workspace.js";
 import { FileToolsError } from "../errors.js";
-import { schemaViolation } from "../tools/dispatcher.js";
-import { DIFF_CUT, errorText } from "../tools/texts.js";
+import { schemaViolation, withoutNulls } from "../tools/dispatcher.js";
+import { DIFF_CUT, errorText, inWords } from "../tools/texts.js";
 import type { McpToolSet } from "./server.js";
 
-/** What a whole-file read_text_file returns at most (the reference has no cap; a model's context has). */
+/** The text a read_text_file (whole, head or tail) returns at most, and read_multiple_files in all (the reference has no cap; a model's context has). */
 export const WHOLE_READ_MAX_BYTES = 1 << 20;
+/** The bytes of a file read_media_file returns at most (base64 makes them a third more). */
+export const MEDIA_MAX_BYTES = 5 << 20;
+/** The tool set these tools are, for the words of their error texts. */
+const TOOL_SET = "server-filesystem";
 /** Entries a listing, tree or file search walks at most. */
 const WALK_MAX_ENTRIES = 100_000;
 
 type Args = Record<string, unknown>;
+type Media = { type: "image" | "audio"; data: string; mimeType: string } | { type: "resource"; resource: { uri: string; mimeType: string; blob: string } };
 interface Profiled {
   tool: Tool;
-  run(args: Args, signal: AbortSignal): Promise<string>;
+  /** The text of the result, or (read_media_file) its one content block. */
+  run(args: Args, signal: AbortSignal): Promise<string | Media>;
 }
 
 const text = (description: string) => ({ type: "string", description });
 const OUTPUT = { type: "object" as const, properties: { content: { type: "string" } }, required: ["content"] };
+const MEDIA_OUTPUT = {
+  type: "object" as const,
+  properties: {
+    content: {
+      type: "array",
+      items: {
+        anyOf: [
+          { type: "object", properties: { type: { enum: ["image", "audio"] }, data: { type: "string" }, mimeType: { type: "string" } }, required: ["type", "data", "mimeType"] },
+          { type: "object", properties: { type: { const: "resource" }, resource: { type: "object", properties: { uri: { type: "string" }, mimeType: { type: "string" }, blob: { type: "string" } }, required: ["uri", "blob"] } }, required: ["type", "resource"] },
+        ],
+      },
+    },
+  },
+  required: ["content"],
+};
+/** The reference's MIME types, by extension; any other file is application/octet-stream. */
+const MEDIA_TYPES: Record<string, string> = {
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+  ".bmp": "image/bmp",
+  ".svg": "image/svg+xml",
+  ".mp3": "audio/mpeg",
+  ".wav": "audio/wav",
+  ".ogg": "audio/ogg",
+  ".flac": "audio/flac",
+};
 const READS = { readOnlyHint: true, openWorldHint: false };
 
-function tool(name: string, title: string, description: string, properties: Record<string, object>, required: string[], annotations: Tool["annotations"]): Tool {
+function tool(name: string, title: string, description: string, properties: Record<string, object>, required: string[], annotations: Tool["annotations"], outputSchema: Tool["outputSchema"] = OUTPUT): Tool {
   const inputSchema = { type: "object" as const, properties, required, additionalProperties: false };
-  return { name, title, description, inputSchema, outputSchema: OUTPUT, annotations: { title, ...annotations } };
+  return { name, title, description, inputSchema, outputSchema, annotations: { title, ...annotations } };
 }
 
 export function serverFilesystemToolSet(workspace: WorkspaceClient, options: { readOnly?: boolean } = {}): McpToolSet {
@@ -48,12 +85,14 @@ export function serverFilesystemToolSet(workspace: WorkspaceClient, options: { r
       try {
         if (!entry) throw new FileToolsError(Code.INVALID_ARGUMENT, `there is no tool named ${JSON.stringify(name)}; the tools are ${[...byName.keys()].join(", ")}`, "UNKNOWN_TOOL");
         const validate = validators.get(name)!;
-        if (!validate(args)) throw new FileToolsError(Code.INVALID_ARGUMENT, `invalid arguments for ${name}: ${schemaViolation(validate.errors?.[0])}`, "INVALID_ARGUMENT");
-        const content = await entry.run(args, signal);
+        const given = withoutNulls(entry.tool.inputSchema, args) as Args;
+        if (!validate(given)) throw new FileToolsError(Code.INVALID_ARGUMENT, `invalid arguments for ${name}: ${schemaViolation(validate.errors?.[0])}`, "INVALID_ARGUMENT");
+        const content = await entry.run(given, signal);
+        if (typeof content !== "string") return { content: [content], structuredContent: { content: [content] } };
         return { content: [{ type: "text", text: content }], structuredContent: { content } };
       } catch (error) {
         if (signal.aborted) throw signal.reason;
-        if (error instanceof FileToolsError) return { content: [{ type: "text", text: errorText(error) }], isError: true };
+        if (error instanceof FileToolsError) return { content: [{ type: "text", text: errorText(error, undefined, TOOL_SET) }], isError: true };
         throw error;
       }
     },
@@ -61,48 +100,78 @@ export function serverFilesystemToolSet(workspace: WorkspaceClient, options: { r
 }
 
 function profileTools(ws: WorkspaceClient): Profiled[] {
-  const readWhole = async (path: string, signal: AbortSignal): Promise<string> => {
-    const window = await ws.readText(path, { signal, maxBytes: WHOLE_READ_MAX_BYTES });
-    if (window.nextStartLine === undefined) return window.text;
-    return `${window.text}\n[filetools: ${path} is longer than ${WHOLE_READ_MAX_BYTES} bytes; this is its beginning (lines 1–${window.lastLine}). Read the rest with head/tail or with the read tool of filetools' own profile.]`;
+  /** A read of at most `maxBytes` of text (whole, or its first or last lines), with a note when the cap cut it. */
+  const readCapped = async (path: string, signal: AbortSignal, window: { head?: number; tail?: number; encoding?: string }, maxBytes = WHOLE_READ_MAX_BYTES): Promise<string> => {
+    const lines = window.tail ? { tail: window.tail } : window.head ? { lineCount: window.head } : {};
+    const read = await ws.readText(path, { signal, maxBytes, encoding: window.encoding, ...lines });
+    if (!read.truncated && !read.lineCut) return read.text;
+    const total = read.totalLines === undefined ? "" : ` of ${read.totalLines}`;
+    const shown = read.lastLine < read.firstLine ? "no whole line" : `lines ${read.firstLine}–${read.lastLine}${total}`;
+    return `${read.text}\n[filetools: ${path} is cut at ${maxBytes.toLocaleString("en")} bytes of text per read: this is ${shown}${read.lineCut ? " (a line longer than that was cut)" : ""}. Ask for fewer lines with head or tail to see the rest of the beginning or the end.]`;
   };
   const listed = async (path: string, signal: AbortSignal, recursive = false): Promise<FileInfo[]> =>
     (await ws.list(path, { signal, recursive, maxEntries: WALK_MAX_ENTRIES, respectGitignore: false })).entries;
+  /** A directory's workspace path as the daemon names what is in it ("sub", "./sub/" and "/sub" are "/sub"; the root is ""). */
+  const directoryPath = async (path: string, signal: AbortSignal): Promise<string> => (await ws.stat(path, { signal })).path.replace(/\/$/, "");
+  const readTextFile = async (args: Args, signal: AbortSignal): Promise<string> => {
+    // The reference reads head: 0 and tail: 0 as not given; so do we.
+    const head = (args.head as number | undefined) || undefined;
+    const tail = (args.tail as number | undefined) || undefined;
+    if (head && tail) throw new FileToolsError(Code.INVALID_ARGUMENT, "Cannot specify both head and tail parameters simultaneously", "INVALID_ARGUMENT");
+    const text = await readCapped(args.path as string, signal, { head, tail, encoding: args.encoding as string | undefined });
+    // The reference joins the first N lines with "\n": no newline after the last.
+    return head ? text.replace(/\n(?=$|\n\[filetools: )/, "") : text;
+  };
+  const readTextProperties = {
+    path: text("Workspace path of the file"),
+    head: { type: "integer", minimum: 0, description: "If provided, returns only the first N lines of the file" },
+    tail: { type: "integer", minimum: 0, description: "If provided, returns only the last N lines of the file" },
+    encoding: text("The file's text encoding: utf-8 (the default), utf-16le, latin1 or ascii"),
+  };
+  const READ_TEXT = "Read the contents of a file in the workspace as text. Use the 'head' parameter to read only the first N lines of a file, or the 'tail' parameter to read only the last N lines (never both). At most 1 MiB of text is returned, with a note saying which lines when the file is longer. Works on files of any size.";
 
   return [
+    // In the reference's order: the deprecated alias first.
+    { tool: tool("read_file", "Read File (Deprecated)", `${READ_TEXT} DEPRECATED: Use read_text_file instead.`, readTextProperties, ["path"], READS), run: readTextFile },
+    { tool: tool("read_text_file", "Read Text File", READ_TEXT, readTextProperties, ["path"], READS), run: readTextFile },
     {
       tool: tool(
-        "read_text_file",
-        "Read Text File",
-        "Read the contents of a file in the workspace as text. Use the 'head' parameter to read only the first N lines of a file, or the 'tail' parameter to read only the last N lines (never both). Without either, at most the first 1 MiB is returned, with a note when the file is longer. Works on files of any size.",
-        { path: text("Workspace path of the file"), head: { type: "integer", minimum: 1, description: "If provided, returns only the first N lines of the file" }, tail: { type: "integer", minimum: 1, description: "If provided, returns only the last N lines of the file" } },
+        "read_media_file",
+        "Read Media File",
+        `Read a file and return it as a base64-encoded content block with its MIME type. Image and audio files are returned as image/audio content; any other file type is returned as an embedded resource. At most ${MEDIA_MAX_BYTES / (1 << 20)} MiB.`,
+        { path: text("Workspace path of the file") },
         ["path"],
         READS,
+        MEDIA_OUTPUT,
       ),
       async run(args, signal) {
-        const path = args.path as string;
-        if (args.head !== undefined && args.tail !== undefined) throw new FileToolsError(Code.INVALID_ARGUMENT, "Cannot specify both head and tail parameters simultaneously", "INVALID_ARGUMENT");
-        if (args.head !== undefined) return (await ws.readText(path, { signal, lineCount: args.head as number })).text;
-        if (args.tail !== undefined) return (await ws.readText(path, { signal, tail: args.tail as number })).text;
-        return readWhole(path, signal);
+        const { file, data } = await ws.readBytes(args.path as string, { signal, maxBytes: MEDIA_MAX_BYTES });
+        const path = file?.path ?? (args.path as string);
+        const mimeType = MEDIA_TYPES[extname(path).toLowerCase()] ?? "application/octet-stream";
+        const base64 = data.toString("base64");
+        const kind = mimeType.split("/")[0];
+        if (kind === "image" || kind === "audio") return { type: kind, data: base64, mimeType };
+        // The reference names the host file (file://…); we name the workspace path, never a host one.
+        return { type: "resource", resource: { uri: `filetools:${encodeURI(path)}`, mimeType, blob: base64 } };
       },
     },
     {
       tool: tool(
         "read_multiple_files",
         "Read Multiple Files",
-        "Read the contents of multiple files at once. Each file's content is returned with its path as a reference; a failed read of one file does not stop the others. At most the first 1 MiB of each file.",
+        "Read the contents of multiple files at once. Each file's content is returned with its path as a reference; a failed read of one file does not stop the others. At most 1 MiB of text in all, shared equally between the files, with a note on each file that is longer.",
         { paths: { type: "array", minItems: 1, maxItems: 100, items: { type: "string" }, description: "Workspace paths of the files" } },
         ["paths"],
         READS,
       ),
       async run(args, signal) {
         const paths = args.paths as string[];
+        const share = Math.floor(WHOLE_READ_MAX_BYTES / paths.length);
         const results = await Promise.all(
           paths.map((path) =>
-            readWhole(path, signal).then(
+            readCapped(path, signal, {}, share).then(
               (content) => `${path}:\n${content}\n`,
-              (error: unknown) => `${path}: Error - ${error instanceof Error ? error.message : String(error)}`,
+              (error: unknown) => `${path}: Error - ${inWords(error instanceof Error ? error.message : String(error), TOOL_SET)}`,
             ),
           ),
         );
@@ -127,12 +196,11 @@ function profileTools(ws: WorkspaceClient): Profiled[] {
       tool: tool(
         "edit_file",
         "Edit File",
-        "Make edits to a text file: each edit replaces exact text with new content, and returns a git-style diff of the changes. Stricter than a first-match replace: each oldText must occur exactly once in the file (add surrounding lines to make it unique), otherwise nothing is written and the error says how many times it occurs or which line is closest. Edits apply in order, all or none. dryRun previews the diff.",
+        "Make edits to a text file: each edit replaces exact text with new content, and returns a git-style diff of the changes. Stricter than a first-match replace: each oldText must occur exactly once in the file (add surrounding lines to make it unique), otherwise nothing is written and the error says how many times it occurs or which line is closest. Edits apply in order, all or none. dryRun previews the diff. No edits change nothing (an empty diff).",
         {
           path: text("Workspace path of the file"),
           edits: {
             type: "array",
-            minItems: 1,
             items: {
               type: "object",
               properties: { oldText: text("Text to search for - must match exactly, once"), newText: text("Text to replace with") },
@@ -147,6 +215,11 @@ function profileTools(ws: WorkspaceClient): Profiled[] {
       ),
       async run(args, signal) {
         const edits = (args.edits as Array<{ oldText: string; newText: string }>).map(({ oldText, newText }) => ({ oldText, newText }));
+        if (edits.length === 0) {
+          // The reference accepts no edits and changes nothing; the daemon's Edit wants one, so the file is only checked (a text file that exists).
+          await ws.readText(args.path as string, { signal, lineCount: 1, maxBytes: 1 });
+          return "```diff\n```\n\n";
+        }
         const response = await ws.edit(args.path as string, edits, { signal, dryRun: (args.dryRun as boolean | undefined) ?? false });
         let fence = "```";
         while (response.diff.includes(fence)) fence += "`";
@@ -211,7 +284,7 @@ function profileTools(ws: WorkspaceClient): Profiled[] {
       async run(args, signal) {
         const root = args.path as string;
         const excluded = excluder((args.excludePatterns as string[] | undefined) ?? []);
-        const base = root.replace(/\/+$/, "");
+        const base = await directoryPath(root, signal);
         interface Node {
           name: string;
           type: "file" | "directory";
@@ -250,13 +323,13 @@ function profileTools(ws: WorkspaceClient): Profiled[] {
       tool: tool(
         "search_files",
         "Search Files",
-        "Recursively search for files and directories whose path matches a glob pattern, relative to path: '*.ext' matches in the directory itself, '**/*.ext' in all subdirectories. Returns their workspace paths. (For content search, use filetools' own profile's search tool.)",
+        "Recursively search for files and directories whose path matches a glob pattern, relative to path: '*.ext' matches in the directory itself, '**/*.ext' in all subdirectories. Returns their workspace paths.",
         { path: text("Workspace path of the directory to search"), pattern: text("Glob pattern"), excludePatterns: { type: "array", items: { type: "string" } } },
         ["path", "pattern"],
         READS,
       ),
       async run(args, signal) {
-        const base = (args.path as string).replace(/\/+$/, "");
+        const base = await directoryPath(args.path as string, signal);
         const matches = picomatch(args.pattern as string, { dot: true });
         const excluded = excluder((args.excludePatterns as string[] | undefined) ?? [], false);
         const found = (await listed(args.path as string, signal, true))
@@ -272,7 +345,7 @@ function profileTools(ws: WorkspaceClient): Profiled[] {
       tool: tool(
         "get_file_info",
         "Get File Info",
-        "Retrieve metadata about a file or directory: size, modification time, type and permissions, and filetools' version token (pass it as if_version to the own profile's tools).",
+        "Retrieve metadata about a file or directory: size, modification time, type and permissions, and a version token that changes whenever the content does.",
         { path: text("Workspace path") },
         ["path"],
         READS,

@@ -41,14 +41,20 @@ export function catalogueToolSet(dispatcher: ToolDispatcher): McpToolSet {
         outputSchema: tool.output_schema as Tool["outputSchema"],
         annotations: { title: tool.title, ...tool.annotations },
       })),
-    call: async (name, args, signal, onProgress) => asMcpResult(await dispatcher.call(name, args, { signal, onProgress })),
+    call: async (name, args, signal, onProgress) => asMcpResult(await dispatcher.call(name, args, { signal, onProgress }), name),
   };
 }
 
+/** Fields of a tool's structured result that MCP leaves out: the text content carries them already (a read's window, numbered), and a window would go out twice. */
+const CARRIED_BY_TEXT: Record<string, string> = { read: "text" };
+
 /** A dispatcher result as an MCP tool result; a failure carries no structuredContent (the client would check it against the output schema). */
-export function asMcpResult(result: ToolResult): CallToolResult {
+export function asMcpResult(result: ToolResult, tool: string): CallToolResult {
   const content = [{ type: "text" as const, text: result.text }];
-  return result.isError ? { content, isError: true } : { content, structuredContent: result.structured };
+  if (result.isError) return { content, isError: true };
+  const carried = CARRIED_BY_TEXT[tool];
+  const structuredContent = carried === undefined ? result.structured : Object.fromEntries(Object.entries(result.structured).filter(([key]) => key !== carried));
+  return { content, structuredContent };
 }
 
 /** An MCP server for one workspace; connect it to a transport. */

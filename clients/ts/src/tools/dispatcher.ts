@@ -6,12 +6,13 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { FileToolsError } from "../errors.js";
 import { FileType } from "@filetools/proto/filetools/v1/common_pb.js";
-import { WriteMode } from "@filetools/proto/filetools/v1/files_pb.js";
-import { DiffEntryType, DiffKind } from "@filetools/proto/filetools/v1/workspaces_pb.js";
+import { PatchAction, WriteMode } from "@filetools/proto/filetools/v1/files_pb.js";
+import { create } from "@bufbuild/protobuf";
+import { DiffEntrySchema, DiffEntryType, DiffKind, DiffSummarySchema, type DiffEntry, type DiffSummary } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import type { OnProgress } from "../byte-streams.js";
 import type { CallOptions } from "../client.js";
 import type { WorkspaceClient } from "../workspace.js";
-import { catalogue, type JsonSchema, type ToolDefinition } from "./catalogue.js";
+import { catalogue, openAIStrictSchemas, type JsonSchema, type ToolDefinition } from "./catalogue.js";
 import * as texts from "./texts.js";
 
 /** What a tool call gives back. */
@@ -33,6 +34,8 @@ export interface DispatcherOptions {
 export const DEFAULT_READ_LINES = 2000;
 export const READ_MAX_BYTES = 100_000;
 const DEFAULT_LIST_ENTRIES = 1000;
+/** The most entries List gives at once: a workspace's files, when changes has no snapshot to compare with. */
+const LIST_MAX_ENTRIES = 100_000;
 
 /** A call's options: cancellation and deadline, and for the tools that move bytes (export_archive, import_archive), their progress. */
 export interface ToolCallOptions extends CallOptions {
@@ -58,6 +61,7 @@ export class ToolDispatcher {
       read: (args, o) => this.read(args, o),
       write: (args, o) => this.write(args, o),
       edit: (args, o) => this.edit(args, o),
+      apply_patch: (args, o) => this.applyPatch(args, o),
       delete: (args, o) => this.remove(args, o),
       move: (args, o) => this.move(args, o),
       make_dir: (args, o) => this.makeDir(args, o),
@@ -76,9 +80,33 @@ export class ToolDispatcher {
     return this.tools;
   }
 
-  /** For OpenAI-style function calling (`tools` of a chat completion or response request). */
-  openAITools(): Array<{ type: "function"; function: { name: string; description: string; parameters: JsonSchema } }> {
-    return this.tools.map((tool) => ({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.input_schema } }));
+  /**
+   * For OpenAI-style function calling (`tools` of a chat completion request).
+   * With `strict`, the definitions OpenAI's strict mode takes (`strict: true`,
+   * every argument required, the optional ones nullable): a model then sends
+   * null for each argument it leaves out, which call() reads as left out.
+   */
+  openAITools(options: { strict?: boolean } = {}): Array<{ type: "function"; function: { name: string; description: string; parameters: JsonSchema; strict?: true } }> {
+    return this.tools.map((tool) => ({
+      type: "function",
+      function: options.strict
+        ? { name: tool.name, description: tool.description, parameters: openAIStrictSchemas[tool.name]!, strict: true }
+        : { name: tool.name, description: tool.description, parameters: tool.input_schema },
+    }));
+  }
+
+  /**
+   * For the OpenAI Responses API's built-in apply_patch tool (`tools: [{ type:
+   * "apply_patch" }]`): applies the operations of a response's
+   * apply_patch_call items together, as one apply_patch (all or nothing).
+   * create_file and update_file carry their diff in apply_patch's own hunk
+   * format, delete_file none. The text is the apply_patch_call_output's
+   * output; isError means its status "failed".
+   */
+  async applyPatchOperations(operations: unknown, options: ToolCallOptions = {}): Promise<ToolResult> {
+    const patch = patchOfOperations(operations);
+    if (patch === undefined) return failure("INVALID_ARGUMENT", "invalid apply_patch operations: each is {type: create_file or update_file, path, diff} or {type: delete_file, path}");
+    return this.call("apply_patch", { patch }, options);
   }
 
   /** For Anthropic tool use (`tools` of a Messages request). */
@@ -99,9 +127,10 @@ export class ToolDispatcher {
     }
     const parsed = parseArguments(args);
     if (typeof parsed === "string") return failure("INVALID_ARGUMENT", `invalid arguments for ${name}: ${parsed}`);
-    if (!validate(parsed)) return failure("INVALID_ARGUMENT", `invalid arguments for ${name}: ${schemaViolation(validate.errors?.[0])}`);
+    const given = withoutNulls(validate.schema as JsonSchema, parsed) as Args;
+    if (!validate(given)) return failure("INVALID_ARGUMENT", `invalid arguments for ${name}: ${schemaViolation(validate.errors?.[0])}`);
     try {
-      return await handler(parsed, options);
+      return await handler(given, options);
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       if (error instanceof FileToolsError) return { text: texts.errorText(error, name), isError: true, structured: errorFields(error) };
@@ -159,6 +188,13 @@ export class ToolDispatcher {
       dry_run: dryRun,
       version: response.version,
     });
+  }
+
+  private async applyPatch(args: Args, options: CallOptions): Promise<ToolResult> {
+    const dryRun = (args.dry_run as boolean | undefined) ?? false;
+    const response = await this.workspace.applyPatch(args.patch as string, { ...options, dryRun });
+    const files = response.files.map((f) => ({ path: f.path, action: PATCH_ACTIONS[f.action] ?? "updated", movedFrom: f.movedFrom, version: f.version }));
+    return ok(texts.patchText(files, dryRun), { files: files.map((f) => ({ path: f.path, action: f.action, moved_from: f.movedFrom, version: f.version })), dry_run: dryRun });
   }
 
   private async remove(args: Args, options: CallOptions): Promise<ToolResult> {
@@ -247,7 +283,7 @@ export class ToolDispatcher {
   }
 
   private async changes(args: Args, options: CallOptions): Promise<ToolResult> {
-    const { entries, summary } = await this.workspace.diffSnapshots((args.since as string | undefined) ?? "", options);
+    const { entries, summary } = await this.liveChanges((args.since as string | undefined) ?? "", options);
     const shown = entries.slice(0, (args.max_entries as number | undefined) ?? DEFAULT_LIST_ENTRIES);
     const changes = shown.map((e) => {
       const removed = e.kind === DiffKind.REMOVED;
@@ -263,6 +299,25 @@ export class ToolDispatcher {
       unchanged: Number(summary.unchanged),
       truncated: shown.length < entries.length,
     });
+  }
+
+  /**
+   * What changed from snapshot `since` ("" = the newest) to the live tree.
+   * With no snapshot yet (a workspace whose first run has not finished),
+   * every file and link of the live tree is new: reported as added, with
+   * summary.from "" (the daemon's DiffSnapshots says NOT_FOUND there).
+   */
+  private async liveChanges(since: string, options: CallOptions): Promise<{ entries: DiffEntry[]; summary: DiffSummary }> {
+    try {
+      return await this.workspace.diffSnapshots(since, options);
+    } catch (error) {
+      if (since !== "" || !(error instanceof FileToolsError) || error.reason !== "NOT_FOUND") throw error;
+    }
+    const listing = await this.workspace.list("/", { ...options, recursive: true, includeHidden: true, respectGitignore: false, maxEntries: LIST_MAX_ENTRIES });
+    const entries = listing.entries
+      .filter((e) => e.type === FileType.FILE || e.type === FileType.SYMLINK)
+      .map((e) => create(DiffEntrySchema, { path: e.path, kind: DiffKind.ADDED, typeAfter: e.type === FileType.SYMLINK ? DiffEntryType.SYMLINK : DiffEntryType.FILE, sizeAfter: e.size }));
+    return { entries, summary: create(DiffSummarySchema, { from: "", added: BigInt(entries.length) }) };
   }
 
   private async listSnapshots(options: CallOptions): Promise<ToolResult> {
@@ -309,6 +364,20 @@ export class ToolDispatcher {
   }
 }
 
+/** The Responses API's apply_patch operations as one patch in apply_patch's format; undefined when they are not well formed. */
+export function patchOfOperations(operations: unknown): string | undefined {
+  if (!Array.isArray(operations) || operations.length === 0) return undefined;
+  const sections: string[] = [];
+  for (const op of operations as Array<Record<string, unknown>>) {
+    if (typeof op !== "object" || op === null || typeof op.path !== "string") return undefined;
+    if (op.type === "delete_file") sections.push(`*** Delete File: ${op.path}`);
+    else if ((op.type === "create_file" || op.type === "update_file") && typeof op.diff === "string") {
+      sections.push(`*** ${op.type === "create_file" ? "Add" : "Update"} File: ${op.path}`, ...(op.diff === "" ? [] : [op.diff.replace(/\n$/, "")]));
+    } else return undefined;
+  }
+  return `*** Begin Patch\n${sections.join("\n")}\n*** End Patch\n`;
+}
+
 /**
  * The daemon's include globs (matched against workspace paths without the
  * leading "/") for a tool's path and its globs relative to it: the
@@ -320,6 +389,8 @@ export function archiveIncludes(path: string, isDirectory: boolean, globs: strin
   if (base === "") return globs;
   return globs.length === 0 ? [`${base}/**`] : globs.map((glob) => `${base}/${glob}`);
 }
+
+const PATCH_ACTIONS: Record<number, string> = { [PatchAction.ADDED]: "added", [PatchAction.UPDATED]: "updated", [PatchAction.DELETED]: "deleted", [PatchAction.MOVED]: "moved" };
 
 const DIFF_KINDS: Record<number, string> = { [DiffKind.ADDED]: "added", [DiffKind.MODIFIED]: "modified", [DiffKind.REMOVED]: "removed" };
 
@@ -366,6 +437,29 @@ function parseArguments(args: unknown): Args | string {
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return "the arguments must be a JSON object";
   return value as Args;
+}
+
+/**
+ * `value` without the optional arguments (at any depth the schema describes)
+ * that are null: strict-mode models send null for what they leave out. A null
+ * for a required argument stays, for the schema to refuse. The caller's
+ * value is not changed.
+ */
+export function withoutNulls(schema: JsonSchema, value: unknown): unknown {
+  if (Array.isArray(value)) {
+    const items = schema.items as JsonSchema | undefined;
+    return items ? value.map((item) => withoutNulls(items, item)) : value;
+  }
+  if (typeof value !== "object" || value === null) return value;
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const required = (schema.required ?? []) as string[];
+  const kept: Array<[string, unknown]> = [];
+  for (const [name, item] of Object.entries(value)) {
+    const sub = Object.hasOwn(properties, name) ? properties[name] : undefined;
+    if (item === null && sub && !required.includes(name)) continue;
+    kept.push([name, sub ? withoutNulls(sub, item) : item]);
+  }
+  return Object.fromEntries(kept); // own properties even for "__proto__", as JSON.parse makes them
 }
 
 /**

@@ -45,6 +45,12 @@ export function editText(path: string, replacements: bigint, diff: string, diffT
   return diffTruncated ? `${text}${DIFF_CUT}` : text;
 }
 
+/** What apply_patch did (or, on dry_run, would do) to each file, in the patch's order. */
+export function patchText(files: Array<{ path: string; action: string; movedFrom: string }>, dryRun: boolean): string {
+  const head = dryRun ? `Dry run, nothing written: the patch would change ${plural(files.length, "file")}.\n` : `Applied the patch: ${plural(files.length, "file")} changed.\n`;
+  return head + files.map((f) => (f.action === "moved" ? `moved ${f.movedFrom} to ${f.path}\n` : `${f.action} ${f.path}\n`)).join("");
+}
+
 /** After a diff the daemon stopped at its size limit. */
 export const DIFF_CUT = "(the diff stops here, at 1 MiB; the rest of the change is not shown)\n";
 
@@ -148,12 +154,17 @@ export function statText(file: FileInfo): string {
 /** What changed since a snapshot: a count line, then one line per path (at most those given; the summary counts all). */
 export function changesText(entries: DiffEntry[], summary: DiffSummary): string {
   const changed = summary.added + summary.modified + summary.removed;
-  if (changed === 0n) return `Nothing changed since snapshot ${summary.from} (${plural(summary.unchanged, "path")}).\n`;
-  let text = `Since snapshot ${summary.from}: ${count(summary.added)} added, ${count(summary.modified)} modified, ${count(summary.removed)} removed, ${count(summary.unchanged)} unchanged.\n`;
+  const fresh = summary.from === ""; // no snapshot yet: the dispatcher listed the live tree
+  if (changed === 0n) return fresh ? `${NO_SNAPSHOT_YET}, and no files yet.\n` : `Nothing changed since snapshot ${summary.from} (${plural(summary.unchanged, "path")}).\n`;
+  let text = fresh
+    ? `${NO_SNAPSHOT_YET}, so every file is new: ${count(summary.added)} added.\n`
+      : `Since snapshot ${summary.from}: ${count(summary.added)} added, ${count(summary.modified)} modified, ${count(summary.removed)} removed, ${count(summary.unchanged)} unchanged.\n`;
   for (const entry of entries) text += `${changeLine(entry)}\n`;
   if (BigInt(entries.length) < changed) text += `… ${plural(changed - BigInt(entries.length), "more change")} not shown: raise max_entries\n`;
   return text;
 }
+
+const NO_SNAPSHOT_YET = "No snapshot yet (one is taken when a run finishes)";
 
 function changeLine(entry: DiffEntry): string {
   const side = (type: DiffEntryType, size: bigint) => (type === DiffEntryType.SYMLINK ? "symbolic link" : plural(size, "byte"));
@@ -195,22 +206,33 @@ export function isoTime(time: Timestamp | undefined): string {
 }
 
 /** A failed call of tool `tool`, for a model: the daemon's message and reason, then what to do next. */
-export function errorText(error: Pick<FileToolsError, "message" | "reason" | "codeName" | "metadata">, tool?: string): string {
+export function errorText(error: Pick<FileToolsError, "message" | "reason" | "codeName" | "metadata">, tool?: string, toolSet?: string): string {
   const reason = error.reason || error.codeName;
-  let text = `Error (${reason}): ${error.message.replace(/\.?$/, ".")}\n`;
-  for (const hint of hintsFor(reason, error.metadata, tool)) text += `${hint}\n`;
+  // Not the daemon's answer but the channel's, in grpc-js's words ("… Resolution note: ."): the catalogue's, as every client says it.
+  const told = !error.reason && error.codeName === "UNAVAILABLE" ? catalogue.unreachable.message : error.message;
+  const message = inWords(told, toolSet).replace(/\.$/, "");
+  const line = (toolSet === undefined ? undefined : catalogue.tool_sets[toolSet]?.error_line) ?? "Error ({reason}): {message}.";
+  let text = `${line.replace(/\{(reason|message)\}/g, (_, key: string) => (key === "reason" ? reason : message))}\n`;
+  for (const hint of hintsFor(reason, error.metadata, tool, toolSet)) text += `${hint}\n`;
   return text;
+}
+
+/** A daemon message in the words of `toolSet` (the catalogue's tool_sets[…].words); as it is for the catalogue's own tools. */
+export function inWords(message: string, toolSet?: string): string {
+  const words = toolSet === undefined ? [] : (catalogue.tool_sets[toolSet]?.words ?? []);
+  return words.reduce((text, [from, to]) => text.replaceAll(from, to), message);
 }
 
 /**
  * The catalogue's sentences for `reason` (the tool's own for it, when it has
- * some, instead of the shared ones), those with placeholders only when the
- * metadata fills them all.
+ * some, else the tool set's, instead of the shared ones), those with
+ * placeholders only when the metadata fills them all.
  */
-export function hintsFor(reason: string, metadata: Record<string, string>, tool?: string): string[] {
+export function hintsFor(reason: string, metadata: Record<string, string>, tool?: string, toolSet?: string): string[] {
   const hints: string[] = [];
   const own = tool === undefined ? undefined : toolHints.get(tool)?.[reason];
-  for (const sentence of own ?? catalogue.error_hints[reason] ?? []) {
+  const ofToolSet = toolSet === undefined ? undefined : catalogue.tool_sets[toolSet]?.error_hints[reason];
+  for (const sentence of own ?? ofToolSet ?? catalogue.error_hints[reason] ?? []) {
     let complete = true;
     const filled = sentence.replace(/\{(\w+)\}/g, (_, key: string) => {
       if (metadata[key] === undefined || metadata[key] === "") complete = false;

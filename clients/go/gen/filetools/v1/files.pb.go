@@ -143,6 +143,62 @@ func (Newline) EnumDescriptor() ([]byte, []int) {
 	return file_filetools_v1_files_proto_rawDescGZIP(), []int{1}
 }
 
+type PatchAction int32
+
+const (
+	PatchAction_PATCH_ACTION_UNSPECIFIED PatchAction = 0
+	PatchAction_PATCH_ACTION_ADDED       PatchAction = 1
+	PatchAction_PATCH_ACTION_UPDATED     PatchAction = 2
+	PatchAction_PATCH_ACTION_DELETED     PatchAction = 3
+	// Moved (and updated, when the section has hunks).
+	PatchAction_PATCH_ACTION_MOVED PatchAction = 4
+)
+
+// Enum value maps for PatchAction.
+var (
+	PatchAction_name = map[int32]string{
+		0: "PATCH_ACTION_UNSPECIFIED",
+		1: "PATCH_ACTION_ADDED",
+		2: "PATCH_ACTION_UPDATED",
+		3: "PATCH_ACTION_DELETED",
+		4: "PATCH_ACTION_MOVED",
+	}
+	PatchAction_value = map[string]int32{
+		"PATCH_ACTION_UNSPECIFIED": 0,
+		"PATCH_ACTION_ADDED":       1,
+		"PATCH_ACTION_UPDATED":     2,
+		"PATCH_ACTION_DELETED":     3,
+		"PATCH_ACTION_MOVED":       4,
+	}
+)
+
+func (x PatchAction) Enum() *PatchAction {
+	p := new(PatchAction)
+	*p = x
+	return p
+}
+
+func (x PatchAction) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PatchAction) Descriptor() protoreflect.EnumDescriptor {
+	return file_filetools_v1_files_proto_enumTypes[2].Descriptor()
+}
+
+func (PatchAction) Type() protoreflect.EnumType {
+	return &file_filetools_v1_files_proto_enumTypes[2]
+}
+
+func (x PatchAction) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PatchAction.Descriptor instead.
+func (PatchAction) EnumDescriptor() ([]byte, []int) {
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{2}
+}
+
 // What Search streams for each hit.
 type OutputMode int32
 
@@ -184,11 +240,11 @@ func (x OutputMode) String() string {
 }
 
 func (OutputMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_filetools_v1_files_proto_enumTypes[2].Descriptor()
+	return file_filetools_v1_files_proto_enumTypes[3].Descriptor()
 }
 
 func (OutputMode) Type() protoreflect.EnumType {
-	return &file_filetools_v1_files_proto_enumTypes[2]
+	return &file_filetools_v1_files_proto_enumTypes[3]
 }
 
 func (x OutputMode) Number() protoreflect.EnumNumber {
@@ -197,7 +253,7 @@ func (x OutputMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use OutputMode.Descriptor instead.
 func (OutputMode) EnumDescriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{2}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{3}
 }
 
 // The order of a search's results.
@@ -245,11 +301,11 @@ func (x SearchOrder) String() string {
 }
 
 func (SearchOrder) Descriptor() protoreflect.EnumDescriptor {
-	return file_filetools_v1_files_proto_enumTypes[3].Descriptor()
+	return file_filetools_v1_files_proto_enumTypes[4].Descriptor()
 }
 
 func (SearchOrder) Type() protoreflect.EnumType {
-	return &file_filetools_v1_files_proto_enumTypes[3]
+	return &file_filetools_v1_files_proto_enumTypes[4]
 }
 
 func (x SearchOrder) Number() protoreflect.EnumNumber {
@@ -258,7 +314,7 @@ func (x SearchOrder) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SearchOrder.Descriptor instead.
 func (SearchOrder) EnumDescriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{3}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{4}
 }
 
 type ReadRequest struct {
@@ -1076,6 +1132,206 @@ func (x *EditRequest) GetEncoding() string {
 	return ""
 }
 
+type ApplyPatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace id.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// The patch: "*** Begin Patch", then per file "*** Add File: PATH" (every
+	// line "+text"), "*** Delete File: PATH", or "*** Update File: PATH" with
+	// an optional "*** Move to: PATH" and "@@" hunks of " ", "-" and "+" lines
+	// (located by their lines, not line numbers; "@@ LINE" finds LINE first),
+	// then "*** End Patch". Paths are workspace paths; each at most once.
+	Patch string `protobuf:"bytes,2,opt,name=patch,proto3" json:"patch,omitempty"`
+	// Check every hunk and report what would change; change nothing.
+	DryRun        bool `protobuf:"varint,3,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplyPatchRequest) Reset() {
+	*x = ApplyPatchRequest{}
+	mi := &file_filetools_v1_files_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplyPatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplyPatchRequest) ProtoMessage() {}
+
+func (x *ApplyPatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_files_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplyPatchRequest.ProtoReflect.Descriptor instead.
+func (*ApplyPatchRequest) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ApplyPatchRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *ApplyPatchRequest) GetPatch() string {
+	if x != nil {
+		return x.Patch
+	}
+	return ""
+}
+
+func (x *ApplyPatchRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+type ApplyPatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One per file section of the patch, in its order.
+	Files         []*PatchedFile `protobuf:"bytes,1,rep,name=files,proto3" json:"files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplyPatchResponse) Reset() {
+	*x = ApplyPatchResponse{}
+	mi := &file_filetools_v1_files_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplyPatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplyPatchResponse) ProtoMessage() {}
+
+func (x *ApplyPatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_files_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplyPatchResponse.ProtoReflect.Descriptor instead.
+func (*ApplyPatchResponse) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ApplyPatchResponse) GetFiles() []*PatchedFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+type PatchedFile struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace path of the file (its new path when it was moved).
+	Path   string      `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Action PatchAction `protobuf:"varint,2,opt,name=action,proto3,enum=filetools.v1.PatchAction" json:"action,omitempty"`
+	// The path it was moved from (MOVED only).
+	MovedFrom string `protobuf:"bytes,3,opt,name=moved_from,json=movedFrom,proto3" json:"moved_from,omitempty"`
+	// Its new version ("" when deleted; the current one on dry_run).
+	Version string `protobuf:"bytes,4,opt,name=version,proto3" json:"version,omitempty"`
+	// SHA-256 (hex) of the file before ("" when added) and after ("" when deleted).
+	Sha256Before  string `protobuf:"bytes,5,opt,name=sha256_before,json=sha256Before,proto3" json:"sha256_before,omitempty"`
+	Sha256After   string `protobuf:"bytes,6,opt,name=sha256_after,json=sha256After,proto3" json:"sha256_after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PatchedFile) Reset() {
+	*x = PatchedFile{}
+	mi := &file_filetools_v1_files_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PatchedFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PatchedFile) ProtoMessage() {}
+
+func (x *PatchedFile) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_files_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PatchedFile.ProtoReflect.Descriptor instead.
+func (*PatchedFile) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *PatchedFile) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *PatchedFile) GetAction() PatchAction {
+	if x != nil {
+		return x.Action
+	}
+	return PatchAction_PATCH_ACTION_UNSPECIFIED
+}
+
+func (x *PatchedFile) GetMovedFrom() string {
+	if x != nil {
+		return x.MovedFrom
+	}
+	return ""
+}
+
+func (x *PatchedFile) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *PatchedFile) GetSha256Before() string {
+	if x != nil {
+		return x.Sha256Before
+	}
+	return ""
+}
+
+func (x *PatchedFile) GetSha256After() string {
+	if x != nil {
+		return x.Sha256After
+	}
+	return ""
+}
+
 type EditResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Workspace path edited.
@@ -1102,7 +1358,7 @@ type EditResponse struct {
 
 func (x *EditResponse) Reset() {
 	*x = EditResponse{}
-	mi := &file_filetools_v1_files_proto_msgTypes[9]
+	mi := &file_filetools_v1_files_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1114,7 +1370,7 @@ func (x *EditResponse) String() string {
 func (*EditResponse) ProtoMessage() {}
 
 func (x *EditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[9]
+	mi := &file_filetools_v1_files_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1127,7 +1383,7 @@ func (x *EditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditResponse.ProtoReflect.Descriptor instead.
 func (*EditResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{9}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *EditResponse) GetPath() string {
@@ -1197,7 +1453,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_filetools_v1_files_proto_msgTypes[10]
+	mi := &file_filetools_v1_files_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1209,7 +1465,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[10]
+	mi := &file_filetools_v1_files_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1222,7 +1478,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{10}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeleteRequest) GetWorkspace() string {
@@ -1265,7 +1521,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_filetools_v1_files_proto_msgTypes[11]
+	mi := &file_filetools_v1_files_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1277,7 +1533,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[11]
+	mi := &file_filetools_v1_files_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1290,7 +1546,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{11}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeleteResponse) GetPath() string {
@@ -1328,7 +1584,7 @@ type MoveRequest struct {
 
 func (x *MoveRequest) Reset() {
 	*x = MoveRequest{}
-	mi := &file_filetools_v1_files_proto_msgTypes[12]
+	mi := &file_filetools_v1_files_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1340,7 +1596,7 @@ func (x *MoveRequest) String() string {
 func (*MoveRequest) ProtoMessage() {}
 
 func (x *MoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[12]
+	mi := &file_filetools_v1_files_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1353,7 +1609,7 @@ func (x *MoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveRequest.ProtoReflect.Descriptor instead.
 func (*MoveRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{12}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *MoveRequest) GetWorkspace() string {
@@ -1412,7 +1668,7 @@ type MoveResponse struct {
 
 func (x *MoveResponse) Reset() {
 	*x = MoveResponse{}
-	mi := &file_filetools_v1_files_proto_msgTypes[13]
+	mi := &file_filetools_v1_files_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1680,7 @@ func (x *MoveResponse) String() string {
 func (*MoveResponse) ProtoMessage() {}
 
 func (x *MoveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[13]
+	mi := &file_filetools_v1_files_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1693,7 @@ func (x *MoveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveResponse.ProtoReflect.Descriptor instead.
 func (*MoveResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{13}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *MoveResponse) GetSource() string {
@@ -1475,7 +1731,7 @@ type MakeDirRequest struct {
 
 func (x *MakeDirRequest) Reset() {
 	*x = MakeDirRequest{}
-	mi := &file_filetools_v1_files_proto_msgTypes[14]
+	mi := &file_filetools_v1_files_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1487,7 +1743,7 @@ func (x *MakeDirRequest) String() string {
 func (*MakeDirRequest) ProtoMessage() {}
 
 func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[14]
+	mi := &file_filetools_v1_files_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1500,7 +1756,7 @@ func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirRequest.ProtoReflect.Descriptor instead.
 func (*MakeDirRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{14}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MakeDirRequest) GetWorkspace() string {
@@ -1536,7 +1792,7 @@ type MakeDirResponse struct {
 
 func (x *MakeDirResponse) Reset() {
 	*x = MakeDirResponse{}
-	mi := &file_filetools_v1_files_proto_msgTypes[15]
+	mi := &file_filetools_v1_files_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1548,7 +1804,7 @@ func (x *MakeDirResponse) String() string {
 func (*MakeDirResponse) ProtoMessage() {}
 
 func (x *MakeDirResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[15]
+	mi := &file_filetools_v1_files_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1561,7 +1817,7 @@ func (x *MakeDirResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirResponse.ProtoReflect.Descriptor instead.
 func (*MakeDirResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{15}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MakeDirResponse) GetPath() string {
@@ -1595,7 +1851,7 @@ type StatRequest struct {
 
 func (x *StatRequest) Reset() {
 	*x = StatRequest{}
-	mi := &file_filetools_v1_files_proto_msgTypes[16]
+	mi := &file_filetools_v1_files_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1607,7 +1863,7 @@ func (x *StatRequest) String() string {
 func (*StatRequest) ProtoMessage() {}
 
 func (x *StatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[16]
+	mi := &file_filetools_v1_files_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1620,7 +1876,7 @@ func (x *StatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatRequest.ProtoReflect.Descriptor instead.
 func (*StatRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{16}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StatRequest) GetWorkspace() string {
@@ -1661,7 +1917,7 @@ type StatResponse struct {
 
 func (x *StatResponse) Reset() {
 	*x = StatResponse{}
-	mi := &file_filetools_v1_files_proto_msgTypes[17]
+	mi := &file_filetools_v1_files_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1673,7 +1929,7 @@ func (x *StatResponse) String() string {
 func (*StatResponse) ProtoMessage() {}
 
 func (x *StatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[17]
+	mi := &file_filetools_v1_files_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1686,7 +1942,7 @@ func (x *StatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatResponse.ProtoReflect.Descriptor instead.
 func (*StatResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{17}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StatResponse) GetFile() *FileInfo {
@@ -1727,7 +1983,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_filetools_v1_files_proto_msgTypes[18]
+	mi := &file_filetools_v1_files_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1739,7 +1995,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[18]
+	mi := &file_filetools_v1_files_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1752,7 +2008,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{18}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListRequest) GetWorkspace() string {
@@ -1826,7 +2082,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_filetools_v1_files_proto_msgTypes[19]
+	mi := &file_filetools_v1_files_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1838,7 +2094,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[19]
+	mi := &file_filetools_v1_files_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1851,7 +2107,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{19}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListResponse) GetEvent() isListResponse_Event {
@@ -1906,7 +2162,7 @@ type ListEntries struct {
 
 func (x *ListEntries) Reset() {
 	*x = ListEntries{}
-	mi := &file_filetools_v1_files_proto_msgTypes[20]
+	mi := &file_filetools_v1_files_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1918,7 +2174,7 @@ func (x *ListEntries) String() string {
 func (*ListEntries) ProtoMessage() {}
 
 func (x *ListEntries) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[20]
+	mi := &file_filetools_v1_files_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1931,7 +2187,7 @@ func (x *ListEntries) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntries.ProtoReflect.Descriptor instead.
 func (*ListEntries) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{20}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListEntries) GetEntries() []*FileInfo {
@@ -1953,7 +2209,7 @@ type ListSummary struct {
 
 func (x *ListSummary) Reset() {
 	*x = ListSummary{}
-	mi := &file_filetools_v1_files_proto_msgTypes[21]
+	mi := &file_filetools_v1_files_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1965,7 +2221,7 @@ func (x *ListSummary) String() string {
 func (*ListSummary) ProtoMessage() {}
 
 func (x *ListSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[21]
+	mi := &file_filetools_v1_files_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1978,7 +2234,7 @@ func (x *ListSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSummary.ProtoReflect.Descriptor instead.
 func (*ListSummary) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{21}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListSummary) GetTotal() int64 {
@@ -2060,7 +2316,7 @@ type SearchRequest struct {
 
 func (x *SearchRequest) Reset() {
 	*x = SearchRequest{}
-	mi := &file_filetools_v1_files_proto_msgTypes[22]
+	mi := &file_filetools_v1_files_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2072,7 +2328,7 @@ func (x *SearchRequest) String() string {
 func (*SearchRequest) ProtoMessage() {}
 
 func (x *SearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[22]
+	mi := &file_filetools_v1_files_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2085,7 +2341,7 @@ func (x *SearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchRequest.ProtoReflect.Descriptor instead.
 func (*SearchRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{22}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SearchRequest) GetWorkspace() string {
@@ -2213,7 +2469,7 @@ type SearchResponse struct {
 
 func (x *SearchResponse) Reset() {
 	*x = SearchResponse{}
-	mi := &file_filetools_v1_files_proto_msgTypes[23]
+	mi := &file_filetools_v1_files_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2225,7 +2481,7 @@ func (x *SearchResponse) String() string {
 func (*SearchResponse) ProtoMessage() {}
 
 func (x *SearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[23]
+	mi := &file_filetools_v1_files_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2238,7 +2494,7 @@ func (x *SearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchResponse.ProtoReflect.Descriptor instead.
 func (*SearchResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{23}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SearchResponse) GetEvent() isSearchResponse_Event {
@@ -2339,7 +2595,7 @@ type SearchMatches struct {
 
 func (x *SearchMatches) Reset() {
 	*x = SearchMatches{}
-	mi := &file_filetools_v1_files_proto_msgTypes[24]
+	mi := &file_filetools_v1_files_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2351,7 +2607,7 @@ func (x *SearchMatches) String() string {
 func (*SearchMatches) ProtoMessage() {}
 
 func (x *SearchMatches) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[24]
+	mi := &file_filetools_v1_files_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2364,7 +2620,7 @@ func (x *SearchMatches) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchMatches.ProtoReflect.Descriptor instead.
 func (*SearchMatches) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{24}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SearchMatches) GetMatches() []*SearchMatch {
@@ -2396,7 +2652,7 @@ type SearchMatch struct {
 
 func (x *SearchMatch) Reset() {
 	*x = SearchMatch{}
-	mi := &file_filetools_v1_files_proto_msgTypes[25]
+	mi := &file_filetools_v1_files_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2408,7 +2664,7 @@ func (x *SearchMatch) String() string {
 func (*SearchMatch) ProtoMessage() {}
 
 func (x *SearchMatch) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[25]
+	mi := &file_filetools_v1_files_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2421,7 +2677,7 @@ func (x *SearchMatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchMatch.ProtoReflect.Descriptor instead.
 func (*SearchMatch) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{25}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SearchMatch) GetPath() string {
@@ -2483,7 +2739,7 @@ type SearchFile struct {
 
 func (x *SearchFile) Reset() {
 	*x = SearchFile{}
-	mi := &file_filetools_v1_files_proto_msgTypes[26]
+	mi := &file_filetools_v1_files_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2495,7 +2751,7 @@ func (x *SearchFile) String() string {
 func (*SearchFile) ProtoMessage() {}
 
 func (x *SearchFile) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[26]
+	mi := &file_filetools_v1_files_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2508,7 +2764,7 @@ func (x *SearchFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchFile.ProtoReflect.Descriptor instead.
 func (*SearchFile) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{26}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SearchFile) GetPath() string {
@@ -2530,7 +2786,7 @@ type SearchCount struct {
 
 func (x *SearchCount) Reset() {
 	*x = SearchCount{}
-	mi := &file_filetools_v1_files_proto_msgTypes[27]
+	mi := &file_filetools_v1_files_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2542,7 +2798,7 @@ func (x *SearchCount) String() string {
 func (*SearchCount) ProtoMessage() {}
 
 func (x *SearchCount) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[27]
+	mi := &file_filetools_v1_files_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2555,7 +2811,7 @@ func (x *SearchCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchCount.ProtoReflect.Descriptor instead.
 func (*SearchCount) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{27}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SearchCount) GetPath() string {
@@ -2597,7 +2853,7 @@ type SearchSummary struct {
 
 func (x *SearchSummary) Reset() {
 	*x = SearchSummary{}
-	mi := &file_filetools_v1_files_proto_msgTypes[28]
+	mi := &file_filetools_v1_files_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2609,7 +2865,7 @@ func (x *SearchSummary) String() string {
 func (*SearchSummary) ProtoMessage() {}
 
 func (x *SearchSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[28]
+	mi := &file_filetools_v1_files_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2622,7 +2878,7 @@ func (x *SearchSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchSummary.ProtoReflect.Descriptor instead.
 func (*SearchSummary) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{28}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SearchSummary) GetFilesSearched() int64 {
@@ -2696,7 +2952,7 @@ type UploadRequest struct {
 
 func (x *UploadRequest) Reset() {
 	*x = UploadRequest{}
-	mi := &file_filetools_v1_files_proto_msgTypes[29]
+	mi := &file_filetools_v1_files_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2708,7 +2964,7 @@ func (x *UploadRequest) String() string {
 func (*UploadRequest) ProtoMessage() {}
 
 func (x *UploadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[29]
+	mi := &file_filetools_v1_files_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2721,7 +2977,7 @@ func (x *UploadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadRequest.ProtoReflect.Descriptor instead.
 func (*UploadRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{29}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *UploadRequest) GetEvent() isUploadRequest_Event {
@@ -2786,7 +3042,7 @@ type UploadHeader struct {
 
 func (x *UploadHeader) Reset() {
 	*x = UploadHeader{}
-	mi := &file_filetools_v1_files_proto_msgTypes[30]
+	mi := &file_filetools_v1_files_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2798,7 +3054,7 @@ func (x *UploadHeader) String() string {
 func (*UploadHeader) ProtoMessage() {}
 
 func (x *UploadHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[30]
+	mi := &file_filetools_v1_files_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2811,7 +3067,7 @@ func (x *UploadHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadHeader.ProtoReflect.Descriptor instead.
 func (*UploadHeader) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{30}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *UploadHeader) GetWorkspace() string {
@@ -2874,7 +3130,7 @@ type UploadResponse struct {
 
 func (x *UploadResponse) Reset() {
 	*x = UploadResponse{}
-	mi := &file_filetools_v1_files_proto_msgTypes[31]
+	mi := &file_filetools_v1_files_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2886,7 +3142,7 @@ func (x *UploadResponse) String() string {
 func (*UploadResponse) ProtoMessage() {}
 
 func (x *UploadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[31]
+	mi := &file_filetools_v1_files_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2899,7 +3155,7 @@ func (x *UploadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadResponse.ProtoReflect.Descriptor instead.
 func (*UploadResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{31}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *UploadResponse) GetPath() string {
@@ -2949,7 +3205,7 @@ type DownloadRequest struct {
 
 func (x *DownloadRequest) Reset() {
 	*x = DownloadRequest{}
-	mi := &file_filetools_v1_files_proto_msgTypes[32]
+	mi := &file_filetools_v1_files_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2961,7 +3217,7 @@ func (x *DownloadRequest) String() string {
 func (*DownloadRequest) ProtoMessage() {}
 
 func (x *DownloadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[32]
+	mi := &file_filetools_v1_files_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2974,7 +3230,7 @@ func (x *DownloadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadRequest.ProtoReflect.Descriptor instead.
 func (*DownloadRequest) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{32}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DownloadRequest) GetWorkspace() string {
@@ -3006,7 +3262,7 @@ type DownloadResponse struct {
 
 func (x *DownloadResponse) Reset() {
 	*x = DownloadResponse{}
-	mi := &file_filetools_v1_files_proto_msgTypes[33]
+	mi := &file_filetools_v1_files_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3018,7 +3274,7 @@ func (x *DownloadResponse) String() string {
 func (*DownloadResponse) ProtoMessage() {}
 
 func (x *DownloadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[33]
+	mi := &file_filetools_v1_files_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3031,7 +3287,7 @@ func (x *DownloadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadResponse.ProtoReflect.Descriptor instead.
 func (*DownloadResponse) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{33}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *DownloadResponse) GetEvent() isDownloadResponse_Event {
@@ -3090,7 +3346,7 @@ type DownloadHeader struct {
 
 func (x *DownloadHeader) Reset() {
 	*x = DownloadHeader{}
-	mi := &file_filetools_v1_files_proto_msgTypes[34]
+	mi := &file_filetools_v1_files_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3102,7 +3358,7 @@ func (x *DownloadHeader) String() string {
 func (*DownloadHeader) ProtoMessage() {}
 
 func (x *DownloadHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_filetools_v1_files_proto_msgTypes[34]
+	mi := &file_filetools_v1_files_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3115,7 +3371,7 @@ func (x *DownloadHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadHeader.ProtoReflect.Descriptor instead.
 func (*DownloadHeader) Descriptor() ([]byte, []int) {
-	return file_filetools_v1_files_proto_rawDescGZIP(), []int{34}
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DownloadHeader) GetFile() *FileInfo {
@@ -3218,7 +3474,21 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\adry_run\x18\x04 \x01(\bR\x06dryRun\x12\x1d\n" +
 	"\n" +
 	"if_version\x18\x05 \x01(\tR\tifVersion\x12\x1a\n" +
-	"\bencoding\x18\x06 \x01(\tR\bencoding\"\xe3\x01\n" +
+	"\bencoding\x18\x06 \x01(\tR\bencoding\"`\n" +
+	"\x11ApplyPatchRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x14\n" +
+	"\x05patch\x18\x02 \x01(\tR\x05patch\x12\x17\n" +
+	"\adry_run\x18\x03 \x01(\bR\x06dryRun\"E\n" +
+	"\x12ApplyPatchResponse\x12/\n" +
+	"\x05files\x18\x01 \x03(\v2\x19.filetools.v1.PatchedFileR\x05files\"\xd5\x01\n" +
+	"\vPatchedFile\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x121\n" +
+	"\x06action\x18\x02 \x01(\x0e2\x19.filetools.v1.PatchActionR\x06action\x12\x1d\n" +
+	"\n" +
+	"moved_from\x18\x03 \x01(\tR\tmovedFrom\x12\x18\n" +
+	"\aversion\x18\x04 \x01(\tR\aversion\x12#\n" +
+	"\rsha256_before\x18\x05 \x01(\tR\fsha256Before\x12!\n" +
+	"\fsha256_after\x18\x06 \x01(\tR\vsha256After\"\xe3\x01\n" +
 	"\fEditResponse\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\"\n" +
 	"\freplacements\x18\x02 \x01(\x03R\freplacements\x12\x12\n" +
@@ -3388,7 +3658,13 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\x10NEWLINE_PRESERVE\x10\x01\x12\x0e\n" +
 	"\n" +
 	"NEWLINE_LF\x10\x02\x12\x10\n" +
-	"\fNEWLINE_CRLF\x10\x03*}\n" +
+	"\fNEWLINE_CRLF\x10\x03*\x8f\x01\n" +
+	"\vPatchAction\x12\x1c\n" +
+	"\x18PATCH_ACTION_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12PATCH_ACTION_ADDED\x10\x01\x12\x18\n" +
+	"\x14PATCH_ACTION_UPDATED\x10\x02\x12\x18\n" +
+	"\x14PATCH_ACTION_DELETED\x10\x03\x12\x16\n" +
+	"\x12PATCH_ACTION_MOVED\x10\x04*}\n" +
 	"\n" +
 	"OutputMode\x12\x1b\n" +
 	"\x17OUTPUT_MODE_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -3398,11 +3674,13 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\vSearchOrder\x12\x1c\n" +
 	"\x18SEARCH_ORDER_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11SEARCH_ORDER_PATH\x10\x01\x12\x16\n" +
-	"\x12SEARCH_ORDER_FOUND\x10\x022\xf0\x05\n" +
+	"\x12SEARCH_ORDER_FOUND\x10\x022\xc1\x06\n" +
 	"\x05Files\x12?\n" +
 	"\x04Read\x12\x19.filetools.v1.ReadRequest\x1a\x1a.filetools.v1.ReadResponse0\x01\x12@\n" +
 	"\x05Write\x12\x1a.filetools.v1.WriteRequest\x1a\x1b.filetools.v1.WriteResponse\x12=\n" +
-	"\x04Edit\x12\x19.filetools.v1.EditRequest\x1a\x1a.filetools.v1.EditResponse\x12C\n" +
+	"\x04Edit\x12\x19.filetools.v1.EditRequest\x1a\x1a.filetools.v1.EditResponse\x12O\n" +
+	"\n" +
+	"ApplyPatch\x12\x1f.filetools.v1.ApplyPatchRequest\x1a .filetools.v1.ApplyPatchResponse\x12C\n" +
 	"\x06Delete\x12\x1b.filetools.v1.DeleteRequest\x1a\x1c.filetools.v1.DeleteResponse\x12=\n" +
 	"\x04Move\x12\x19.filetools.v1.MoveRequest\x1a\x1a.filetools.v1.MoveResponse\x12F\n" +
 	"\aMakeDir\x12\x1c.filetools.v1.MakeDirRequest\x1a\x1d.filetools.v1.MakeDirResponse\x12=\n" +
@@ -3424,105 +3702,113 @@ func file_filetools_v1_files_proto_rawDescGZIP() []byte {
 	return file_filetools_v1_files_proto_rawDescData
 }
 
-var file_filetools_v1_files_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_filetools_v1_files_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_filetools_v1_files_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_filetools_v1_files_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_filetools_v1_files_proto_goTypes = []any{
-	(WriteMode)(0),           // 0: filetools.v1.WriteMode
-	(Newline)(0),             // 1: filetools.v1.Newline
-	(OutputMode)(0),          // 2: filetools.v1.OutputMode
-	(SearchOrder)(0),         // 3: filetools.v1.SearchOrder
-	(*ReadRequest)(nil),      // 4: filetools.v1.ReadRequest
-	(*ReadResponse)(nil),     // 5: filetools.v1.ReadResponse
-	(*ReadHeader)(nil),       // 6: filetools.v1.ReadHeader
-	(*ReadChunk)(nil),        // 7: filetools.v1.ReadChunk
-	(*ReadTrailer)(nil),      // 8: filetools.v1.ReadTrailer
-	(*WriteRequest)(nil),     // 9: filetools.v1.WriteRequest
-	(*WriteResponse)(nil),    // 10: filetools.v1.WriteResponse
-	(*TextEdit)(nil),         // 11: filetools.v1.TextEdit
-	(*EditRequest)(nil),      // 12: filetools.v1.EditRequest
-	(*EditResponse)(nil),     // 13: filetools.v1.EditResponse
-	(*DeleteRequest)(nil),    // 14: filetools.v1.DeleteRequest
-	(*DeleteResponse)(nil),   // 15: filetools.v1.DeleteResponse
-	(*MoveRequest)(nil),      // 16: filetools.v1.MoveRequest
-	(*MoveResponse)(nil),     // 17: filetools.v1.MoveResponse
-	(*MakeDirRequest)(nil),   // 18: filetools.v1.MakeDirRequest
-	(*MakeDirResponse)(nil),  // 19: filetools.v1.MakeDirResponse
-	(*StatRequest)(nil),      // 20: filetools.v1.StatRequest
-	(*StatResponse)(nil),     // 21: filetools.v1.StatResponse
-	(*ListRequest)(nil),      // 22: filetools.v1.ListRequest
-	(*ListResponse)(nil),     // 23: filetools.v1.ListResponse
-	(*ListEntries)(nil),      // 24: filetools.v1.ListEntries
-	(*ListSummary)(nil),      // 25: filetools.v1.ListSummary
-	(*SearchRequest)(nil),    // 26: filetools.v1.SearchRequest
-	(*SearchResponse)(nil),   // 27: filetools.v1.SearchResponse
-	(*SearchMatches)(nil),    // 28: filetools.v1.SearchMatches
-	(*SearchMatch)(nil),      // 29: filetools.v1.SearchMatch
-	(*SearchFile)(nil),       // 30: filetools.v1.SearchFile
-	(*SearchCount)(nil),      // 31: filetools.v1.SearchCount
-	(*SearchSummary)(nil),    // 32: filetools.v1.SearchSummary
-	(*UploadRequest)(nil),    // 33: filetools.v1.UploadRequest
-	(*UploadHeader)(nil),     // 34: filetools.v1.UploadHeader
-	(*UploadResponse)(nil),   // 35: filetools.v1.UploadResponse
-	(*DownloadRequest)(nil),  // 36: filetools.v1.DownloadRequest
-	(*DownloadResponse)(nil), // 37: filetools.v1.DownloadResponse
-	(*DownloadHeader)(nil),   // 38: filetools.v1.DownloadHeader
-	(*FileInfo)(nil),         // 39: filetools.v1.FileInfo
-	(*DataChunk)(nil),        // 40: filetools.v1.DataChunk
+	(WriteMode)(0),             // 0: filetools.v1.WriteMode
+	(Newline)(0),               // 1: filetools.v1.Newline
+	(PatchAction)(0),           // 2: filetools.v1.PatchAction
+	(OutputMode)(0),            // 3: filetools.v1.OutputMode
+	(SearchOrder)(0),           // 4: filetools.v1.SearchOrder
+	(*ReadRequest)(nil),        // 5: filetools.v1.ReadRequest
+	(*ReadResponse)(nil),       // 6: filetools.v1.ReadResponse
+	(*ReadHeader)(nil),         // 7: filetools.v1.ReadHeader
+	(*ReadChunk)(nil),          // 8: filetools.v1.ReadChunk
+	(*ReadTrailer)(nil),        // 9: filetools.v1.ReadTrailer
+	(*WriteRequest)(nil),       // 10: filetools.v1.WriteRequest
+	(*WriteResponse)(nil),      // 11: filetools.v1.WriteResponse
+	(*TextEdit)(nil),           // 12: filetools.v1.TextEdit
+	(*EditRequest)(nil),        // 13: filetools.v1.EditRequest
+	(*ApplyPatchRequest)(nil),  // 14: filetools.v1.ApplyPatchRequest
+	(*ApplyPatchResponse)(nil), // 15: filetools.v1.ApplyPatchResponse
+	(*PatchedFile)(nil),        // 16: filetools.v1.PatchedFile
+	(*EditResponse)(nil),       // 17: filetools.v1.EditResponse
+	(*DeleteRequest)(nil),      // 18: filetools.v1.DeleteRequest
+	(*DeleteResponse)(nil),     // 19: filetools.v1.DeleteResponse
+	(*MoveRequest)(nil),        // 20: filetools.v1.MoveRequest
+	(*MoveResponse)(nil),       // 21: filetools.v1.MoveResponse
+	(*MakeDirRequest)(nil),     // 22: filetools.v1.MakeDirRequest
+	(*MakeDirResponse)(nil),    // 23: filetools.v1.MakeDirResponse
+	(*StatRequest)(nil),        // 24: filetools.v1.StatRequest
+	(*StatResponse)(nil),       // 25: filetools.v1.StatResponse
+	(*ListRequest)(nil),        // 26: filetools.v1.ListRequest
+	(*ListResponse)(nil),       // 27: filetools.v1.ListResponse
+	(*ListEntries)(nil),        // 28: filetools.v1.ListEntries
+	(*ListSummary)(nil),        // 29: filetools.v1.ListSummary
+	(*SearchRequest)(nil),      // 30: filetools.v1.SearchRequest
+	(*SearchResponse)(nil),     // 31: filetools.v1.SearchResponse
+	(*SearchMatches)(nil),      // 32: filetools.v1.SearchMatches
+	(*SearchMatch)(nil),        // 33: filetools.v1.SearchMatch
+	(*SearchFile)(nil),         // 34: filetools.v1.SearchFile
+	(*SearchCount)(nil),        // 35: filetools.v1.SearchCount
+	(*SearchSummary)(nil),      // 36: filetools.v1.SearchSummary
+	(*UploadRequest)(nil),      // 37: filetools.v1.UploadRequest
+	(*UploadHeader)(nil),       // 38: filetools.v1.UploadHeader
+	(*UploadResponse)(nil),     // 39: filetools.v1.UploadResponse
+	(*DownloadRequest)(nil),    // 40: filetools.v1.DownloadRequest
+	(*DownloadResponse)(nil),   // 41: filetools.v1.DownloadResponse
+	(*DownloadHeader)(nil),     // 42: filetools.v1.DownloadHeader
+	(*FileInfo)(nil),           // 43: filetools.v1.FileInfo
+	(*DataChunk)(nil),          // 44: filetools.v1.DataChunk
 }
 var file_filetools_v1_files_proto_depIdxs = []int32{
-	6,  // 0: filetools.v1.ReadResponse.header:type_name -> filetools.v1.ReadHeader
-	7,  // 1: filetools.v1.ReadResponse.chunk:type_name -> filetools.v1.ReadChunk
-	8,  // 2: filetools.v1.ReadResponse.trailer:type_name -> filetools.v1.ReadTrailer
-	39, // 3: filetools.v1.ReadHeader.file:type_name -> filetools.v1.FileInfo
+	7,  // 0: filetools.v1.ReadResponse.header:type_name -> filetools.v1.ReadHeader
+	8,  // 1: filetools.v1.ReadResponse.chunk:type_name -> filetools.v1.ReadChunk
+	9,  // 2: filetools.v1.ReadResponse.trailer:type_name -> filetools.v1.ReadTrailer
+	43, // 3: filetools.v1.ReadHeader.file:type_name -> filetools.v1.FileInfo
 	0,  // 4: filetools.v1.WriteRequest.mode:type_name -> filetools.v1.WriteMode
 	1,  // 5: filetools.v1.WriteRequest.newline:type_name -> filetools.v1.Newline
-	11, // 6: filetools.v1.EditRequest.edits:type_name -> filetools.v1.TextEdit
-	39, // 7: filetools.v1.MoveResponse.file:type_name -> filetools.v1.FileInfo
-	39, // 8: filetools.v1.StatResponse.file:type_name -> filetools.v1.FileInfo
-	24, // 9: filetools.v1.ListResponse.entries:type_name -> filetools.v1.ListEntries
-	25, // 10: filetools.v1.ListResponse.summary:type_name -> filetools.v1.ListSummary
-	39, // 11: filetools.v1.ListEntries.entries:type_name -> filetools.v1.FileInfo
-	2,  // 12: filetools.v1.SearchRequest.output_mode:type_name -> filetools.v1.OutputMode
-	3,  // 13: filetools.v1.SearchRequest.order:type_name -> filetools.v1.SearchOrder
-	29, // 14: filetools.v1.SearchResponse.match:type_name -> filetools.v1.SearchMatch
-	30, // 15: filetools.v1.SearchResponse.file:type_name -> filetools.v1.SearchFile
-	31, // 16: filetools.v1.SearchResponse.count:type_name -> filetools.v1.SearchCount
-	32, // 17: filetools.v1.SearchResponse.summary:type_name -> filetools.v1.SearchSummary
-	28, // 18: filetools.v1.SearchResponse.matches:type_name -> filetools.v1.SearchMatches
-	29, // 19: filetools.v1.SearchMatches.matches:type_name -> filetools.v1.SearchMatch
-	34, // 20: filetools.v1.UploadRequest.header:type_name -> filetools.v1.UploadHeader
-	40, // 21: filetools.v1.UploadRequest.chunk:type_name -> filetools.v1.DataChunk
-	0,  // 22: filetools.v1.UploadHeader.mode:type_name -> filetools.v1.WriteMode
-	38, // 23: filetools.v1.DownloadResponse.header:type_name -> filetools.v1.DownloadHeader
-	40, // 24: filetools.v1.DownloadResponse.chunk:type_name -> filetools.v1.DataChunk
-	39, // 25: filetools.v1.DownloadHeader.file:type_name -> filetools.v1.FileInfo
-	4,  // 26: filetools.v1.Files.Read:input_type -> filetools.v1.ReadRequest
-	9,  // 27: filetools.v1.Files.Write:input_type -> filetools.v1.WriteRequest
-	12, // 28: filetools.v1.Files.Edit:input_type -> filetools.v1.EditRequest
-	14, // 29: filetools.v1.Files.Delete:input_type -> filetools.v1.DeleteRequest
-	16, // 30: filetools.v1.Files.Move:input_type -> filetools.v1.MoveRequest
-	18, // 31: filetools.v1.Files.MakeDir:input_type -> filetools.v1.MakeDirRequest
-	20, // 32: filetools.v1.Files.Stat:input_type -> filetools.v1.StatRequest
-	22, // 33: filetools.v1.Files.List:input_type -> filetools.v1.ListRequest
-	26, // 34: filetools.v1.Files.Search:input_type -> filetools.v1.SearchRequest
-	33, // 35: filetools.v1.Files.Upload:input_type -> filetools.v1.UploadRequest
-	36, // 36: filetools.v1.Files.Download:input_type -> filetools.v1.DownloadRequest
-	5,  // 37: filetools.v1.Files.Read:output_type -> filetools.v1.ReadResponse
-	10, // 38: filetools.v1.Files.Write:output_type -> filetools.v1.WriteResponse
-	13, // 39: filetools.v1.Files.Edit:output_type -> filetools.v1.EditResponse
-	15, // 40: filetools.v1.Files.Delete:output_type -> filetools.v1.DeleteResponse
-	17, // 41: filetools.v1.Files.Move:output_type -> filetools.v1.MoveResponse
-	19, // 42: filetools.v1.Files.MakeDir:output_type -> filetools.v1.MakeDirResponse
-	21, // 43: filetools.v1.Files.Stat:output_type -> filetools.v1.StatResponse
-	23, // 44: filetools.v1.Files.List:output_type -> filetools.v1.ListResponse
-	27, // 45: filetools.v1.Files.Search:output_type -> filetools.v1.SearchResponse
-	35, // 46: filetools.v1.Files.Upload:output_type -> filetools.v1.UploadResponse
-	37, // 47: filetools.v1.Files.Download:output_type -> filetools.v1.DownloadResponse
-	37, // [37:48] is the sub-list for method output_type
-	26, // [26:37] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	12, // 6: filetools.v1.EditRequest.edits:type_name -> filetools.v1.TextEdit
+	16, // 7: filetools.v1.ApplyPatchResponse.files:type_name -> filetools.v1.PatchedFile
+	2,  // 8: filetools.v1.PatchedFile.action:type_name -> filetools.v1.PatchAction
+	43, // 9: filetools.v1.MoveResponse.file:type_name -> filetools.v1.FileInfo
+	43, // 10: filetools.v1.StatResponse.file:type_name -> filetools.v1.FileInfo
+	28, // 11: filetools.v1.ListResponse.entries:type_name -> filetools.v1.ListEntries
+	29, // 12: filetools.v1.ListResponse.summary:type_name -> filetools.v1.ListSummary
+	43, // 13: filetools.v1.ListEntries.entries:type_name -> filetools.v1.FileInfo
+	3,  // 14: filetools.v1.SearchRequest.output_mode:type_name -> filetools.v1.OutputMode
+	4,  // 15: filetools.v1.SearchRequest.order:type_name -> filetools.v1.SearchOrder
+	33, // 16: filetools.v1.SearchResponse.match:type_name -> filetools.v1.SearchMatch
+	34, // 17: filetools.v1.SearchResponse.file:type_name -> filetools.v1.SearchFile
+	35, // 18: filetools.v1.SearchResponse.count:type_name -> filetools.v1.SearchCount
+	36, // 19: filetools.v1.SearchResponse.summary:type_name -> filetools.v1.SearchSummary
+	32, // 20: filetools.v1.SearchResponse.matches:type_name -> filetools.v1.SearchMatches
+	33, // 21: filetools.v1.SearchMatches.matches:type_name -> filetools.v1.SearchMatch
+	38, // 22: filetools.v1.UploadRequest.header:type_name -> filetools.v1.UploadHeader
+	44, // 23: filetools.v1.UploadRequest.chunk:type_name -> filetools.v1.DataChunk
+	0,  // 24: filetools.v1.UploadHeader.mode:type_name -> filetools.v1.WriteMode
+	42, // 25: filetools.v1.DownloadResponse.header:type_name -> filetools.v1.DownloadHeader
+	44, // 26: filetools.v1.DownloadResponse.chunk:type_name -> filetools.v1.DataChunk
+	43, // 27: filetools.v1.DownloadHeader.file:type_name -> filetools.v1.FileInfo
+	5,  // 28: filetools.v1.Files.Read:input_type -> filetools.v1.ReadRequest
+	10, // 29: filetools.v1.Files.Write:input_type -> filetools.v1.WriteRequest
+	13, // 30: filetools.v1.Files.Edit:input_type -> filetools.v1.EditRequest
+	14, // 31: filetools.v1.Files.ApplyPatch:input_type -> filetools.v1.ApplyPatchRequest
+	18, // 32: filetools.v1.Files.Delete:input_type -> filetools.v1.DeleteRequest
+	20, // 33: filetools.v1.Files.Move:input_type -> filetools.v1.MoveRequest
+	22, // 34: filetools.v1.Files.MakeDir:input_type -> filetools.v1.MakeDirRequest
+	24, // 35: filetools.v1.Files.Stat:input_type -> filetools.v1.StatRequest
+	26, // 36: filetools.v1.Files.List:input_type -> filetools.v1.ListRequest
+	30, // 37: filetools.v1.Files.Search:input_type -> filetools.v1.SearchRequest
+	37, // 38: filetools.v1.Files.Upload:input_type -> filetools.v1.UploadRequest
+	40, // 39: filetools.v1.Files.Download:input_type -> filetools.v1.DownloadRequest
+	6,  // 40: filetools.v1.Files.Read:output_type -> filetools.v1.ReadResponse
+	11, // 41: filetools.v1.Files.Write:output_type -> filetools.v1.WriteResponse
+	17, // 42: filetools.v1.Files.Edit:output_type -> filetools.v1.EditResponse
+	15, // 43: filetools.v1.Files.ApplyPatch:output_type -> filetools.v1.ApplyPatchResponse
+	19, // 44: filetools.v1.Files.Delete:output_type -> filetools.v1.DeleteResponse
+	21, // 45: filetools.v1.Files.Move:output_type -> filetools.v1.MoveResponse
+	23, // 46: filetools.v1.Files.MakeDir:output_type -> filetools.v1.MakeDirResponse
+	25, // 47: filetools.v1.Files.Stat:output_type -> filetools.v1.StatResponse
+	27, // 48: filetools.v1.Files.List:output_type -> filetools.v1.ListResponse
+	31, // 49: filetools.v1.Files.Search:output_type -> filetools.v1.SearchResponse
+	39, // 50: filetools.v1.Files.Upload:output_type -> filetools.v1.UploadResponse
+	41, // 51: filetools.v1.Files.Download:output_type -> filetools.v1.DownloadResponse
+	40, // [40:52] is the sub-list for method output_type
+	28, // [28:40] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_filetools_v1_files_proto_init() }
@@ -3543,27 +3829,27 @@ func file_filetools_v1_files_proto_init() {
 		(*WriteRequest_Content)(nil),
 		(*WriteRequest_Data)(nil),
 	}
-	file_filetools_v1_files_proto_msgTypes[12].OneofWrappers = []any{}
-	file_filetools_v1_files_proto_msgTypes[14].OneofWrappers = []any{}
-	file_filetools_v1_files_proto_msgTypes[18].OneofWrappers = []any{}
-	file_filetools_v1_files_proto_msgTypes[19].OneofWrappers = []any{
+	file_filetools_v1_files_proto_msgTypes[15].OneofWrappers = []any{}
+	file_filetools_v1_files_proto_msgTypes[17].OneofWrappers = []any{}
+	file_filetools_v1_files_proto_msgTypes[21].OneofWrappers = []any{}
+	file_filetools_v1_files_proto_msgTypes[22].OneofWrappers = []any{
 		(*ListResponse_Entries)(nil),
 		(*ListResponse_Summary)(nil),
 	}
-	file_filetools_v1_files_proto_msgTypes[22].OneofWrappers = []any{}
-	file_filetools_v1_files_proto_msgTypes[23].OneofWrappers = []any{
+	file_filetools_v1_files_proto_msgTypes[25].OneofWrappers = []any{}
+	file_filetools_v1_files_proto_msgTypes[26].OneofWrappers = []any{
 		(*SearchResponse_Match)(nil),
 		(*SearchResponse_File)(nil),
 		(*SearchResponse_Count)(nil),
 		(*SearchResponse_Summary)(nil),
 		(*SearchResponse_Matches)(nil),
 	}
-	file_filetools_v1_files_proto_msgTypes[29].OneofWrappers = []any{
+	file_filetools_v1_files_proto_msgTypes[32].OneofWrappers = []any{
 		(*UploadRequest_Header)(nil),
 		(*UploadRequest_Chunk)(nil),
 	}
-	file_filetools_v1_files_proto_msgTypes[30].OneofWrappers = []any{}
-	file_filetools_v1_files_proto_msgTypes[33].OneofWrappers = []any{
+	file_filetools_v1_files_proto_msgTypes[33].OneofWrappers = []any{}
+	file_filetools_v1_files_proto_msgTypes[36].OneofWrappers = []any{
 		(*DownloadResponse_Header)(nil),
 		(*DownloadResponse_Chunk)(nil),
 	}
@@ -3572,8 +3858,8 @@ func file_filetools_v1_files_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_filetools_v1_files_proto_rawDesc), len(file_filetools_v1_files_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   35,
+			NumEnums:      5,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

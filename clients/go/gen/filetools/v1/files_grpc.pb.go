@@ -19,17 +19,18 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Files_Read_FullMethodName     = "/filetools.v1.Files/Read"
-	Files_Write_FullMethodName    = "/filetools.v1.Files/Write"
-	Files_Edit_FullMethodName     = "/filetools.v1.Files/Edit"
-	Files_Delete_FullMethodName   = "/filetools.v1.Files/Delete"
-	Files_Move_FullMethodName     = "/filetools.v1.Files/Move"
-	Files_MakeDir_FullMethodName  = "/filetools.v1.Files/MakeDir"
-	Files_Stat_FullMethodName     = "/filetools.v1.Files/Stat"
-	Files_List_FullMethodName     = "/filetools.v1.Files/List"
-	Files_Search_FullMethodName   = "/filetools.v1.Files/Search"
-	Files_Upload_FullMethodName   = "/filetools.v1.Files/Upload"
-	Files_Download_FullMethodName = "/filetools.v1.Files/Download"
+	Files_Read_FullMethodName       = "/filetools.v1.Files/Read"
+	Files_Write_FullMethodName      = "/filetools.v1.Files/Write"
+	Files_Edit_FullMethodName       = "/filetools.v1.Files/Edit"
+	Files_ApplyPatch_FullMethodName = "/filetools.v1.Files/ApplyPatch"
+	Files_Delete_FullMethodName     = "/filetools.v1.Files/Delete"
+	Files_Move_FullMethodName       = "/filetools.v1.Files/Move"
+	Files_MakeDir_FullMethodName    = "/filetools.v1.Files/MakeDir"
+	Files_Stat_FullMethodName       = "/filetools.v1.Files/Stat"
+	Files_List_FullMethodName       = "/filetools.v1.Files/List"
+	Files_Search_FullMethodName     = "/filetools.v1.Files/Search"
+	Files_Upload_FullMethodName     = "/filetools.v1.Files/Upload"
+	Files_Download_FullMethodName   = "/filetools.v1.Files/Download"
 )
 
 // FilesClient is the client API for Files service.
@@ -48,6 +49,15 @@ type FilesClient interface {
 	Write(ctx context.Context, in *WriteRequest, opts ...grpc.CallOption) (*WriteResponse, error)
 	// Exact string replacements, all or nothing.
 	Edit(ctx context.Context, in *EditRequest, opts ...grpc.CallOption) (*EditResponse, error)
+	// A patch in the Codex apply_patch format over several files, all or
+	// nothing: every hunk is checked against the current text first, then the
+	// files change together; if the daemon dies part-way, its next start
+	// finishes the change (or, before the change's commit point, leaves every
+	// file as it was). Errors: INVALID_ARGUMENT (the patch's syntax, a path
+	// changed twice), OLD_TEXT_NOT_FOUND (a hunk's lines are not in the file;
+	// metadata "hunk"), NOT_FOUND, ALREADY_EXISTS (Add File or Move to an
+	// existing file), BINARY_FILE, QUOTA_EXCEEDED.
+	ApplyPatch(ctx context.Context, in *ApplyPatchRequest, opts ...grpc.CallOption) (*ApplyPatchResponse, error)
 	// Remove a file, symlink or directory.
 	Delete(ctx context.Context, in *DeleteRequest, opts ...grpc.CallOption) (*DeleteResponse, error)
 	// Rename or move a file or directory inside the workspace.
@@ -108,6 +118,16 @@ func (c *filesClient) Edit(ctx context.Context, in *EditRequest, opts ...grpc.Ca
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(EditResponse)
 	err := c.cc.Invoke(ctx, Files_Edit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *filesClient) ApplyPatch(ctx context.Context, in *ApplyPatchRequest, opts ...grpc.CallOption) (*ApplyPatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ApplyPatchResponse)
+	err := c.cc.Invoke(ctx, Files_ApplyPatch_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -240,6 +260,15 @@ type FilesServer interface {
 	Write(context.Context, *WriteRequest) (*WriteResponse, error)
 	// Exact string replacements, all or nothing.
 	Edit(context.Context, *EditRequest) (*EditResponse, error)
+	// A patch in the Codex apply_patch format over several files, all or
+	// nothing: every hunk is checked against the current text first, then the
+	// files change together; if the daemon dies part-way, its next start
+	// finishes the change (or, before the change's commit point, leaves every
+	// file as it was). Errors: INVALID_ARGUMENT (the patch's syntax, a path
+	// changed twice), OLD_TEXT_NOT_FOUND (a hunk's lines are not in the file;
+	// metadata "hunk"), NOT_FOUND, ALREADY_EXISTS (Add File or Move to an
+	// existing file), BINARY_FILE, QUOTA_EXCEEDED.
+	ApplyPatch(context.Context, *ApplyPatchRequest) (*ApplyPatchResponse, error)
 	// Remove a file, symlink or directory.
 	Delete(context.Context, *DeleteRequest) (*DeleteResponse, error)
 	// Rename or move a file or directory inside the workspace.
@@ -275,6 +304,9 @@ func (UnimplementedFilesServer) Write(context.Context, *WriteRequest) (*WriteRes
 }
 func (UnimplementedFilesServer) Edit(context.Context, *EditRequest) (*EditResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Edit not implemented")
+}
+func (UnimplementedFilesServer) ApplyPatch(context.Context, *ApplyPatchRequest) (*ApplyPatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ApplyPatch not implemented")
 }
 func (UnimplementedFilesServer) Delete(context.Context, *DeleteRequest) (*DeleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Delete not implemented")
@@ -364,6 +396,24 @@ func _Files_Edit_Handler(srv interface{}, ctx context.Context, dec func(interfac
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(FilesServer).Edit(ctx, req.(*EditRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Files_ApplyPatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ApplyPatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FilesServer).ApplyPatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Files_ApplyPatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FilesServer).ApplyPatch(ctx, req.(*ApplyPatchRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -494,6 +544,10 @@ var Files_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Edit",
 			Handler:    _Files_Edit_Handler,
+		},
+		{
+			MethodName: "ApplyPatch",
+			Handler:    _Files_ApplyPatch_Handler,
 		},
 		{
 			MethodName: "Delete",

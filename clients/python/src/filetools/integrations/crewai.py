@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 from crewai.tools import BaseTool
+from crewai.tools.structured_tool import CrewStructuredTool
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from filetools import errors
@@ -108,16 +109,18 @@ def schema_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
     return model
 
 
-def _without_nones(value: Any) -> Any:
-    """Arguments as a model sent them: pydantic's model_dump writes None for every optional field left out."""
-    if isinstance(value, dict):
-        return {k: _without_nones(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_nones(v) for v in value]
-    return value
-
-
 # --- the tools --------------------------------------------------------------------
+
+
+#: The keyword under which a structured tool hands the arguments, as a model sent them, to FiletoolsCrewTool._run.
+SENT = "__arguments_as_sent__"
+
+
+class _ArgumentsAsSent(CrewStructuredTool):
+    """crewAI's structured tool, with the arguments passed on unchecked (the dispatcher checks them, in its words)."""
+
+    def _parse_args(self, raw_args: str | dict[str, Any]) -> dict[str, Any]:
+        return {SENT: raw_args}
 
 
 class FiletoolsCrewTool(BaseTool):
@@ -130,10 +133,21 @@ class FiletoolsCrewTool(BaseTool):
         # client uses; crewAI's own check would raise a ValueError out of run() instead.
         return kwargs
 
+    def to_structured_tool(self) -> CrewStructuredTool:
+        # What a crewAI agent calls. Its own check of the arguments (pydantic's, against args_schema) would answer
+        # a model in pydantic's words before ours: the arguments go to the dispatcher as they were sent instead.
+        structured = super().to_structured_tool()
+        sent = _ArgumentsAsSent.model_construct(**{name: getattr(structured, name) for name in CrewStructuredTool.model_fields})
+        sent._original_tool = self
+        return sent
+
     def _run(self, *args: Any, **kwargs: Any) -> str:
         if args:
             return self.dispatcher.call(self.name, args[0] if len(args) == 1 else list(args)).text
-        return self.dispatcher.call(self.name, _without_nones(kwargs)).text
+        if SENT in kwargs:
+            return self.dispatcher.call(self.name, kwargs[SENT]).text
+        # pydantic's model_dump writes None for every optional field left out: the dispatcher reads a None as left out.
+        return self.dispatcher.call(self.name, kwargs).text
 
     async def _arun(self, *args: Any, **kwargs: Any) -> str:
         """``arun``: the blocking call in a thread (the tools hold a ``Client``)."""
@@ -144,7 +158,7 @@ def filetools_crewai_tools(
     client: Client, workspace: str, *, read_only: bool = False, names: Sequence[str] = CREWAI_TOOLS
 ) -> list[FiletoolsCrewTool]:
     """crewAI tools for ``names`` (by default read, write, edit, search, list; with ``read_only``, only those that change nothing)."""
-    dispatcher = ToolDispatcher(client, workspace, read_only=read_only)
+    dispatcher = ToolDispatcher(client, workspace, read_only=read_only, tool_set="crewai")
     return [
         FiletoolsCrewTool(
             name=d["name"],

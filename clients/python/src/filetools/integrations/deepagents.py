@@ -78,15 +78,20 @@ class _Op(Generic[R]):
 
     method: str
     kwargs: dict[str, Any]
-    finish: Callable[[Any], R]
+    #: The answer -> the result, or the next call to make (a read's line count).
+    finish: Callable[[Any], R | _Op[R]]
     fail: Callable[[str], R]
     stream: bool = False
 
 
+#: The words of deep agents' tools (ls, read_file, write_file, edit_file with old_string, glob, grep), in which errors are told.
+TOOL_SET = "deepagents"
+
+
 def _failure_text(error: Exception) -> str:
     if isinstance(error, errors.FileToolsError):
-        return texts.error(error)
-    return texts.error_text("INVALID_ARGUMENT", str(error), {})
+        return texts.error(error, tool_set=TOOL_SET)
+    return texts.error_text("INVALID_ARGUMENT", str(error), {}, tool_set=TOOL_SET)
 
 
 def _modified_at(entry: c.FileInfo) -> dict[str, str]:
@@ -144,30 +149,38 @@ class FiletoolsBackend(BackendProtocol):
     # --- running a call on either client ---------------------------------
 
     def _run(self, op: _Op[R]) -> R:
-        method = getattr(self._client, op.method)
-        try:
-            if op.stream:
-                stream = method(self._workspace, **op.kwargs)
-                answer: Any = (list(stream), stream.summary)
-            else:
-                answer = method(self._workspace, **op.kwargs)
-        except (errors.FileToolsError, ValueError) as error:
-            return op.fail(_failure_text(error))
-        return op.finish(answer)
+        while True:
+            method = getattr(self._client, op.method)
+            try:
+                if op.stream:
+                    stream = method(self._workspace, **op.kwargs)
+                    answer: Any = (list(stream), stream.summary)
+                else:
+                    answer = method(self._workspace, **op.kwargs)
+            except (errors.FileToolsError, ValueError) as error:
+                return op.fail(_failure_text(error))
+            step = op.finish(answer)
+            if not isinstance(step, _Op):
+                return step
+            op = step
 
     async def _arun(self, op: _Op[R]) -> R:
         if self._async_client is None:
             return await asyncio.to_thread(self._run, op)
-        method = getattr(self._async_client, op.method)
-        try:
-            if op.stream:
-                stream = method(self._workspace, **op.kwargs)
-                answer: Any = ([item async for item in stream], stream.summary)
-            else:
-                answer = await method(self._workspace, **op.kwargs)
-        except (errors.FileToolsError, ValueError) as error:
-            return op.fail(_failure_text(error))
-        return op.finish(answer)
+        while True:
+            method = getattr(self._async_client, op.method)
+            try:
+                if op.stream:
+                    stream = method(self._workspace, **op.kwargs)
+                    answer: Any = ([item async for item in stream], stream.summary)
+                else:
+                    answer = await method(self._workspace, **op.kwargs)
+            except (errors.FileToolsError, ValueError) as error:
+                return op.fail(_failure_text(error))
+            step = op.finish(answer)
+            if not isinstance(step, _Op):
+                return step
+            op = step
 
     # --- the operations, once for both ------------------------------------
 
@@ -202,19 +215,32 @@ class FiletoolsBackend(BackendProtocol):
             return ReadResult(file_data={"content": "", "encoding": "utf-8"}, no_lines_requested=True)
         offset = max(offset, 0)
 
-        def finish(w: TextWindow) -> ReadResult:
+        def finish(w: TextWindow) -> ReadResult | _Op[ReadResult]:
             content = w.text.replace("\r\n", "\n")
             if w.last_line < w.first_line:  # no line in the window
                 if offset == 0:  # an empty file
                     return ReadResult(file_data={"content": "", "encoding": "utf-8"})
                 total = w.total_lines if w.total_lines is not None else w.first_line - 1
                 return ReadResult(error=f"Line offset {offset} exceeds file length ({total} lines)")
-            return ReadResult(
-                file_data={"content": content, "encoding": "utf-8"},
-                total_lines=w.total_lines,
-                start_line=w.first_line,
-                end_line=w.last_line,
-                next_offset=None if w.next_start_line is None else w.next_start_line - 1,
+
+            def window(total_lines: int | None) -> ReadResult:
+                return ReadResult(
+                    file_data={"content": content, "encoding": "utf-8"},
+                    total_lines=total_lines if total_lines is not None and total_lines >= w.last_line else None,
+                    start_line=w.first_line,
+                    end_line=w.last_line,
+                    next_offset=None if w.next_start_line is None else w.next_start_line - 1,
+                )
+
+            if w.total_lines is not None:
+                return window(w.total_lines)
+            # A window short of the end: the count, as deep agents' own backends give it (the daemon's line index keeps it
+            # for the next window). Should the count fail, the window still stands without it.
+            return _Op(
+                "stat",
+                {"path": file_path, "count_lines": True},
+                lambda info: window(info.line_count if info.HasField("line_count") else None),
+                lambda _: window(None),
             )
 
         kwargs = {"path": file_path, "start_line": offset + 1, "line_count": limit, "max_bytes": self._read_max_bytes}
@@ -281,7 +307,7 @@ class FiletoolsBackend(BackendProtocol):
     def _delete(self, file_path: str) -> _Op[DeleteResult]:
         def finish(r: f.DeleteResponse) -> DeleteResult:
             if not r.existed:
-                return DeleteResult(error=texts.error_text("NOT_FOUND", f"nothing exists at {r.path or file_path}", {}))
+                return DeleteResult(error=texts.error_text("NOT_FOUND", f"nothing exists at {r.path or file_path}", {}, tool_set=TOOL_SET))
             return DeleteResult(path=r.path)
 
         return _Op("delete", {"path": file_path, "recursive": True}, finish, lambda e: DeleteResult(error=e))

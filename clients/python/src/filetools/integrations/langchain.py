@@ -1,9 +1,10 @@
 """The catalogue's tools as LangChain tools (``pip install filetools[langchain]``).
 
+    from langchain.agents import create_agent
     from filetools.integrations.langchain import FiletoolsToolkit
 
     tools = FiletoolsToolkit(workspace="demo", client=client).get_tools()
-    model.bind_tools(tools)
+    agent = create_agent(model, tools=tools)
     tools[0].invoke({"path": "/src/main.py", "line_count": 50})
 
 Each tool's ``args_schema`` is the catalogue's JSON Schema itself (LangChain

@@ -54,6 +54,26 @@ def parse(arguments: object) -> Args | str:
     return dict(value)
 
 
+def without_nulls(schema: dict[str, Any], value: Any) -> Any:
+    """``value`` without the optional arguments (at any depth the schema describes) that are None.
+
+    Strict-mode models send null for what they leave out. A null for a
+    required argument stays, for the schema to refuse.
+    """
+    if isinstance(value, list):
+        items = schema.get("items")
+        return value if items is None else [without_nulls(items, item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    return {
+        name: without_nulls(properties[name], item) if name in properties else item
+        for name, item in value.items()
+        if not (item is None and name in properties and name not in required)
+    }
+
+
 def well_formed(value: Any) -> Any:
     """``value`` with each lone surrogate (half of a "\\ud83d\\ude00" pair) as U+FFFD, as JavaScript encodes it to UTF-8.
 
@@ -94,12 +114,14 @@ class Schema:
     """One tool's argument schema."""
 
     def __init__(self, schema: dict[str, Any]) -> None:
+        self._schema = schema
         self._validator = Draft7Validator(in_ajv_order(schema))
 
-    def problem(self, args: Args) -> str | None:
-        """What is wrong with ``args``, in the words every client uses; None when they fit the schema."""
-        error = next(self._validator.iter_errors(args), None)
-        return None if error is None else describe(error)
+    def accept(self, args: Args) -> Args | str:
+        """``args`` without their null optional arguments when they fit the schema; otherwise what is wrong, in the words every client uses."""
+        given = without_nulls(self._schema, args)
+        error = next(self._validator.iter_errors(given), None)
+        return given if error is None else describe(error)
 
 
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,9}")

@@ -20,7 +20,7 @@ from filetools.errors import FileToolsError
 from filetools.models import Progress, TextWindow
 from filetools.tools import _texts as texts
 from filetools.tools._arguments import Args, Schema, parse, well_formed
-from filetools.tools._catalogue import CATALOGUE, ToolDefinition
+from filetools.tools._catalogue import CATALOGUE, OPENAI_STRICT_SCHEMAS, ToolDefinition
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import files_pb2 as f
 from filetools.v1 import workspaces_pb2 as w
@@ -29,6 +29,8 @@ from filetools.v1 import workspaces_pb2 as w
 DEFAULT_READ_LINES = 2000
 READ_MAX_BYTES = 100_000
 DEFAULT_LIST_ENTRIES = 1000
+#: The most entries List gives at once: a workspace's files, when changes has no snapshot to compare with.
+LIST_MAX_ENTRIES = 100_000
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class _Call:
     stream: bool = False
     #: The method takes on_progress (it moves bytes).
     progress: bool = False
+    #: A failure of the call -> the call to make instead, or None to report the failure.
+    recover: Callable[[FileToolsError], _Call | None] | None = None
 
     def arguments(self, on_progress: Progress | None) -> dict[str, Any]:
         """The method's keyword arguments, with ``on_progress`` where it takes one."""
@@ -63,8 +67,9 @@ class _Call:
 class _Tools:
     """What the two dispatchers share: the tools offered, their definitions, and turning a call into a ``_Call``."""
 
-    def __init__(self, workspace: str, read_only: bool) -> None:
+    def __init__(self, workspace: str, read_only: bool, tool_set: str | None) -> None:
         self._workspace = workspace
+        self._tool_set = tool_set
         self._tools = [t for t in CATALOGUE["tools"] if not read_only or t["annotations"]["readOnlyHint"]]
         self._schemas = {t["name"]: Schema(t["input_schema"]) for t in self._tools}
 
@@ -72,8 +77,26 @@ class _Tools:
         """The tools offered, as the catalogue defines them (copies: a caller may change them)."""
         return copy.deepcopy(self._tools)
 
-    def openai_tools(self) -> list[dict[str, Any]]:
-        """For OpenAI-style function calling (``tools`` of a chat completion or response request)."""
+    def openai_tools(self, *, strict: bool = False) -> list[dict[str, Any]]:
+        """For OpenAI-style function calling (``tools`` of a chat completion request).
+
+        With ``strict``, the definitions OpenAI's strict mode takes (``strict: true``, every
+        argument required, the optional ones nullable): a model then sends null for each
+        argument it leaves out, which ``call`` reads as left out.
+        """
+        if strict:
+            return [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t["name"],
+                        "description": t["description"],
+                        "parameters": copy.deepcopy(OPENAI_STRICT_SCHEMAS[t["name"]]),
+                        "strict": True,
+                    },
+                }
+                for t in self._tools
+            ]
         return [
             {"type": "function", "function": {"name": t["name"], "description": t["description"], "parameters": t["input_schema"]}}
             for t in self.definitions()
@@ -95,20 +118,44 @@ class _Tools:
         args = parse(arguments)
         if isinstance(args, str):
             return _failure("INVALID_ARGUMENT", f"invalid arguments for {name}: {args}")
-        problem = schema.problem(args)
-        if problem is not None:
-            return _failure("INVALID_ARGUMENT", f"invalid arguments for {name}: {problem}")
-        return _CALLS[name](well_formed(args))
+        given = schema.accept(args)
+        if isinstance(given, str):
+            return _failure("INVALID_ARGUMENT", f"invalid arguments for {name}: {given}")
+        return _CALLS[name](well_formed(given))
+
+
+def patch_of_operations(operations: object) -> str | None:
+    """The OpenAI Responses API's apply_patch operations as one patch in apply_patch's format; None when not well formed."""
+    if not isinstance(operations, list) or not operations:
+        return None
+    sections: list[str] = []
+    for op in operations:
+        if not isinstance(op, dict) or not isinstance(op.get("path"), str):
+            return None
+        if op.get("type") == "delete_file":
+            sections.append(f"*** Delete File: {op['path']}")
+        elif op.get("type") in ("create_file", "update_file") and isinstance(op.get("diff"), str):
+            sections.append(f"*** {'Add' if op['type'] == 'create_file' else 'Update'} File: {op['path']}")
+            if op["diff"]:
+                sections.append(op["diff"].removesuffix("\n"))
+        else:
+            return None
+    return "*** Begin Patch\n" + "\n".join(sections) + "\n*** End Patch\n"
+
+
+_BAD_OPERATIONS = "invalid apply_patch operations: each is {type: create_file or update_file, path, diff} or {type: delete_file, path}"
 
 
 class ToolDispatcher(_Tools):
     """The catalogue's tools on one workspace of a ``filetools.Client``.
 
     ``read_only`` offers only the tools that change nothing (read, list, search, stat, changes, list_snapshots).
+    ``tool_set`` names the catalogue's tool set (``tool_sets``) whose words the daemon's errors are told in,
+    for an adapter that offers only some of the tools (crewAI's: "crewai").
     """
 
-    def __init__(self, client: Client, workspace: str, *, read_only: bool = False) -> None:
-        super().__init__(workspace, read_only)
+    def __init__(self, client: Client, workspace: str, *, read_only: bool = False, tool_set: str | None = None) -> None:
+        super().__init__(workspace, read_only, tool_set)
         self._client = client
 
     def call(
@@ -131,9 +178,22 @@ class ToolDispatcher(_Tools):
                 else:
                     answer = method(self._workspace, timeout=timeout, **kwargs)
             except (FileToolsError, ValueError) as error:
-                return _failed(name, error)
+                instead = step.recover(error) if step.recover is not None and isinstance(error, FileToolsError) else None
+                if instead is None:
+                    return _failed(name, error, self._tool_set)
+                step = instead
+                continue
             step = step.finish(answer)
         return step
+
+    def apply_patch_operations(self, operations: object, *, timeout: float | None = None) -> ToolResult:
+        """For the OpenAI Responses API's built-in apply_patch tool (``tools=[{"type": "apply_patch"}]``): the
+        operations of a response's apply_patch_call items applied together, as one apply_patch (all or nothing).
+        The text is the apply_patch_call_output's output; ``is_error`` means its status "failed"."""
+        patch = patch_of_operations(operations)
+        if patch is None:
+            return _failure("INVALID_ARGUMENT", _BAD_OPERATIONS)
+        return self.call("apply_patch", {"patch": patch}, timeout=timeout)
 
 
 class AsyncToolDispatcher(_Tools):
@@ -142,8 +202,8 @@ class AsyncToolDispatcher(_Tools):
     Cancelling the task that awaits a call cancels the call, and raises as usual.
     """
 
-    def __init__(self, client: AsyncClient, workspace: str, *, read_only: bool = False) -> None:
-        super().__init__(workspace, read_only)
+    def __init__(self, client: AsyncClient, workspace: str, *, read_only: bool = False, tool_set: str | None = None) -> None:
+        super().__init__(workspace, read_only, tool_set)
         self._client = client
 
     async def call(
@@ -161,9 +221,20 @@ class AsyncToolDispatcher(_Tools):
                 else:
                     answer = await method(self._workspace, timeout=timeout, **kwargs)
             except (FileToolsError, ValueError) as error:
-                return _failed(name, error)
+                instead = step.recover(error) if step.recover is not None and isinstance(error, FileToolsError) else None
+                if instead is None:
+                    return _failed(name, error, self._tool_set)
+                step = instead
+                continue
             step = step.finish(answer)
         return step
+
+    async def apply_patch_operations(self, operations: object, *, timeout: float | None = None) -> ToolResult:
+        """See ``ToolDispatcher.apply_patch_operations``."""
+        patch = patch_of_operations(operations)
+        if patch is None:
+            return _failure("INVALID_ARGUMENT", _BAD_OPERATIONS)
+        return await self.call("apply_patch", {"patch": patch}, timeout=timeout)
 
 
 def _json_string(text: str) -> str:
@@ -180,13 +251,13 @@ def _failure(reason: str, message: str) -> ToolResult:
     return ToolResult(texts.error_text(reason, message, {}), True, {"error": {"reason": reason, "message": message}})
 
 
-def _failed(name: str, error: FileToolsError | ValueError) -> ToolResult:
+def _failed(name: str, error: FileToolsError | ValueError, tool_set: str | None) -> ToolResult:
     if isinstance(error, ValueError):
         # The one value the schema leaves unbounded and protobuf refuses: an int64 out of range (start_line).
         return _failure("INVALID_ARGUMENT", f"invalid arguments for {name}: {error}")
     reason = error.reason or error.code.name
     details = {"reason": reason, "code": error.code.name, "message": error.message, "metadata": error.metadata}
-    return ToolResult(texts.error(error, name), True, {"error": details})
+    return ToolResult(texts.error(error, name, tool_set), True, {"error": details})
 
 
 def _int(args: Args, name: str) -> int | None:
@@ -262,6 +333,25 @@ def _edit(args: Args) -> _Call:
 
     kwargs = {"path": args["path"], "edits": edits, "dry_run": dry_run, "if_version": args.get("if_version")}
     return _Call("edit_many", kwargs, finish)
+
+
+_PATCH_ACTIONS = {f.PATCH_ACTION_ADDED: "added", f.PATCH_ACTION_UPDATED: "updated", f.PATCH_ACTION_DELETED: "deleted", f.PATCH_ACTION_MOVED: "moved"}
+
+
+def _apply_patch(args: Args) -> _Call:
+    dry_run = args.get("dry_run", False)
+
+    def finish(r: f.ApplyPatchResponse) -> ToolResult:
+        files = [(p.path, _PATCH_ACTIONS.get(p.action, "updated"), p.moved_from, p.version) for p in r.files]
+        return _ok(
+            texts.patch([(path, action, source) for path, action, source, _ in files], dry_run),
+            {
+                "files": [{"path": path, "action": action, "moved_from": source, "version": version} for path, action, source, version in files],
+                "dry_run": dry_run,
+            },
+        )
+
+    return _Call("apply_patch", {"patch": args["patch"], "dry_run": dry_run}, finish)
 
 
 def _delete(args: Args) -> _Call:
@@ -422,7 +512,27 @@ def _changes(args: Args) -> _Call:
         }
         return _ok(texts.changes(shown, summary), structured)
 
-    return _Call("diff_snapshots", {"from_id": args.get("since", "")}, finish, stream=True)
+    def everything_new(listing: tuple[list[c.FileInfo], f.ListSummary | None]) -> ToolResult:
+        entries = [
+            w.DiffEntry(
+                path=e.path,
+                kind=w.DIFF_KIND_ADDED,
+                type_after=w.DIFF_ENTRY_TYPE_SYMLINK if e.type == c.FILE_TYPE_SYMLINK else w.DIFF_ENTRY_TYPE_FILE,
+                size_after=e.size,
+            )
+            for e in listing[0]
+            if e.type in (c.FILE_TYPE_FILE, c.FILE_TYPE_SYMLINK)
+        ]
+        return finish((entries, w.DiffSummary(added=len(entries))))
+
+    def no_snapshot_yet(error: FileToolsError) -> _Call | None:
+        # With no snapshot yet (a first run not finished), every file of the live tree is new (summary "from" "").
+        if args.get("since", "") != "" or error.reason != "NOT_FOUND":
+            return None
+        listing = {"path": "/", "recursive": True, "include_hidden": True, "respect_gitignore": False, "max_entries": LIST_MAX_ENTRIES}
+        return _Call("list_dir", listing, everything_new, stream=True)
+
+    return _Call("diff_snapshots", {"from_id": args.get("since", "")}, finish, stream=True, recover=no_snapshot_yet)
 
 
 _DIFF_KINDS = {w.DIFF_KIND_ADDED: "added", w.DIFF_KIND_MODIFIED: "modified", w.DIFF_KIND_REMOVED: "removed"}
@@ -509,6 +619,7 @@ _CALLS: dict[str, Callable[[Args], _Call]] = {
     "read": _read,
     "write": _write,
     "edit": _edit,
+    "apply_patch": _apply_patch,
     "delete": _delete,
     "move": _move,
     "make_dir": _make_dir,

@@ -15,7 +15,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from filetools.errors import FileToolsError
 from filetools.models import SearchOrder, TextWindow
-from filetools.tools._catalogue import CATALOGUE
+from filetools.tools._catalogue import CATALOGUE, ToolSet
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import files_pb2 as f
 from filetools.v1 import workspaces_pb2 as w
@@ -70,6 +70,13 @@ def edit(path: str, replacements: int, diff: str, diff_truncated: bool, dry_run:
         head = f"Edited {path}: {_plural(replacements, 'replacement')}. Version {version}.\n"
     text = head if diff == "" else f"{head}\n{diff}" if diff.endswith("\n") else f"{head}\n{diff}\n"
     return text + _DIFF_CUT if diff_truncated else text
+
+
+def patch(files: Sequence[tuple[str, str, str]], dry_run: bool) -> str:
+    """What apply_patch did (or would do) to each file: (path, action, moved_from), in the patch's order."""
+    count = _plural(len(files), "file")
+    head = f"Dry run, nothing written: the patch would change {count}.\n" if dry_run else f"Applied the patch: {count} changed.\n"
+    return head + "".join(f"moved {source} to {path}\n" if action == "moved" else f"{action} {path}\n" for path, action, source in files)
 
 
 def delete(path: str, existed: bool) -> str:
@@ -174,16 +181,23 @@ def changes(entries: Sequence[w.DiffEntry], summary: w.DiffSummary) -> str:
     """What changed since a snapshot: a count line, then one line per path (at most those given; the summary counts all)."""
     since = getattr(summary, "from")
     changed = summary.added + summary.modified + summary.removed
+    fresh = since == ""  # no snapshot yet: the dispatcher listed the live tree
     if changed == 0:
-        return f"Nothing changed since snapshot {since} ({_plural(summary.unchanged, 'path')}).\n"
-    text = (
-        f"Since snapshot {since}: {count(summary.added)} added, {count(summary.modified)} modified, "
-        f"{count(summary.removed)} removed, {count(summary.unchanged)} unchanged.\n"
-    )
+        return f"{_NO_SNAPSHOT_YET}, and no files yet.\n" if fresh else f"Nothing changed since snapshot {since} ({_plural(summary.unchanged, 'path')}).\n"
+    if fresh:
+        text = f"{_NO_SNAPSHOT_YET}, so every file is new: {count(summary.added)} added.\n"
+    else:
+        text = (
+            f"Since snapshot {since}: {count(summary.added)} added, {count(summary.modified)} modified, "
+            f"{count(summary.removed)} removed, {count(summary.unchanged)} unchanged.\n"
+        )
     text += "".join(f"{_change_line(entry)}\n" for entry in entries)
     if len(entries) < changed:
         text += f"… {_plural(changed - len(entries), 'more change')} not shown: raise max_entries\n"
     return text
+
+
+_NO_SNAPSHOT_YET = "No snapshot yet (one is taken when a run finishes)"
 
 
 def _change_side(entry_type: int, size: int) -> str:
@@ -239,24 +253,41 @@ def _iso_time(mtime: Timestamp) -> str:
     return f"{year}-{time.strftime('%m-%dT%H:%M:%S', t)}.{mtime.nanos // 1_000_000:03}Z"
 
 
-def error(error: FileToolsError, tool: str | None = None) -> str:
-    """A failed call of ``tool``, for a model: the daemon's message and reason, then what to do next."""
-    return error_text(error.reason or error.code.name, error.message, error.metadata, tool)
+def error(error: FileToolsError, tool: str | None = None, tool_set: str | None = None) -> str:
+    """A failed call of ``tool`` (of ``tool_set``, in its words), for a model: the daemon's message and reason, then what to do next."""
+    # Not the daemon's answer but the channel's, in grpcio's words: the catalogue's, as every client says it.
+    unreachable = not error.reason and error.code.name == "UNAVAILABLE"
+    message = CATALOGUE["unreachable"]["message"] if unreachable else error.message
+    return error_text(error.reason or error.code.name, message, error.metadata, tool, tool_set)
 
 
-def error_text(reason: str, message: str, metadata: Mapping[str, str], tool: str | None = None) -> str:
-    text = f"Error ({reason}): {message if message.endswith('.') else message + '.'}\n"
-    return text + "".join(f"{hint}\n" for hint in hints_for(reason, metadata, tool))
+def error_text(reason: str, message: str, metadata: Mapping[str, str], tool: str | None = None, tool_set: str | None = None) -> str:
+    told = in_words(message, tool_set).removesuffix(".")
+    words = _TOOL_SETS.get(tool_set or "")
+    line = "Error ({reason}): {message}." if words is None else words.get("error_line", "Error ({reason}): {message}.")
+    text = re.sub(r"\{(reason|message)\}", lambda m: reason if m.group(1) == "reason" else told, line) + "\n"
+    return text + "".join(f"{hint}\n" for hint in hints_for(reason, metadata, tool, tool_set))
+
+
+def in_words(message: str, tool_set: str | None = None) -> str:
+    """A daemon message in the words of ``tool_set`` (the catalogue's tool_sets[...].words); as it is for the catalogue's own tools."""
+    words = _TOOL_SETS.get(tool_set or "")
+    for old, new in [] if words is None else words["words"]:
+        message = message.replace(old, new)
+    return message
 
 
 # ASCII \w, as the TypeScript reads placeholders.
 _PLACEHOLDER = re.compile(r"\{(\w+)\}", re.ASCII)
 
 
-def hints_for(reason: str, metadata: Mapping[str, str], tool: str | None = None) -> list[str]:
-    """The catalogue's sentences for ``reason`` (the tool's own for it, when it has some, instead of the shared
-    ones), those with placeholders only when the metadata fills them all."""
+def hints_for(reason: str, metadata: Mapping[str, str], tool: str | None = None, tool_set: str | None = None) -> list[str]:
+    """The catalogue's sentences for ``reason`` (the tool's own for it, when it has some, else the tool set's,
+    instead of the shared ones), those with placeholders only when the metadata fills them all."""
     own = _TOOL_HINTS.get(tool or "", {}).get(reason)
+    words = _TOOL_SETS.get(tool_set or "")
+    if own is None and words is not None:
+        own = words["error_hints"].get(reason)
     hints = []
     for sentence in own if own is not None else CATALOGUE["error_hints"].get(reason, []):
         keys = _PLACEHOLDER.findall(sentence)
@@ -266,3 +297,4 @@ def hints_for(reason: str, metadata: Mapping[str, str], tool: str | None = None)
 
 
 _TOOL_HINTS: dict[str, dict[str, list[str]]] = {t["name"]: t.get("error_hints", {}) for t in CATALOGUE["tools"]}
+_TOOL_SETS: dict[str, ToolSet] = {name: value for name, value in CATALOGUE["tool_sets"].items() if not name.startswith("$")}

@@ -23,6 +23,14 @@ class Newline(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     NEWLINE_LF: _ClassVar[Newline]
     NEWLINE_CRLF: _ClassVar[Newline]
 
+class PatchAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PATCH_ACTION_UNSPECIFIED: _ClassVar[PatchAction]
+    PATCH_ACTION_ADDED: _ClassVar[PatchAction]
+    PATCH_ACTION_UPDATED: _ClassVar[PatchAction]
+    PATCH_ACTION_DELETED: _ClassVar[PatchAction]
+    PATCH_ACTION_MOVED: _ClassVar[PatchAction]
+
 class OutputMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     OUTPUT_MODE_UNSPECIFIED: _ClassVar[OutputMode]
@@ -44,6 +52,11 @@ NEWLINE_UNSPECIFIED: Newline
 NEWLINE_PRESERVE: Newline
 NEWLINE_LF: Newline
 NEWLINE_CRLF: Newline
+PATCH_ACTION_UNSPECIFIED: PatchAction
+PATCH_ACTION_ADDED: PatchAction
+PATCH_ACTION_UPDATED: PatchAction
+PATCH_ACTION_DELETED: PatchAction
+PATCH_ACTION_MOVED: PatchAction
 OUTPUT_MODE_UNSPECIFIED: OutputMode
 OUTPUT_MODE_CONTENT: OutputMode
 OUTPUT_MODE_FILES_WITH_MATCHES: OutputMode
@@ -177,6 +190,38 @@ class EditRequest(_message.Message):
     if_version: str
     encoding: str
     def __init__(self, workspace: _Optional[str] = ..., path: _Optional[str] = ..., edits: _Optional[_Iterable[_Union[TextEdit, _Mapping]]] = ..., dry_run: _Optional[bool] = ..., if_version: _Optional[str] = ..., encoding: _Optional[str] = ...) -> None: ...
+
+class ApplyPatchRequest(_message.Message):
+    __slots__ = ("workspace", "patch", "dry_run")
+    WORKSPACE_FIELD_NUMBER: _ClassVar[int]
+    PATCH_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    workspace: str
+    patch: str
+    dry_run: bool
+    def __init__(self, workspace: _Optional[str] = ..., patch: _Optional[str] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+
+class ApplyPatchResponse(_message.Message):
+    __slots__ = ("files",)
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    files: _containers.RepeatedCompositeFieldContainer[PatchedFile]
+    def __init__(self, files: _Optional[_Iterable[_Union[PatchedFile, _Mapping]]] = ...) -> None: ...
+
+class PatchedFile(_message.Message):
+    __slots__ = ("path", "action", "moved_from", "version", "sha256_before", "sha256_after")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    MOVED_FROM_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    SHA256_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    SHA256_AFTER_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    action: PatchAction
+    moved_from: str
+    version: str
+    sha256_before: str
+    sha256_after: str
+    def __init__(self, path: _Optional[str] = ..., action: _Optional[_Union[PatchAction, str]] = ..., moved_from: _Optional[str] = ..., version: _Optional[str] = ..., sha256_before: _Optional[str] = ..., sha256_after: _Optional[str] = ...) -> None: ...
 
 class EditResponse(_message.Message):
     __slots__ = ("path", "replacements", "diff", "sha256_before", "sha256_after", "version", "diff_truncated")

@@ -54,6 +54,11 @@ class FilesStub:
                 request_serializer=filetools_dot_v1_dot_files__pb2.EditRequest.SerializeToString,
                 response_deserializer=filetools_dot_v1_dot_files__pb2.EditResponse.FromString,
                 _registered_method=True)
+        self.ApplyPatch = channel.unary_unary(
+                '/filetools.v1.Files/ApplyPatch',
+                request_serializer=filetools_dot_v1_dot_files__pb2.ApplyPatchRequest.SerializeToString,
+                response_deserializer=filetools_dot_v1_dot_files__pb2.ApplyPatchResponse.FromString,
+                _registered_method=True)
         self.Delete = channel.unary_unary(
                 '/filetools.v1.Files/Delete',
                 request_serializer=filetools_dot_v1_dot_files__pb2.DeleteRequest.SerializeToString,
@@ -120,6 +125,20 @@ class FilesServicer:
 
     def Edit(self, request, context):
         """Exact string replacements, all or nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ApplyPatch(self, request, context):
+        """A patch in the Codex apply_patch format over several files, all or
+        nothing: every hunk is checked against the current text first, then the
+        files change together; if the daemon dies part-way, its next start
+        finishes the change (or, before the change's commit point, leaves every
+        file as it was). Errors: INVALID_ARGUMENT (the patch's syntax, a path
+        changed twice), OLD_TEXT_NOT_FOUND (a hunk's lines are not in the file;
+        metadata "hunk"), NOT_FOUND, ALREADY_EXISTS (Add File or Move to an
+        existing file), BINARY_FILE, QUOTA_EXCEEDED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -199,6 +218,11 @@ def add_FilesServicer_to_server(servicer, server):
                     servicer.Edit,
                     request_deserializer=filetools_dot_v1_dot_files__pb2.EditRequest.FromString,
                     response_serializer=filetools_dot_v1_dot_files__pb2.EditResponse.SerializeToString,
+            ),
+            'ApplyPatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.ApplyPatch,
+                    request_deserializer=filetools_dot_v1_dot_files__pb2.ApplyPatchRequest.FromString,
+                    response_serializer=filetools_dot_v1_dot_files__pb2.ApplyPatchResponse.SerializeToString,
             ),
             'Delete': grpc.unary_unary_rpc_method_handler(
                     servicer.Delete,
@@ -327,6 +351,33 @@ class Files:
             '/filetools.v1.Files/Edit',
             filetools_dot_v1_dot_files__pb2.EditRequest.SerializeToString,
             filetools_dot_v1_dot_files__pb2.EditResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ApplyPatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/filetools.v1.Files/ApplyPatch',
+            filetools_dot_v1_dot_files__pb2.ApplyPatchRequest.SerializeToString,
+            filetools_dot_v1_dot_files__pb2.ApplyPatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

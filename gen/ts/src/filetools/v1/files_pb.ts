@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file filetools/v1/files.proto.
  */
 export const file_filetools_v1_files: GenFile = /*@__PURE__*/
-  fileDesc("ChhmaWxldG9vbHMvdjEvZmlsZXMucHJvdG8SDGZpbGV0b29scy52MSLeAQoLUmVhZFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBhdGgYAiABKAkSFwoKc3RhcnRfbGluZRgDIAEoA0gAiAEBEhcKCmxpbmVfY291bnQYBCABKANIAYgBARIXCgp0YWlsX2xpbmVzGAUgASgDSAKIAQESEAoIZW5jb2RpbmcYBiABKAkSFgoJbWF4X2J5dGVzGAcgASgDSAOIAQFCDQoLX3N0YXJ0X2xpbmVCDQoLX2xpbmVfY291bnRCDQoLX3RhaWxfbGluZXNCDAoKX21heF9ieXRlcyKbAQoMUmVhZFJlc3BvbnNlEioKBmhlYWRlchgBIAEoCzIYLmZpbGV0b29scy52MS5SZWFkSGVhZGVySAASKAoFY2h1bmsYAiABKAsyFy5maWxldG9vbHMudjEuUmVhZENodW5rSAASLAoHdHJhaWxlchgDIAEoCzIZLmZpbGV0b29scy52MS5SZWFkVHJhaWxlckgAQgcKBWV2ZW50Im4KClJlYWRIZWFkZXISJAoEZmlsZRgBIAEoCzIWLmZpbGV0b29scy52MS5GaWxlSW5mbxIQCghlbmNvZGluZxgCIAEoCRIYCgt0b3RhbF9saW5lcxgDIAEoA0gAiAEBQg4KDF90b3RhbF9saW5lcyItCglSZWFkQ2h1bmsSEgoKZmlyc3RfbGluZRgBIAEoAxIMCgR0ZXh0GAIgASgJIqwBCgtSZWFkVHJhaWxlchIWCg5saW5lc19yZXR1cm5lZBgBIAEoAxIWCg5ieXRlc19yZXR1cm5lZBgCIAEoAxIRCgluZXh0X2xpbmUYAyABKAMSEQoJdHJ1bmNhdGVkGAQgASgIEgsKA2VvZhgFIAEoCBIQCghsaW5lX2N1dBgGIAEoCBIYCgt0b3RhbF9saW5lcxgHIAEoA0gAiAEBQg4KDF90b3RhbF9saW5lcyL5AQoMV3JpdGVSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEhEKB2NvbnRlbnQYAyABKAlIABIOCgRkYXRhGAQgASgMSAASEAoIZW5jb2RpbmcYBSABKAkSGAoLY3JlYXRlX2RpcnMYBiABKAhIAYgBARIlCgRtb2RlGAcgASgOMhcuZmlsZXRvb2xzLnYxLldyaXRlTW9kZRImCgduZXdsaW5lGAggASgOMhUuZmlsZXRvb2xzLnYxLk5ld2xpbmUSEgoKaWZfdmVyc2lvbhgJIAEoCUIGCgRib2R5Qg4KDF9jcmVhdGVfZGlycyJdCg1Xcml0ZVJlc3BvbnNlEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoAxIPCgdjcmVhdGVkGAMgASgIEg4KBnNoYTI1NhgEIAEoCRIPCgd2ZXJzaW9uGAUgASgJIkMKCFRleHRFZGl0EhAKCG9sZF90ZXh0GAEgASgJEhAKCG5ld190ZXh0GAIgASgJEhMKC3JlcGxhY2VfYWxsGAMgASgIIowBCgtFZGl0UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDAoEcGF0aBgCIAEoCRIlCgVlZGl0cxgDIAMoCzIWLmZpbGV0b29scy52MS5UZXh0RWRpdBIPCgdkcnlfcnVuGAQgASgIEhIKCmlmX3ZlcnNpb24YBSABKAkSEAoIZW5jb2RpbmcYBiABKAkilgEKDEVkaXRSZXNwb25zZRIMCgRwYXRoGAEgASgJEhQKDHJlcGxhY2VtZW50cxgCIAEoAxIMCgRkaWZmGAMgASgJEhUKDXNoYTI1Nl9iZWZvcmUYBCABKAkSFAoMc2hhMjU2X2FmdGVyGAUgASgJEg8KB3ZlcnNpb24YBiABKAkSFgoOZGlmZl90cnVuY2F0ZWQYByABKAgiVwoNRGVsZXRlUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDAoEcGF0aBgCIAEoCRIRCglyZWN1cnNpdmUYAyABKAgSEgoKaWZfdmVyc2lvbhgEIAEoCSIvCg5EZWxldGVSZXNwb25zZRIMCgRwYXRoGAEgASgJEg8KB2V4aXN0ZWQYAiABKAgilgEKC01vdmVSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIOCgZzb3VyY2UYAiABKAkSEwoLZGVzdGluYXRpb24YAyABKAkSEQoJb3ZlcndyaXRlGAQgASgIEhgKC2NyZWF0ZV9kaXJzGAUgASgISACIAQESEgoKaWZfdmVyc2lvbhgGIAEoCUIOCgxfY3JlYXRlX2RpcnMiWQoMTW92ZVJlc3BvbnNlEg4KBnNvdXJjZRgBIAEoCRITCgtkZXN0aW5hdGlvbhgCIAEoCRIkCgRmaWxlGAMgASgLMhYuZmlsZXRvb2xzLnYxLkZpbGVJbmZvIlMKDk1ha2VEaXJSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEhQKB3BhcmVudHMYAyABKAhIAIgBAUIKCghfcGFyZW50cyIwCg9NYWtlRGlyUmVzcG9uc2USDAoEcGF0aBgBIAEoCRIPCgdjcmVhdGVkGAIgASgIIloKC1N0YXRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEhUKDWRldGVjdF9iaW5hcnkYAyABKAgSEwoLY291bnRfbGluZXMYBCABKAgiNAoMU3RhdFJlc3BvbnNlEiQKBGZpbGUYASABKAsyFi5maWxldG9vbHMudjEuRmlsZUluZm8iiAIKC0xpc3RSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB3BhdHRlcm4YAyABKAkSEQoJcmVjdXJzaXZlGAQgASgIEhYKCW1heF9kZXB0aBgFIAEoBUgAiAEBEhsKDmluY2x1ZGVfaGlkZGVuGAYgASgISAGIAQESHgoRcmVzcGVjdF9naXRpZ25vcmUYByABKAhIAogBARIYCgttYXhfZW50cmllcxgIIAEoBUgDiAEBQgwKCl9tYXhfZGVwdGhCEQoPX2luY2x1ZGVfaGlkZGVuQhQKEl9yZXNwZWN0X2dpdGlnbm9yZUIOCgxfbWF4X2VudHJpZXMicwoMTGlzdFJlc3BvbnNlEiwKB2VudHJpZXMYASABKAsyGS5maWxldG9vbHMudjEuTGlzdEVudHJpZXNIABIsCgdzdW1tYXJ5GAIgASgLMhkuZmlsZXRvb2xzLnYxLkxpc3RTdW1tYXJ5SABCBwoFZXZlbnQiNgoLTGlzdEVudHJpZXMSJwoHZW50cmllcxgBIAMoCzIWLmZpbGV0b29scy52MS5GaWxlSW5mbyIvCgtMaXN0U3VtbWFyeRINCgV0b3RhbBgBIAEoAxIRCgl0cnVuY2F0ZWQYAiABKAgiwQMKDVNlYXJjaFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBhdGgYAiABKAkSDwoHcGF0dGVybhgDIAEoCRIVCg1maXhlZF9zdHJpbmdzGAQgASgIEhgKEGNhc2VfaW5zZW5zaXRpdmUYBSABKAgSDwoHaW5jbHVkZRgGIAMoCRIPCgdleGNsdWRlGAcgAygJEhYKDmNvbnRleHRfYmVmb3JlGAggASgFEhUKDWNvbnRleHRfYWZ0ZXIYCSABKAUSGAoLbWF4X3Jlc3VsdHMYCiABKAVIAIgBARIaCg1tYXhfZmlsZV9zaXplGAsgASgDSAGIAQESHgoRcmVzcGVjdF9naXRpZ25vcmUYDCABKAhIAogBARItCgtvdXRwdXRfbW9kZRgNIAEoDjIYLmZpbGV0b29scy52MS5PdXRwdXRNb2RlEhUKDWJhdGNoX21hdGNoZXMYDiABKAgSKAoFb3JkZXIYDyABKA4yGS5maWxldG9vbHMudjEuU2VhcmNoT3JkZXJCDgoMX21heF9yZXN1bHRzQhAKDl9tYXhfZmlsZV9zaXplQhQKEl9yZXNwZWN0X2dpdGlnbm9yZSL7AQoOU2VhcmNoUmVzcG9uc2USKgoFbWF0Y2gYASABKAsyGS5maWxldG9vbHMudjEuU2VhcmNoTWF0Y2hIABIoCgRmaWxlGAIgASgLMhguZmlsZXRvb2xzLnYxLlNlYXJjaEZpbGVIABIqCgVjb3VudBgDIAEoCzIZLmZpbGV0b29scy52MS5TZWFyY2hDb3VudEgAEi4KB3N1bW1hcnkYBCABKAsyGy5maWxldG9vbHMudjEuU2VhcmNoU3VtbWFyeUgAEi4KB21hdGNoZXMYBSABKAsyGy5maWxldG9vbHMudjEuU2VhcmNoTWF0Y2hlc0gAQgcKBWV2ZW50IjsKDVNlYXJjaE1hdGNoZXMSKgoHbWF0Y2hlcxgBIAMoCzIZLmZpbGV0b29scy52MS5TZWFyY2hNYXRjaCJ/CgtTZWFyY2hNYXRjaBIMCgRwYXRoGAEgASgJEhMKC2xpbmVfbnVtYmVyGAIgASgDEg4KBmNvbHVtbhgDIAEoBRIMCgRsaW5lGAQgASgJEg4KBmJlZm9yZRgFIAMoCRINCgVhZnRlchgGIAMoCRIQCghsaW5lX2N1dBgHIAEoCCIaCgpTZWFyY2hGaWxlEgwKBHBhdGgYASABKAkiKgoLU2VhcmNoQ291bnQSDAoEcGF0aBgBIAEoCRINCgVjb3VudBgCIAEoAyLAAQoNU2VhcmNoU3VtbWFyeRIWCg5maWxlc19zZWFyY2hlZBgBIAEoAxIVCg1maWxlc19tYXRjaGVkGAIgASgDEg8KB21hdGNoZXMYAyABKAMSFgoOYmluYXJ5X3NraXBwZWQYBCABKAMSGQoRdG9vX2xhcmdlX3NraXBwZWQYBSABKAMSFgoOYnl0ZXNfc2VhcmNoZWQYBiABKAMSEQoJdHJ1bmNhdGVkGAcgASgIEhEKCXRpbWVkX291dBgIIAEoCCJwCg1VcGxvYWRSZXF1ZXN0EiwKBmhlYWRlchgBIAEoCzIaLmZpbGV0b29scy52MS5VcGxvYWRIZWFkZXJIABIoCgVjaHVuaxgCIAEoCzIXLmZpbGV0b29scy52MS5EYXRhQ2h1bmtIAEIHCgVldmVudCKkAQoMVXBsb2FkSGVhZGVyEhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEiUKBG1vZGUYAyABKA4yFy5maWxldG9vbHMudjEuV3JpdGVNb2RlEhgKC2NyZWF0ZV9kaXJzGAQgASgISACIAQESEgoKaWZfdmVyc2lvbhgFIAEoCRIOCgZzaGEyNTYYBiABKAlCDgoMX2NyZWF0ZV9kaXJzIl4KDlVwbG9hZFJlc3BvbnNlEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoAxIPCgdjcmVhdGVkGAMgASgIEg4KBnNoYTI1NhgEIAEoCRIPCgd2ZXJzaW9uGAUgASgJIjIKD0Rvd25sb2FkUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDAoEcGF0aBgCIAEoCSJ1ChBEb3dubG9hZFJlc3BvbnNlEi4KBmhlYWRlchgBIAEoCzIcLmZpbGV0b29scy52MS5Eb3dubG9hZEhlYWRlckgAEigKBWNodW5rGAIgASgLMhcuZmlsZXRvb2xzLnYxLkRhdGFDaHVua0gAQgcKBWV2ZW50IlQKDkRvd25sb2FkSGVhZGVyEiQKBGZpbGUYASABKAsyFi5maWxldG9vbHMudjEuRmlsZUluZm8SDAoEc2l6ZRgCIAEoAxIOCgZzaGEyNTYYAyABKAkqmQEKCVdyaXRlTW9kZRIaChZXUklURV9NT0RFX1VOU1BFQ0lGSUVEEAASIAocV1JJVEVfTU9ERV9DUkVBVEVfT1JfUkVQTEFDRRABEhoKFldSSVRFX01PREVfQ1JFQVRFX09OTFkQAhIbChdXUklURV9NT0RFX1JFUExBQ0VfT05MWRADEhUKEVdSSVRFX01PREVfQVBQRU5EEAQqWgoHTmV3bGluZRIXChNORVdMSU5FX1VOU1BFQ0lGSUVEEAASFAoQTkVXTElORV9QUkVTRVJWRRABEg4KCk5FV0xJTkVfTEYQAhIQCgxORVdMSU5FX0NSTEYQAyp9CgpPdXRwdXRNb2RlEhsKF09VVFBVVF9NT0RFX1VOU1BFQ0lGSUVEEAASFwoTT1VUUFVUX01PREVfQ09OVEVOVBABEiIKHk9VVFBVVF9NT0RFX0ZJTEVTX1dJVEhfTUFUQ0hFUxACEhUKEU9VVFBVVF9NT0RFX0NPVU5UEAMqWgoLU2VhcmNoT3JkZXISHAoYU0VBUkNIX09SREVSX1VOU1BFQ0lGSUVEEAASFQoRU0VBUkNIX09SREVSX1BBVEgQARIWChJTRUFSQ0hfT1JERVJfRk9VTkQQAjLwBQoFRmlsZXMSPwoEUmVhZBIZLmZpbGV0b29scy52MS5SZWFkUmVxdWVzdBoaLmZpbGV0b29scy52MS5SZWFkUmVzcG9uc2UwARJACgVXcml0ZRIaLmZpbGV0b29scy52MS5Xcml0ZVJlcXVlc3QaGy5maWxldG9vbHMudjEuV3JpdGVSZXNwb25zZRI9CgRFZGl0EhkuZmlsZXRvb2xzLnYxLkVkaXRSZXF1ZXN0GhouZmlsZXRvb2xzLnYxLkVkaXRSZXNwb25zZRJDCgZEZWxldGUSGy5maWxldG9vbHMudjEuRGVsZXRlUmVxdWVzdBocLmZpbGV0b29scy52MS5EZWxldGVSZXNwb25zZRI9CgRNb3ZlEhkuZmlsZXRvb2xzLnYxLk1vdmVSZXF1ZXN0GhouZmlsZXRvb2xzLnYxLk1vdmVSZXNwb25zZRJGCgdNYWtlRGlyEhwuZmlsZXRvb2xzLnYxLk1ha2VEaXJSZXF1ZXN0Gh0uZmlsZXRvb2xzLnYxLk1ha2VEaXJSZXNwb25zZRI9CgRTdGF0EhkuZmlsZXRvb2xzLnYxLlN0YXRSZXF1ZXN0GhouZmlsZXRvb2xzLnYxLlN0YXRSZXNwb25zZRI/CgRMaXN0EhkuZmlsZXRvb2xzLnYxLkxpc3RSZXF1ZXN0GhouZmlsZXRvb2xzLnYxLkxpc3RSZXNwb25zZTABEkUKBlNlYXJjaBIbLmZpbGV0b29scy52MS5TZWFyY2hSZXF1ZXN0GhwuZmlsZXRvb2xzLnYxLlNlYXJjaFJlc3BvbnNlMAESRQoGVXBsb2FkEhsuZmlsZXRvb2xzLnYxLlVwbG9hZFJlcXVlc3QaHC5maWxldG9vbHMudjEuVXBsb2FkUmVzcG9uc2UoARJLCghEb3dubG9hZBIdLmZpbGV0b29scy52MS5Eb3dubG9hZFJlcXVlc3QaHi5maWxldG9vbHMudjEuRG93bmxvYWRSZXNwb25zZTABQkhaRmdpdGh1Yi5jb20vZmlsZXRvb2xzL2ZpbGV0b29scy9jbGllbnRzL2dvL2dlbi9maWxldG9vbHMvdjE7ZmlsZXRvb2xzdjFiBnByb3RvMw", [file_filetools_v1_common]);
+  fileDesc("ChhmaWxldG9vbHMvdjEvZmlsZXMucHJvdG8SDGZpbGV0b29scy52MSLeAQoLUmVhZFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBhdGgYAiABKAkSFwoKc3RhcnRfbGluZRgDIAEoA0gAiAEBEhcKCmxpbmVfY291bnQYBCABKANIAYgBARIXCgp0YWlsX2xpbmVzGAUgASgDSAKIAQESEAoIZW5jb2RpbmcYBiABKAkSFgoJbWF4X2J5dGVzGAcgASgDSAOIAQFCDQoLX3N0YXJ0X2xpbmVCDQoLX2xpbmVfY291bnRCDQoLX3RhaWxfbGluZXNCDAoKX21heF9ieXRlcyKbAQoMUmVhZFJlc3BvbnNlEioKBmhlYWRlchgBIAEoCzIYLmZpbGV0b29scy52MS5SZWFkSGVhZGVySAASKAoFY2h1bmsYAiABKAsyFy5maWxldG9vbHMudjEuUmVhZENodW5rSAASLAoHdHJhaWxlchgDIAEoCzIZLmZpbGV0b29scy52MS5SZWFkVHJhaWxlckgAQgcKBWV2ZW50Im4KClJlYWRIZWFkZXISJAoEZmlsZRgBIAEoCzIWLmZpbGV0b29scy52MS5GaWxlSW5mbxIQCghlbmNvZGluZxgCIAEoCRIYCgt0b3RhbF9saW5lcxgDIAEoA0gAiAEBQg4KDF90b3RhbF9saW5lcyItCglSZWFkQ2h1bmsSEgoKZmlyc3RfbGluZRgBIAEoAxIMCgR0ZXh0GAIgASgJIqwBCgtSZWFkVHJhaWxlchIWCg5saW5lc19yZXR1cm5lZBgBIAEoAxIWCg5ieXRlc19yZXR1cm5lZBgCIAEoAxIRCgluZXh0X2xpbmUYAyABKAMSEQoJdHJ1bmNhdGVkGAQgASgIEgsKA2VvZhgFIAEoCBIQCghsaW5lX2N1dBgGIAEoCBIYCgt0b3RhbF9saW5lcxgHIAEoA0gAiAEBQg4KDF90b3RhbF9saW5lcyL5AQoMV3JpdGVSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEhEKB2NvbnRlbnQYAyABKAlIABIOCgRkYXRhGAQgASgMSAASEAoIZW5jb2RpbmcYBSABKAkSGAoLY3JlYXRlX2RpcnMYBiABKAhIAYgBARIlCgRtb2RlGAcgASgOMhcuZmlsZXRvb2xzLnYxLldyaXRlTW9kZRImCgduZXdsaW5lGAggASgOMhUuZmlsZXRvb2xzLnYxLk5ld2xpbmUSEgoKaWZfdmVyc2lvbhgJIAEoCUIGCgRib2R5Qg4KDF9jcmVhdGVfZGlycyJdCg1Xcml0ZVJlc3BvbnNlEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoAxIPCgdjcmVhdGVkGAMgASgIEg4KBnNoYTI1NhgEIAEoCRIPCgd2ZXJzaW9uGAUgASgJIkMKCFRleHRFZGl0EhAKCG9sZF90ZXh0GAEgASgJEhAKCG5ld190ZXh0GAIgASgJEhMKC3JlcGxhY2VfYWxsGAMgASgIIowBCgtFZGl0UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDAoEcGF0aBgCIAEoCRIlCgVlZGl0cxgDIAMoCzIWLmZpbGV0b29scy52MS5UZXh0RWRpdBIPCgdkcnlfcnVuGAQgASgIEhIKCmlmX3ZlcnNpb24YBSABKAkSEAoIZW5jb2RpbmcYBiABKAkiRgoRQXBwbHlQYXRjaFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg0KBXBhdGNoGAIgASgJEg8KB2RyeV9ydW4YAyABKAgiPgoSQXBwbHlQYXRjaFJlc3BvbnNlEigKBWZpbGVzGAEgAygLMhkuZmlsZXRvb2xzLnYxLlBhdGNoZWRGaWxlIpgBCgtQYXRjaGVkRmlsZRIMCgRwYXRoGAEgASgJEikKBmFjdGlvbhgCIAEoDjIZLmZpbGV0b29scy52MS5QYXRjaEFjdGlvbhISCgptb3ZlZF9mcm9tGAMgASgJEg8KB3ZlcnNpb24YBCABKAkSFQoNc2hhMjU2X2JlZm9yZRgFIAEoCRIUCgxzaGEyNTZfYWZ0ZXIYBiABKAkilgEKDEVkaXRSZXNwb25zZRIMCgRwYXRoGAEgASgJEhQKDHJlcGxhY2VtZW50cxgCIAEoAxIMCgRkaWZmGAMgASgJEhUKDXNoYTI1Nl9iZWZvcmUYBCABKAkSFAoMc2hhMjU2X2FmdGVyGAUgASgJEg8KB3ZlcnNpb24YBiABKAkSFgoOZGlmZl90cnVuY2F0ZWQYByABKAgiVwoNRGVsZXRlUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDAoEcGF0aBgCIAEoCRIRCglyZWN1cnNpdmUYAyABKAgSEgoKaWZfdmVyc2lvbhgEIAEoCSIvCg5EZWxldGVSZXNwb25zZRIMCgRwYXRoGAEgASgJEg8KB2V4aXN0ZWQYAiABKAgilgEKC01vdmVSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIOCgZzb3VyY2UYAiABKAkSEwoLZGVzdGluYXRpb24YAyABKAkSEQoJb3ZlcndyaXRlGAQgASgIEhgKC2NyZWF0ZV9kaXJzGAUgASgISACIAQESEgoKaWZfdmVyc2lvbhgGIAEoCUIOCgxfY3JlYXRlX2RpcnMiWQoMTW92ZVJlc3BvbnNlEg4KBnNvdXJjZRgBIAEoCRITCgtkZXN0aW5hdGlvbhgCIAEoCRIkCgRmaWxlGAMgASgLMhYuZmlsZXRvb2xzLnYxLkZpbGVJbmZvIlMKDk1ha2VEaXJSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEhQKB3BhcmVudHMYAyABKAhIAIgBAUIKCghfcGFyZW50cyIwCg9NYWtlRGlyUmVzcG9uc2USDAoEcGF0aBgBIAEoCRIPCgdjcmVhdGVkGAIgASgIIloKC1N0YXRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEhUKDWRldGVjdF9iaW5hcnkYAyABKAgSEwoLY291bnRfbGluZXMYBCABKAgiNAoMU3RhdFJlc3BvbnNlEiQKBGZpbGUYASABKAsyFi5maWxldG9vbHMudjEuRmlsZUluZm8iiAIKC0xpc3RSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB3BhdHRlcm4YAyABKAkSEQoJcmVjdXJzaXZlGAQgASgIEhYKCW1heF9kZXB0aBgFIAEoBUgAiAEBEhsKDmluY2x1ZGVfaGlkZGVuGAYgASgISAGIAQESHgoRcmVzcGVjdF9naXRpZ25vcmUYByABKAhIAogBARIYCgttYXhfZW50cmllcxgIIAEoBUgDiAEBQgwKCl9tYXhfZGVwdGhCEQoPX2luY2x1ZGVfaGlkZGVuQhQKEl9yZXNwZWN0X2dpdGlnbm9yZUIOCgxfbWF4X2VudHJpZXMicwoMTGlzdFJlc3BvbnNlEiwKB2VudHJpZXMYASABKAsyGS5maWxldG9vbHMudjEuTGlzdEVudHJpZXNIABIsCgdzdW1tYXJ5GAIgASgLMhkuZmlsZXRvb2xzLnYxLkxpc3RTdW1tYXJ5SABCBwoFZXZlbnQiNgoLTGlzdEVudHJpZXMSJwoHZW50cmllcxgBIAMoCzIWLmZpbGV0b29scy52MS5GaWxlSW5mbyIvCgtMaXN0U3VtbWFyeRINCgV0b3RhbBgBIAEoAxIRCgl0cnVuY2F0ZWQYAiABKAgiwQMKDVNlYXJjaFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBhdGgYAiABKAkSDwoHcGF0dGVybhgDIAEoCRIVCg1maXhlZF9zdHJpbmdzGAQgASgIEhgKEGNhc2VfaW5zZW5zaXRpdmUYBSABKAgSDwoHaW5jbHVkZRgGIAMoCRIPCgdleGNsdWRlGAcgAygJEhYKDmNvbnRleHRfYmVmb3JlGAggASgFEhUKDWNvbnRleHRfYWZ0ZXIYCSABKAUSGAoLbWF4X3Jlc3VsdHMYCiABKAVIAIgBARIaCg1tYXhfZmlsZV9zaXplGAsgASgDSAGIAQESHgoRcmVzcGVjdF9naXRpZ25vcmUYDCABKAhIAogBARItCgtvdXRwdXRfbW9kZRgNIAEoDjIYLmZpbGV0b29scy52MS5PdXRwdXRNb2RlEhUKDWJhdGNoX21hdGNoZXMYDiABKAgSKAoFb3JkZXIYDyABKA4yGS5maWxldG9vbHMudjEuU2VhcmNoT3JkZXJCDgoMX21heF9yZXN1bHRzQhAKDl9tYXhfZmlsZV9zaXplQhQKEl9yZXNwZWN0X2dpdGlnbm9yZSL7AQoOU2VhcmNoUmVzcG9uc2USKgoFbWF0Y2gYASABKAsyGS5maWxldG9vbHMudjEuU2VhcmNoTWF0Y2hIABIoCgRmaWxlGAIgASgLMhguZmlsZXRvb2xzLnYxLlNlYXJjaEZpbGVIABIqCgVjb3VudBgDIAEoCzIZLmZpbGV0b29scy52MS5TZWFyY2hDb3VudEgAEi4KB3N1bW1hcnkYBCABKAsyGy5maWxldG9vbHMudjEuU2VhcmNoU3VtbWFyeUgAEi4KB21hdGNoZXMYBSABKAsyGy5maWxldG9vbHMudjEuU2VhcmNoTWF0Y2hlc0gAQgcKBWV2ZW50IjsKDVNlYXJjaE1hdGNoZXMSKgoHbWF0Y2hlcxgBIAMoCzIZLmZpbGV0b29scy52MS5TZWFyY2hNYXRjaCJ/CgtTZWFyY2hNYXRjaBIMCgRwYXRoGAEgASgJEhMKC2xpbmVfbnVtYmVyGAIgASgDEg4KBmNvbHVtbhgDIAEoBRIMCgRsaW5lGAQgASgJEg4KBmJlZm9yZRgFIAMoCRINCgVhZnRlchgGIAMoCRIQCghsaW5lX2N1dBgHIAEoCCIaCgpTZWFyY2hGaWxlEgwKBHBhdGgYASABKAkiKgoLU2VhcmNoQ291bnQSDAoEcGF0aBgBIAEoCRINCgVjb3VudBgCIAEoAyLAAQoNU2VhcmNoU3VtbWFyeRIWCg5maWxlc19zZWFyY2hlZBgBIAEoAxIVCg1maWxlc19tYXRjaGVkGAIgASgDEg8KB21hdGNoZXMYAyABKAMSFgoOYmluYXJ5X3NraXBwZWQYBCABKAMSGQoRdG9vX2xhcmdlX3NraXBwZWQYBSABKAMSFgoOYnl0ZXNfc2VhcmNoZWQYBiABKAMSEQoJdHJ1bmNhdGVkGAcgASgIEhEKCXRpbWVkX291dBgIIAEoCCJwCg1VcGxvYWRSZXF1ZXN0EiwKBmhlYWRlchgBIAEoCzIaLmZpbGV0b29scy52MS5VcGxvYWRIZWFkZXJIABIoCgVjaHVuaxgCIAEoCzIXLmZpbGV0b29scy52MS5EYXRhQ2h1bmtIAEIHCgVldmVudCKkAQoMVXBsb2FkSGVhZGVyEhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEiUKBG1vZGUYAyABKA4yFy5maWxldG9vbHMudjEuV3JpdGVNb2RlEhgKC2NyZWF0ZV9kaXJzGAQgASgISACIAQESEgoKaWZfdmVyc2lvbhgFIAEoCRIOCgZzaGEyNTYYBiABKAlCDgoMX2NyZWF0ZV9kaXJzIl4KDlVwbG9hZFJlc3BvbnNlEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoAxIPCgdjcmVhdGVkGAMgASgIEg4KBnNoYTI1NhgEIAEoCRIPCgd2ZXJzaW9uGAUgASgJIjIKD0Rvd25sb2FkUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDAoEcGF0aBgCIAEoCSJ1ChBEb3dubG9hZFJlc3BvbnNlEi4KBmhlYWRlchgBIAEoCzIcLmZpbGV0b29scy52MS5Eb3dubG9hZEhlYWRlckgAEigKBWNodW5rGAIgASgLMhcuZmlsZXRvb2xzLnYxLkRhdGFDaHVua0gAQgcKBWV2ZW50IlQKDkRvd25sb2FkSGVhZGVyEiQKBGZpbGUYASABKAsyFi5maWxldG9vbHMudjEuRmlsZUluZm8SDAoEc2l6ZRgCIAEoAxIOCgZzaGEyNTYYAyABKAkqmQEKCVdyaXRlTW9kZRIaChZXUklURV9NT0RFX1VOU1BFQ0lGSUVEEAASIAocV1JJVEVfTU9ERV9DUkVBVEVfT1JfUkVQTEFDRRABEhoKFldSSVRFX01PREVfQ1JFQVRFX09OTFkQAhIbChdXUklURV9NT0RFX1JFUExBQ0VfT05MWRADEhUKEVdSSVRFX01PREVfQVBQRU5EEAQqWgoHTmV3bGluZRIXChNORVdMSU5FX1VOU1BFQ0lGSUVEEAASFAoQTkVXTElORV9QUkVTRVJWRRABEg4KCk5FV0xJTkVfTEYQAhIQCgxORVdMSU5FX0NSTEYQAyqPAQoLUGF0Y2hBY3Rpb24SHAoYUEFUQ0hfQUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSUEFUQ0hfQUNUSU9OX0FEREVEEAESGAoUUEFUQ0hfQUNUSU9OX1VQREFURUQQAhIYChRQQVRDSF9BQ1RJT05fREVMRVRFRBADEhYKElBBVENIX0FDVElPTl9NT1ZFRBAEKn0KCk91dHB1dE1vZGUSGwoXT1VUUFVUX01PREVfVU5TUEVDSUZJRUQQABIXChNPVVRQVVRfTU9ERV9DT05URU5UEAESIgoeT1VUUFVUX01PREVfRklMRVNfV0lUSF9NQVRDSEVTEAISFQoRT1VUUFVUX01PREVfQ09VTlQQAypaCgtTZWFyY2hPcmRlchIcChhTRUFSQ0hfT1JERVJfVU5TUEVDSUZJRUQQABIVChFTRUFSQ0hfT1JERVJfUEFUSBABEhYKElNFQVJDSF9PUkRFUl9GT1VORBACMsEGCgVGaWxlcxI/CgRSZWFkEhkuZmlsZXRvb2xzLnYxLlJlYWRSZXF1ZXN0GhouZmlsZXRvb2xzLnYxLlJlYWRSZXNwb25zZTABEkAKBVdyaXRlEhouZmlsZXRvb2xzLnYxLldyaXRlUmVxdWVzdBobLmZpbGV0b29scy52MS5Xcml0ZVJlc3BvbnNlEj0KBEVkaXQSGS5maWxldG9vbHMudjEuRWRpdFJlcXVlc3QaGi5maWxldG9vbHMudjEuRWRpdFJlc3BvbnNlEk8KCkFwcGx5UGF0Y2gSHy5maWxldG9vbHMudjEuQXBwbHlQYXRjaFJlcXVlc3QaIC5maWxldG9vbHMudjEuQXBwbHlQYXRjaFJlc3BvbnNlEkMKBkRlbGV0ZRIbLmZpbGV0b29scy52MS5EZWxldGVSZXF1ZXN0GhwuZmlsZXRvb2xzLnYxLkRlbGV0ZVJlc3BvbnNlEj0KBE1vdmUSGS5maWxldG9vbHMudjEuTW92ZVJlcXVlc3QaGi5maWxldG9vbHMudjEuTW92ZVJlc3BvbnNlEkYKB01ha2VEaXISHC5maWxldG9vbHMudjEuTWFrZURpclJlcXVlc3QaHS5maWxldG9vbHMudjEuTWFrZURpclJlc3BvbnNlEj0KBFN0YXQSGS5maWxldG9vbHMudjEuU3RhdFJlcXVlc3QaGi5maWxldG9vbHMudjEuU3RhdFJlc3BvbnNlEj8KBExpc3QSGS5maWxldG9vbHMudjEuTGlzdFJlcXVlc3QaGi5maWxldG9vbHMudjEuTGlzdFJlc3BvbnNlMAESRQoGU2VhcmNoEhsuZmlsZXRvb2xzLnYxLlNlYXJjaFJlcXVlc3QaHC5maWxldG9vbHMudjEuU2VhcmNoUmVzcG9uc2UwARJFCgZVcGxvYWQSGy5maWxldG9vbHMudjEuVXBsb2FkUmVxdWVzdBocLmZpbGV0b29scy52MS5VcGxvYWRSZXNwb25zZSgBEksKCERvd25sb2FkEh0uZmlsZXRvb2xzLnYxLkRvd25sb2FkUmVxdWVzdBoeLmZpbGV0b29scy52MS5Eb3dubG9hZFJlc3BvbnNlMAFCSFpGZ2l0aHViLmNvbS9maWxldG9vbHMvZmlsZXRvb2xzL2NsaWVudHMvZ28vZ2VuL2ZpbGV0b29scy92MTtmaWxldG9vbHN2MWIGcHJvdG8z", [file_filetools_v1_common]);
 
 /**
  * @generated from message filetools.v1.ReadRequest
@@ -469,6 +469,112 @@ export const EditRequestSchema: GenMessage<EditRequest> = /*@__PURE__*/
   messageDesc(file_filetools_v1_files, 8);
 
 /**
+ * @generated from message filetools.v1.ApplyPatchRequest
+ */
+export type ApplyPatchRequest = Message<"filetools.v1.ApplyPatchRequest"> & {
+  /**
+   * Workspace id.
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * The patch: "*** Begin Patch", then per file "*** Add File: PATH" (every
+   * line "+text"), "*** Delete File: PATH", or "*** Update File: PATH" with
+   * an optional "*** Move to: PATH" and "@@" hunks of " ", "-" and "+" lines
+   * (located by their lines, not line numbers; "@@ LINE" finds LINE first),
+   * then "*** End Patch". Paths are workspace paths; each at most once.
+   *
+   * @generated from field: string patch = 2;
+   */
+  patch: string;
+
+  /**
+   * Check every hunk and report what would change; change nothing.
+   *
+   * @generated from field: bool dry_run = 3;
+   */
+  dryRun: boolean;
+};
+
+/**
+ * Describes the message filetools.v1.ApplyPatchRequest.
+ * Use `create(ApplyPatchRequestSchema)` to create a new message.
+ */
+export const ApplyPatchRequestSchema: GenMessage<ApplyPatchRequest> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_files, 9);
+
+/**
+ * @generated from message filetools.v1.ApplyPatchResponse
+ */
+export type ApplyPatchResponse = Message<"filetools.v1.ApplyPatchResponse"> & {
+  /**
+   * One per file section of the patch, in its order.
+   *
+   * @generated from field: repeated filetools.v1.PatchedFile files = 1;
+   */
+  files: PatchedFile[];
+};
+
+/**
+ * Describes the message filetools.v1.ApplyPatchResponse.
+ * Use `create(ApplyPatchResponseSchema)` to create a new message.
+ */
+export const ApplyPatchResponseSchema: GenMessage<ApplyPatchResponse> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_files, 10);
+
+/**
+ * @generated from message filetools.v1.PatchedFile
+ */
+export type PatchedFile = Message<"filetools.v1.PatchedFile"> & {
+  /**
+   * Workspace path of the file (its new path when it was moved).
+   *
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: filetools.v1.PatchAction action = 2;
+   */
+  action: PatchAction;
+
+  /**
+   * The path it was moved from (MOVED only).
+   *
+   * @generated from field: string moved_from = 3;
+   */
+  movedFrom: string;
+
+  /**
+   * Its new version ("" when deleted; the current one on dry_run).
+   *
+   * @generated from field: string version = 4;
+   */
+  version: string;
+
+  /**
+   * SHA-256 (hex) of the file before ("" when added) and after ("" when deleted).
+   *
+   * @generated from field: string sha256_before = 5;
+   */
+  sha256Before: string;
+
+  /**
+   * @generated from field: string sha256_after = 6;
+   */
+  sha256After: string;
+};
+
+/**
+ * Describes the message filetools.v1.PatchedFile.
+ * Use `create(PatchedFileSchema)` to create a new message.
+ */
+export const PatchedFileSchema: GenMessage<PatchedFile> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_files, 11);
+
+/**
  * @generated from message filetools.v1.EditResponse
  */
 export type EditResponse = Message<"filetools.v1.EditResponse"> & {
@@ -531,7 +637,7 @@ export type EditResponse = Message<"filetools.v1.EditResponse"> & {
  * Use `create(EditResponseSchema)` to create a new message.
  */
 export const EditResponseSchema: GenMessage<EditResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 9);
+  messageDesc(file_filetools_v1_files, 12);
 
 /**
  * @generated from message filetools.v1.DeleteRequest
@@ -573,7 +679,7 @@ export type DeleteRequest = Message<"filetools.v1.DeleteRequest"> & {
  * Use `create(DeleteRequestSchema)` to create a new message.
  */
 export const DeleteRequestSchema: GenMessage<DeleteRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 10);
+  messageDesc(file_filetools_v1_files, 13);
 
 /**
  * @generated from message filetools.v1.DeleteResponse
@@ -599,7 +705,7 @@ export type DeleteResponse = Message<"filetools.v1.DeleteResponse"> & {
  * Use `create(DeleteResponseSchema)` to create a new message.
  */
 export const DeleteResponseSchema: GenMessage<DeleteResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 11);
+  messageDesc(file_filetools_v1_files, 14);
 
 /**
  * @generated from message filetools.v1.MoveRequest
@@ -654,7 +760,7 @@ export type MoveRequest = Message<"filetools.v1.MoveRequest"> & {
  * Use `create(MoveRequestSchema)` to create a new message.
  */
 export const MoveRequestSchema: GenMessage<MoveRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 12);
+  messageDesc(file_filetools_v1_files, 15);
 
 /**
  * @generated from message filetools.v1.MoveResponse
@@ -687,7 +793,7 @@ export type MoveResponse = Message<"filetools.v1.MoveResponse"> & {
  * Use `create(MoveResponseSchema)` to create a new message.
  */
 export const MoveResponseSchema: GenMessage<MoveResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 13);
+  messageDesc(file_filetools_v1_files, 16);
 
 /**
  * @generated from message filetools.v1.MakeDirRequest
@@ -720,7 +826,7 @@ export type MakeDirRequest = Message<"filetools.v1.MakeDirRequest"> & {
  * Use `create(MakeDirRequestSchema)` to create a new message.
  */
 export const MakeDirRequestSchema: GenMessage<MakeDirRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 14);
+  messageDesc(file_filetools_v1_files, 17);
 
 /**
  * @generated from message filetools.v1.MakeDirResponse
@@ -746,7 +852,7 @@ export type MakeDirResponse = Message<"filetools.v1.MakeDirResponse"> & {
  * Use `create(MakeDirResponseSchema)` to create a new message.
  */
 export const MakeDirResponseSchema: GenMessage<MakeDirResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 15);
+  messageDesc(file_filetools_v1_files, 18);
 
 /**
  * @generated from message filetools.v1.StatRequest
@@ -787,7 +893,7 @@ export type StatRequest = Message<"filetools.v1.StatRequest"> & {
  * Use `create(StatRequestSchema)` to create a new message.
  */
 export const StatRequestSchema: GenMessage<StatRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 16);
+  messageDesc(file_filetools_v1_files, 19);
 
 /**
  * @generated from message filetools.v1.StatResponse
@@ -806,7 +912,7 @@ export type StatResponse = Message<"filetools.v1.StatResponse"> & {
  * Use `create(StatResponseSchema)` to create a new message.
  */
 export const StatResponseSchema: GenMessage<StatResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 17);
+  messageDesc(file_filetools_v1_files, 20);
 
 /**
  * @generated from message filetools.v1.ListRequest
@@ -881,7 +987,7 @@ export type ListRequest = Message<"filetools.v1.ListRequest"> & {
  * Use `create(ListRequestSchema)` to create a new message.
  */
 export const ListRequestSchema: GenMessage<ListRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 18);
+  messageDesc(file_filetools_v1_files, 21);
 
 /**
  * @generated from message filetools.v1.ListResponse
@@ -912,7 +1018,7 @@ export type ListResponse = Message<"filetools.v1.ListResponse"> & {
  * Use `create(ListResponseSchema)` to create a new message.
  */
 export const ListResponseSchema: GenMessage<ListResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 19);
+  messageDesc(file_filetools_v1_files, 22);
 
 /**
  * @generated from message filetools.v1.ListEntries
@@ -932,7 +1038,7 @@ export type ListEntries = Message<"filetools.v1.ListEntries"> & {
  * Use `create(ListEntriesSchema)` to create a new message.
  */
 export const ListEntriesSchema: GenMessage<ListEntries> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 20);
+  messageDesc(file_filetools_v1_files, 23);
 
 /**
  * @generated from message filetools.v1.ListSummary
@@ -958,7 +1064,7 @@ export type ListSummary = Message<"filetools.v1.ListSummary"> & {
  * Use `create(ListSummarySchema)` to create a new message.
  */
 export const ListSummarySchema: GenMessage<ListSummary> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 21);
+  messageDesc(file_filetools_v1_files, 24);
 
 /**
  * A search walks `path` (directories in sorted order unless `order` says otherwise; hidden files included, as
@@ -1103,7 +1209,7 @@ export type SearchRequest = Message<"filetools.v1.SearchRequest"> & {
  * Use `create(SearchRequestSchema)` to create a new message.
  */
 export const SearchRequestSchema: GenMessage<SearchRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 22);
+  messageDesc(file_filetools_v1_files, 25);
 
 /**
  * @generated from message filetools.v1.SearchResponse
@@ -1158,7 +1264,7 @@ export type SearchResponse = Message<"filetools.v1.SearchResponse"> & {
  * Use `create(SearchResponseSchema)` to create a new message.
  */
 export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 23);
+  messageDesc(file_filetools_v1_files, 26);
 
 /**
  * @generated from message filetools.v1.SearchMatches
@@ -1177,7 +1283,7 @@ export type SearchMatches = Message<"filetools.v1.SearchMatches"> & {
  * Use `create(SearchMatchesSchema)` to create a new message.
  */
 export const SearchMatchesSchema: GenMessage<SearchMatches> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 24);
+  messageDesc(file_filetools_v1_files, 27);
 
 /**
  * @generated from message filetools.v1.SearchMatch
@@ -1238,7 +1344,7 @@ export type SearchMatch = Message<"filetools.v1.SearchMatch"> & {
  * Use `create(SearchMatchSchema)` to create a new message.
  */
 export const SearchMatchSchema: GenMessage<SearchMatch> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 25);
+  messageDesc(file_filetools_v1_files, 28);
 
 /**
  * @generated from message filetools.v1.SearchFile
@@ -1257,7 +1363,7 @@ export type SearchFile = Message<"filetools.v1.SearchFile"> & {
  * Use `create(SearchFileSchema)` to create a new message.
  */
 export const SearchFileSchema: GenMessage<SearchFile> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 26);
+  messageDesc(file_filetools_v1_files, 29);
 
 /**
  * @generated from message filetools.v1.SearchCount
@@ -1283,7 +1389,7 @@ export type SearchCount = Message<"filetools.v1.SearchCount"> & {
  * Use `create(SearchCountSchema)` to create a new message.
  */
 export const SearchCountSchema: GenMessage<SearchCount> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 27);
+  messageDesc(file_filetools_v1_files, 30);
 
 /**
  * @generated from message filetools.v1.SearchSummary
@@ -1352,7 +1458,7 @@ export type SearchSummary = Message<"filetools.v1.SearchSummary"> & {
  * Use `create(SearchSummarySchema)` to create a new message.
  */
 export const SearchSummarySchema: GenMessage<SearchSummary> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 28);
+  messageDesc(file_filetools_v1_files, 31);
 
 /**
  * @generated from message filetools.v1.UploadRequest
@@ -1383,7 +1489,7 @@ export type UploadRequest = Message<"filetools.v1.UploadRequest"> & {
  * Use `create(UploadRequestSchema)` to create a new message.
  */
 export const UploadRequestSchema: GenMessage<UploadRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 29);
+  messageDesc(file_filetools_v1_files, 32);
 
 /**
  * @generated from message filetools.v1.UploadHeader
@@ -1438,7 +1544,7 @@ export type UploadHeader = Message<"filetools.v1.UploadHeader"> & {
  * Use `create(UploadHeaderSchema)` to create a new message.
  */
 export const UploadHeaderSchema: GenMessage<UploadHeader> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 30);
+  messageDesc(file_filetools_v1_files, 33);
 
 /**
  * @generated from message filetools.v1.UploadResponse
@@ -1485,7 +1591,7 @@ export type UploadResponse = Message<"filetools.v1.UploadResponse"> & {
  * Use `create(UploadResponseSchema)` to create a new message.
  */
 export const UploadResponseSchema: GenMessage<UploadResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 31);
+  messageDesc(file_filetools_v1_files, 34);
 
 /**
  * @generated from message filetools.v1.DownloadRequest
@@ -1511,7 +1617,7 @@ export type DownloadRequest = Message<"filetools.v1.DownloadRequest"> & {
  * Use `create(DownloadRequestSchema)` to create a new message.
  */
 export const DownloadRequestSchema: GenMessage<DownloadRequest> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 32);
+  messageDesc(file_filetools_v1_files, 35);
 
 /**
  * @generated from message filetools.v1.DownloadResponse
@@ -1542,7 +1648,7 @@ export type DownloadResponse = Message<"filetools.v1.DownloadResponse"> & {
  * Use `create(DownloadResponseSchema)` to create a new message.
  */
 export const DownloadResponseSchema: GenMessage<DownloadResponse> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 33);
+  messageDesc(file_filetools_v1_files, 36);
 
 /**
  * @generated from message filetools.v1.DownloadHeader
@@ -1576,7 +1682,7 @@ export type DownloadHeader = Message<"filetools.v1.DownloadHeader"> & {
  * Use `create(DownloadHeaderSchema)` to create a new message.
  */
 export const DownloadHeaderSchema: GenMessage<DownloadHeader> = /*@__PURE__*/
-  messageDesc(file_filetools_v1_files, 34);
+  messageDesc(file_filetools_v1_files, 37);
 
 /**
  * How Write treats an existing or missing file.
@@ -1672,6 +1778,44 @@ export const NewlineSchema: GenEnum<Newline> = /*@__PURE__*/
   enumDesc(file_filetools_v1_files, 1);
 
 /**
+ * @generated from enum filetools.v1.PatchAction
+ */
+export enum PatchAction {
+  /**
+   * @generated from enum value: PATCH_ACTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: PATCH_ACTION_ADDED = 1;
+   */
+  ADDED = 1,
+
+  /**
+   * @generated from enum value: PATCH_ACTION_UPDATED = 2;
+   */
+  UPDATED = 2,
+
+  /**
+   * @generated from enum value: PATCH_ACTION_DELETED = 3;
+   */
+  DELETED = 3,
+
+  /**
+   * Moved (and updated, when the section has hunks).
+   *
+   * @generated from enum value: PATCH_ACTION_MOVED = 4;
+   */
+  MOVED = 4,
+}
+
+/**
+ * Describes the enum filetools.v1.PatchAction.
+ */
+export const PatchActionSchema: GenEnum<PatchAction> = /*@__PURE__*/
+  enumDesc(file_filetools_v1_files, 2);
+
+/**
  * What Search streams for each hit.
  *
  * @generated from enum filetools.v1.OutputMode
@@ -1710,7 +1854,7 @@ export enum OutputMode {
  * Describes the enum filetools.v1.OutputMode.
  */
 export const OutputModeSchema: GenEnum<OutputMode> = /*@__PURE__*/
-  enumDesc(file_filetools_v1_files, 2);
+  enumDesc(file_filetools_v1_files, 3);
 
 /**
  * The order of a search's results.
@@ -1752,7 +1896,7 @@ export enum SearchOrder {
  * Describes the enum filetools.v1.SearchOrder.
  */
 export const SearchOrderSchema: GenEnum<SearchOrder> = /*@__PURE__*/
-  enumDesc(file_filetools_v1_files, 3);
+  enumDesc(file_filetools_v1_files, 4);
 
 /**
  * File tools inside a workspace. Every path is a workspace path: "src/a.ts",
@@ -1793,6 +1937,23 @@ export const Files: GenService<{
     methodKind: "unary";
     input: typeof EditRequestSchema;
     output: typeof EditResponseSchema;
+  },
+  /**
+   * A patch in the Codex apply_patch format over several files, all or
+   * nothing: every hunk is checked against the current text first, then the
+   * files change together; if the daemon dies part-way, its next start
+   * finishes the change (or, before the change's commit point, leaves every
+   * file as it was). Errors: INVALID_ARGUMENT (the patch's syntax, a path
+   * changed twice), OLD_TEXT_NOT_FOUND (a hunk's lines are not in the file;
+   * metadata "hunk"), NOT_FOUND, ALREADY_EXISTS (Add File or Move to an
+   * existing file), BINARY_FILE, QUOTA_EXCEEDED.
+   *
+   * @generated from rpc filetools.v1.Files.ApplyPatch
+   */
+  applyPatch: {
+    methodKind: "unary";
+    input: typeof ApplyPatchRequestSchema;
+    output: typeof ApplyPatchResponseSchema;
   },
   /**
    * Remove a file, symlink or directory.
