@@ -10,11 +10,19 @@ import { CHANGING_FILE, prng } from "./data.js";
 import { Daemon, median, ms, quantile } from "./measure.js";
 import { startSeaweedfs } from "../support/seaweedfs.js";
 
-/** Time and peak resident memory of one call to the daemon, after a sync. */
-export async function measured<T>(daemon: Daemon, work: () => Promise<T>): Promise<{ result: T; ms: number; peak: number }> {
+/**
+ * The measured calls, each with its daemon's pid and its span on the monotonic
+ * clock in µs (the clock of V8's CPU profiles on Linux: cpu-profile.ts cuts a
+ * daemon's profile to one call with it).
+ */
+export const windows: { label: string; pid: number; startUs: number; endUs: number }[] = [];
+
+/** Time and peak resident memory of one call to the daemon, after a sync; `label` names its window. */
+export async function measured<T>(daemon: Daemon, work: () => Promise<T>, label = "call"): Promise<{ result: T; ms: number; peak: number }> {
   execFileSync("sync");
   const started = process.hrtime.bigint();
   const { result, peak } = await daemon.peakDuring(work);
+  windows.push({ label, pid: daemon.proc.pid!, startUs: Number(started / 1000n), endUs: Number(process.hrtime.bigint() / 1000n) });
   return { result, ms: ms(started), peak };
 }
 
@@ -106,7 +114,7 @@ export interface ChainResult {
  * After the 20 runs, `rounds` fresh daemons restore the head into an empty
  * workspace.
  */
-export async function chainRows(tree: string, work: string, rounds: number, behindRounds: number, leftovers: string[], cpuProf: NodeJS.ProcessEnv): Promise<ChainResult> {
+export async function chainRows(tree: string, work: string, rounds: number, behindRounds: number, leftovers: string[], launcher: string): Promise<ChainResult> {
   const copy = path.join(work, "chain-tree");
   const storeDir = path.join(work, "chain-store");
   const store = `file://${storeDir}`;
@@ -130,13 +138,13 @@ export async function chainRows(tree: string, work: string, rounds: number, behi
     tarXSync: [],
     peaks: { finish: 0, behind: 0, restore: 0 },
   };
-  const p = await Daemon.start({ bench: copy }, ["--store", store, "--snapshot-max-tarballs", "21"], undefined, cpuProf);
-  const a = await Daemon.start({}, ["--store", store], undefined, cpuProf);
+  const p = await Daemon.start({ bench: copy }, ["--store", store, "--snapshot-max-tarballs", "21"], launcher);
+  const a = await Daemon.start({}, ["--store", store], launcher);
   log(`chain: publisher pid ${p.proc.pid}, daemon one run behind pid ${a.proc.pid}`);
   try {
     execFileSync("sh", ["-c", `tar -cf - -C ${copy} . > /dev/null`]); // warm the page cache
     const { run } = await p.client.workspaces.startRun({ workspace: "bench", restore: "NONE" });
-    const full = await measured(p, () => p.client.workspaces.finishRun({ workspace: "bench", runId: run!.id }));
+    const full = await measured(p, () => p.client.workspaces.finishRun({ workspace: "bench", runId: run!.id }), "chain full snapshot");
     r.fullStore = dirBytes(storeDir);
     log(`chain: full snapshot ${s2(full.ms)}, store ${mb(r.fullStore)} (tarball ${mb(Number(full.result.snapshot!.sizeBytes))})`);
     const first = await a.client.workspaces.startRun({ workspace: "bench" });
@@ -149,7 +157,7 @@ export async function chainRows(tree: string, work: string, rounds: number, behi
       const chosen = pick(all, changed, 26_000 + i);
       touchFiles(copy, chosen, i);
       const before = dirBytes(storeDir);
-      const fin = await measured(p, () => p.client.workspaces.finishRun({ workspace: "bench", runId: run!.id }));
+      const fin = await measured(p, () => p.client.workspaces.finishRun({ workspace: "bench", runId: run!.id }), `chain run ${i} FinishRun`);
       const snap = fin.result.snapshot!;
       r.finish.push(fin.ms);
       r.peaks.finish = Math.max(r.peaks.finish, fin.peak);
@@ -161,8 +169,8 @@ export async function chainRows(tree: string, work: string, rounds: number, behi
       r.tarChanged.push(timed(`tar -czf ${path.join(work, `changed-${i}.tar.gz`)} -C ${copy} --verbatim-files-from -T ${list}`));
       let behindNote = "";
       if (i <= behindRounds) {
-        const exp = await measured(a, () => exportBytes(a, "bench", chosen));
-        const start = await measured(a, () => a.client.workspaces.startRun({ workspace: "bench" }));
+        const exp = await measured(a, () => exportBytes(a, "bench", chosen), `behind ${i} export`);
+        const start = await measured(a, () => a.client.workspaces.startRun({ workspace: "bench" }), `behind ${i} StartRun`);
         if (start.result.run?.restoredFrom !== snap.id) throw new Error(`daemon A did not restore run ${i}'s snapshot`);
         await a.client.workspaces.finishRun({ workspace: "bench", runId: start.result.run.id, snapshot: false });
         r.behind.push(start.ms);
@@ -183,8 +191,8 @@ export async function chainRows(tree: string, work: string, rounds: number, behi
       const out = path.join(work, `chain-x-${round}`);
       mkdirSync(out);
       r.tarXSync.push(timed(`cd ${out} && tar -xzf ${gnuTar} && sync -f .`));
-      const b = await Daemon.start({}, ["--store", store], undefined, cpuProf);
-      const restore = await measured(b, () => b.client.workspaces.startRun({ workspace: "bench" }));
+      const b = await Daemon.start({}, ["--store", store], launcher);
+      const restore = await measured(b, () => b.client.workspaces.startRun({ workspace: "bench" }), `chain restore ${round}`);
       await b.stop(false);
       leftovers.push(b.dataDir);
       if (!restore.result.run?.restoredFrom) throw new Error("the fresh daemon did not restore the chain's head");
@@ -214,14 +222,14 @@ export interface OneFileResult {
 }
 
 /** BENCH_DATA/wide bound, one full snapshot, then `rounds` runs each rewriting CHANGING_FILE (a line appended). */
-export async function oneFileRows(wide: string, work: string, rounds: number, leftovers: string[], cpuProf: NodeJS.ProcessEnv): Promise<OneFileResult> {
+export async function oneFileRows(wide: string, work: string, rounds: number, leftovers: string[], launcher: string): Promise<OneFileResult> {
   const storeDir = path.join(work, "wide-store");
-  const d = await Daemon.start({ wide }, ["--store", `file://${storeDir}`], undefined, cpuProf);
+  const d = await Daemon.start({ wide }, ["--store", `file://${storeDir}`], launcher);
   log(`one file of ~800 MB: daemon pid ${d.proc.pid}`);
   try {
     execFileSync("sh", ["-c", `tar -cf - -C ${wide} . > /dev/null`]); // warm the page cache
     const { run } = await d.client.workspaces.startRun({ workspace: "wide", restore: "NONE" });
-    const full = await measured(d, () => d.client.workspaces.finishRun({ workspace: "wide", runId: run!.id }));
+    const full = await measured(d, () => d.client.workspaces.finishRun({ workspace: "wide", runId: run!.id }), "wide full snapshot");
     const snap = full.result.snapshot!;
     const r: OneFileResult = { treeBytes: Number(snap.treeBytes), files: Number(snap.fileCount), fullMs: full.ms, fullStored: dirBytes(storeDir), finish: [], storedTarball: [], storedTotal: [], peak: 0 };
     log(`one file: full snapshot of ${r.files} files, ${mb(r.treeBytes)}: ${s2(full.ms)}, stored ${mb(r.fullStored)}`);
@@ -232,7 +240,7 @@ export async function oneFileRows(wide: string, work: string, rounds: number, le
       writeFileSync(temp, Buffer.concat([readFileSync(changing), Buffer.from(`run ${new Date().toISOString()}\n`)]));
       renameSync(temp, changing);
       const before = dirBytes(storeDir);
-      const fin = await measured(d, () => d.client.workspaces.finishRun({ workspace: "wide", runId: run!.id }));
+      const fin = await measured(d, () => d.client.workspaces.finishRun({ workspace: "wide", runId: run!.id }), `wide run ${i} FinishRun`);
       r.finish.push(fin.ms);
       r.storedTarball.push(Number(fin.result.snapshot!.sizeBytes));
       r.storedTotal.push(dirBytes(storeDir) - before);
@@ -263,15 +271,15 @@ export interface S3ReadResult {
  * `samples` times (the first, which reads the table of contents, apart).
  * The closest existing path to a Read at a snapshot (not built yet).
  */
-export async function s3ReadRows(tree: string, samples: number, leftovers: string[], cpuProf: NodeJS.ProcessEnv): Promise<S3ReadResult> {
+export async function s3ReadRows(tree: string, samples: number, leftovers: string[], launcher: string): Promise<S3ReadResult> {
   const s3 = await startSeaweedfs();
   try {
     const args = ["--store", `s3://${s3.bucket}/bench26`, "--s3-endpoint", s3.endpoint, "--s3-force-path-style"];
-    const d = await Daemon.start({ bench: tree }, args, undefined, { ...cpuProf, ...s3.env });
+    const d = await Daemon.start({ bench: tree }, args, launcher, { ...process.env, ...s3.env });
     log(`s3 read: daemon pid ${d.proc.pid}`);
     try {
       const { run } = await d.client.workspaces.startRun({ workspace: "bench", restore: "NONE" });
-      const snap = await measured(d, () => d.client.workspaces.finishRun({ workspace: "bench", runId: run!.id }));
+      const snap = await measured(d, () => d.client.workspaces.finishRun({ workspace: "bench", runId: run!.id }), "s3 full snapshot");
       // The file closest to 1 KB.
       let file = "";
       let best = Number.POSITIVE_INFINITY;
@@ -281,9 +289,7 @@ export async function s3ReadRows(tree: string, samples: number, leftovers: strin
       }
       const r: S3ReadResult = { file, fileBytes: statSync(path.join(tree, file)).size, snapshotMs: snap.ms, snapshotBytes: Number(snap.result.snapshot!.sizeBytes), first: 0, times: [] };
       for (let i = 0; i <= samples; i++) {
-        const started = process.hrtime.bigint();
-        const bytes = await exportBytes(d, "bench", [file]);
-        const took = ms(started);
+        const { result: bytes, ms: took } = await measured(d, () => exportBytes(d, "bench", [file]), `s3 export ${i}`);
         if (bytes === 0) throw new Error("the export of one file was empty");
         if (i === 0) r.first = took;
         else r.times.push(took);
@@ -310,23 +316,21 @@ export interface ListResult {
 }
 
 /** BENCH_DATA/many bound, 20 snapshots (the first full, the others of an unchanged tree), then ListSnapshots `calls` times. */
-export async function listRows(many: string, work: string, calls: number, leftovers: string[], cpuProf: NodeJS.ProcessEnv): Promise<ListResult> {
-  const d = await Daemon.start({ many }, ["--store", `file://${path.join(work, "many-store")}`], undefined, cpuProf);
+export async function listRows(many: string, work: string, calls: number, leftovers: string[], launcher: string): Promise<ListResult> {
+  const d = await Daemon.start({ many }, ["--store", `file://${path.join(work, "many-store")}`], launcher);
   log(`list: daemon pid ${d.proc.pid}`);
   try {
     const r: ListResult = { files: 0, firstMs: 0, nextMs: [], listed: 0, times: [] };
     for (let i = 0; i < 20; i++) {
       const { run } = await d.client.workspaces.startRun({ workspace: "many", restore: i === 0 ? "NONE" : "LATEST" });
-      const started = process.hrtime.bigint();
-      const fin = await d.client.workspaces.finishRun({ workspace: "many", runId: run!.id });
-      if (i === 0) [r.firstMs, r.files] = [ms(started), Number(fin.snapshot!.fileCount)];
-      else r.nextMs.push(ms(started));
+      const { result: fin, ms: took } = await measured(d, () => d.client.workspaces.finishRun({ workspace: "many", runId: run!.id }), `many FinishRun ${i}`);
+      if (i === 0) [r.firstMs, r.files] = [took, Number(fin.snapshot!.fileCount)];
+      else r.nextMs.push(took);
     }
     log(`list: 20 snapshots of ${r.files} files (the first ${s2(r.firstMs)}, the others median ${s2(median(r.nextMs))})`);
     for (let i = 0; i < calls; i++) {
-      const started = process.hrtime.bigint();
-      const { snapshots } = await d.client.workspaces.listSnapshots({ workspace: "many" });
-      r.times.push(ms(started));
+      const { result: snapshots, ms: took } = await measured(d, async () => (await d.client.workspaces.listSnapshots({ workspace: "many" })).snapshots, `ListSnapshots ${i}`);
+      r.times.push(took);
       r.listed = snapshots.length;
     }
     log(`list: ${r.listed} snapshots listed, median ${median(r.times).toFixed(1)} ms, max ${Math.max(...r.times).toFixed(1)} ms`);

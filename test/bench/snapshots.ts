@@ -25,12 +25,13 @@
 // reference, `tar -xzf` followed by `sync -f`, is as durable as the daemon's
 // restore (which syncs before it swaps the workspace in).
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Daemon, ensureBuilt, loadAverage, median, describeMachine, quantile } from "./measure.js";
+import { Daemon, ensureBuilt, loadAverage, median, describeMachine, quantile, ROOT } from "./measure.js";
+import { LAUNCHER } from "../support/dist.js";
 import { ensureData, ensureSnapshotData } from "./data.js";
-import { chainRows, dirBytes, listRows, measured, oneFileRows, s3ReadRows, timed, type ChainResult, type ListResult, type OneFileResult, type S3ReadResult } from "./snapshot-rows.js";
+import { chainRows, dirBytes, listRows, measured, oneFileRows, s3ReadRows, timed, windows, type ChainResult, type ListResult, type OneFileResult, type S3ReadResult } from "./snapshot-rows.js";
 
 const DATA = process.env.BENCH_DATA ?? path.join(os.homedir(), ".cache", "filetools-bench");
 const TREE = path.join(DATA, "tree");
@@ -39,10 +40,22 @@ const MiB = 1024 * 1024;
 const GROUPS = ["full", "chain", "one-file", "s3-read", "list"] as const;
 type Group = (typeof GROUPS)[number];
 const ROWS = new Set((process.env.BENCH_ROWS ?? GROUPS.join(",")).split(",").filter((g) => g !== ""));
-/** BENCH_CPU_PROF=DIR: every daemon writes a V8 CPU profile there when it stops (node --cpu-prof). */
-const CPU_PROF: NodeJS.ProcessEnv = process.env.BENCH_CPU_PROF
-  ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`.trim() }
-  : process.env;
+/**
+ * How daemons are started: bin/filetoolsd, or with BENCH_CPU_PROF=DIR a copy
+ * of it in DIR whose node also takes --cpu-prof (not allowed in NODE_OPTIONS):
+ * every daemon writes a V8 CPU profile there when it stops (cpu-profile.ts reads them).
+ */
+function launcherFor(profiles: string | undefined): string {
+  if (!profiles) return LAUNCHER;
+  const dir = path.resolve(profiles);
+  mkdirSync(dir, { recursive: true });
+  const script = readFileSync(LAUNCHER, "utf8").replace(/^exec node /m, `exec node --cpu-prof --cpu-prof-dir=${dir} `).replace('"$here/../dist', `"${ROOT}/dist`);
+  if (!script.includes("--cpu-prof")) throw new Error(`${LAUNCHER}: no "exec node" line to add --cpu-prof to`);
+  const file = path.join(dir, "filetoolsd-cpu-prof");
+  writeFileSync(file, script, { mode: 0o755 });
+  return file;
+}
+const LAUNCH = launcherFor(process.env.BENCH_CPU_PROF);
 
 interface FullResult {
   times: { tarC: number[]; tarX: number[]; tarXSync: number[]; snapshot: number[]; exportMs: number[]; restore: number[] };
@@ -73,19 +86,19 @@ async function fullRows(work: string, leftovers: string[]): Promise<FullResult> 
       list.push(timed(`cd ${out} && tar -xzf ${gnuTar}${then}`));
     }
 
-    const a = await Daemon.start({ bench: TREE }, ["--store", store, "--keep-snapshots", "1"], undefined, CPU_PROF);
+    const a = await Daemon.start({ bench: TREE }, ["--store", store, "--keep-snapshots", "1"], LAUNCH);
     const { run } = await a.client.workspaces.startRun({ workspace: "bench", restore: "NONE" });
-    const snap = await measured(a, () => a.client.workspaces.finishRun({ workspace: "bench", runId: run!.id }));
+    const snap = await measured(a, () => a.client.workspaces.finishRun({ workspace: "bench", runId: run!.id }), `full snapshot ${round}`);
     const exp = await measured(a, async () => {
       let bytes = 0;
       for await (const m of a.client.workspaces.exportSnapshot({ workspace: "bench" })) if (m.event.case === "chunk") bytes += m.event.value.data.length;
       return bytes;
-    });
+    }, `full export ${round}`);
     await a.stop(false);
     leftovers.push(a.dataDir);
     // daemon B: a fresh data dir, the same store; the managed workspace "bench" is restored from it
-    const b = await Daemon.start({}, ["--store", store], undefined, CPU_PROF);
-    const restore = await measured(b, () => b.client.workspaces.startRun({ workspace: "bench" }));
+    const b = await Daemon.start({}, ["--store", store], LAUNCH);
+    const restore = await measured(b, () => b.client.workspaces.startRun({ workspace: "bench" }), `full restore ${round}`);
     await b.stop(false);
     leftovers.push(b.dataDir);
 
@@ -266,11 +279,12 @@ async function main(): Promise<void> {
   };
   try {
     results.full = await step("full", () => fullRows(work, leftovers));
-    results.chain = await step("chain", () => chainRows(TREE, work, ROUNDS, ROUNDS, leftovers, CPU_PROF));
-    results.oneFile = await step("one-file", () => oneFileRows(path.join(DATA, "wide"), work, ROUNDS, leftovers, CPU_PROF));
-    results.s3 = await step("s3-read", () => s3ReadRows(TREE, 20, leftovers, CPU_PROF));
-    results.list = await step("list", () => listRows(path.join(DATA, "many"), work, 5 * ROUNDS, leftovers, CPU_PROF));
+    results.chain = await step("chain", () => chainRows(TREE, work, ROUNDS, ROUNDS, leftovers, LAUNCH));
+    results.oneFile = await step("one-file", () => oneFileRows(path.join(DATA, "wide"), work, ROUNDS, leftovers, LAUNCH));
+    results.s3 = await step("s3-read", () => s3ReadRows(TREE, 20, leftovers, LAUNCH));
+    results.list = await step("list", () => listRows(path.join(DATA, "many"), work, 5 * ROUNDS, leftovers, LAUNCH));
   } finally {
+    if (process.env.BENCH_CPU_PROF) writeFileSync(path.join(process.env.BENCH_CPU_PROF, "windows.json"), JSON.stringify(windows, null, 1));
     // BENCH_KEEP_WORK=1: leave the stores and data directories for a look (they are named in the log).
     if (process.env.BENCH_KEEP_WORK) log(`kept: ${[work, ...leftovers].join(" ")}`);
     else for (const dir of [...leftovers, work]) rmSync(dir, { recursive: true, force: true });
