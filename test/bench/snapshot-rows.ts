@@ -184,6 +184,7 @@ export async function chainRows(tree: string, work: string, rounds: number, behi
       );
     }
     r.finalStore = dirBytes(storeDir);
+    const head = (await p.client.workspaces.listSnapshots({ workspace: "bench" })).snapshots[0]!.id;
 
     const gnuTar = path.join(work, "chain-gnu.tar.gz");
     execFileSync("sh", ["-c", `tar -czf ${gnuTar} -C ${copy} .`]);
@@ -193,9 +194,11 @@ export async function chainRows(tree: string, work: string, rounds: number, behi
       r.tarXSync.push(timed(`cd ${out} && tar -xzf ${gnuTar} && sync -f .`));
       const b = await Daemon.start({}, ["--store", store], launcher);
       const restore = await measured(b, () => b.client.workspaces.startRun({ workspace: "bench" }), `chain restore ${round}`);
+      // Ended without a snapshot: a run still active at the stop would be snapshotted and published (a new head, here written whole past 21 tarballs).
+      await b.client.workspaces.finishRun({ workspace: "bench", runId: restore.result.run!.id, snapshot: false });
       await b.stop(false);
       leftovers.push(b.dataDir);
-      if (!restore.result.run?.restoredFrom) throw new Error("the fresh daemon did not restore the chain's head");
+      if (restore.result.run?.restoredFrom !== head) throw new Error("the fresh daemon did not restore the chain's head");
       r.restore.push(restore.ms);
       r.peaks.restore = Math.max(r.peaks.restore, restore.peak);
       log(`chain restore ${round} (pid ${b.proc.pid}): ${s2(restore.ms)} / tar -xzf; sync -f ${s2(r.tarXSync.at(-1)!)}`);

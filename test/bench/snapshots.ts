@@ -99,6 +99,8 @@ async function fullRows(work: string, leftovers: string[]): Promise<FullResult> 
     // daemon B: a fresh data dir, the same store; the managed workspace "bench" is restored from it
     const b = await Daemon.start({}, ["--store", store], LAUNCH);
     const restore = await measured(b, () => b.client.workspaces.startRun({ workspace: "bench" }), `full restore ${round}`);
+    // Ended without a snapshot: a run still active at the stop would be snapshotted (the shutdown snapshot), which is not measured here.
+    await b.client.workspaces.finishRun({ workspace: "bench", runId: restore.result.run!.id, snapshot: false });
     await b.stop(false);
     leftovers.push(b.dataDir);
 
