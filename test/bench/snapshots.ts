@@ -76,9 +76,10 @@ async function fullRows(work: string, leftovers: string[]): Promise<FullResult> 
   let storedBytes = 0;
   execFileSync("sh", ["-c", `tar -cf - -C ${TREE} . > /dev/null`]); // warm the page cache
   const gnuTar = path.join(work, "gnu.tar.gz");
-  const storeDir = path.join(work, "store");
-  const store = `file://${storeDir}`;
   for (let round = 1; round <= ROUNDS; round++) {
+    // A store per round: on one shared by the rounds, a run started from no snapshot (NONE) may not publish over the last round's head.
+    const storeDir = path.join(work, `store-${round}`);
+    const store = `file://${storeDir}`;
     times.tarC.push(timed(`tar -czf ${gnuTar} -C ${TREE} .`));
     for (const [list, then] of [[times.tarX, ""], [times.tarXSync, " && sync -f ."]] as const) {
       const out = path.join(work, `gnu-x-${round}-${list.length}-${then ? "sync" : "plain"}`);
@@ -86,7 +87,7 @@ async function fullRows(work: string, leftovers: string[]): Promise<FullResult> 
       list.push(timed(`cd ${out} && tar -xzf ${gnuTar}${then}`));
     }
 
-    const a = await Daemon.start({ bench: TREE }, ["--store", store, "--keep-snapshots", "1"], LAUNCH);
+    const a = await Daemon.start({ bench: TREE }, ["--store", store], LAUNCH);
     const { run } = await a.client.workspaces.startRun({ workspace: "bench", restore: "NONE" });
     const snap = await measured(a, () => a.client.workspaces.finishRun({ workspace: "bench", runId: run!.id }), `full snapshot ${round}`);
     const exp = await measured(a, async () => {
@@ -279,11 +280,18 @@ async function main(): Promise<void> {
     loads.push(`after ${group} ${loadAverage()}`);
     return result;
   };
+  const soFar = (): void => {
+    if (ROWS.size > 1) log(`\nissue 26 so far:\n${renderIssue26(issue26Lines(results).filter((l) => l.met !== undefined))}`);
+  };
   try {
     results.full = await step("full", () => fullRows(work, leftovers));
+    soFar();
     results.chain = await step("chain", () => chainRows(TREE, work, ROUNDS, ROUNDS, leftovers, LAUNCH));
+    soFar();
     results.oneFile = await step("one-file", () => oneFileRows(path.join(DATA, "wide"), work, ROUNDS, leftovers, LAUNCH));
+    soFar();
     results.s3 = await step("s3-read", () => s3ReadRows(TREE, 20, leftovers, LAUNCH));
+    soFar();
     results.list = await step("list", () => listRows(path.join(DATA, "many"), work, 5 * ROUNDS, leftovers, LAUNCH));
   } finally {
     if (process.env.BENCH_CPU_PROF) writeFileSync(path.join(process.env.BENCH_CPU_PROF, "windows.json"), JSON.stringify(windows, null, 1));
