@@ -138,7 +138,8 @@ export async function chainRows(tree: string, work: string, rounds: number, behi
     tarXSync: [],
     peaks: { finish: 0, behind: 0, restore: 0 },
   };
-  const p = await Daemon.start({ bench: copy }, ["--store", store, "--snapshot-max-tarballs", "21"], launcher);
+  // BENCH_CHAIN_MAX_TARBALLS=16 (the daemon's default) shows the compaction policy at work instead (a run written whole).
+  const p = await Daemon.start({ bench: copy }, ["--store", store, "--snapshot-max-tarballs", process.env.BENCH_CHAIN_MAX_TARBALLS ?? "21"], launcher);
   const a = await Daemon.start({}, ["--store", store], launcher);
   log(`chain: publisher pid ${p.proc.pid}, daemon one run behind pid ${a.proc.pid}`);
   try {
