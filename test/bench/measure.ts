@@ -84,14 +84,15 @@ export class Daemon {
   /**
    * A fresh filetoolsd on 127.0.0.1:0 with its own data dir (removed by stop()),
    * the given binds (NAME → absolute dir) and extra flags, errors-only logging;
-   * `launcher` runs another build (another checkout's bin/filetoolsd).
+   * `launcher` runs another build (another checkout's bin/filetoolsd); `env`
+   * is its environment (default: this process's).
    */
-  static async start(binds: Record<string, string>, extraArgs: string[] = [], launcher = LAUNCHER): Promise<Daemon> {
+  static async start(binds: Record<string, string>, extraArgs: string[] = [], launcher = LAUNCHER, env: NodeJS.ProcessEnv = process.env): Promise<Daemon> {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), "ftd-bench-"));
     const args = ["--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "error", ...extraArgs];
     for (const [name, dir] of Object.entries(binds)) args.push("--bind", `${name}=${dir}`);
     // As deployed: through bin/filetoolsd, with its node flags.
-    const proc = spawn(launcher, args, { stdio: ["ignore", "pipe", "pipe"] });
+    const proc = spawn(launcher, args, { stdio: ["ignore", "pipe", "pipe"], env });
     let stderr = "";
     proc.stderr!.on("data", (d) => (stderr += d));
     const address = await new Promise<string>((resolve, reject) => {
