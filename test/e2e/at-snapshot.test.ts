@@ -8,13 +8,13 @@
 // FAILED_PRECONDITION; links that leave the tree with PATH_ESCAPES_WORKSPACE.
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FileType } from "../../clients/ts/src/index.js";
 import type { WorkspaceClient } from "../../clients/ts/src/workspace.js";
 import { asOldFormat, plantContents, storedContents } from "../support/old-format.js";
+import { freePort } from "../support/ports.js";
 import { startSeaweedfs, type Seaweedfs } from "../support/seaweedfs.js";
 import { expectError, forbidHostPath, startDaemon, type Daemon } from "./daemon.js";
 
@@ -32,14 +32,6 @@ function bigFile(): Buffer {
   const parts: string[] = [];
   for (let n = 1; n <= BIG_LINES; n++) parts.push(bigLine(n));
   return Buffer.from(parts.join(""));
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** The tree a snapshot is taken of; returns the big file's bytes. */
