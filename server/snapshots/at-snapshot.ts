@@ -368,10 +368,13 @@ class SnapshotFile implements ReadableFile {
 
   /** Chunks `from` to `to` (exclusive): the one kept from the last read, then the rest by ranged reads, `ahead` at a time. */
   private async *chunkRange(from: number, to: number, ahead: number): AsyncGenerator<{ index: number; bytes: Buffer }> {
+    // Not every store's read honours the signal (a local positional read): checked here too.
+    this.signal.throwIfAborted();
     let index = from;
     if (this.cached?.index === index) yield { index: index++, bytes: this.cached.bytes };
     if (index >= to) return;
     for await (const bytes of fileChunks(this.store, this.content.chunks, this.size, { from: index, to, ahead }, this.signal)) {
+      this.signal.throwIfAborted();
       this.cached = { index, bytes };
       if (index === 0) this.heads.set(this.sha256, bytes);
       yield { index: index++, bytes };
