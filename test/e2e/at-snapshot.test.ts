@@ -4,8 +4,9 @@
 // changed or went; the same answers the live calls give once that snapshot is
 // restored; only the chunks a read covers fetched (counted in the daemon's
 // store metrics); a table of contents that lies, and a chunk that does not
-// match, refused with DATA_LOSS; an older-format snapshot with
-// FAILED_PRECONDITION; links that leave the tree with PATH_ESCAPES_WORKSPACE.
+// match, refused with DATA_LOSS (file:// only: the tampering helpers write
+// its directory); an older-format snapshot with FAILED_PRECONDITION; links
+// that leave the tree with PATH_ESCAPES_WORKSPACE.
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,7 +14,10 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FileType } from "../../clients/ts/src/index.js";
 import type { WorkspaceClient } from "../../clients/ts/src/workspace.js";
-import { asOldFormat, plantContents, storedContents } from "../support/old-format.js";
+import { FileStore } from "../../server/snapshots/file-store.js";
+import { S3Store } from "../../server/snapshots/s3-store.js";
+import type { Store as StoreObject } from "../../server/snapshots/store.js";
+import { plantContents, storedContents, writeOldSnapshot } from "../support/old-format.js";
 import { freePort } from "../support/ports.js";
 import { startSeaweedfs, type Seaweedfs } from "../support/seaweedfs.js";
 import { expectError, forbidHostPath, startDaemon, type Daemon } from "./daemon.js";
@@ -54,19 +58,23 @@ function plantTree(root: string): Buffer {
 interface Store {
   name: string;
   args(): string[];
+  /** The store the daemon uses, opened by the test (to plant an older-format snapshot). */
+  open(d: Daemon): StoreObject;
   /** The file:// store's directory (tampering tests), or undefined. */
   dir?(d: Daemon): string;
 }
 
 let s3: Seaweedfs | undefined;
+const s3Prefix = `at-${process.pid}-${Date.now()}`;
 const stores: Store[] = [
-  { name: "file://", args: () => [], dir: (d) => path.join(d.dataDir, "snapshots") },
+  { name: "file://", args: () => [], open: (d) => new FileStore(path.join(d.dataDir, "snapshots")), dir: (d) => path.join(d.dataDir, "snapshots") },
   {
     name: "s3://",
     args: () => {
       Object.assign(process.env, { AWS_ACCESS_KEY_ID: s3!.accessKey, AWS_SECRET_ACCESS_KEY: s3!.secretKey });
-      return ["--store", `s3://${s3!.bucket}/at-${process.pid}-${Date.now()}`, "--s3-endpoint", s3!.endpoint, "--s3-force-path-style"];
+      return ["--store", `s3://${s3!.bucket}/${s3Prefix}`, "--s3-endpoint", s3!.endpoint, "--s3-force-path-style"];
     },
+    open: () => new S3Store(`s3://${s3!.bucket}/${s3Prefix}`, s3!.storeOptions),
   },
 ];
 
@@ -268,12 +276,13 @@ describe.each(stores)("reads at a snapshot on $name", (store) => {
     expect((await h.readText("/g.txt", { atSnapshot: wrong })).text).toBe("other\n");
   });
 
-  it.runIf(store.dir !== undefined)("answers FAILED_PRECONDITION for a snapshot in the older format", async () => {
+  it("answers FAILED_PRECONDITION for a snapshot in the older format", async () => {
     const o = d.client.workspace("older");
-    const run = await o.startRun();
-    await o.writeText("/f.txt", "old\n");
-    const id = (await o.finishRun(run.id)).snapshot!.id;
-    asOldFormat(store.dir!(d), "older", id);
+    await d.client.createWorkspace("older");
+    const tree = path.join(scratch, `older-${store.name.replace(/\W/g, "")}`);
+    mkdirSync(tree);
+    writeFileSync(path.join(tree, "f.txt"), "old\n");
+    const id = await writeOldSnapshot(store.open(d), "older", tree);
     const error = await expectError(o.readText("/f.txt", { atSnapshot: id }), "FAILED_PRECONDITION", "SNAPSHOT_WITHOUT_CONTENTS");
     expect(error.message).toMatch(/older format.*restore it/);
     await expectError(o.list("/", { atSnapshot: id }), "FAILED_PRECONDITION", "SNAPSHOT_WITHOUT_CONTENTS");
