@@ -17,7 +17,7 @@
 import { createHash, hash } from "node:crypto";
 import { fail, FileToolsError } from "../errors.js";
 import type { Entry, EntryType } from "../workspace/entry.js";
-import { forDirectory, gitignoreRules, ignoreLevel, isIgnored, MAX_GITIGNORE_BYTES, type IgnoreLevel } from "../workspace/ignore-rules.js";
+import { forDirectory, gitignoreRules, ignoreLevel, isIgnored, MAX_GITIGNORE_BYTES, type IgnoreLevel, type IgnoreTest } from "../workspace/ignore-rules.js";
 import { bytesOfName, escapeName } from "../workspace/names.js";
 import { displayPath, joinComponents, namesDirectory, parsePath, type Components } from "../workspace/paths.js";
 import { BINARY_HEAD_BYTES } from "../text/binary.js";
@@ -216,15 +216,14 @@ export class SnapshotTree {
       parts: Components;
       depth: number;
       levels: IgnoreLevel | null;
+      /** The levels' rules as this directory's entries are tested (forDirectory, once per directory as live). */
+      tested: IgnoreTest[];
       next: number;
     }
-    const visit = async (node: Node, at: Components, depth: number, above: IgnoreLevel | null): Promise<Visit> => ({
-      node,
-      parts: at,
-      depth,
-      levels: options.respectGitignore ? await gitignore(node, at, above) : null,
-      next: 0,
-    });
+    const visit = async (node: Node, at: Components, depth: number, above: IgnoreLevel | null): Promise<Visit> => {
+      const levels = options.respectGitignore ? await gitignore(node, at, above) : null;
+      return { node, parts: at, depth, levels, tested: options.respectGitignore ? forDirectory(levels) : [], next: 0 };
+    };
     const stack: Visit[] = [await visit(start, parts, 1, levels)];
     while (stack.length > 0) {
       const current = stack.at(-1)!;
@@ -239,7 +238,7 @@ export class SnapshotTree {
       const at = [...current.parts, name];
       const path = displayPath(at);
       const isDirectory = child.entry.type === "directory";
-      if (options.respectGitignore && isIgnored(forDirectory(current.levels), path, name, isDirectory)) continue;
+      if (options.respectGitignore && isIgnored(current.tested, path, name, isDirectory)) continue;
       yield path === child.entry.path ? child.entry : { ...child.entry, path };
       if (isDirectory && options.recursive && (options.maxDepth === 0 || current.depth < options.maxDepth)) {
         stack.push(await visit(child, at, current.depth + 1, current.levels));
