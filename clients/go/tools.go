@@ -350,7 +350,12 @@ func (d *Dispatcher) search(ctx context.Context, a call) (ToolResult, error) {
 		ContextBefore:   lines,
 		ContextAfter:    lines,
 		MaxResults:      int32(a.integer("max_results", 0)),
-		Summary:         &summary,
+		// The first page soonest unless the model asks for a stable one (catalogue: search's "order").
+		Order:   OrderFound,
+		Summary: &summary,
+	}
+	if a.strOr("order", "found") == "path" {
+		opts.Order = OrderPath
 	}
 	pattern := a.str("pattern")
 	switch a.strOr("output_mode", "content") {
@@ -359,7 +364,7 @@ func (d *Dispatcher) search(ctx context.Context, a call) (ToolResult, error) {
 		if err != nil {
 			return ToolResult{}, err
 		}
-		return ok(searchFilesText(paths, summary), withSummary(map[string]any{"files": paths}, summary)), nil
+		return ok(searchFilesText(paths, summary, opts.Order), withSummary(map[string]any{"files": paths}, summary)), nil
 	case "count":
 		counts, err := collect(d.client.SearchCounts(ctx, d.workspace, pattern, opts))
 		if err != nil {
@@ -369,7 +374,7 @@ func (d *Dispatcher) search(ctx context.Context, a call) (ToolResult, error) {
 		for i, c := range counts {
 			structured[i] = map[string]any{"path": c.GetPath(), "count": c.GetCount()}
 		}
-		return ok(searchCountsText(counts, summary), withSummary(map[string]any{"counts": structured}, summary)), nil
+		return ok(searchCountsText(counts, summary, opts.Order), withSummary(map[string]any{"counts": structured}, summary)), nil
 	}
 	hits, err := collect(d.client.Search(ctx, d.workspace, pattern, opts))
 	if err != nil {
@@ -379,7 +384,7 @@ func (d *Dispatcher) search(ctx context.Context, a call) (ToolResult, error) {
 	for i, h := range hits {
 		structured[i] = map[string]any{"path": h.GetPath(), "line_number": h.GetLineNumber(), "line": h.GetLine(), "before": nonNil(h.GetBefore()), "after": nonNil(h.GetAfter())}
 	}
-	return ok(searchMatchesText(hits, summary, lines > 0), withSummary(map[string]any{"matches": structured}, summary)), nil
+	return ok(searchMatchesText(hits, summary, lines > 0, opts.Order), withSummary(map[string]any{"matches": structured}, summary)), nil
 }
 
 func (d *Dispatcher) stat(ctx context.Context, a call) (ToolResult, error) {

@@ -188,7 +188,7 @@ func entryLine(entry *FileInfo) string {
 
 // searchMatchesText is matches grouped by file, as `grep -n` with context:
 // "12:match", "13-context", "--" between blocks of one file that do not touch.
-func searchMatchesText(hits []*Match, summary SearchSummary, withContext bool) string {
+func searchMatchesText(hits []*Match, summary SearchSummary, withContext bool, order SearchOrder) string {
 	var b strings.Builder
 	file, started := "", false
 	var lastLine int64
@@ -213,27 +213,31 @@ func searchMatchesText(hits []*Match, summary SearchSummary, withContext bool) s
 		lastLine = hit.GetLineNumber() + int64(len(hit.GetAfter()))
 	}
 	found := plural(summary.Matches, "matching line", "matching lines") + " in " + plural(summary.FilesMatched, "file", "files")
-	return b.String() + summaryLine(summary, found)
+	return b.String() + summaryLine(summary, found, order)
 }
 
-func searchFilesText(paths []string, summary SearchSummary) string {
+func searchFilesText(paths []string, summary SearchSummary, order SearchOrder) string {
 	var b strings.Builder
 	for _, path := range paths {
 		b.WriteString(path + "\n")
 	}
-	return b.String() + summaryLine(summary, plural(int64(len(paths)), "file", "files")+" with matches")
+	return b.String() + summaryLine(summary, plural(int64(len(paths)), "file", "files")+" with matches", order)
 }
 
-func searchCountsText(counts []*FileMatchCount, summary SearchSummary) string {
+func searchCountsText(counts []*FileMatchCount, summary SearchSummary, order SearchOrder) string {
 	var b strings.Builder
 	for _, c := range counts {
 		fmt.Fprintf(&b, "%s:%d\n", c.GetPath(), c.GetCount())
 	}
 	found := plural(summary.Matches, "matching line", "matching lines") + " in " + plural(int64(len(counts)), "file", "files")
-	return b.String() + summaryLine(summary, found)
+	return b.String() + summaryLine(summary, found, order)
 }
 
-func summaryLine(summary SearchSummary, found string) string {
+// foundOrderHint is said when files came as found and more than one was
+// searched: the page may differ next time.
+const foundOrderHint = `files in the order found: order "path" sorts them, for the same page every time`
+
+func summaryLine(summary SearchSummary, found string, order SearchOrder) string {
 	if summary.Matches == 0 {
 		return "No matches (" + plural(summary.FilesSearched, "file", "files") + " searched).\n"
 	}
@@ -243,6 +247,9 @@ func summaryLine(summary SearchSummary, found string) string {
 	}
 	if summary.TimedOut {
 		line += "; the search ran out of time, so results are partial"
+	}
+	if order == OrderFound && summary.FilesSearched > 1 {
+		line += "; " + foundOrderHint
 	}
 	return line + ")\n"
 }

@@ -21,6 +21,8 @@ const CopySchema = z.object({
   fingerprint: z.string(),
   /** The last run started on the copy since (its unpublished changes belong to it), "" for none. */
   run: z.string().default(""),
+  /** A restore began replacing the tree and did not record its end: what the tree holds belongs to nobody. */
+  replacing: z.boolean().default(false),
 });
 
 type CopyRecord = z.infer<typeof CopySchema>;
@@ -53,6 +55,8 @@ export class Copies {
   async state(workspace: Workspace, signal?: AbortSignal): Promise<CopyState> {
     const record = await this.read(workspace.id);
     const { fingerprint, entries } = await fingerprintTree(workspace, signal);
+    // Part-way through a restore (a crash): no one's work, a copy of nothing.
+    if (record?.replacing) return { snapshot: "", changed: false, run: "", fingerprint };
     if (record?.snapshot != null) return { snapshot: record.snapshot, changed: fingerprint !== record.fingerprint, run: record.run, fingerprint };
     // Unknown: an empty tree is a copy of nothing; anything else is of unknown origin.
     const run = record?.run ?? "";
@@ -61,13 +65,18 @@ export class Copies {
 
   /** The copy is exactly `snapshot` as of `fingerprint` (taken before the snapshot was packed or after it was restored). */
   async record(workspaceId: string, snapshot: string, fingerprint: string): Promise<void> {
-    await this.write(workspaceId, { snapshot, fingerprint, run: "" });
+    await this.write(workspaceId, { snapshot, fingerprint, run: "", replacing: false });
+  }
+
+  /** A restore is about to replace the tree (until the next record). */
+  async replacing(workspaceId: string): Promise<void> {
+    await this.write(workspaceId, { snapshot: "", fingerprint: "", run: "", replacing: true });
   }
 
   /** Run `runId` starts on the copy: changes from now on are its own. */
   async startRun(workspaceId: string, runId: string): Promise<void> {
     const record = await this.read(workspaceId);
-    await this.write(workspaceId, { ...(record ?? { snapshot: null, fingerprint: "" }), run: runId });
+    await this.write(workspaceId, { ...(record ?? { snapshot: null, fingerprint: "", replacing: false }), run: runId });
   }
 
   /** Forgets a deleted workspace's copy. */

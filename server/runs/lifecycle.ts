@@ -190,7 +190,7 @@ async function keepUnpublished(services: RunServices, workspace: Workspace, copy
 
 /** Restores `manifest` into its workspace, which is then a copy of it. */
 async function restoreCopy(services: RunServices, manifest: Manifest, signal?: AbortSignal, quota?: QuotaCheck): Promise<void> {
-  await services.snapshots.restore(manifest.workspace, manifest, signal, quota);
+  await services.snapshots.restore(manifest.workspace, manifest, { signal, quota, beforeApply: () => services.copies.replacing(manifest.workspace) });
   // Past the restore's commit point: not cancelled, or the copy would look changed.
   const { fingerprint } = await fingerprintTree(await services.workspaces.get(manifest.workspace));
   await services.copies.record(manifest.workspace, manifest.id, fingerprint);

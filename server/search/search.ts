@@ -307,7 +307,7 @@ export async function* search(
           held.release();
           break;
         }
-        dispatch({ paths: held.paths, files: { dirFds: held.dirFds, names: held.names }, release: held.release });
+        dispatch({ paths: held.paths, files: { dirFds: Int32Array.from(held.dirFds), names: held.names.join("\0") }, release: held.release });
         while (queue.length >= window) {
           if (!(yield* drain())) break walking;
         }

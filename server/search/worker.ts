@@ -1,11 +1,11 @@
 // A search pool worker: scans a batch of files. A file comes either as a
 // descriptor the main thread opened through the workspace module (read by
 // position, never closed here), or as a name in a directory the walk holds
-// open, which the worker opens through the workspace module's
-// openInHeldDirectory and closes when done.
+// open, which the worker opens through the workspace module's openHeldName,
+// checks after its first read (checkHeldRead) and closes when done.
 import { closeSync, fstatSync, readSync } from "node:fs";
 import { threadId } from "node:worker_threads";
-import { openInHeldDirectory } from "../workspace/held-open.js";
+import { checkHeldRead, openHeldName } from "../workspace/held-open.js";
 import { isLoneFile } from "../workspace/lone-file.js";
 import { hasBinarySignature, looksBinary, BINARY_HEAD_BYTES } from "../text/binary.js";
 import { bomLength } from "../text/encoding.js";
@@ -16,9 +16,10 @@ import { FileScan, Matcher, type ScanOptions, type ScanResult } from "./scan.js"
 /**
  * The files of a task: one descriptor the main thread opened through the
  * workspace module (read by position, never closed here), or names in
- * directories the walk holds open (`dirFds[i]` holds `names[i]`).
+ * directories the walk holds open (`dirFds[i]` holds the i-th of `names`,
+ * joined by NUL as `paths` are, for the same reason).
  */
-export type TaskFiles = { fd: number } | { dirFds: number[]; names: string[] };
+export type TaskFiles = { fd: number } | { dirFds: Int32Array; names: string };
 
 export interface SearchTask {
   pattern: PatternSpec;
@@ -125,7 +126,8 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
   const key = JSON.stringify(task.pattern);
   if (cached?.key !== key) cached = { key, matcher: new Matcher(task.pattern) };
   const matcher = cached.matcher;
-  const count = "fd" in task.files ? 1 : task.files.names.length;
+  const names = "fd" in task.files ? [] : task.files.names.split("\0");
+  const count = "fd" in task.files ? 1 : names.length;
   const result: BatchResult = { kinds: new Uint8Array(count), bytes: new Float64Array(count), hits: [] };
   const running = task.running.map((buffer) => new Int32Array(buffer));
   const progress = new Int32Array(task.progress);
@@ -135,12 +137,14 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
   let index = 0;
   let paths: string[] | undefined; // split at the first hit
   const lease = new Int32Array(task.lease);
+  // Before any of the task's files is opened (checkHeldRead).
+  const startedMs = Date.now();
   Atomics.store(lease, 1, threadId);
   if (Atomics.compareExchange(lease, 0, UNSTARTED, STARTED) === UNSTARTED) {
     try {
       // Results beyond `allowed` are not needed, but for one that proves truncation.
       for (let allowed = limit - foundBefore(); index < count && results <= allowed; index++, allowed = limit - foundBefore()) {
-        const outcome = scanOne(task, index, matcher, { ...task.options, limit: Math.max(0, allowed - results) });
+        const outcome = scanOne(task, index, matcher, { ...task.options, limit: Math.max(0, allowed - results) }, names[index] ?? "", startedMs);
         result.kinds[index] = KIND_CODES[outcome.kind];
         result.bytes[index] = outcome.bytes;
         if (outcome.kind === "text" && (outcome.count > 0 || outcome.more)) {
@@ -159,17 +163,18 @@ export default function run(task: WorkerTask): BatchResult | "pong" {
   return result;
 }
 
-function scanOne(task: SearchTask, index: number, matcher: Matcher, options: ScanOptions): FileOutcome {
+/** `name`: the file's in its held directory (none for a descriptor); `startedMs`: a time (ms since the epoch) before it is opened. */
+function scanOne(task: SearchTask, index: number, matcher: Matcher, options: ScanOptions, name: string, startedMs: number): FileOutcome {
   const { files } = task;
   if ("fd" in files) return guarded(() => scanFile(files.fd, matcher, options));
-  const opened = openInHeldDirectory(files.dirFds[index]!, files.names[index]!);
-  if ("skipped" in opened) return { kind: "skipped", bytes: 0, reason: opened.skipped };
+  const dirFd = files.dirFds[index]!;
+  const fd = openHeldName(dirFd, name);
+  if (typeof fd !== "number") return { kind: "skipped", bytes: 0, reason: fd.skipped };
   try {
-    if (task.maxFileSize > 0 && Number(opened.stats.size) > task.maxFileSize) return { kind: "too_large", bytes: 0 };
-    return guarded(() => scanFile(opened.fd, matcher, options, true));
+    return guarded(() => scanFile(fd, matcher, options, () => checkHeldRead(fd, dirFd, name, startedMs), task.maxFileSize));
   } finally {
     // Terminated mid-file, the worker leaves it to Node, which closes it when the thread exits (trackUnmanagedFds).
-    closeSync(opened.fd);
+    closeSync(fd);
   }
 }
 
@@ -192,14 +197,22 @@ function readFully(fd: number, into: Buffer, offset: number, position: number): 
     filled += n;
     if (n < want) break; // a regular file reads short only at its end
   }
-  // The bytes count only from a lone regular file, checked after the read (lone-file.ts).
-  if (!isLoneFile(fd)) throw Object.assign(new Error("hard-linked"), { code: "hard-linked" });
   return filled;
 }
 
-/** `checked`: the descriptor is known to be a regular file (openInHeldDirectory checked it). */
-export function scanFile(fd: number, matcher: Matcher, options: ScanOptions, checked = false): FileOutcome {
-  if (!checked && !fstatSync(fd).isFile()) return { kind: "skipped", bytes: 0, reason: "not a regular file" };
+/** A file's check after its first read (the one-link rule, lone-file.ts): its size when its bytes may be used, or why not. */
+type FirstReadCheck = () => { size: number } | { skipped: string };
+
+/** The check of a descriptor the main thread opened (and checked against the name at open, Workspace.openFile). */
+const loneFile = (fd: number): FirstReadCheck => () => (isLoneFile(fd) ? { size: fstatSync(fd).size } : { skipped: "not a lone regular file" });
+
+/**
+ * Scans the file `fd`. Its bytes count only once `check` has passed after the
+ * first read (most files take one read: one fstat per file), and each later
+ * read is followed by the link count again. Larger than `maxFileSize`
+ * (0 = no limit): too_large.
+ */
+export function scanFile(fd: number, matcher: Matcher, options: ScanOptions, check: FirstReadCheck = loneFile(fd), maxFileSize = 0): FileOutcome {
   let position = 0;
   let carry = 0; // bytes of an unfinished line at the start of the buffer
   const scan = new FileScan(options);
@@ -221,9 +234,15 @@ export function scanFile(fd: number, matcher: Matcher, options: ScanOptions, che
     const filled = carry + read;
     if (first) {
       first = false;
+      const checked = check();
+      if ("skipped" in checked) return { kind: "skipped", bytes: 0, reason: checked.skipped };
+      const { size } = checked;
+      if (maxFileSize > 0 && size > maxFileSize) return { kind: "too_large", bytes: 0 };
       const head = buffer.subarray(0, Math.min(filled, BINARY_HEAD_BYTES));
       if (isBinary(head)) return { kind: "binary", bytes: position };
-      if (bomLength(head, "utf-16le") > 0) return scanUtf16(fd, fstatSync(fd).size, matcher, scan);
+      if (bomLength(head, "utf-16le") > 0) return scanUtf16(fd, size, matcher, scan);
+    } else if (!isLoneFile(fd)) {
+      return { kind: "skipped", bytes: 0, reason: "hard-linked" };
     }
     const atEnd = read === 0 || filled < buffer.length;
     if (atEnd) {
@@ -246,6 +265,7 @@ function scanUtf16(fd: number, size: number, matcher: Matcher, scan: FileScan): 
   if (size > MAX_UTF16_BYTES) return { kind: "skipped", bytes: 0, reason: "UTF-16 file over 64 MiB" };
   const bytes = Buffer.allocUnsafe(size);
   const read = readFully(fd, bytes, 0, 0);
+  if (!isLoneFile(fd)) return { kind: "skipped", bytes: 0, reason: "hard-linked" };
   const text = bytes.subarray(2, read - (read % 2)).toString("utf16le");
   scan.feed(matcher.textSegment(text), true);
   return { kind: "text", bytes: read, ...scan.result };

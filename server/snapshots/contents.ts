@@ -180,8 +180,6 @@ export class ContentsBuilder {
   private readonly digests: Buffer[] = [];
   private readonly fileMtimes: number[] = [];
   private readonly linkMtimes: number[] = [];
-  /** Chunk slot → the slot it repeats (addCopy). */
-  private readonly copies = new Map<number, number>();
   private readonly directories = { paths: [] as string[], modes: [] as number[], mtimes: [] as number[] };
 
   /** A tarball chunks may be in, with its size (the snapshot's own one's is known at the end: see setBytes). */
@@ -224,20 +222,6 @@ export class ContentsBuilder {
     });
   }
 
-  /** The next file, with the same content as the file whose chunks are in `slots` (resolved at build). */
-  addCopy(mtime: number, slots: readonly number[]): void {
-    this.fileMtimes.push(mtime);
-    this.first.push(this.size.length);
-    for (const slot of slots) {
-      this.copies.set(this.size.length, slot);
-      this.chunkTarball.push(this.chunkTarball[slot]!);
-      this.offset.push(0);
-      this.length.push(0);
-      this.size.push(this.size[slot]!);
-      this.digests.push(this.digests[slot]!);
-    }
-  }
-
   /** Where chunk `slot` went (and its own SHA-256, for a file of several chunks). */
   setChunk(slot: number, offset: number, length: number, sha256?: Buffer): void {
     this.offset[slot] = offset;
@@ -246,7 +230,6 @@ export class ContentsBuilder {
   }
 
   build(workspace: string, snapshot: string, files: FileList): Contents {
-    for (const [slot, source] of this.copies) this.setChunk(slot, this.offset[source]!, this.length[source]!, this.digests[source]);
     // Only the tarballs some chunk is in (the snapshot's own may hold no file).
     const used = [...new Set(this.chunkTarball)].sort((a, b) => a - b);
     const renumber = new Map(used.map((old, i) => [old, i]));

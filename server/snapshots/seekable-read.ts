@@ -8,18 +8,16 @@
 //   plainTar — what a restore extracts (extract.ts, as for any archive);
 //   gzipTar  — a self-contained `.tar.gz` for an export: headers compressed
 //              afresh, content members copied byte for byte (no recompression).
-import { gunzip as gunzipCallback, gzip as gzipCallback } from "node:zlib";
-import { hash } from "node:crypto";
-import { promisify } from "node:util";
 import { fail, FileToolsError } from "../errors.js";
 import { unescapeName } from "../workspace/names.js";
 import { chunksOf, type ChunkRef, type Contents } from "./contents.js";
 import { recordsOf } from "./file-list.js";
 import type { SnapshotStore } from "./store.js";
+import { compressMembers, inflateMembers } from "./gzip-pool.js";
 import { END_OF_ARCHIVE, headerRecords, paddingOf, type MemberHeader } from "./tar-headers.js";
 
-const gunzip = promisify(gunzipCallback);
-const gzip = promisify(gzipCallback);
+/** Files whose headers are compressed in one call to the pool. */
+const HEADER_GROUP = 256;
 /** One ranged read covers adjacent chunks up to this many bytes. */
 const FETCH_BYTES = 8 << 20;
 /** Chunks closer than this are fetched together (the bytes between are read and dropped). */
@@ -32,6 +30,8 @@ export interface TreeMember {
   header: MemberHeader;
   /** Workspace path (escaped), for include globs. */
   path: string;
+  /** A file's SHA-256 (hex); "" for the others. */
+  sha256: string;
   chunks: ChunkRef[];
 }
 
@@ -54,16 +54,16 @@ export function membersOf(contents: Contents, snapshotId: string): TreeMember[] 
   const { directories, files } = contents;
   for (let i = 0; i < directories.paths.length; i++) {
     const path = directories.paths[i]!;
-    members.push({ path, chunks: [], header: { name: name(path), type: "directory", mode: directories.modes[i]!, size: 0, mtime: directories.mtimes[i]! } });
+    members.push({ path, sha256: "", chunks: [], header: { name: name(path), type: "directory", mode: directories.modes[i]!, size: 0, mtime: directories.mtimes[i]! } });
   }
   const digests = Buffer.from(contents.chunks.sha256, "base64");
   let i = 0;
   for (const record of recordsOf(files)) {
     const mtime = contents.mtimes[i]!;
     if (record.type === "file") {
-      members.push({ path: record.path, chunks: chunksOf(contents, i, digests), header: { name: name(record.path), type: "file", mode: record.mode, size: record.size, mtime } });
+      members.push({ path: record.path, sha256: record.sha256, chunks: chunksOf(contents, i, digests), header: { name: name(record.path), type: "file", mode: record.mode, size: record.size, mtime } });
     } else {
-      members.push({ path: record.path, chunks: [], header: { name: name(record.path), type: "symlink", mode: 0o777, size: 0, mtime, linkname: record.target } });
+      members.push({ path: record.path, sha256: "", chunks: [], header: { name: name(record.path), type: "symlink", mode: 0o777, size: 0, mtime, linkname: record.target } });
     }
     i++;
   }
@@ -80,19 +80,28 @@ export async function* plainTar(store: SnapshotStore, members: readonly TreeMemb
   yield END_OF_ARCHIVE;
 }
 
-/** The tree as one self-contained `.tar.gz`: runs of headers gzipped, content members copied as stored. */
+/** The tree as one self-contained `.tar.gz`: runs of headers gzipped (in the pool, a group of files at a time), content members copied as stored. */
 export async function* gzipTar(store: SnapshotStore, members: readonly TreeMember[], level: number, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
   const chunks = readChunks(store, members, signal);
-  let headers: Buffer[] = [];
-  for (const member of members) {
-    headers.push(headerRecords(member.header));
-    if (member.chunks.length === 0) continue;
-    yield await gzip(Buffer.concat(headers), { level });
-    headers = [];
-    for (let c = 0; c < member.chunks.length; c++) yield (await next(chunks)).compressed;
+  for (let start = 0; start < members.length; start += HEADER_GROUP) {
+    const group = members.slice(start, start + HEADER_GROUP);
+    // Each run of headers ends at a file with content, whose chunks follow it; the last run also ends the archive when the tree does.
+    const runs: Buffer[][] = [[]];
+    for (const member of group) {
+      runs[runs.length - 1]!.push(headerRecords(member.header));
+      if (member.chunks.length > 0) runs.push([]);
+    }
+    if (start + HEADER_GROUP >= members.length) runs[runs.length - 1]!.push(END_OF_ARCHIVE);
+    const compressed = await compressMembers(runs.map((run) => Buffer.concat(run)).filter((run, i) => run.length > 0 || i < runs.length - 1), level);
+    let run = 0;
+    for (const member of group) {
+      if (member.chunks.length === 0) continue;
+      yield compressed[run++]!;
+      for (let c = 0; c < member.chunks.length; c++) yield (await next(chunks)).compressed;
+    }
+    if (run < compressed.length) yield compressed[run]!;
   }
-  headers.push(END_OF_ARCHIVE);
-  yield await gzip(Buffer.concat(headers), { level });
+  if (members.length === 0) yield (await compressMembers([END_OF_ARCHIVE], level))[0]!;
 }
 
 async function next(chunks: AsyncGenerator<ReadChunk>): Promise<ReadChunk> {
@@ -190,23 +199,16 @@ async function fetchAndCheck(store: SnapshotStore, fetch: Fetch, signal?: AbortS
     throw error;
   }
   if (bytes.length < fetch.length) fail("DATA_LOSS", `tarball ${fetch.tarball} is shorter than its table of contents says`);
-  return Promise.all(
-    fetch.chunks.map(async ({ ref, padding }) => {
-      const compressed = bytes.subarray(ref.offset - fetch.offset, ref.offset - fetch.offset + ref.length);
-      const expected = ref.size + padding;
-      let inflated: Buffer;
-      try {
-        inflated = await gunzip(compressed, { maxOutputLength: expected + 1 });
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") {
-          fail("DATA_LOSS", `a chunk of tarball ${ref.tarball} at ${ref.offset} inflates past the ${expected} bytes its table of contents gives (a compression bomb?); stopped there`);
-        }
-        return fail("DATA_LOSS", `a chunk of tarball ${ref.tarball} at ${ref.offset} is not the gzip member its table of contents says`);
-      }
-      if (inflated.length !== expected || hash("sha256", inflated.subarray(0, ref.size), "hex") !== ref.sha256) {
-        fail("DATA_LOSS", `a chunk of tarball ${ref.tarball} at ${ref.offset} does not match its SHA-256`);
-      }
-      return { compressed, inflated, padding };
-    }),
-  );
+  const compressed = fetch.chunks.map(({ ref }) => bytes.subarray(ref.offset - fetch.offset, ref.offset - fetch.offset + ref.length));
+  const inflated = await inflateMembers(fetch.chunks.map(({ ref, padding }, i) => ({ member: compressed[i]!, bytes: ref.size + padding, hashed: ref.size })));
+  return inflated.map((result, i) => {
+    const { ref, padding } = fetch.chunks[i]!;
+    const where = `a chunk of tarball ${ref.tarball} at ${ref.offset}`;
+    if ("problem" in result) {
+      if (result.problem === "too-large") fail("DATA_LOSS", `${where} inflates past the ${ref.size + padding} bytes its table of contents gives (a compression bomb?); stopped there`);
+      fail("DATA_LOSS", `${where} is not the gzip member its table of contents says`);
+    }
+    if (result.sha256 !== ref.sha256) fail("DATA_LOSS", `${where} does not match its SHA-256`);
+    return { compressed: compressed[i]!, inflated: Buffer.from(result.content.buffer, result.content.byteOffset, result.content.byteLength), padding };
+  });
 }

@@ -13,8 +13,8 @@
 // under any header. Content the base snapshot already holds (same SHA-256)
 // is not stored again: the table of contents points at the base's chunks,
 // and a file whose stat matches what the last snapshot read (the stat cache,
-// stat-cache.ts) is not even read. Members are compressed on the thread
-// pool, several at a time, and written in order.
+// stat-cache.ts) is not even read. Members are compressed in batches by the
+// gzip pool's threads (gzip-pool.ts), several at a time, and written in order.
 //
 // What is read and packed follows pack rules unchanged: the walk's order
 // (sorted names, a directory before its contents), no owner ids, symlinks
@@ -23,8 +23,6 @@
 // byte of a file goes out (a large file through a scratch spool), the tree
 // limits of a restore enforced (QUOTA_EXCEEDED, naming the entry).
 import { createHash, hash as hashOnce } from "node:crypto";
-import { gzip as gzipCallback } from "node:zlib";
-import { promisify } from "node:util";
 import type { Logger } from "pino";
 import { fail } from "../errors.js";
 import { globMatcher } from "../tools/glob.js";
@@ -39,12 +37,18 @@ import { FileListBuilder, type FileList } from "./file-list.js";
 import { CHUNK_BYTES, ContentsBuilder, contentIndex, type Contents, type ContentRef } from "./contents.js";
 import { END_OF_ARCHIVE, headerRecords, paddingOf } from "./tar-headers.js";
 import { Spool } from "./spool.js";
-import type { KnownFiles, StatRecord } from "./stat-cache.js";
+import { compressMembers } from "./gzip-pool.js";
+import { nowNs, settled, type KnownFiles, type StatRecord } from "./stat-cache.js";
 
-const gzip = promisify(gzipCallback);
-/** Uncompressed bytes handed to the thread pool ahead of the writer: bounds memory, keeps every pool thread busy. */
+/** Uncompressed bytes handed to the pool ahead of the writer: bounds memory, keeps every thread busy. */
 const AHEAD_BYTES = 32 << 20;
-const AHEAD_MEMBERS = 512;
+const AHEAD_BATCHES = 64;
+/** A batch for the pool: this many bytes, or members, whichever comes first. */
+const BATCH_BYTES = 1 << 20;
+const BATCH_MEMBERS = 512;
+
+/** Told where a member went in the tarball. */
+type Placed = ((offset: number, length: number) => void) | undefined;
 
 export interface SeekableOptions {
   /** The tarball's store key (chunks point at it). */
@@ -94,11 +98,12 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
   const contents = new ContentsBuilder();
   contents.useTarball(options.key, 0);
   for (const tarball of options.base?.tarballs ?? []) contents.useTarball(tarball.key, tarball.bytes);
-  // Content at hand by SHA-256: the base's chunks, or this tarball's own (a second file with the same content points at the first's).
+  // Content at hand by SHA-256: the base's chunks. Not this tarball's own: every file in it has its member, so that a
+  // snapshot written whole is one tarball of the whole tree (an export streams it as stored).
   const held = new Map<string, Held>([...(options.base ? contentIndex(options.base) : [])].map(([sha256, refs]) => [sha256, { refs }]));
   const records: StatRecord[] = [];
   // A file changed this close to the walk's start may change again within its timestamp's tick, unseen: not cached.
-  const startedNs = BigInt(Date.now()) * 1_000_000n;
+  const startedNs = nowNs();
   const members = new OrderedMembers(options.level);
   const spool = new Spool(options.scratchDir);
   const state = { fileCount: 0, storedFiles: 0, treeBytes: 0, entries: 0 };
@@ -114,14 +119,12 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
     state.treeBytes += size;
     if (state.treeBytes > MAX_CONTENT_BYTES) tooLarge(`the workspace holds more than ${MAX_CONTENT_BYTES} bytes of files`);
     list.addFile(entry.path, size, mode, sha256);
-    if (CacheWindow.trusted(entry, startedNs)) records.push({ path: entry.path, version: entry.version, sha256: sha256.toString("hex") });
+    if (settled(entry, startedNs)) records.push({ path: entry.path, version: entry.version, sha256: sha256.toString("hex") });
     const mtime = seconds(entry.mtimeNs);
     if ("refs" in content) return void contents.addFile(mtime, content.refs);
-    if ("slots" in content) return void contents.addCopy(mtime, content.slots);
     state.storedFiles++;
     const sizes = Array.from({ length: Math.ceil(size / CHUNK_BYTES) }, (_, i) => Math.min(CHUNK_BYTES, size - i * CHUNK_BYTES));
     const slots = contents.addFile(mtime, sizes.map((bytes) => ({ tarball: options.key, offset: 0, length: 0, size: bytes, sha256: sha256 })));
-    held.set(sha256.toString("hex"), { slots });
     headers.push(headerRecords({ name: entry.parts.join("/"), type: "file", mode, size, mtime }));
     await flushHeaders();
     let i = 0;
@@ -224,17 +227,8 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
   };
 }
 
-/** Content already in a tarball: the base's chunks, or slots of this table of contents. */
-type Held = { refs: ContentRef } | { slots: number[] };
-
-/** When a stat may stand for the content read with it (git's "racily clean" rule). */
-const CacheWindow = {
-  /** Timestamps move in ticks (a few ms on Linux): a file changed within this of the walk's start may change again unseen. */
-  marginNs: 50_000_000n,
-  trusted(entry: WalkEntry, startedNs: bigint): boolean {
-    return entry.ctimeNs < startedNs - this.marginNs && entry.mtimeNs < startedNs - this.marginNs;
-  },
-};
+/** Content already in one of the base's tarballs. */
+type Held = { refs: ContentRef };
 
 /** A file read whole and checked by the one-link rule: its size, SHA-256, and its content again in CHUNK_BYTES pieces. */
 interface ReadFile {
@@ -263,12 +257,14 @@ async function readWhole(file: OpenedFile, spool: Spool, stillWanted: () => void
 }
 
 /**
- * Gzip members compressed on the thread pool, several at once, and written
- * in the order they were added; each one's offset and length told to its
- * `placed` once written. `add` waits while too much is ahead of the writer.
+ * Gzip members compressed in the gzip pool's threads (gzip-pool.ts), in
+ * batches, several at once, and written in the order they were added; each
+ * one's offset and length told to its `placed` once written. `add` waits
+ * while too much is ahead of the writer.
  */
 class OrderedMembers {
-  private readonly queue: Array<{ compressed: Promise<Buffer>; raw: number; placed?: (offset: number, length: number) => void }> = [];
+  private readonly queue: Array<{ compressed: Promise<Buffer[]>; raw: number; placed: Placed[] }> = [];
+  private batch = { raw: [] as Buffer[], bytes: 0, placed: [] as Placed[] };
   private ahead = 0;
   private waiters: Array<() => void> = [];
   private done = false;
@@ -280,21 +276,34 @@ class OrderedMembers {
 
   constructor(private readonly level: number) {}
 
-  async add(raw: Buffer, placed?: (offset: number, length: number) => void): Promise<void> {
-    while (!this.abandoned && (this.ahead > AHEAD_BYTES || this.queue.length > AHEAD_MEMBERS)) await this.waitForChange();
-    const compressed = gzip(raw, { level: this.level });
+  async add(raw: Buffer, placed?: Placed): Promise<void> {
+    this.batch.raw.push(raw);
+    this.batch.bytes += raw.length;
+    this.batch.placed.push(placed);
+    if (this.batch.bytes >= BATCH_BYTES || this.batch.raw.length >= BATCH_MEMBERS) await this.dispatch();
+  }
+
+  /** Hands the members added so far to the pool. */
+  async dispatch(): Promise<void> {
+    if (this.batch.raw.length === 0) return;
+    while (!this.abandoned && (this.ahead > AHEAD_BYTES || this.queue.length > AHEAD_BATCHES)) await this.waitForChange();
+    const batch = this.batch;
+    this.batch = { raw: [], bytes: 0, placed: [] };
+    const compressed = compressMembers(batch.raw, this.level);
     compressed.catch(() => undefined); // awaited in order by output()
-    this.queue.push({ compressed, raw: raw.length, placed });
-    this.ahead += raw.length;
+    this.queue.push({ compressed, raw: batch.bytes, placed: batch.placed });
+    this.ahead += batch.bytes;
     this.notify();
   }
 
   /** The tarball's bytes, `produce` adding its members meanwhile; nothing runs before the first byte is asked for. */
   async *output(produce: () => Promise<void>): AsyncGenerator<Uint8Array> {
-    produce().then(
-      () => this.finish(),
-      (raw: unknown) => this.finish({ error: translateErrno(raw, "/") }),
-    );
+    produce()
+      .then(() => this.dispatch())
+      .then(
+        () => this.finish(),
+        (raw: unknown) => this.finish({ error: translateErrno(raw, "/") }),
+      );
     try {
       for (;;) {
         const next = this.queue.shift();
@@ -304,12 +313,14 @@ class OrderedMembers {
           await this.waitForChange();
           continue;
         }
-        const bytes = await next.compressed;
+        const members = await next.compressed;
         this.ahead -= next.raw;
         this.notify();
-        next.placed?.(this.written, bytes.length);
-        this.written += bytes.length;
-        yield bytes;
+        for (let i = 0; i < members.length; i++) {
+          next.placed[i]?.(this.written, members[i]!.length);
+          this.written += members[i]!.length;
+          yield members[i]!;
+        }
       }
     } finally {
       this.abandoned = true;

@@ -43,7 +43,8 @@ import { packMember } from "./pack.js";
 import { encodeContents, parseContents, type Contents } from "./contents.js";
 import { packSeekable } from "./seekable.js";
 import { gzipTar, membersOf, plainTar, type TreeMember } from "./seekable-read.js";
-import { StatCache } from "./stat-cache.js";
+import { nowNs, RACY_MARGIN_MS, settled, StatCache, type KnownFiles, type StatRecord } from "./stat-cache.js";
+import { planInPlace, type LiveEntry } from "./in-place.js";
 import { SnapshotTree } from "./at-snapshot.js";
 import type { Store } from "./store.js";
 import { headKey, Heads, type Head } from "./heads.js";
@@ -142,6 +143,15 @@ export interface SnapshotDiff {
   to?: Manifest;
   entries: AsyncGenerator<DiffEntry>;
   counts: DiffCounts;
+}
+
+/** How a restore runs. */
+export interface RestoreOptions {
+  signal?: AbortSignal;
+  /** Checked against the limits of the call (its token's, else the daemon's). */
+  quota?: QuotaCheck;
+  /** Runs at the commit point, before the workspace changes (the copy's record marks it as being replaced). */
+  beforeApply?: () => Promise<void>;
 }
 
 /** A restore or import checked against the limits of its call (its token's, else the daemon's). */
@@ -541,28 +551,36 @@ export class Snapshots {
   }
 
   /** A presigned GET URL of a stored snapshot's tarball, working for `seconds` (0: an hour); INVALID_ARGUMENT on a store without them. */
-  async presign(manifest: Manifest, requestedSeconds: number): Promise<{ url: string; expiresAt: Date }> {
+  async presign(manifest: Manifest, requestedSeconds: number, signal?: AbortSignal): Promise<{ url: string; expiresAt: Date; size: number; sha256: string }> {
     if (!this.store.presignGet) fail("INVALID_ARGUMENT", "presigned URLs need an s3:// store; this daemon keeps its snapshots in a local directory");
     const seconds = requestedSeconds || DEFAULT_PRESIGN_SECONDS;
     if (!(Number.isInteger(seconds) && seconds >= 1 && seconds <= MAX_PRESIGN_SECONDS)) {
       fail("INVALID_ARGUMENT", `presign_seconds must be between 1 and ${MAX_PRESIGN_SECONDS} (seven days), not ${requestedSeconds}`);
     }
+    const whole = await this.wholeTarball(manifest, signal);
     const expiresAt = new Date(Date.now() + seconds * 1000);
-    return { url: await this.store.presignGet(await this.wholeTarball(manifest), seconds), expiresAt };
+    return { url: await this.store.presignGet(whole.key, seconds), expiresAt, size: whole.size, sha256: whole.sha256 };
   }
 
   /**
-   * The key of a tarball of the snapshot's whole tree: its own, or one
-   * assembled once from the tarballs it points at (written beside it, pruned
-   * with it, reused by the next presign).
+   * A tarball of the snapshot's whole tree in the store, with its size and
+   * sha256: its own, or one assembled once from the tarballs it points at,
+   * written beside it with a note of its size and sha256 (both pruned with
+   * it, reused by the next presign; the note last, so a tarball without one
+   * is assembled again).
    */
-  private async wholeTarball(manifest: Manifest): Promise<string> {
-    if (selfContained(manifest)) return manifest.tarball;
+  private async wholeTarball(manifest: Manifest, signal?: AbortSignal): Promise<{ key: string; size: number; sha256: string }> {
+    if (selfContained(manifest)) return { key: manifest.tarball, size: manifest.sizeBytes, sha256: manifest.sha256 };
     const key = exportKey(manifest.workspace, manifest.id);
-    if ((await this.store.list(key)).includes(key)) return key;
-    const members = await this.membersMatching(manifest, []);
-    await this.store.put(key, gzipTar(this.store, members, this.gzipLevel));
-    return key;
+    const noteKey = `${key}.sha256`;
+    const note = await this.store.getRange(noteKey, 0, 200, signal).catch(() => undefined);
+    const [sha256, size] = note?.toString("utf8").split(" ") ?? [];
+    if (sha256 && /^[0-9a-f]{64}$/.test(sha256) && /^\d+$/.test(size ?? "")) return { key, size: Number(size), sha256 };
+    const measure = { size: 0, hash: createHash("sha256") };
+    await this.store.put(key, measured(gzipTar(this.store, await this.membersMatching(manifest, [], signal), this.gzipLevel, signal), measure), signal);
+    const whole = { key, size: measure.size, sha256: measure.hash.digest("hex") };
+    await this.store.put(noteKey, single(Buffer.from(`${whole.sha256} ${whole.size}`)), signal);
+    return whole;
   }
 
   /**
@@ -598,23 +616,100 @@ export class Snapshots {
   }
 
   /** Replaces the workspace's contents with the snapshot: verified and extracted first, then swapped in (see the class comment). */
-  async restore(workspaceId: string, manifest: Manifest, signal?: AbortSignal, quota?: QuotaCheck): Promise<void> {
+  async restore(workspaceId: string, manifest: Manifest, options: RestoreOptions = {}): Promise<void> {
+    const { signal, quota } = options;
     const started = performance.now();
     // The snapshot's totals replace the tree's: refused only when they are more and past the limit.
     const hold = await this.quotaHold(workspaceId, quota, (staged, now) => addUsage(staged, negateUsage(now)));
     let verified: string | undefined;
     try {
-      // Seekable: the tree straight from the tarballs its content is in, each chunk checked as it is read; older: downloaded and checked whole first.
-      const source = manifest.contents ? plainTar(this.store, await this.membersMatching(manifest, [], signal), signal) : scratchTar((verified = await this.download(manifest, signal)));
-      await this.stageAndApply(workspaceId, source, "DATA_LOSS", signal, hold.staged, async (staging) => {
-        signal?.throwIfAborted(); // the commit point
-        await this.registry.replaceWithStaging(workspaceId, staging);
-      });
+      const members = manifest.contents ? await this.membersMatching(manifest, [], signal) : undefined;
+      const known = members && (await this.statCache?.load(workspaceId));
+      let appliedNs = 0n;
+      if (members && known && known.size > 0 && !members.some((m) => m.header.type === "symlink")) {
+        appliedNs = await this.restoreInPlace(workspaceId, members, known, hold.staged, options);
+      } else {
+        // Seekable: the tree straight from the tarballs its content is in, each chunk checked as it is read; older: downloaded and checked whole first.
+        const source = members ? plainTar(this.store, members, signal) : scratchTar((verified = await this.download(manifest, signal)));
+        await this.stageAndApply(workspaceId, source, "DATA_LOSS", signal, hold.staged, async (staging) => {
+          signal?.throwIfAborted(); // the commit point
+          await options.beforeApply?.();
+          // The files extracted last settle first, so that the stat cache can vouch for them all (rememberRestored).
+          if (members) await new Promise((resolve) => setTimeout(resolve, RACY_MARGIN_MS));
+          appliedNs = nowNs();
+          await this.registry.replaceWithStaging(workspaceId, staging);
+        });
+      }
+      if (members) await this.rememberRestored(workspaceId, members, appliedNs).catch(() => undefined);
       this.metrics?.snapshot("restore", (performance.now() - started) / 1000, manifest.sizeBytes);
     } finally {
       hold.release();
       if (verified) await fsp.unlink(verified).catch(() => undefined);
     }
+  }
+
+  /**
+   * A restore into a copy that the last snapshot read (in-place.ts): only the
+   * files that differ are fetched (staged first, checked like any restore),
+   * then, with the workspace locked, what the snapshot does not hold is
+   * removed and the staged entries merged in. Calls may have changed the tree
+   * while the fetch ran: it is planned again under the lock, and what else
+   * differs fetched then. Not atomic like a swap; options.beforeApply marks
+   * the copy as being replaced first, so that a crash part-way leaves a copy
+   * whose content belongs to nobody (the next run restores it), not work to
+   * keep. Trees with symbolic links are restored whole (their checks need the
+   * whole tree).
+   */
+  private async restoreInPlace(workspaceId: string, members: TreeMember[], known: KnownFiles, staged: ((usage: Usage) => void) | undefined, options: RestoreOptions): Promise<bigint> {
+    const { signal } = options;
+    const usage = { bytes: members.reduce((sum, m) => sum + m.header.size, 0), entries: members.length };
+    staged?.(usage);
+    const planned = planInPlace(members, await liveEntries(await this.registry.get(workspaceId), signal), known);
+    const staging = await this.registry.createStaging(workspaceId);
+    let applied = 0n;
+    try {
+      const fetch = async (fetched: TreeMember[]): Promise<void> => void (await extractArchive(plainTar(this.store, fetched, signal), staging, { limits: this.limits, damaged: "DATA_LOSS" }));
+      await fetch(planned.fetch);
+      signal?.throwIfAborted();
+      await this.locks.with([workspaceId], async () => {
+        const workspace = await this.registry.get(workspaceId);
+        const plan = planInPlace(members, await liveEntries(workspace, signal), known);
+        const staged = new Set(planned.fetch.map((m) => m.path));
+        const more = plan.fetch.filter((m) => !staged.has(m.path));
+        if (more.length > 0) await fetch(more);
+        signal?.throwIfAborted(); // the commit point
+        await options.beforeApply?.();
+        applied = nowNs();
+        try {
+          for (const parts of plan.remove) await workspace.remove(parts, { recursive: true });
+          await workspace.mergeStaging(staging, [], async () => undefined);
+        } finally {
+          this.quotas?.recount(workspace);
+        }
+      }, signal);
+    } finally {
+      await staging.discard(); // nothing once merged
+    }
+    return applied;
+  }
+
+  /**
+   * After a restore, what the stat cache may say of the restored tree: the
+   * files whose stat settled before `appliedNs` (the moment it began to
+   * change the live tree) hold the content the snapshot gives them — a call
+   * that changed one since moved its ctime past that moment (stat-cache.ts).
+   * So the next snapshot reads only what its run changed, even on a runtime
+   * whose copy came whole from the store.
+   */
+  private async rememberRestored(workspaceId: string, members: readonly TreeMember[], appliedNs: bigint): Promise<void> {
+    if (!this.statCache) return;
+    const sha256 = new Map(members.filter((m) => m.header.type === "file").map((m) => [m.path, m.sha256]));
+    const records: StatRecord[] = [];
+    for (const entry of await liveEntries(await this.registry.get(workspaceId))) {
+      const content = entry.type === "file" ? sha256.get(entry.path) : undefined;
+      if (content !== undefined && settled(entry, appliedNs)) records.push({ path: entry.path, version: entry.version, sha256: content });
+    }
+    await this.statCache.save(workspaceId, records);
   }
 
   /** Unpacks an untrusted tarball into directory `parts` of the workspace; a refusal changes nothing (see the class comment). */
@@ -853,6 +948,16 @@ export class Snapshots {
       },
     };
   }
+}
+
+/** Every entry of the workspace as the walk finds it (stat only), for an in-place restore. */
+async function liveEntries(workspace: Workspace, signal?: AbortSignal): Promise<LiveEntry[]> {
+  const entries: LiveEntry[] = [];
+  for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false })) {
+    signal?.throwIfAborted();
+    entries.push({ parts: entry.parts, path: entry.path, type: entry.type, version: entry.version, mode: entry.mode, ctimeNs: entry.ctimeNs, mtimeNs: entry.mtimeNs });
+  }
+  return entries;
 }
 
 /** Every symbolic link in the workspace and its target (for the import's link check; only walked when the archive has links). */

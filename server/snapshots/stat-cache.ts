@@ -21,6 +21,20 @@ export interface StatRecord {
   sha256: string;
 }
 
+/** Timestamps move in ticks (a few ms on Linux): a file changed within this of a walk's start may change again within its tick, unseen. */
+export const RACY_MARGIN_MS = 50;
+const RACY_MARGIN_NS = BigInt(RACY_MARGIN_MS) * 1_000_000n;
+
+/** Whether a stat taken after `sinceNs` (ns since the epoch) may stand for the content read with it (git's "racily clean" rule). */
+export function settled(stat: { ctimeNs: bigint; mtimeNs: bigint }, sinceNs: bigint): boolean {
+  return stat.ctimeNs < sinceNs - RACY_MARGIN_NS && stat.mtimeNs < sinceNs - RACY_MARGIN_NS;
+}
+
+/** Now, in ns since the epoch, for `settled`. */
+export function nowNs(): bigint {
+  return BigInt(Date.now()) * 1_000_000n;
+}
+
 /** By workspace path. */
 export type KnownFiles = ReadonlyMap<string, { version: string; sha256: string }>;
 

@@ -9,7 +9,8 @@ export const BINARY_HEAD_BYTES = 8192;
 /** Share of control characters above which the head is binary. */
 const CONTROL_RATIO = 0.1;
 
-type Signature = { offset?: number; bytes: readonly number[] } | ((head: Uint8Array) => boolean);
+/** Bytes at `offset` (default 0), and what else must hold. */
+type Signature = { offset?: number; bytes: readonly number[]; and?: (head: Uint8Array) => boolean };
 
 const ascii = (s: string): number[] => [...s].map((c) => c.charCodeAt(0));
 
@@ -31,7 +32,7 @@ const SIGNATURES: readonly Signature[] = [
   { bytes: [0x50, 0x4b, 0x05, 0x06] }, // empty ZIP
   { bytes: [0x50, 0x4b, 0x07, 0x08] }, // spanned ZIP
   { bytes: [0x1f, 0x8b] }, // gzip
-  (h) => has(h, ascii("BZh")) && h[3]! >= 0x31 && h[3]! <= 0x39 && has(h, [0x31, 0x41, 0x59, 0x26, 0x53, 0x59], 4), // bzip2
+  { bytes: ascii("BZh"), and: (h) => h[3]! >= 0x31 && h[3]! <= 0x39 && has(h, [0x31, 0x41, 0x59, 0x26, 0x53, 0x59], 4) }, // bzip2
   { bytes: [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00] }, // xz
   { bytes: [0x28, 0xb5, 0x2f, 0xfd] }, // zstd
   { bytes: [0x04, 0x22, 0x4d, 0x18] }, // lz4
@@ -46,7 +47,7 @@ const SIGNATURES: readonly Signature[] = [
   { bytes: [0xca, 0xfe, 0xba, 0xbe] }, // Java class, Mach-O universal
   // PE/DOS executable: "MZ" alone could start a text file; a real DOS header
   // has NUL bytes among its first 64.
-  (h) => has(h, ascii("MZ")) && h.length >= 64 && h.subarray(0, 64).includes(0),
+  { bytes: ascii("MZ"), and: (h) => h.length >= 64 && h.subarray(0, 64).includes(0) },
   { bytes: [0x00, 0x61, 0x73, 0x6d] }, // WebAssembly
   { bytes: ascii("SQLite format 3\0") },
   { bytes: ascii("dex\n0") }, // Android DEX
@@ -54,14 +55,14 @@ const SIGNATURES: readonly Signature[] = [
   { bytes: ascii("PAR1") }, // Parquet
   { bytes: ascii("OggS\0") },
   { bytes: ascii("fLaC") },
-  (h) => has(h, ascii("ID3")) && h[3]! >= 2 && h[3]! <= 4 && h[4] === 0, // MP3 with ID3v2 tag
+  { bytes: ascii("ID3"), and: (h) => h[3]! >= 2 && h[3]! <= 4 && h[4] === 0 }, // MP3 with ID3v2 tag
   { bytes: ascii("wOFF") },
   { bytes: ascii("wOF2") },
   { bytes: [0x00, 0x01, 0x00, 0x00, 0x00] }, // TrueType
   { bytes: ascii("II*\0") }, // TIFF
   { bytes: ascii("MM\0*") }, // TIFF
   { bytes: [0x00, 0x00, 0x01, 0x00] }, // ICO
-  (h) => has(h, ascii("RIFF")) && ["WAVE", "AVI ", "WEBP"].some((t) => has(h, ascii(t), 8)), // WAV, AVI, WebP
+  { bytes: ascii("RIFF"), and: (h) => ["WAVE", "AVI ", "WEBP"].some((t) => has(h, ascii(t), 8)) }, // WAV, AVI, WebP
   { offset: 4, bytes: ascii("ftyp") }, // MP4, MOV, HEIC
   { bytes: [0x1a, 0x45, 0xdf, 0xa3] }, // Matroska, WebM
   { bytes: [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1] }, // MS Office (OLE2)
@@ -69,8 +70,15 @@ const SIGNATURES: readonly Signature[] = [
 
 /** A known binary format's magic number at the start of `head`. */
 export function hasBinarySignature(head: Uint8Array): boolean {
-  return SIGNATURES.some((s) => (typeof s === "function" ? s(head) : has(head, s.bytes, s.offset)));
+  if (head.length === 0) return false;
+  const matches = (s: Signature) => has(head, s.bytes, s.offset) && (s.and?.(head) ?? true);
+  return BY_FIRST_BYTE[head[0]!]!.some(matches) || AT_AN_OFFSET.some(matches);
 }
+
+// Signatures by the byte they start the file with, and those at an offset:
+// a search tests every file's head (the whole list took ~0.7 µs a file).
+const AT_AN_OFFSET = SIGNATURES.filter((s) => (s.offset ?? 0) > 0);
+const BY_FIRST_BYTE = Array.from({ length: 256 }, (_, byte) => SIGNATURES.filter((s) => (s.offset ?? 0) === 0 && s.bytes[0] === byte));
 
 // C0 controls that text files legitimately contain: \t \n \v \f \r and ESC
 // (ANSI colour codes in logs).

@@ -7,6 +7,8 @@
 // opened that way has one link again at the fstat; the readers check the
 // descriptor against the lstat of the name and never use its bytes. A name
 // replaced by another lone file (an editor's save) is opened again and read.
+// The search workers check once, after the first read: the same swaps, and a
+// FIFO swapped in, never get their bytes searched.
 import { execFileSync } from "node:child_process";
 import { closeSync, linkSync, mkdirSync, mkdtempSync, openSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +18,10 @@ import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { packSeekable } from "../snapshots/seekable.js";
 import { Workspace } from "./workspace.js";
 import { isLoneByName, isLoneFile } from "./lone-file.js";
+import * as fs from "node:fs";
+import { compilePattern } from "../search/pattern.js";
+import runSearchTask, { FILE_KINDS, newLease } from "../search/worker.js";
+import { checkHeldRead } from "./held-open.js";
 
 /** Runs once, when the file named `name` is opened: `beforeOpen` just before the open, `beforeFstat` just before the fstat of what it opened. */
 const hook: { name: string | null; beforeOpen?: () => void; beforeFstat?: () => void; fd?: number } = { name: null };
@@ -145,6 +151,87 @@ it("by name, deeper than /proc shows a path for: the name looked up once the loc
     expect(isLoneFile(fd)).toBe(true);
     expect(isLoneByName(fd, dir, "deep")).toBe(false);
   } finally {
+    closeSync(fd);
+    closeSync(dir);
+  }
+});
+
+// The search workers: one check after the first read (checkHeldRead).
+
+/** Scans the root's `names` as one search task, as a pool worker does (run here, on this thread, so node:fs is the hooked one). */
+function searchTask(names: string[], needle: string) {
+  const dir = openSync(root, "r");
+  try {
+    const result = runSearchTask({
+      pattern: compilePattern(needle, { fixedStrings: true, caseInsensitive: false }),
+      options: { mode: "content", before: 0, after: 0, limit: 100 },
+      foundBefore: 0,
+      running: [],
+      progress: new SharedArrayBuffer(4),
+      maxFileSize: 0,
+      files: { dirFds: Int32Array.from(names, () => dir), names: names.join("\0") },
+      paths: names.map((name) => `/${name}`).join("\0"),
+      lease: newLease().buffer as SharedArrayBuffer,
+    });
+    if (result === "pong") throw new Error("not a search task");
+    return names.map((_, i) => ({ kind: FILE_KINDS[result.kinds[i]!], hit: result.hits.some((hit) => hit.index === i) }));
+  } finally {
+    closeSync(dir);
+  }
+}
+
+it("search workers: a name opened as a hard link to an outside file and removed before the check is not searched", () => {
+  linkedThenRemoved();
+  expect(searchTask(["leaf"], SECRET)).toEqual([{ kind: "skipped", hit: false }]);
+});
+
+it("search workers: nor a name removed and made again as a lone file, nor one replaced (its inode has no link left)", () => {
+  hook.name = "leaf";
+  hook.beforeOpen = () => {
+    unlinkSync(leaf());
+    linkSync(secret, leaf());
+  };
+  hook.beforeFstat = () => {
+    unlinkSync(leaf());
+    writeFileSync(leaf(), `${SECRET}\n`); // a lone file by that name now, but not the inode opened
+  };
+  expect(searchTask(["leaf"], SECRET)).toEqual([{ kind: "skipped", hit: false }]);
+  replaced();
+  hook.beforeFstat = () => {
+    writeFileSync(path.join(root, "other"), "x\n");
+    renameSync(path.join(root, "other"), leaf());
+  };
+  expect(searchTask(["leaf"], "saved")).toEqual([{ kind: "skipped", hit: false }]);
+});
+
+it("search workers: a FIFO swapped in for a walked file is skipped without blocking; a plain file beside it is searched", () => {
+  hook.name = "leaf";
+  hook.beforeOpen = () => {
+    unlinkSync(leaf());
+    execFileSync("mkfifo", [leaf()]);
+  };
+  hook.beforeFstat = undefined;
+  writeFileSync(path.join(root, "plain"), "plain\n");
+  expect(searchTask(["leaf", "plain"], "plain")).toEqual([
+    { kind: "skipped", hit: false },
+    { kind: "text", hit: true },
+  ]);
+});
+
+it("search workers: a file whose links changed before the open passes on its fstat alone; one changed about the open costs an lstat of its name", () => {
+  const dir = openSync(root, "r");
+  const fd = openSync(leaf(), "r");
+  const lstat = vi.spyOn(fs, "lstatSync");
+  try {
+    const now = Date.now();
+    expect(checkHeldRead(fd, dir, "leaf", now + 10_000)).toEqual({ size: 6 });
+    expect(lstat).not.toHaveBeenCalled();
+    expect(checkHeldRead(fd, dir, "leaf", now)).toEqual({ size: 6 });
+    expect(lstat).toHaveBeenCalledTimes(1);
+    linkSync(leaf(), path.join(base, "second"));
+    expect(checkHeldRead(fd, dir, "leaf", now)).toEqual({ skipped: "hard-linked" });
+  } finally {
+    lstat.mockRestore();
     closeSync(fd);
     closeSync(dir);
   }

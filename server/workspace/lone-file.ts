@@ -5,8 +5,8 @@
 // descriptor after the read completes, before the bytes are used: a file
 // swapped meanwhile (or linked from outside after it was opened) is caught.
 // Readers check it at open too, against the lstat of the name made before
-// the open (held-open.ts for walked files, Workspace.openFile; not the search
-// workers, which open by the directory's records): the link count of a
+// the open (held-open.ts for walked files, Workspace.openFile; the search
+// workers once, after the first read: checkHeldRead): the link count of a
 // descriptor opened through a hard link whose name was removed since is 1
 // again. The snapshot packer and live diffs check by name after the read
 // (isLoneByName).

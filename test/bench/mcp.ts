@@ -18,7 +18,7 @@ import path from "node:path";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { CLI, ensureCliBuilt } from "../../clients/ts/test/cli-build.js";
 import { BIG_FILE, BIG_LINES, COMMON_WORD, ensureData, prng } from "./data.js";
-import { Daemon, describeMachine, ensureBuilt, ensureRipgrep, loadAverage, median, ms, processCpuMs, processMemory, quantile, runTool } from "./measure.js";
+import { baselineName, checkoutOf, Daemon, describeMachine, ensureBuilt, ensureRipgrep, loadAverage, median, ms, processCpuMs, processMemory, quantile, runTool } from "./measure.js";
 import { formatMs, renderTable, type Row } from "./table.js";
 import { MCP_SDK, MCP_SERVER, McpStdioServer, ensureMcpServer, type ToolCall } from "./clients/mcp.js";
 
@@ -54,8 +54,17 @@ const host = (workspacePath: string) => path.join(DATA, workspacePath);
 const OUR_NODE_FLAGS = (process.env.BENCH_MCP_NODE_FLAGS ?? "").split(" ").filter(Boolean);
 
 /** `filetools --address A mcp --workspace bench [extra…]`, the built CLI over stdio, as a host starts it. */
-const startOurs = (daemon: Daemon, ...extra: string[]) =>
-  McpStdioServer.start(process.execPath, [...OUR_NODE_FLAGS, CLI, "--address", daemon.address, "mcp", "--workspace", WORKSPACE, ...extra]);
+const startOurs = (daemon: Daemon, ...extra: string[]) => startCli(CLI, daemon, ...extra);
+const startCli = (cli: string, daemon: Daemon, ...extra: string[]) =>
+  McpStdioServer.start(process.execPath, [...OUR_NODE_FLAGS, cli, "--address", daemon.address, "mcp", "--workspace", WORKSPACE, ...extra]);
+
+/** With BENCH_BASELINE (another checkout's bin/filetoolsd, built): that build's daemon and MCP server (its clients/ts CLI), for the search row's baseline column. */
+async function startBaseline(): Promise<{ daemon: Daemon; mcp: McpStdioServer } | undefined> {
+  const launcher = process.env.BENCH_BASELINE;
+  if (!launcher) return undefined;
+  const daemon = await Daemon.start({ [WORKSPACE]: DATA }, [], launcher);
+  return { daemon, mcp: await startCli(path.join(checkoutOf(launcher), "clients/ts/dist/cli/main.js"), daemon) };
+}
 
 async function main(): Promise<void> {
   ensureBuilt(log);
@@ -77,7 +86,7 @@ async function main(): Promise<void> {
   if (!only || only === "window") rows.push(...(await windowRows(referenceEntry)));
   if (!only || only === "search") rows.push(...(await searchRows(rg)));
   log("");
-  log(renderTable(rows));
+  log(renderTable(rows, baselineName()));
   log(`\nload average at the end: ${loadAverage()}`);
   log("\nfiletoolsd column: our server (`filetools mcp` on the daemon), through MCP over stdio; ratio = ours / the other (below 1: ours is faster).");
 }
@@ -289,6 +298,8 @@ async function windowRows(referenceEntry: string): Promise<Row[]> {
 async function searchRows(rg: string | undefined): Promise<Row[]> {
   const daemon = await Daemon.start({ [WORKSPACE]: DATA });
   const ours = await startOurs(daemon);
+  const baseline = await startBaseline();
+  const baselineTimes: number[] = [];
   const direct = daemon.client.workspace(WORKSPACE);
   const rgCommand = `rg -n -j2 --no-require-git -F ${COMMON_WORD} '${host(TREE)}' | head -n ${SEARCH_RESULTS}`;
   const args = { pattern: COMMON_WORD, path: TREE, fixed_strings: true, max_results: SEARCH_RESULTS };
@@ -301,13 +312,14 @@ async function searchRows(rg: string | undefined): Promise<Row[]> {
   let oursCpu = 0;
   try {
     log(`search "${COMMON_WORD}", first ${SEARCH_RESULTS} matches: a warm-up each, then ${SEARCH_ROUNDS} interleaved rounds …`);
-    const runOurs = async () => {
+    const runOn = async (server: McpStdioServer) => {
       const started = process.hrtime.bigint();
-      const result = await ours.callTool("search", args);
+      const result = await server.callTool("search", args);
       const took = ms(started);
       if (result.isError) throw new Error(result.text);
       return { took, count: (result.structured?.matches as unknown[] | undefined)?.length ?? 0 };
     };
+    const runOurs = () => runOn(ours);
     const runDirect = async () => {
       const started = process.hrtime.bigint();
       let count = 0;
@@ -321,6 +333,7 @@ async function searchRows(rg: string | undefined): Promise<Row[]> {
     await runOurs();
     await runDirect();
     if (rg) await runRg();
+    if (baseline) await runOn(baseline.mcp);
     const { peak: p } = await daemon.peakDuring(async () => {
       for (let i = 0; i < SEARCH_ROUNDS; i++) {
         const cpu = daemon.cpuMs();
@@ -337,12 +350,15 @@ async function searchRows(rg: string | undefined): Promise<Row[]> {
           rgTimes.push(r.took);
           found.rg = r.count;
         }
+        if (baseline) baselineTimes.push((await runOn(baseline.mcp)).took);
       }
     });
     peak = p;
   } finally {
     await ours.stop();
     await daemon.stop();
+    await baseline?.mcp.stop();
+    await baseline?.daemon.stop();
   }
   return [
     {
@@ -353,6 +369,7 @@ async function searchRows(rg: string | undefined): Promise<Row[]> {
         { tool: "reference", missing: "no content search (search_files matches names)" },
       ],
       peakRss: peak,
+      baseline: baseline ? median(baselineTimes) : undefined,
       note: `matches ours/rg: ${found.ours}/${found.rg}; the same Search straight over gRPC: ${formatMs(median(directTimes))}; CPU per search: daemon ${formatMs(daemonCpu / SEARCH_ROUNDS)}, MCP server ${formatMs(oursCpu / SEARCH_ROUNDS)}`,
     },
   ];

@@ -196,15 +196,33 @@ export function machine(dataRoot: string, rg: string | undefined): string[] {
   return [...describeMachine(dataRoot), `tools: ${version("sed")}; ${version("tail")}; ${version("grep")}; ${rg ?? "ripgrep: not available"}; LC_ALL=C.UTF-8`];
 }
 
-/** Lines describing the machine (CPU, memory, disk, kernel, load) and the daemon's commit. */
+/** Lines describing the machine (CPU, memory, disk, kernel, load), the daemon's commit, and the baseline's (BENCH_BASELINE) if one is set. */
 export function describeMachine(dataRoot: string): string[] {
   const cpu = /model name\s*:\s*(.*)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? os.cpus()[0]?.model ?? "?";
   const fs = statfsSync(dataRoot);
   const gib = (n: number) => `${(n / 2 ** 30).toFixed(1)} GiB`;
-  const git = (args: string[]) => spawnSync("git", args, { cwd: ROOT, encoding: "utf8" }).stdout.trim();
-  const dirty = git(["status", "--porcelain", "--untracked-files=no", "server", "gen/ts/src", "clients/ts/src"]) ? " (+ uncommitted changes)" : "";
+  const baseline = process.env.BENCH_BASELINE;
   return [
     `machine: ${cpu}, ${os.cpus().length} cores, ${gib(os.totalmem())} RAM, ${gib(fs.bavail * fs.bsize)} free on the data disk; ${os.type()} ${os.release()}; load average ${loadAverage()}`,
-    `filetoolsd: ${git(["log", "-1", "--format=%h %s"])}${dirty}; node ${process.version}`,
+    `filetoolsd: ${describeBuild(ROOT)}; node ${process.version}`,
+    ...(baseline ? [`baseline (BENCH_BASELINE=${baseline}): ${describeBuild(checkoutOf(baseline))}`] : []),
   ];
+}
+
+const gitAt = (root: string, args: string[]) => spawnSync("git", args, { cwd: root, encoding: "utf8" }).stdout?.trim() ?? "";
+
+/** The checkout a launcher (CHECKOUT/bin/filetoolsd) belongs to. */
+export const checkoutOf = (launcher: string) => path.dirname(path.dirname(path.resolve(launcher)));
+
+/** The commit of the checkout at `root` ("abc1234 subject", and whether its sources differ from it). */
+function describeBuild(root: string): string {
+  const dirty = gitAt(root, ["status", "--porcelain", "--untracked-files=no", "server", "gen/ts/src", "clients/ts/src"]) ? " (+ uncommitted changes)" : "";
+  return `${gitAt(root, ["log", "-1", "--format=%h %s"]) || "not a git checkout"}${dirty}`;
+}
+
+/** The baseline build's column header: "baseline abc1234" (its checkout's commit), or "baseline". */
+export function baselineName(): string {
+  const launcher = process.env.BENCH_BASELINE;
+  const commit = launcher ? gitAt(checkoutOf(launcher), ["log", "-1", "--format=%h"]) : "";
+  return commit ? `baseline ${commit}` : "baseline";
 }

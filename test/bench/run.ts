@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { OutputMode, SearchOrder } from "@filetools/proto/filetools/v1/files_pb.js";
 import { ALTERNATION, BIG_FILE, BIG_LINES, COMMON_WORD, RARE_LITERAL, ensureData, prng } from "./data.js";
-import { Daemon, ensureBuilt, ensureRipgrep, lineCount, loadAverage, loopTool, machine, median, ms, quantile, runTool, sh } from "./measure.js";
+import { baselineName, Daemon, ensureBuilt, ensureRipgrep, lineCount, loadAverage, loopTool, machine, median, ms, quantile, runTool, sh } from "./measure.js";
 import { mixedLoadBenchmark } from "./mixed-load.js";
 import { MAX_RESULTS, RG, searchRows, sumCounts, withSearchDaemons, type SearchCase } from "./search-runner.js";
 import { searchPageBenchmarks } from "./search-pages.js";
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
     ...(only ? [] : await mixedLoadBenchmark(DATA, log)), // alone: npx tsx test/bench/mixed-load.ts
   ];
   log("");
-  log(renderTable(rows));
+  log(renderTable(rows, baselineName()));
   log(`\nload average at the end: ${loadAverage()}`);
   log("\nratio = filetoolsd time / tool time (below 1: the daemon is faster). Times are wall clock, warm page cache;");
   log("tool times include starting the process; daemon times are one call through the TypeScript client over gRPC.");

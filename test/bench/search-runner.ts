@@ -6,8 +6,8 @@
 // call (user + system, all threads; what the wall clock hides when other work
 // shares the cores).
 // BENCH_BASELINE=/other/checkout/bin/filetoolsd also times another build of the
-// daemon in the same rounds (its median and peak go in the note): before and
-// after a change, in one run.
+// daemon in the same rounds (its median in the table's baseline column, its
+// CPU and peak in the note): before and after a change, in one run.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { OutputMode, type SearchRequestSchema } from "@filetools/proto/filetools/v1/files_pb.js";
 import { FileToolsError } from "../../clients/ts/src/client.js";
@@ -132,8 +132,9 @@ export async function searchRows(daemon: Daemon, cases: SearchCase[], haveRg: bo
     const flags = [daemonResults?.summary?.truncated ? "daemon stopped at max_results" : "", daemonResults?.summary?.timedOut ? "daemon timed out" : ""].filter(Boolean);
     const aside = c.aside && asideTimes.length > 0 ? [`${c.aside.label}: ${median(asideTimes).toFixed(1)} ms`] : [];
     const cpuNote = cpu.length > 0 ? [`daemon CPU ${median(cpu).toFixed(0)} ms/call`] : [];
-    const before = baseline ? [`baseline: ${median(baselineTimes).toFixed(1)} ms, CPU ${median(baselineCpu).toFixed(0)} ms/call, peak ${(baselinePeak / 2 ** 20).toFixed(0)} MiB`] : [];
-    rows.push({ name: c.name, daemon: failure ?? median(daemonTimes), tools, peakRss: peak, note: [counts, ...flags, ...aside, ...cpuNote, ...before].join("; ") });
+    const before = baseline ? [`baseline CPU ${median(baselineCpu).toFixed(0)} ms/call, peak ${(baselinePeak / 2 ** 20).toFixed(0)} MiB`] : [];
+    const note = [counts, ...flags, ...aside, ...cpuNote, ...before].join("; ");
+    rows.push({ name: c.name, daemon: failure ?? median(daemonTimes), tools, peakRss: peak, note, baseline: baseline ? median(baselineTimes) : undefined });
   }
   return rows;
 }

@@ -1,6 +1,8 @@
 // The result table: one row per benchmark, the daemon's time, up to two tools
-// with their time and the ratio daemon/tool, the daemon's peak RSS, a note.
-// Printed as a Markdown table so it can be quoted as is.
+// with their time and the ratio daemon/tool, the daemon's peak RSS, a note;
+// with a baseline build (BENCH_BASELINE), its time and the ratio to it, so
+// that a regression shows in the table that found it. Printed as a Markdown
+// table so it can be quoted as is.
 
 export interface Compared {
   tool: string;
@@ -16,6 +18,8 @@ export interface Row {
   tools: Compared[];
   peakRss?: number;
   note?: string;
+  /** The baseline build's time in ms, timed in the same rounds (BENCH_BASELINE). */
+  baseline?: number;
 }
 
 export function formatMs(value: number): string {
@@ -33,7 +37,7 @@ export function formatRatio(ratio: number): string {
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
-function cells(row: Row): string[] {
+function cells(row: Row, withBaseline: boolean): string[] {
   const daemon = typeof row.daemon === "number" ? formatMs(row.daemon) : row.daemon;
   const tools = [row.tools[0], row.tools[1]].flatMap((t) => {
     if (!t) return ["", ""];
@@ -41,13 +45,16 @@ function cells(row: Row): string[] {
     const ratio = typeof row.daemon === "number" ? formatRatio(row.daemon / t.ms) : "n/a";
     return [`${t.tool}: ${formatMs(t.ms)}`, ratio];
   });
-  const all = [row.name, daemon, ...tools, row.peakRss === undefined ? "" : mib(row.peakRss), row.note ?? ""];
+  const baseline = !withBaseline ? [] : row.baseline === undefined ? ["", ""] : [formatMs(row.baseline), typeof row.daemon === "number" ? formatRatio(row.daemon / row.baseline) : "n/a"];
+  const all = [row.name, daemon, ...tools, ...baseline, row.peakRss === undefined ? "" : mib(row.peakRss), row.note ?? ""];
   return all.map((c) => c.replaceAll("|", "\\|")); // Markdown: a bare | would end the cell
 }
 
-export function renderTable(rows: Row[]): string {
-  const header = ["benchmark", "filetoolsd", "tool 1", "ratio", "tool 2", "ratio", "daemon peak RSS", "note"];
-  const body = rows.map(cells);
+/** `baseline` names the baseline build (e.g. its commit) in the header; its columns appear when a row has a baseline time. */
+export function renderTable(rows: Row[], baseline = "baseline"): string {
+  const withBaseline = rows.some((row) => row.baseline !== undefined);
+  const header = ["benchmark", "filetoolsd", "tool 1", "ratio", "tool 2", "ratio", ...(withBaseline ? [baseline, "vs baseline"] : []), "daemon peak RSS", "note"];
+  const body = rows.map((row) => cells(row, withBaseline));
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
   const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
   return [line(header), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...body.map(line)].join("\n");

@@ -3,7 +3,7 @@
 // bucket, bad credentials, unreachable endpoint) stops the daemon with a clear
 // message and no fallback to the local disk; a usable one lets it serve, and
 // the runs issue's end-to-end scenario passes on it.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -270,6 +270,19 @@ describe("presigned export", () => {
 
       await expectError(collect(d.client.workspaces.exportSnapshot({ workspace: "share", presign: true, live: true })), "INVALID_ARGUMENT");
       await expectError(ws.snapshotUrl({ seconds: 604_801 }), "INVALID_ARGUMENT");
+      // An incremental snapshot: its whole tree is assembled once into a tarball of its own, which the URL gets.
+      const next = await ws.startRun();
+      await ws.writeText("/second.md", "# Second\n");
+      const incremental = (await ws.finishRun(next.id)).snapshot!;
+      expect(incremental.tarballs).toBe(2);
+      const whole = await ws.snapshotUrl({ seconds: 120 });
+      expect(whole.sha256).not.toBe(incremental.sha256);
+      const wholeBytes = Buffer.from(await (await fetch(whole.url)).arrayBuffer());
+      expect(createHash("sha256").update(wholeBytes).digest("hex")).toBe(whole.sha256);
+      expect(BigInt(wholeBytes.length)).toBe(whole.size);
+      expect(execFileSync("tar", ["-tzf", "-"], { input: wholeBytes }).toString().split("\n").filter(Boolean).sort()).toEqual(["report.md", "second.md"]);
+      expect((await ws.snapshotUrl({ seconds: 60 })).sha256).toBe(whole.sha256); // reused
+
       const lw = local.client.workspace("share");
       const localRun = await lw.startRun();
       await lw.finishRun(localRun.id);

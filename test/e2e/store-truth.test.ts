@@ -122,6 +122,36 @@ for (const kind of ["file", "s3"] as const) {
   });
 }
 
+describe("a copy a restore was replacing when its daemon died", () => {
+  it("holds nobody's work: the next run brings it to the newest without keeping it, and a copy one run behind fetches only what changed", async () => {
+    const store = fileStore();
+    const dataDir = realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-truth-data-")));
+    let a = await daemon(store, { dataDir });
+    const files = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`/f${i}.txt`, `file ${i}\n`]));
+    await runOnce(a, "w", files);
+    await sleep(100); // past the stat cache's racy window
+    const b = await daemon(store);
+    const newest = await runOnce(b, "w", { "/f7.txt": "changed by b\n" });
+    // A's copy is one run behind: its restore moves only f7.
+    const run = (await a.client.workspaces.startRun({ workspace: "w" })).run!;
+    expect(run.restoredFrom).toBe(newest.snapshot.id);
+    expect(read(a, "w", "f7.txt")).toBe("changed by b\n");
+    await a.client.workspaces.finishRun({ workspace: "w", runId: run.id, snapshot: false });
+    // Killed part-way through a restore: the record says so, the tree is half of each.
+    await a.stop();
+    writeFileSync(path.join(dataDir, "copies", "w.json"), JSON.stringify({ snapshot: "", fingerprint: "", run: "", replacing: true }));
+    writeFileSync(path.join(a.hostDir("w"), "f1.txt"), "half-applied\n");
+    a = await daemon(store, { dataDir });
+    expect((await a.client.workspaces.getWorkspace({ workspace: "w" })).unpublishedChanges).toBe(false);
+    const next = (await a.client.workspaces.startRun({ workspace: "w" })).run!;
+    expect(next.restoredFrom).toBe(newest.snapshot.id);
+    expect(read(a, "w", "f1.txt")).toBe("file 1\n");
+    const all = (await a.client.workspaces.listSnapshots({ workspace: "w", includeRecovered: true })).snapshots;
+    expect(all.filter((s) => s.recovered)).toEqual([]);
+    await a.client.workspaces.finishRun({ workspace: "w", runId: next.id, snapshot: false });
+  }, 60_000);
+});
+
 describe("a bound directory of unknown origin", () => {
   it("is used as it is when it holds exactly the newest snapshot; otherwise kept as a recovered snapshot before the newest is restored", async () => {
     const store = fileStore();

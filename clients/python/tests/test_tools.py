@@ -386,9 +386,13 @@ def test_texts_for_what_a_fresh_workspace_rarely_shows() -> None:
         f.SearchMatch(path="/a", line_number=9, line="x", after=["y"]),
     ]
     summary = f.SearchSummary(files_searched=1234, files_matched=1, matches=2, timed_out=True)
-    assert texts.search_matches(hits, summary, True) == (
+    assert texts.search_matches(hits, summary, True, "path") == (
         "/a\n1-w\n2:x\n--\n9:x\n10-y\n"
         "(2 matching lines in 1 file; 1,234 files searched; the search ran out of time, so results are partial)\n"
+    )
+    assert texts.search_matches(hits, summary, True, "found").endswith(
+        '; the search ran out of time, so results are partial; files in the order found: order "path" sorts them, '
+        "for the same page every time)\n"
     )
     far = c.FileInfo(path="/f", type=c.FILE_TYPE_FILE, mode=0o600, mtime=Timestamp(seconds=253402300800, nanos=5_000_000))
     assert texts.stat(far) == "/f: file, 0 bytes, mode 0600, modified +010000-01-01T00:00:00.005Z, version \n"

@@ -9,8 +9,8 @@ export function exportSnapshotHandler(deps: Deps): WorkspacesHandler<"exportSnap
     if (request.presign) {
       if (request.live || include.length > 0) fail("INVALID_ARGUMENT", "presign exports a stored snapshot as it is: not with live or include");
       const manifest = await deps.snapshots.find(request.workspace, request.snapshotId, ctx.signal);
-      const { url, expiresAt } = await deps.snapshots.presign(manifest, request.presignSeconds ?? 0);
-      const header = { size: BigInt(manifest.sizeBytes), sha256: manifest.sha256, fileCount: BigInt(manifest.fileCount), url, urlExpiresAt: timestampFromDate(expiresAt) };
+      const { url, expiresAt, size, sha256 } = await deps.snapshots.presign(manifest, request.presignSeconds ?? 0, ctx.signal);
+      const header = { size: BigInt(size), sha256, fileCount: BigInt(manifest.fileCount), url, urlExpiresAt: timestampFromDate(expiresAt) };
       yield { event: { case: "header", value: header } };
       return;
     }

@@ -210,6 +210,8 @@ export class ToolDispatcher {
       contextBefore: context,
       contextAfter: context,
       maxResults: args.max_results as number | undefined,
+      // The first page soonest unless the model asks for a stable one (catalogue: search's "order").
+      order: (args.order as "found" | "path" | undefined) ?? "found",
     };
     const pattern = args.pattern as string;
     const mode = (args.output_mode as string | undefined) ?? "content";
@@ -217,18 +219,18 @@ export class ToolDispatcher {
       const results = this.workspace.searchFiles(pattern, searchOptions);
       const paths: string[] = [];
       for await (const path of results) paths.push(path);
-      return ok(texts.searchFilesText(paths, results.summary), { files: paths, ...summaryFields(results.summary) });
+      return ok(texts.searchFilesText(paths, results.summary, searchOptions.order), { files: paths, ...summaryFields(results.summary) });
     }
     if (mode === "count") {
       const results = this.workspace.searchCounts(pattern, searchOptions);
       const counts: Array<{ path: string; count: bigint }> = [];
       for await (const c of results) counts.push({ path: c.path, count: c.count });
-      return ok(texts.searchCountsText(counts, results.summary), { counts: counts.map((c) => ({ path: c.path, count: Number(c.count) })), ...summaryFields(results.summary) });
+      return ok(texts.searchCountsText(counts, results.summary, searchOptions.order), { counts: counts.map((c) => ({ path: c.path, count: Number(c.count) })), ...summaryFields(results.summary) });
     }
     const results = this.workspace.search(pattern, searchOptions);
     const hits: texts.SearchHit[] = [];
     for await (const m of results) hits.push({ path: m.path, lineNumber: m.lineNumber, line: m.line, before: m.before, after: m.after });
-    return ok(texts.searchMatchesText(hits, results.summary, context > 0), {
+    return ok(texts.searchMatchesText(hits, results.summary, context > 0, searchOptions.order), {
       matches: hits.map((h) => ({ path: h.path, line_number: Number(h.lineNumber), line: h.line, before: h.before, after: h.after })),
       ...summaryFields(results.summary),
     });

@@ -91,7 +91,7 @@ export interface SearchHit {
 }
 
 /** Matches grouped by file, as `grep -n` with context: "12:match", "13-context", "--" between blocks that do not touch. */
-export function searchMatchesText(hits: SearchHit[], summary: SearchSummary | undefined, withContext: boolean): string {
+export function searchMatchesText(hits: SearchHit[], summary: SearchSummary | undefined, withContext: boolean, order: SearchOrderName): string {
   let text = "";
   let file: string | undefined;
   let lastLine = 0n;
@@ -108,25 +108,32 @@ export function searchMatchesText(hits: SearchHit[], summary: SearchSummary | un
     hit.after.forEach((line, i) => (text += `${hit.lineNumber + 1n + BigInt(i)}-${line}\n`));
     lastLine = hit.lineNumber + BigInt(hit.after.length);
   }
-  return text + summaryLine(summary, `${plural(summary?.matches ?? 0n, "matching line")} in ${plural(summary?.filesMatched ?? 0n, "file")}`);
+  return text + summaryLine(summary, `${plural(summary?.matches ?? 0n, "matching line")} in ${plural(summary?.filesMatched ?? 0n, "file")}`, order);
 }
 
-export function searchFilesText(paths: string[], summary: SearchSummary | undefined): string {
-  return paths.map((path) => `${path}\n`).join("") + summaryLine(summary, `${plural(paths.length, "file")} with matches`);
+export function searchFilesText(paths: string[], summary: SearchSummary | undefined, order: SearchOrderName): string {
+  return paths.map((path) => `${path}\n`).join("") + summaryLine(summary, `${plural(paths.length, "file")} with matches`, order);
 }
 
-export function searchCountsText(counts: Array<{ path: string; count: bigint }>, summary: SearchSummary | undefined): string {
+export function searchCountsText(counts: Array<{ path: string; count: bigint }>, summary: SearchSummary | undefined, order: SearchOrderName): string {
   const lines = counts.map(({ path, count: n }) => `${path}:${n}\n`).join("");
-  return lines + summaryLine(summary, `${plural(summary?.matches ?? 0n, "matching line")} in ${plural(counts.length, "file")}`);
+  return lines + summaryLine(summary, `${plural(summary?.matches ?? 0n, "matching line")} in ${plural(counts.length, "file")}`, order);
 }
 
-function summaryLine(summary: SearchSummary | undefined, found: string): string {
+/** The search tool's "order": files as found (the first page soonest) or sorted by path. */
+export type SearchOrderName = "found" | "path";
+
+/** Said when files came as found and more than one was searched: the page may differ next time. */
+const FOUND_ORDER_HINT = 'files in the order found: order "path" sorts them, for the same page every time';
+
+function summaryLine(summary: SearchSummary | undefined, found: string, order: SearchOrderName): string {
   if (!summary || summary.matches === 0n) {
     return `No matches (${plural(summary?.filesSearched ?? 0n, "file")} searched).\n`;
   }
   let line = `(${found}; ${plural(summary.filesSearched, "file")} searched`;
   if (summary.truncated) line += "; more exist: raise max_results or narrow the search";
   if (summary.timedOut) line += "; the search ran out of time, so results are partial";
+  if (order === "found" && summary.filesSearched > 1n) line += `; ${FOUND_ORDER_HINT}`;
   return `${line})\n`;
 }
 

@@ -235,6 +235,8 @@ class FiletoolsBackend(BackendProtocol):
                 truncated = timed_out
             return GrepResult(matches=matches, truncated=truncated)
 
+        # Sorted path order (the client's default), not the search tool's found order: the protocol
+        # can neither ask for an order nor say which one came (README, deep agents).
         kwargs: dict[str, Any] = {
             "pattern": pattern,
             "path": path or "/",

@@ -338,16 +338,18 @@ def _summary_fields(summary: f.SearchSummary | None) -> dict[str, Any]:
 def _search(args: Args) -> _Call:
     context = _int(args, "context") or 0
     mode = args.get("output_mode", "content")
+    # The first page soonest unless the model asks for a stable one (catalogue: search's "order").
+    order = args.get("order", "found")
 
     def files(answer: tuple[list[f.SearchFile], f.SearchSummary | None]) -> ToolResult:
         hits, summary = answer
         paths = [hit.path for hit in hits]
-        return _ok(texts.search_files(paths, summary), {"files": paths, **_summary_fields(summary)})
+        return _ok(texts.search_files(paths, summary, order), {"files": paths, **_summary_fields(summary)})
 
     def counts(answer: tuple[list[f.SearchCount], f.SearchSummary | None]) -> ToolResult:
         hits, summary = answer
         structured = [{"path": hit.path, "count": hit.count} for hit in hits]
-        return _ok(texts.search_counts(hits, summary), {"counts": structured, **_summary_fields(summary)})
+        return _ok(texts.search_counts(hits, summary, order), {"counts": structured, **_summary_fields(summary)})
 
     def matches(answer: tuple[list[f.SearchMatch], f.SearchSummary | None]) -> ToolResult:
         hits, summary = answer
@@ -355,7 +357,7 @@ def _search(args: Args) -> _Call:
             {"path": h.path, "line_number": h.line_number, "line": h.line, "before": list(h.before), "after": list(h.after)}
             for h in hits
         ]
-        return _ok(texts.search_matches(hits, summary, context > 0), {"matches": structured, **_summary_fields(summary)})
+        return _ok(texts.search_matches(hits, summary, context > 0, order), {"matches": structured, **_summary_fields(summary)})
 
     finish = {"files_with_matches": files, "count": counts}.get(mode, matches)
     kwargs = {
@@ -369,6 +371,7 @@ def _search(args: Args) -> _Call:
         "context_after": context,
         "max_results": _int(args, "max_results"),
         "output_mode": mode,
+        "order": order,
     }
     return _Call("search", kwargs, finish, stream=True)
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from filetools.errors import FileToolsError
-from filetools.models import TextWindow
+from filetools.models import SearchOrder, TextWindow
 from filetools.tools._catalogue import CATALOGUE
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import files_pb2 as f
@@ -105,7 +105,9 @@ def _entry_line(entry: c.FileInfo) -> str:
     return f"{entry.path} (special file)"
 
 
-def search_matches(hits: Sequence[f.SearchMatch], summary: f.SearchSummary | None, with_context: bool) -> str:
+def search_matches(
+    hits: Sequence[f.SearchMatch], summary: f.SearchSummary | None, with_context: bool, order: SearchOrder
+) -> str:
     """Matches grouped by file, as ``grep -n`` with context: "12:match", "13-context", "--" between blocks that do not touch."""
     text = ""
     file: str | None = None
@@ -123,20 +125,24 @@ def search_matches(hits: Sequence[f.SearchMatch], summary: f.SearchSummary | Non
         last_line = hit.line_number + len(hit.after)
     matches = summary.matches if summary else 0
     files = summary.files_matched if summary else 0
-    return text + _summary_line(summary, f"{_plural(matches, 'matching line')} in {_plural(files, 'file')}")
+    return text + _summary_line(summary, f"{_plural(matches, 'matching line')} in {_plural(files, 'file')}", order)
 
 
-def search_files(paths: Sequence[str], summary: f.SearchSummary | None) -> str:
-    return "".join(f"{path}\n" for path in paths) + _summary_line(summary, f"{_plural(len(paths), 'file')} with matches")
+def search_files(paths: Sequence[str], summary: f.SearchSummary | None, order: SearchOrder) -> str:
+    return "".join(f"{path}\n" for path in paths) + _summary_line(summary, f"{_plural(len(paths), 'file')} with matches", order)
 
 
-def search_counts(counts: Sequence[f.SearchCount], summary: f.SearchSummary | None) -> str:
+def search_counts(counts: Sequence[f.SearchCount], summary: f.SearchSummary | None, order: SearchOrder) -> str:
     lines = "".join(f"{entry.path}:{entry.count}\n" for entry in counts)
     matches = summary.matches if summary else 0
-    return lines + _summary_line(summary, f"{_plural(matches, 'matching line')} in {_plural(len(counts), 'file')}")
+    return lines + _summary_line(summary, f"{_plural(matches, 'matching line')} in {_plural(len(counts), 'file')}", order)
 
 
-def _summary_line(summary: f.SearchSummary | None, found: str) -> str:
+#: Said when files came as found and more than one was searched: the page may differ next time.
+_FOUND_ORDER_HINT = 'files in the order found: order "path" sorts them, for the same page every time'
+
+
+def _summary_line(summary: f.SearchSummary | None, found: str, order: SearchOrder) -> str:
     if summary is None or summary.matches == 0:
         return f"No matches ({_plural(summary.files_searched if summary else 0, 'file')} searched).\n"
     line = f"({found}; {_plural(summary.files_searched, 'file')} searched"
@@ -144,6 +150,8 @@ def _summary_line(summary: f.SearchSummary | None, found: str) -> str:
         line += "; more exist: raise max_results or narrow the search"
     if summary.timed_out:
         line += "; the search ran out of time, so results are partial"
+    if order == "found" and summary.files_searched > 1:
+        line += f"; {_FOUND_ORDER_HINT}"
     return f"{line})\n"
 
 

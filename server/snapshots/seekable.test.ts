@@ -1,0 +1,186 @@
+// The seekable format end to end, on real files and a file:// store: what
+// GNU tar makes of every tarball (a snapshot's own, an assembled export),
+// what an incremental snapshot stores and reads, and the tables of contents a
+// tampered store may hold, each refused with DATA_LOSS, changing nothing.
+import { execFileSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tree } from "../../test/support/trees.js";
+import { plantContents, storedContents, type StoredContents } from "../../test/support/old-format.js";
+import { WorkspaceRegistry } from "../workspace/registry.js";
+import { FileStore } from "./file-store.js";
+import { Snapshots, type Manifest } from "./snapshots.js";
+
+let base: string;
+let storeDir: string;
+let root: string;
+let registry: WorkspaceRegistry;
+let snapshots: Snapshots;
+/** The store's ranged reads so far, and the bytes they asked for. */
+let rangedReads = 0;
+let rangedBytes = 0;
+
+beforeAll(async () => {
+  base = mkdtempSync(path.join(tmpdir(), "seekable-"));
+  storeDir = path.join(base, "store");
+  registry = await WorkspaceRegistry.start(path.join(base, "data"), new Map());
+  await registry.create("w");
+  root = path.join(base, "data", "workspaces", "w");
+  const files = new FileStore(storeDir);
+  await files.check();
+  const store = Object.assign(Object.create(files) as FileStore, {
+    getRange: (key: string, offset: number, length: number) => {
+      rangedReads++;
+      rangedBytes += length;
+      return files.getRange(key, offset, length);
+    },
+  });
+  snapshots = new Snapshots(store, 100, path.join(base, "tmp"), registry, { statCacheDir: path.join(base, "data", "stat-cache") });
+  await snapshots.prepare();
+  // Every kind of member: nested and empty directories, a long name, a link, an empty file, one of several chunks, an executable.
+  mkdirSync(path.join(root, "src", "deep"), { recursive: true });
+  mkdirSync(path.join(root, "empty"));
+  writeFileSync(path.join(root, "src", "a.txt"), "alpha\n");
+  writeFileSync(path.join(root, "src", "deep", `${"long-name-".repeat(12)}.txt`), "long\n");
+  writeFileSync(path.join(root, "empty.txt"), "");
+  writeFileSync(path.join(root, "big.bin"), randomBytes(9 * 1024 * 1024 + 123));
+  writeFileSync(path.join(root, "copy-of-a.txt"), "alpha\n");
+  symlinkSync("src/a.txt", path.join(root, "link"));
+  writeFileSync(path.join(root, "script.sh"), "#!/bin/sh\n", { mode: 0o755 });
+});
+
+afterAll(() => {
+  void registry?.close();
+  rmSync(base, { recursive: true, force: true });
+});
+
+let parent = "";
+async function snapshot(): Promise<Manifest> {
+  const written = await snapshots.create(await registry.get("w"), { runId: "", labels: {}, changeSet: [], parent, publish: { replaces: parent } });
+  expect(written.published).toBe(true);
+  parent = written.manifest.id;
+  return written.manifest;
+}
+
+/** What GNU tar extracts from `tarball`, as a tree of names and contents. */
+function extracted(tarball: Buffer): Record<string, string> {
+  const dir = mkdtempSync(path.join(base, "gnu-"));
+  execFileSync("tar", ["-xzf", "-", "-C", dir], { input: tarball });
+  return tree(dir);
+}
+
+async function exported(manifest: Manifest): Promise<Buffer> {
+  const stream = await snapshots.exportStored(manifest);
+  const parts: Buffer[] = [];
+  for await (const chunk of stream.chunks) parts.push(chunk);
+  await stream.release();
+  const bytes = Buffer.concat(parts);
+  expect(createHash("sha256").update(bytes).digest("hex")).toBe(stream.sha256);
+  return bytes;
+}
+
+const stored = (manifest: Manifest): Buffer => readFileSync(path.join(storeDir, manifest.tarball));
+
+describe("the seekable format", () => {
+  let first: Manifest;
+  let second: Manifest;
+  let secondTree: Record<string, string>;
+
+  it("a first snapshot is one tarball GNU tar extracts into the tree, byte for byte; each file's content starts a gzip member", async () => {
+    first = await snapshot();
+    expect(first.tarballs).toEqual([first.tarball]);
+    expect(extracted(stored(first))).toEqual(tree(root));
+    expect(statSync(path.join(storeDir, first.tarball)).size).toBe(first.sizeBytes);
+    // big.bin is three chunks; every file has its own member (the copy of a.txt too: the tarball is the whole tree).
+    const contents = storedContents(storeDir, "w", first.id);
+    const big = contents.files.paths.findIndex((p) => p.endsWith("big.bin"));
+    expect(contents.chunks.first[big + 1]! - contents.chunks.first[big]!).toBe(3);
+    const offsets = new Set(contents.chunks.offset);
+    expect(offsets.size).toBe(contents.chunks.offset.length);
+    for (const offset of offsets) expect(stored(first).subarray(offset, offset + 2)).toEqual(Buffer.from([0x1f, 0x8b]));
+  });
+
+  it("the next snapshot stores only what changed, reads only files whose stat changed, and exports the whole tree", async () => {
+    writeFileSync(path.join(root, "src", "a.txt"), "alpha, changed\n");
+    writeFileSync(path.join(root, "new.txt"), "new\n");
+    second = await snapshot();
+    secondTree = tree(root);
+    expect(second.tarballs).toEqual([second.tarball, first.tarball]);
+    expect(second.sizeBytes).toBeLessThan(2048);
+    expect(second.fileCount).toBe(first.fileCount + 1);
+    // Its own tarball holds the changed and new files only.
+    expect(Object.keys(extracted(stored(second))).filter((name) => !name.endsWith("/") && !name.includes("->"))).toEqual(expect.arrayContaining(["new.txt", "src/a.txt"]));
+    expect(extracted(await exported(second))).toEqual(tree(root));
+  });
+
+  it("a file rewritten behind the daemon's back with its size and mtime put back is still seen (ctime moved)", async () => {
+    const file = path.join(root, "src", "deep", `${"long-name-".repeat(12)}.txt`);
+    const { atime, mtime } = statSync(file);
+    writeFileSync(file, "LONG\n");
+    utimesSync(file, atime, mtime);
+    const third = await snapshot();
+    expect(extracted(await exported(third))).toEqual(tree(root));
+  });
+
+  it("a restore from a chain of snapshots reads their chunks by ranges and gives the tree back", async () => {
+    writeFileSync(path.join(root, "src", "a.txt"), "live edit\n");
+    const before = rangedReads;
+    await snapshots.restore("w", second);
+    expect(rangedReads - before).toBeGreaterThan(0);
+    expect(tree(root)).toEqual(secondTree);
+    // The stat cache vouches for every restored file: the next snapshot reads none of them.
+    const cache = JSON.parse(readFileSync(path.join(base, "data", "stat-cache", "w.json"), "utf8"));
+    expect(cache.paths.length).toBe(second.fileCount);
+  });
+});
+
+describe("a restore into a copy the last snapshot read", () => {
+  it("fetches only the files that differ, removes what the snapshot does not hold, and gives its tree back", async () => {
+    // Past the racy window of what the last tests wrote (files changed within 50 ms of a snapshot are read again next time).
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 120));
+    rmSync(path.join(root, "link")); // a tree with links is restored whole
+    await settle();
+    const before = await snapshot();
+    const beforeTree = tree(root);
+    writeFileSync(path.join(root, "src", "a.txt"), "changed after\n");
+    rmSync(path.join(root, "empty.txt"));
+    mkdirSync(path.join(root, "added", "deeper"), { recursive: true });
+    writeFileSync(path.join(root, "added", "deeper", "z.txt"), "z\n");
+    await settle();
+    await snapshot(); // the copy's stat cache is now this one's
+    const [reads, bytes] = [rangedReads, rangedBytes];
+    await snapshots.restore("w", before);
+    expect(tree(root)).toEqual(beforeTree);
+    // a.txt (and empty.txt, which has no chunk); not big.bin's 9 MiB, nor any unchanged file.
+    expect(rangedReads - reads).toBe(1);
+    expect(rangedBytes - bytes).toBeLessThan(1024);
+  });
+});
+
+describe("a table of contents that lies is refused with DATA_LOSS, and the workspace is left as it was", () => {
+  const lies: Array<[string, (c: StoredContents) => void]> = [
+    ["a chunk past the end of its tarball", (c) => void (c.chunks.offset[0] = c.tarballs[0]!.bytes)],
+    ["a length that overflows", (c) => void (c.chunks.length[0] = Number.MAX_SAFE_INTEGER)],
+    ["two chunks that overlap", (c) => void (c.chunks.offset[1] = c.chunks.offset[0]! + 1)],
+    ["chunks that do not add up to the file's size", (c) => void (c.files.sizes[0] = c.files.sizes[0]! + 1)],
+    ["another workspace's tarball", (c) => void (c.tarballs[0]!.key = c.tarballs[0]!.key.replace(/^w\//, "other/"))],
+    ["a chunk whose content is not its SHA-256", (c) => void (c.chunks.sha256 = Buffer.alloc(Buffer.from(c.chunks.sha256, "base64").length).toString("base64"))],
+    ["a path that climbs out", (c) => void (c.files.paths[0] = "/../../escape.txt")],
+  ];
+  it.each(lies)("%s", async (_name, lie) => {
+    const manifest = await snapshot();
+    const contents = storedContents(storeDir, "w", manifest.id);
+    lie(contents);
+    plantContents(storeDir, "w", manifest.id, contents);
+    const planted = await snapshots.find("w", manifest.id);
+    writeFileSync(path.join(root, "marker.txt"), "live\n");
+    const before = tree(root);
+    await expect(snapshots.restore("w", planted)).rejects.toMatchObject({ reason: expect.stringMatching(/^(DATA_LOSS|UNSAFE_ARCHIVE)$/) });
+    // Filtered: assembled from the table of contents even when the snapshot's own tarball is the whole tree.
+    await expect(snapshots.exportFiltered({ manifest: planted }, ["**"]).then((s) => s.release())).rejects.toMatchObject({ reason: expect.stringMatching(/^(DATA_LOSS|UNSAFE_ARCHIVE)$/) });
+    expect(tree(root)).toEqual(before);
+  });
+});
