@@ -35,6 +35,7 @@ export type ErrorReason =
   | "ACCESS_DENIED"
   | "IO_ERROR"
   | "SNAPSHOT_WITHOUT_FILE_LIST"
+  | "SNAPSHOT_WITHOUT_CONTENTS"
   | "NO_SPACE";
 
 export class FileToolsError extends Error {

@@ -52,6 +52,8 @@ const (
 	ReasonIOError              Reason = "IO_ERROR"
 	// DiffSnapshots named a snapshot written before manifests carried a file list.
 	ReasonSnapshotWithoutFileList Reason = "SNAPSHOT_WITHOUT_FILE_LIST"
+	// A read at a snapshot named one in the older format, without a table of contents.
+	ReasonSnapshotWithoutContents Reason = "SNAPSHOT_WITHOUT_CONTENTS"
 	// The daemon's disk is full (or its file system quota spent); nothing was changed.
 	ReasonNoSpace Reason = "NO_SPACE"
 )

@@ -27,10 +27,13 @@ type ReadOptions struct {
 	Encoding string
 	// Cap on the UTF-8 bytes of text; 0 = the daemon's default (10 MiB).
 	MaxBytes int64
+	// A snapshot id (ListSnapshots): read the file as it was at that stored
+	// snapshot instead of the live workspace; "" = live.
+	AtSnapshot string
 }
 
 func (o ReadOptions) request(workspace, path string) *filetoolsv1.ReadRequest {
-	req := &filetoolsv1.ReadRequest{Workspace: workspace, Path: path, Encoding: o.Encoding}
+	req := &filetoolsv1.ReadRequest{Workspace: workspace, Path: path, Encoding: o.Encoding, AtSnapshot: o.AtSnapshot}
 	if o.StartLine > 0 {
 		req.StartLine = &o.StartLine
 	}
@@ -256,11 +259,13 @@ func (c *Client) MakeDir(ctx context.Context, workspace, path string, opts MakeD
 type StatOptions struct {
 	DetectBinary bool // fill IsBinary (reads the first 8 KiB)
 	CountLines   bool // fill LineCount (reads the whole file)
+	// A snapshot id: describe the entry as it was at that stored snapshot; "" = live.
+	AtSnapshot string
 }
 
 // Stat describes one entry (a symlink as a symlink).
 func (c *Client) Stat(ctx context.Context, workspace, path string, opts StatOptions) (*FileInfo, error) {
-	resp, err := unary(ctx, c.files.Stat, &filetoolsv1.StatRequest{Workspace: workspace, Path: path, DetectBinary: opts.DetectBinary, CountLines: opts.CountLines})
+	resp, err := unary(ctx, c.files.Stat, &filetoolsv1.StatRequest{Workspace: workspace, Path: path, DetectBinary: opts.DetectBinary, CountLines: opts.CountLines, AtSnapshot: opts.AtSnapshot})
 	return resp.GetFile(), err
 }
 
@@ -273,6 +278,8 @@ type ListOptions struct {
 	SkipHidden     bool  // leave out names starting with "."
 	IncludeIgnored bool  // also list what .gitignore excludes, and .git
 	MaxEntries     int32 // 0 = 10,000
+	// A snapshot id: list the directory as it was at that stored snapshot; "" = live.
+	AtSnapshot string
 	// When set, filled with the listing's summary once the loop has read it all.
 	Summary *ListSummary
 }
@@ -289,6 +296,7 @@ func (c *Client) List(ctx context.Context, workspace, path string, opts ListOpti
 	req := &filetoolsv1.ListRequest{
 		Workspace: workspace, Path: path, Pattern: opts.Pattern, Recursive: opts.Recursive,
 		IncludeHidden: optionalTrue(opts.SkipHidden), RespectGitignore: optionalTrue(opts.IncludeIgnored),
+		AtSnapshot: opts.AtSnapshot,
 	}
 	if opts.MaxDepth > 0 {
 		req.MaxDepth = &opts.MaxDepth
@@ -449,13 +457,19 @@ func (c *Client) Upload(ctx context.Context, workspace, path string, r io.Reader
 // Download copies a file's bytes to w and checks them against the size and
 // sha256 the daemon announced (a mismatch is an *Error with codes.DataLoss).
 func (c *Client) Download(ctx context.Context, workspace, path string, w io.Writer) (*DownloadInfo, error) {
-	return c.download(ctx, workspace, path, w, nil)
+	return c.download(ctx, &filetoolsv1.DownloadRequest{Workspace: workspace, Path: path}, w, nil)
 }
 
-func (c *Client) download(ctx context.Context, workspace, path string, w io.Writer, progress Progress) (*DownloadInfo, error) {
+// DownloadAt is Download of the file as it was at a stored snapshot (an id
+// from ListSnapshots), read from the store; the live workspace is not touched.
+func (c *Client) DownloadAt(ctx context.Context, workspace, snapshot, path string, w io.Writer) (*DownloadInfo, error) {
+	return c.download(ctx, &filetoolsv1.DownloadRequest{Workspace: workspace, Path: path, AtSnapshot: snapshot}, w, nil)
+}
+
+func (c *Client) download(ctx context.Context, req *filetoolsv1.DownloadRequest, w io.Writer, progress Progress) (*DownloadInfo, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := c.files.Download(ctx, &filetoolsv1.DownloadRequest{Workspace: workspace, Path: path})
+	stream, err := c.files.Download(ctx, req)
 	if err != nil {
 		return nil, fromRPC(err)
 	}

@@ -289,7 +289,7 @@ var toolHandlers = map[string]func(*Dispatcher, context.Context, call) (ToolResu
 }
 
 func (d *Dispatcher) read(ctx context.Context, a call) (ToolResult, error) {
-	opts := ReadOptions{MaxBytes: readMaxBytes}
+	opts := ReadOptions{MaxBytes: readMaxBytes, AtSnapshot: a.str("at_snapshot")}
 	_, tail := a.arguments["tail"]
 	if tail {
 		opts.Tail = a.integer("tail", 0)
@@ -427,6 +427,7 @@ func (d *Dispatcher) list(ctx context.Context, a call) (ToolResult, error) {
 		SkipHidden:     a.isFalse("include_hidden"),
 		IncludeIgnored: a.isFalse("respect_gitignore"),
 		MaxEntries:     int32(a.integer("max_entries", defaultListEntries)),
+		AtSnapshot:     a.str("at_snapshot"),
 		Summary:        &summary,
 	}
 	var entries []*FileInfo
@@ -493,7 +494,7 @@ func (d *Dispatcher) search(ctx context.Context, a call) (ToolResult, error) {
 }
 
 func (d *Dispatcher) stat(ctx context.Context, a call) (ToolResult, error) {
-	file, err := d.client.Stat(ctx, d.workspace, a.strOr("path", "/"), StatOptions{CountLines: a.boolean("count_lines")})
+	file, err := d.client.Stat(ctx, d.workspace, a.strOr("path", "/"), StatOptions{CountLines: a.boolean("count_lines"), AtSnapshot: a.str("at_snapshot")})
 	if err != nil {
 		return ToolResult{}, err
 	}

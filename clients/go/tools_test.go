@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	filetools "github.com/filetools/filetools/clients/go"
+	"google.golang.org/grpc/codes"
 )
 
 type conformanceCall struct {
@@ -631,4 +632,54 @@ func TestToolChangesBeforeAnySnapshot(t *testing.T) {
 	if result, _ := tools.Call(ctx, "changes", `{"since": "nope"}`); !strings.HasPrefix(result.Text, `Error (NOT_FOUND): snapshot "nope" does not exist`) {
 		t.Errorf("an unknown since: %q", result.Text)
 	}
+}
+
+func TestReadListStatAndDownloadAtASnapshot(t *testing.T) {
+	client := startDaemon(t).client(t)
+	ctx := testContext(t)
+	run, err := client.StartRun(ctx, "history", filetools.StartRunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.WriteText(ctx, "history", "/notes.txt", "first\nsecond\n", filetools.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	finished, err := client.FinishRun(ctx, "history", run.GetId(), filetools.FinishRunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot := finished.GetSnapshot().GetId()
+	if _, err := client.WriteText(ctx, "history", "/notes.txt", "rewritten\n", filetools.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	tools := filetools.NewDispatcher(client, "history", filetools.DispatcherOptions{})
+	read, err := tools.Call(ctx, "read", `{"path": "/notes.txt", "at_snapshot": "`+snapshot+`"}`)
+	if err != nil || read.Text != "     1\tfirst\n     2\tsecond\n" || !strings.HasPrefix(read.Structured["version"].(string), "snapshot:") {
+		t.Errorf("read at %s: %v, %q, %v", snapshot, err, read.Text, read.Structured["version"])
+	}
+	live, err := tools.Call(ctx, "read", `{"path": "/notes.txt"}`)
+	if err != nil || live.Text != "     1\trewritten\n" {
+		t.Errorf("live read: %v, %q", err, live.Text)
+	}
+	listed, err := tools.Call(ctx, "list", `{"at_snapshot": "`+snapshot+`"}`)
+	if err != nil || listed.Text != "/notes.txt (13 bytes)\n" {
+		t.Errorf("list at %s: %v, %q", snapshot, err, listed.Text)
+	}
+	stat, err := tools.Call(ctx, "stat", `{"path": "/notes.txt", "count_lines": true, "at_snapshot": "`+snapshot+`"}`)
+	if err != nil || stat.Structured["line_count"] != int64(2) {
+		t.Errorf("stat at %s: %v, %v", snapshot, err, stat.Structured)
+	}
+
+	var bytes strings.Builder
+	info, err := client.DownloadAt(ctx, "history", snapshot, "/notes.txt", &bytes)
+	if err != nil || bytes.String() != "first\nsecond\n" || info.Size != 13 {
+		t.Errorf("DownloadAt: %v, %q, %+v", err, bytes.String(), info)
+	}
+	file, err := client.Stat(ctx, "history", "/notes.txt", filetools.StatOptions{AtSnapshot: snapshot})
+	if err != nil || file.GetSize() != 13 {
+		t.Errorf("Stat at %s: %v, %v", snapshot, err, file)
+	}
+	_, err = client.Stat(ctx, "history", "/notes.txt", filetools.StatOptions{AtSnapshot: "20200101T000000000Z-00000000"})
+	expectReason(t, "Stat at a snapshot the workspace does not have", err, codes.NotFound, filetools.ErrNotFound)
 }

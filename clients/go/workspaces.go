@@ -247,7 +247,7 @@ func (c *Client) ExportInto(ctx context.Context, workspace, destination string, 
 func (c *Client) ImportFrom(ctx context.Context, workspace, archive, dir string, progress Progress) (info *DownloadInfo, imported *ImportResult, err error) {
 	err = pipe(ctx,
 		func(ctx context.Context, w io.Writer) (err error) {
-			info, err = c.download(ctx, workspace, archive, w, progress)
+			info, err = c.download(ctx, &filetoolsv1.DownloadRequest{Workspace: workspace, Path: archive}, w, progress)
 			return err
 		},
 		func(ctx context.Context, r io.Reader) (err error) {

@@ -39,6 +39,8 @@ export interface TreeMember {
 interface ReadChunk {
   compressed: Buffer;
   inflated: Buffer;
+  /** Bytes of tar padding at the end of `inflated`. */
+  padding: number;
 }
 
 /** The tree in tar order: directories (a parent before its children), files, then links (last, as extract creates them). */
@@ -113,16 +115,51 @@ interface Fetch {
   tarball: string;
   offset: number;
   length: number;
-  chunks: Array<{ ref: ChunkRef; padding: number }>;
+  chunks: PlannedChunk[];
+}
+
+/** A chunk to read, with the tar padding its gzip member holds after its content (a file's last chunk's). */
+interface PlannedChunk {
+  ref: ChunkRef;
+  padding: number;
 }
 
 /** Every file's chunks in the order of `members`, read, inflated and checked. */
-async function* readChunks(store: SnapshotStore, members: readonly TreeMember[], signal?: AbortSignal): AsyncGenerator<ReadChunk> {
-  const fetches = plan(members);
+function readChunks(store: SnapshotStore, members: readonly TreeMember[], signal?: AbortSignal): AsyncGenerator<ReadChunk> {
+  return readPlanned(store, plan(plannedChunks(members)), FETCHES_AHEAD, signal);
+}
+
+function* plannedChunks(members: readonly TreeMember[]): Generator<PlannedChunk> {
+  for (const member of members) {
+    for (let c = 0; c < member.chunks.length; c++) {
+      yield { ref: member.chunks[c]!, padding: c === member.chunks.length - 1 ? paddingOf(member.header.size) : 0 };
+    }
+  }
+}
+
+/**
+ * The content of chunks `from` to `to` (exclusive) of one file of `size`
+ * bytes whose chunks are `chunks`, each checked, in order: one content
+ * buffer per chunk. With `ahead` > 1 later ranged reads are in flight while
+ * the consumer takes the earlier ones; nothing past `to` is ever read.
+ */
+export async function* fileChunks(
+  store: SnapshotStore,
+  chunks: readonly ChunkRef[],
+  size: number,
+  range: { from: number; to: number; ahead: number },
+  signal?: AbortSignal,
+): AsyncGenerator<Buffer> {
+  const planned = chunks.slice(range.from, range.to).map((ref, i) => ({ ref, padding: range.from + i === chunks.length - 1 ? paddingOf(size) : 0 }));
+  for await (const chunk of readPlanned(store, plan(planned), range.ahead, signal)) yield chunk.inflated.subarray(0, chunk.inflated.length - chunk.padding);
+}
+
+/** The planned reads, `ahead` of them in flight, their chunks in order. */
+async function* readPlanned(store: SnapshotStore, fetches: readonly Fetch[], ahead: number, signal?: AbortSignal): AsyncGenerator<ReadChunk> {
   const inFlight: Array<Promise<ReadChunk[]>> = [];
   let planned = 0;
   const fill = (): void => {
-    while (inFlight.length < FETCHES_AHEAD && planned < fetches.length) {
+    while (inFlight.length < ahead && planned < fetches.length) {
       const fetched = fetchAndCheck(store, fetches[planned++]!, signal);
       fetched.catch(() => undefined); // awaited in order below
       inFlight.push(fetched);
@@ -137,22 +174,18 @@ async function* readChunks(store: SnapshotStore, members: readonly TreeMember[],
 }
 
 /** Groups the chunks, in order, into ranged reads of adjacent bytes. */
-function plan(members: readonly TreeMember[]): Fetch[] {
+function plan(chunks: Iterable<PlannedChunk>): Fetch[] {
   const fetches: Fetch[] = [];
   let current: Fetch | undefined;
-  for (const member of members) {
-    for (let c = 0; c < member.chunks.length; c++) {
-      const ref = member.chunks[c]!;
-      const padding = c === member.chunks.length - 1 ? paddingOf(member.header.size) : 0;
-      const end = ref.offset + ref.length;
-      if (current && current.tarball === ref.tarball && ref.offset >= current.offset + current.length && ref.offset - (current.offset + current.length) <= GAP_BYTES && end - current.offset <= FETCH_BYTES) {
-        current.length = end - current.offset;
-      } else {
-        current = { tarball: ref.tarball, offset: ref.offset, length: ref.length, chunks: [] };
-        fetches.push(current);
-      }
-      current.chunks.push({ ref, padding });
+  for (const { ref, padding } of chunks) {
+    const end = ref.offset + ref.length;
+    if (current && current.tarball === ref.tarball && ref.offset >= current.offset + current.length && ref.offset - (current.offset + current.length) <= GAP_BYTES && end - current.offset <= FETCH_BYTES) {
+      current.length = end - current.offset;
+    } else {
+      current = { tarball: ref.tarball, offset: ref.offset, length: ref.length, chunks: [] };
+      fetches.push(current);
     }
+    current.chunks.push({ ref, padding });
   }
   return fetches;
 }
@@ -176,6 +209,6 @@ async function fetchAndCheck(store: SnapshotStore, fetch: Fetch, signal?: AbortS
       fail("DATA_LOSS", `${where} is not the gzip member its table of contents says`);
     }
     if (result.sha256 !== ref.sha256) fail("DATA_LOSS", `${where} does not match its SHA-256`);
-    return { compressed: compressed[i]!, inflated: Buffer.from(result.content.buffer, result.content.byteOffset, result.content.byteLength) };
+    return { compressed: compressed[i]!, inflated: Buffer.from(result.content.buffer, result.content.byteOffset, result.content.byteLength), padding };
   });
 }

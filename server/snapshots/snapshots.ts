@@ -45,6 +45,7 @@ import { packSeekable } from "./seekable.js";
 import { gzipTar, membersOf, plainTar, type TreeMember } from "./seekable-read.js";
 import { nowNs, RACY_MARGIN_MS, settled, StatCache, type KnownFiles, type StatRecord } from "./stat-cache.js";
 import { planInPlace, type LiveEntry } from "./in-place.js";
+import { SnapshotTree } from "./at-snapshot.js";
 import type { Store } from "./store.js";
 import { headKey, Heads, type Head } from "./heads.js";
 
@@ -460,6 +461,23 @@ export class Snapshots {
   /** A snapshot's file list: in its table of contents, or (older format) its manifest. */
   private async fileListOf(manifest: Manifest, signal?: AbortSignal): Promise<FileList> {
     return manifest.contents ? (await this.readContents(manifest, signal)).files : oldFileListOf(manifest);
+  }
+
+  /**
+   * A stored snapshot's tree, for reads at it (at-snapshot.ts). NOT_FOUND and
+   * DATA_LOSS as find and readContents; SNAPSHOT_WITHOUT_CONTENTS for a
+   * snapshot in the older format (no table of contents to read it by).
+   */
+  async treeAt(workspaceId: string, snapshotId: string, signal?: AbortSignal): Promise<SnapshotTree> {
+    const manifest = await this.find(workspaceId, snapshotId, signal);
+    if (!manifest.contents) {
+      fail(
+        "SNAPSHOT_WITHOUT_CONTENTS",
+        `snapshot ${manifest.id} of workspace ${workspaceId} is in the older format (one tarball, no table of contents) and cannot be read in place; restore it, or read at a snapshot written since`,
+        { snapshot: manifest.id },
+      );
+    }
+    return SnapshotTree.of(this.store, manifest, await this.readContents(manifest, signal));
   }
 
   /** One manifest; "" = the newest. NOT_FOUND when absent, DATA_LOSS when damaged. */

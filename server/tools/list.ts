@@ -1,5 +1,5 @@
 // List: a walk of the workspace module, filtered by a glob and capped.
-import type { Workspace } from "../workspace/workspace.js";
+import type { ReadSource } from "./source.js";
 import type { Entry } from "../workspace/entry.js";
 import { displayPath, parsePath } from "../workspace/paths.js";
 import { globMatcher } from "./glob.js";
@@ -23,13 +23,13 @@ export interface ListSummary {
 }
 
 /** Yields matching entries, then returns the summary. */
-export async function* listEntries(workspace: Workspace, rawPath: string, options: ListOptions): AsyncGenerator<Entry, ListSummary> {
+export async function* listEntries(source: ReadSource, rawPath: string, options: ListOptions): AsyncGenerator<Entry, ListSummary> {
   const parts = parsePath(rawPath);
   const maxEntries = countArgument("max_entries", options.maxEntries, DEFAULT_MAX_ENTRIES, MAX_ENTRIES_LIMIT) || DEFAULT_MAX_ENTRIES;
   const maxDepth = countArgument("max_depth", options.maxDepth, 0);
   const matches = options.pattern === "" ? () => true : globMatcher(options.pattern, "pattern");
   const prefixLength = parts.length === 0 ? 1 : displayPath(parts).length + 1; // of the shown (escaped) paths
-  const walk = workspace.walk(parts, {
+  const walk = source.walk(parts, {
     recursive: options.recursive,
     maxDepth,
     includeHidden: options.includeHidden ?? true,

@@ -2,9 +2,8 @@
 // from the start, or a backward one for tail_lines (which never counts a
 // large file's lines first: see tailLines).
 import { fail } from "../errors.js";
-import type { Workspace } from "../workspace/workspace.js";
 import type { Entry } from "../workspace/entry.js";
-import type { OpenFile } from "../workspace/open-file.js";
+import type { ReadableFile, ReadSource } from "./source.js";
 import { parseFilePath } from "../workspace/paths.js";
 import { BINARY_HEAD_BYTES, looksBinary } from "../text/binary.js";
 import { parseEncoding, resolveEncoding, type TextEncoding } from "../text/encoding.js";
@@ -33,7 +32,8 @@ export interface ReadHeader {
 
 /** Yields the header, then the chunks; returns the trailer. */
 export async function* readFile(
-  workspace: Workspace,
+  /** The live workspace, or a tree at a snapshot. */
+  source: ReadSource,
   rawPath: string,
   options: ReadOptions,
   serverMaxBytes: number,
@@ -52,7 +52,7 @@ export async function* readFile(
   const utf8 = options.utf8Chunks;
   parseEncoding(options.encoding); // an unknown encoding fails before the file is opened
 
-  const file = await workspace.openFile(parts);
+  const file = await source.openFile(parts);
   try {
     const head = await file.readAt(0, BINARY_HEAD_BYTES);
     const encoding = encodingOfHead(file, head, options.encoding);
@@ -95,12 +95,12 @@ export async function* readFile(
 }
 
 /** The encoding of an open text file; BINARY_FILE when it is not text. */
-export async function textEncodingOf(file: OpenFile, requested: string): Promise<{ encoding: TextEncoding }> {
+export async function textEncodingOf(file: ReadableFile, requested: string): Promise<{ encoding: TextEncoding }> {
   return { encoding: encodingOfHead(file, await file.readAt(0, BINARY_HEAD_BYTES), requested) };
 }
 
 /** The encoding of a file whose first BINARY_HEAD_BYTES (or all, if shorter) are `head`; BINARY_FILE when it is not text. */
-function encodingOfHead(file: OpenFile, head: Buffer, requested: string): TextEncoding {
+function encodingOfHead(file: ReadableFile, head: Buffer, requested: string): TextEncoding {
   const { encoding } = resolveEncoding(requested, head);
   if (looksBinary(head, encoding)) fail("BINARY_FILE", `${file.entry.path} is a binary file; use Download for its bytes`);
   return encoding;

@@ -1,5 +1,5 @@
 // Stat: the entry itself, plus on request whether it is binary and its line count.
-import type { Workspace } from "../workspace/workspace.js";
+import type { ReadSource } from "./source.js";
 import type { Entry } from "../workspace/entry.js";
 import { parsePath } from "../workspace/paths.js";
 import { BINARY_HEAD_BYTES, looksBinary } from "../text/binary.js";
@@ -13,14 +13,14 @@ export interface StatResult {
   lineCount?: bigint;
 }
 
-export async function statPath(workspace: Workspace, rawPath: string, options: { detectBinary: boolean; countLines: boolean },
+export async function statPath(source: ReadSource, rawPath: string, options: { detectBinary: boolean; countLines: boolean },
   /** Counts through the line index (which it fills, or answers from when the count is known). */
   lineIndex?: LineIndex,
 ): Promise<StatResult> {
   const parts = parsePath(rawPath);
-  const entry = await workspace.stat(parts);
+  const entry = await source.stat(parts);
   if (entry.type !== "file" || (!options.detectBinary && !options.countLines)) return { entry };
-  const file = await workspace.openFile(parts);
+  const file = await source.openFile(parts);
   try {
     const head = await file.readAt(0, BINARY_HEAD_BYTES);
     const { encoding } = resolveEncoding("", head);

@@ -8,6 +8,7 @@ import type { Entry } from "../workspace/entry.js";
 import { displayPath, parseFilePath } from "../workspace/paths.js";
 import { pathKey, withPathLocks } from "./locks.js";
 import { sha256OrEmpty, type ChangeRecorder } from "./changes.js";
+import type { ReadableFile, ReadSource } from "./source.js";
 
 /** gRPC messages stay well under the 4 MiB default limits. */
 export const TRANSFER_CHUNK_BYTES = 1 << 20;
@@ -19,22 +20,17 @@ export interface DownloadHeader {
 }
 
 /**
- * Yields the header (size and sha256, from a first pass over the open file),
- * then the bytes. If the file changes between the passes the stream fails
- * with CONTENT_CHANGED rather than send bytes that do not match the header.
+ * Yields the header (size and sha256, from a first pass over the open file,
+ * or as a snapshot's table of contents gives them), then the bytes. If the
+ * file changes between the passes the stream fails with CONTENT_CHANGED
+ * rather than send bytes that do not match the header (a snapshot's file
+ * whose bytes do not match fails DATA_LOSS as they are read).
  */
-export async function* downloadFile(workspace: Workspace, rawPath: string, signal: AbortSignal): AsyncGenerator<DownloadHeader | Buffer> {
+export async function* downloadFile(source: ReadSource, rawPath: string, signal: AbortSignal): AsyncGenerator<DownloadHeader | Buffer> {
   const parts = parseFilePath(rawPath);
-  const file = await workspace.openFile(parts);
+  const file = await source.openFile(parts);
   try {
-    const first = createHash("sha256");
-    let size = 0;
-    for await (const chunk of file.chunks(0, TRANSFER_CHUNK_BYTES)) {
-      signal.throwIfAborted();
-      first.update(chunk);
-      size += chunk.length;
-    }
-    const sha256 = first.digest("hex");
+    const { size, sha256 } = file.sha256 === undefined ? await measure(file, signal) : { size: file.size, sha256: file.sha256 };
     yield { entry: file.entry, size, sha256 };
     const second = createHash("sha256");
     for await (const chunk of file.chunks(0, TRANSFER_CHUNK_BYTES)) {
@@ -46,6 +42,17 @@ export async function* downloadFile(workspace: Workspace, rawPath: string, signa
   } finally {
     await file.close();
   }
+}
+
+async function measure(file: ReadableFile, signal: AbortSignal): Promise<{ size: number; sha256: string }> {
+  const hash = createHash("sha256");
+  let size = 0;
+  for await (const chunk of file.chunks(0, TRANSFER_CHUNK_BYTES)) {
+    signal.throwIfAborted();
+    hash.update(chunk);
+    size += chunk.length;
+  }
+  return { size, sha256: hash.digest("hex") };
 }
 
 export interface UploadTarget {

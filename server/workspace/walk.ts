@@ -4,7 +4,8 @@
 // Iterative, over a HeldPath (tree.ts): any depth, no recursion, a bounded
 // number of descriptors.
 import { closeSync, constants, fstatSync, openSync, promises as fsp, readSync, type BigIntStats } from "node:fs";
-import ignore, { type Ignore } from "ignore";
+import type { Ignore } from "ignore";
+import { forDirectory, gitignoreRules, ignoreLevel, isIgnored, MAX_GITIGNORE_BYTES, type IgnoreLevel, type IgnoreTest } from "./ignore-rules.js";
 import type { Components } from "./paths.js";
 import { displayPath } from "./paths.js";
 import { type Entry, entryFromStats } from "./entry.js";
@@ -19,16 +20,6 @@ import { openAsFound, type SkipReason } from "./held-open.js";
 import { OpenedFile } from "./opened-file.js";
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
-const MAX_GITIGNORE_BYTES = 1 << 20;
-// A .gitignore line with more than one "/**/" inside is left out: the ignore
-// library's expressions for them backtrack along a deep path (two took 3.2 s
-// to list a chain of 1,000 directories, three did not end, holding the
-// daemon's thread). One is ~0.4 s there, and so is any rule a repository
-// really writes ("**/build/**" has none inside).
-const MAX_INNER_GLOBSTARS = 1;
-/** Rules of one .gitignore applied (the first ones; a repository's rarely pass a few hundred). */
-const MAX_GITIGNORE_RULES = 2000;
-const INNER_GLOBSTAR = /\/\*\*(?=\/)/g;
 /** Names of one directory examined together (their lstat calls run concurrently). */
 const LOOKAHEAD = 64;
 
@@ -55,16 +46,6 @@ export interface WalkOptions {
 
 /** An entry of the walk, with its components (held names, for the file system) beside its shown path; the consumer must close `opened`. */
 export type WalkEntry = Entry & { parts: Components; opened?: OpenedFile; skipped?: SkipReason };
-
-/** The .gitignore rules of one directory, which apply to paths below it; a chain up to the root (one walk's, shared by its directories). */
-interface IgnoreLevel {
-  /** Characters of a display path to drop for the path relative to the level's directory. */
-  prefix: number;
-  rules: Ignore;
-  parent: IgnoreLevel | null;
-  /** The copy of `rules` the walk's directories test with now (see forDirectory), and how many have. */
-  copy?: { rules: Ignore; directories: number };
-}
 
 /** Walks below `start` (an open directory at `startParts`); closes `start`. */
 export async function* walk(start: Directory, startParts: Components, options: WalkOptions, resolver: Resolver): AsyncGenerator<WalkEntry> {
@@ -166,51 +147,6 @@ async function startLevels(start: Directory, startParts: Components, respectGiti
     start.close();
     throw error;
   }
-}
-
-function ignoreLevel(base: Components, rules: Ignore, parent: IgnoreLevel | null): IgnoreLevel {
-  return { prefix: base.length === 0 ? 1 : displayPath(base).length + 1, rules, parent };
-}
-
-interface IgnoreTest {
-  prefix: number;
-  rules: Ignore;
-}
-
-/**
- * The levels' rules for testing one directory's entries, root first: copies
- * of the compiled rules, each used by DIRECTORIES_PER_COPY directories at
- * most, because an Ignore keeps every path it tested in a cache for its
- * lifetime. One instance over a whole walk held ~20,000 paths (and most of
- * the daemon's heap growth during a search); a copy per directory was a
- * quarter of what .gitignore costs a walk (1,488 directories, 6,000 files:
- * 28 ms of CPU without .gitignore, 49-52 ms with a copy per directory,
- * 44-46 ms with these).
- */
-function forDirectory(levels: IgnoreLevel | null): IgnoreTest[] {
-  const tests: IgnoreTest[] = [];
-  for (let level = levels; level; level = level.parent) {
-    if (!level.copy || level.copy.directories === DIRECTORIES_PER_COPY) level.copy = { rules: ignore().add(level.rules), directories: 0 };
-    level.copy.directories++;
-    tests.push({ prefix: level.prefix, rules: level.copy.rules });
-  }
-  return tests.reverse();
-}
-
-/** Directories that test their entries with one copy of a level's rules: its cache holds their paths and their parents'. */
-const DIRECTORIES_PER_COPY = 64;
-
-/** Whether the entry `name` (a held name) at the display path `path` is ignored. */
-function isIgnored(tests: readonly IgnoreTest[], path: string, name: string, isDirectory: boolean): boolean {
-  if (isDirectory && name === ".git") return true;
-  let ignored = false;
-  for (const level of tests) {
-    const relative = isDirectory ? path.slice(level.prefix) + "/" : path.slice(level.prefix);
-    const verdict = level.rules.test(relative);
-    if (verdict.ignored) ignored = true;
-    else if (verdict.unignored) ignored = false;
-  }
-  return ignored;
 }
 
 /** The rules of the directories above the walk's start, root first. */
@@ -404,11 +340,7 @@ function readGitignore(dirFd: number): Ignore | null {
     let filled = 0;
     for (let n = -1; n !== 0 && filled < buffer.length; filled += n) n = readSync(fd, buffer, filled, buffer.length - filled, filled);
     if (filled > MAX_GITIGNORE_BYTES || !isLoneFile(fd)) return null;
-    // "***" is a globstar to the library too (and slipped past the count as such).
-    const lines = buffer.toString("utf8", 0, filled).split(/\r?\n/).map((line) => line.replace(/\*{3,}/g, "**"));
-    const rules = lines.filter((line) => line.trim() !== "" && !line.startsWith("#"));
-    // Each entry is tested against every rule: 105,425 of them held the daemon 6 s for 20 files.
-    return ignore().add(rules.slice(0, MAX_GITIGNORE_RULES).filter((line) => (line.match(INNER_GLOBSTAR)?.length ?? 0) <= MAX_INNER_GLOBSTARS));
+    return gitignoreRules(buffer.toString("utf8", 0, filled));
   } catch (error) {
     // EISDIR: a directory named .gitignore
     if (errnoOf(error) === "EISDIR") return null;

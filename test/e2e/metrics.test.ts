@@ -3,21 +3,12 @@
 // metrics, the search pool, the line index and the store; promtool (Debian's
 // prometheus package, installed by .ci/run) accepts the whole exposition.
 import { spawnSync } from "node:child_process";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../support/ports.js";
 import { expectError, startDaemon, type Daemon } from "./daemon.js";
 
 let d: Daemon;
 let url: string;
-
-/** A port free a moment ago (the daemon binds it next). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   const port = await freePort();

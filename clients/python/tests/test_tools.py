@@ -289,6 +289,40 @@ def test_structured_results_have_snake_case_fields(tools: ToolDispatcher) -> Non
     assert (matches["files_searched"], matches["files_matched"], matches["truncated"], matches["timed_out"]) == (1, 1, False, False)
 
 
+def test_read_list_and_stat_at_a_snapshot(shared_daemon: Daemon, sync_client: filetools.Client, tmp_path: Path) -> None:
+    sync_client.create_workspace("history")
+    sync_client.write_text("history", "/notes.txt", "first\nsecond\n")
+    run = sync_client.start_run("history")
+    snapshot = sync_client.finish_run("history", run.id).snapshot.id
+    sync_client.write_text("history", "/notes.txt", "rewritten\n")
+    sync_client.write_text("history", "/new.txt", "later\n")
+    history = ToolDispatcher(sync_client, "history")
+
+    then = history.call("read", {"path": "/notes.txt", "at_snapshot": snapshot})
+    assert then.text == "     1\tfirst\n     2\tsecond\n"
+    assert then.structured["version"].startswith("snapshot:")
+    assert history.call("read", {"path": "/notes.txt"}).text == "     1\trewritten\n"
+    assert history.call("list", {"at_snapshot": snapshot}).text == "/notes.txt (13 bytes)\n"
+    assert history.call("stat", {"path": "/notes.txt", "at_snapshot": snapshot, "count_lines": True}).structured["line_count"] == 2
+    missing = history.call("read", {"path": "/new.txt", "at_snapshot": snapshot})
+    assert missing.is_error and missing.structured["error"]["reason"] == "NOT_FOUND"
+
+    # The client's own option, sync and async.
+    assert sync_client.read_text("history", "/notes.txt", at_snapshot=snapshot).text == "first\nsecond\n"
+    assert sync_client.stat("history", "/notes.txt", at_snapshot=snapshot).size == 13
+    assert [e.path for e in sync_client.list_dir("history", at_snapshot=snapshot)] == ["/notes.txt"]
+    saved = sync_client.download("history", "/notes.txt", to=tmp_path / "notes.txt", at_snapshot=snapshot)
+    assert (tmp_path / "notes.txt").read_bytes() == b"first\nsecond\n" and saved.size == 13
+    with pytest.raises(filetools.NotFound):
+        sync_client.stat("history", "/notes.txt", at_snapshot="20200101T000000000Z-00000000")
+
+    async def run_async() -> str:
+        async with filetools.AsyncClient(shared_daemon.address) as client:
+            return (await client.read_text("history", "/notes.txt", at_snapshot=snapshot)).text
+
+    assert asyncio.run(run_async()) == "first\nsecond\n"
+
+
 # --- the async twin ---------------------------------------------------------------
 
 

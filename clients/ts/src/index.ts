@@ -18,6 +18,7 @@ export { ToolDispatcher, type DispatcherOptions, type ToolResult } from "./tools
 export {
   SearchResults,
   WorkspaceClient,
+  type AtSnapshotOption,
   type EditOptions,
   type ExportOptions,
   type Listing,

@@ -31,7 +31,13 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Change, DiffEntry, DiffSummary, ExportHeader, FinishRunResponse, ImportArchiveResponse, Run, Snapshot } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { headerThenData, receiveVerified, saveVerified, type OnProgress } from "./byte-streams.js";
 
-export interface ReadTextOptions extends CallOptions {
+/** Reads (readText, readTo, stat, list, download) answered from a stored snapshot rather than the live workspace. */
+export interface AtSnapshotOption {
+  /** A snapshot id (listSnapshots shows them): the file or tree as it was then. Default: the live workspace. */
+  atSnapshot?: string;
+}
+
+export interface ReadTextOptions extends CallOptions, AtSnapshotOption {
   /** First line, 1-based. Default 1. */
   startLine?: number;
   /** Lines to return. Default: to the end of the file; 0 = only the metadata. */
@@ -132,7 +138,7 @@ export interface SearchOptions extends CallOptions {
 
 const SEARCH_ORDERS = { path: SearchOrder.PATH, found: SearchOrder.FOUND } as const;
 
-export interface ListOptions extends CallOptions {
+export interface ListOptions extends CallOptions, AtSnapshotOption {
   /** Glob matched against the path relative to the directory, e.g. "**\/*.ts". */
   pattern?: string;
   /** Descend into subdirectories. Default false. */
@@ -219,6 +225,7 @@ export class WorkspaceClient {
       tailLines: int64(options.tail),
       encoding: options.encoding,
       maxBytes: int64(options.maxBytes),
+      atSnapshot: options.atSnapshot,
     };
     let header: ReadHeader | undefined;
     let trailer: ReadTrailer | undefined;
@@ -327,16 +334,16 @@ export class WorkspaceClient {
   }
 
   /** Describes one entry (a symlink as SYMLINK); `countLines` and `detectBinary` read the file. */
-  async stat(path: string, options: CallOptions & { countLines?: boolean; detectBinary?: boolean } = {}): Promise<FileInfo> {
-    const { countLines, detectBinary } = options;
-    const response = await this.raw.files.stat({ workspace: this.id, path, countLines, detectBinary }, options);
+  async stat(path: string, options: CallOptions & AtSnapshotOption & { countLines?: boolean; detectBinary?: boolean } = {}): Promise<FileInfo> {
+    const { countLines, detectBinary, atSnapshot } = options;
+    const response = await this.raw.files.stat({ workspace: this.id, path, countLines, detectBinary, atSnapshot }, options);
     return present(response.file, "Stat: file");
   }
 
   /** Entries under a directory (default: the root), a directory before its contents. */
   async list(path = "", options: ListOptions = {}): Promise<Listing> {
-    const { pattern, recursive, maxDepth, includeHidden, respectGitignore, maxEntries } = options;
-    const request = { workspace: this.id, path, pattern, recursive, maxDepth, includeHidden, respectGitignore, maxEntries };
+    const { pattern, recursive, maxDepth, includeHidden, respectGitignore, maxEntries, atSnapshot } = options;
+    const request = { workspace: this.id, path, pattern, recursive, maxDepth, includeHidden, respectGitignore, maxEntries, atSnapshot };
     const listing: Listing = { entries: [], truncated: false };
     for await (const { event } of this.raw.files.list(request, options)) {
       if (event.case === "entries") listing.entries.push(...event.value.entries);
@@ -377,7 +384,6 @@ export class WorkspaceClient {
     return this.raw.files.upload(headerThenData(header, source, options.onProgress), options);
   }
 
-  /** Fetches a file into `toFilePath`, atomically, after checking its sha256. */
   /**
    * A small file's bytes, in memory (an image for a model): at most
    * `maxBytes`, else INVALID_ARGUMENT / FILE_TOO_LARGE before more than one
@@ -396,8 +402,9 @@ export class WorkspaceClient {
     return { file: header.file, data: Buffer.concat(chunks) };
   }
 
-  download(path: string, toFilePath: string, options: TransferOptions = {}): Promise<DownloadHeader> {
-    return saveVerified(this.raw.files.download({ workspace: this.id, path }, options), toFilePath, options.onProgress);
+  /** Fetches a file into `toFilePath`, atomically, after checking its sha256. */
+  download(path: string, toFilePath: string, options: TransferOptions & AtSnapshotOption = {}): Promise<DownloadHeader> {
+    return saveVerified(this.raw.files.download({ workspace: this.id, path, atSnapshot: options.atSnapshot }, options), toFilePath, options.onProgress);
   }
 
   /** Begins a run (creating the workspace, and restoring its newest snapshot when it is empty, by default). */

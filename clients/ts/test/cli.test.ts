@@ -374,6 +374,14 @@ describe("filetools", () => {
     expect({ code: both.code, stderr: both.stderr }).toEqual({ code: 2, stderr: "filetools: name a second snapshot or --live, not both (USAGE)\n" });
     const unknown = await cli(["snapshots", "diff", "demo", "20200101T000000000Z-00000000"]);
     expect(unknown.code).toBe(3);
+    // --at: the file, its entry, the listing and the bytes as they were at the snapshot, the live ones changed since.
+    expect(await ok(["read", "demo", "reports/q3.md", "--raw", "--at", id])).toBe("# Report\n");
+    expect(await json(["stat", "demo", "reports/q3.md", "--at", id])).toMatchObject({ path: "/reports/q3.md", size: "9" });
+    const listed = await ok(["ls", "demo", "/", "--at", id]);
+    expect(listed).toContain("/reports/");
+    expect(listed).not.toContain("diffed.txt");
+    expect((await cli(["download", "demo", "reports/q3.md", "-", "--at", id])).stdout).toBe("# Report\n");
+    expect((await cli(["read", "demo", "diffed.txt", "--at", id])).code).toBe(3);
     await ok(["rm", "demo", "diffed.txt"]);
     await ok(["snapshots", "restore", "demo", id]);
 

@@ -132,6 +132,34 @@ describe("over stdio", () => {
   });
 });
 
+describe("at_snapshot over stdio", () => {
+  let mcp: Client;
+  let snapshot: string;
+  beforeAll(async () => {
+    const ws = client.workspace("history");
+    const run = await ws.startRun();
+    await ws.writeText("/notes.md", "as it was\n");
+    snapshot = (await ws.finishRun(run.id)).snapshot!.id;
+    await ws.writeText("/notes.md", "as it is\n");
+    await ws.writeText("/later.md", "new\n");
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "--address", daemon.address, "mcp", "--workspace", "history"], stderr: "pipe" });
+    mcp = new Client({ name: "filetools-test", version: "1.0.0" });
+    await mcp.connect(transport);
+  });
+  afterAll(() => mcp?.close());
+
+  it("reads, lists and stats the workspace as it was at a snapshot", async () => {
+    const read = await mcp.callTool({ name: "read", arguments: { path: "/notes.md", at_snapshot: snapshot } });
+    expect(textOf(read)).toBe("     1\tas it was\n");
+    expect(textOf(await mcp.callTool({ name: "read", arguments: { path: "/notes.md" } }))).toBe("     1\tas it is\n");
+    expect(textOf(await mcp.callTool({ name: "list", arguments: { at_snapshot: snapshot } }))).toBe("/notes.md (10 bytes)\n");
+    const stat = await mcp.callTool({ name: "stat", arguments: { path: "/notes.md", at_snapshot: snapshot } });
+    expect(stat.structuredContent).toMatchObject({ path: "/notes.md", size: 10 });
+    const missing = await mcp.callTool({ name: "read", arguments: { path: "/later.md", at_snapshot: snapshot } });
+    expect(missing.isError).toBe(true);
+  });
+});
+
 describe("export_archive and import_archive over stdio: progress, cancellation, bad arguments", () => {
   const BLOB_BYTES = 24 << 20;
   let mcp: Client;

@@ -2,15 +2,16 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { FileInfoSchema } from "@filetools/proto/filetools/v1/common_pb.js";
 import { listEntries } from "../../tools/list.js";
 import { fileInfo } from "../convert.js";
+import { readSource } from "../read-source.js";
 import type { Deps, FilesHandler } from "../types.js";
 
 /** Entries per message: per-message cost dominates in grpc-js, so batch. */
 const BATCH_SIZE = 500;
 
 export function listHandler(deps: Deps): FilesHandler<"list"> {
-  return async function* (request) {
-    const workspace = await deps.workspaces.get(request.workspace);
-    const entries = listEntries(workspace, request.path, {
+  return async function* (request, ctx) {
+    const source = await readSource(deps, request, ctx.signal);
+    const entries = listEntries(source, request.path, {
       pattern: request.pattern,
       recursive: request.recursive,
       maxDepth: request.maxDepth,

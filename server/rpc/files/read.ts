@@ -3,12 +3,13 @@ import { ReadChunkSchema, ReadResponseSchema } from "@filetools/proto/filetools/
 import { EncodedMessage } from "../../grpc/index.js";
 import { readFile } from "../../tools/read.js";
 import { fileInfo } from "../convert.js";
+import { readSource } from "../read-source.js";
 import type { Deps, FilesHandler } from "../types.js";
 
 export function readHandler(deps: Deps): FilesHandler<"read"> {
   return async function* (request, ctx) {
-    const workspace = await deps.workspaces.get(request.workspace);
-    const window = readFile(workspace, request.path, { ...request, utf8Chunks: true }, deps.maxReadBytes, ctx.signal, deps.lineIndex);
+    const source = await readSource(deps, request, ctx.signal);
+    const window = readFile(source, request.path, { ...request, utf8Chunks: true }, deps.maxReadBytes, ctx.signal, deps.lineIndex);
     try {
       for (;;) {
         const next = await window.next();

@@ -174,6 +174,7 @@ def read(
     tail: int | None,
     encoding: str,
     max_bytes: int | None,
+    at_snapshot: str = "",
 ) -> f.ReadRequest:
     # The proto refuses start_line with tail_lines; the default start (1) is left out for a tail.
     start = start_line if tail is None or start_line != 1 else None
@@ -185,6 +186,7 @@ def read(
         tail_lines=tail,
         encoding=encoding,
         max_bytes=max_bytes,
+        at_snapshot=at_snapshot,
     )
 
 
@@ -323,9 +325,11 @@ def make_dir(workspace: str, path: str, parents: bool) -> Unary[f.MakeDirRequest
 
 
 def stat(
-    workspace: str, path: str, detect_binary: bool, count_lines: bool
+    workspace: str, path: str, detect_binary: bool, count_lines: bool, at_snapshot: str = ""
 ) -> Unary[f.StatRequest, f.StatResponse, c.FileInfo]:
-    request = f.StatRequest(workspace=workspace, path=path, detect_binary=detect_binary, count_lines=count_lines)
+    request = f.StatRequest(
+        workspace=workspace, path=path, detect_binary=detect_binary, count_lines=count_lines, at_snapshot=at_snapshot
+    )
     return Unary(R.STAT, request, lambda r: r.file)
 
 
@@ -338,6 +342,7 @@ def list_dir(
     include_hidden: bool,
     respect_gitignore: bool,
     max_entries: int | None,
+    at_snapshot: str = "",
 ) -> ServerStream[f.ListRequest, f.ListResponse, c.FileInfo, f.ListSummary]:
     request = f.ListRequest(
         workspace=workspace,
@@ -348,6 +353,7 @@ def list_dir(
         include_hidden=include_hidden,
         respect_gitignore=respect_gitignore,
         max_entries=max_entries,
+        at_snapshot=at_snapshot,
     )
 
     def split(r: f.ListResponse) -> tuple[Sequence[c.FileInfo], f.ListSummary | None]:
@@ -487,7 +493,7 @@ class _SavedFileFolder(Generic[Resp]):
 
 
 def download(
-    workspace: str, path: str, to: StrPath, on_progress: Progress | None
+    workspace: str, path: str, to: StrPath, on_progress: Progress | None, at_snapshot: str = ""
 ) -> Fold[f.DownloadRequest, f.DownloadResponse, SavedFile]:
     def split(r: f.DownloadResponse) -> _Announced | bytes:
         if r.WhichOneof("event") == "header":
@@ -496,7 +502,7 @@ def download(
 
     return Fold(
         R.DOWNLOAD,
-        f.DownloadRequest(workspace=workspace, path=path),
+        f.DownloadRequest(workspace=workspace, path=path, at_snapshot=at_snapshot),
         lambda: _SavedFileFolder(to, on_progress, split),
     )
 

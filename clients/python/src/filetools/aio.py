@@ -213,10 +213,11 @@ class AsyncClient:
         tail: int | None = None,
         encoding: str = "",
         max_bytes: int | None = None,
+        at_snapshot: str = "",
         timeout: float | None = None,
     ) -> TextWindow:
         """See ``Client.read_text``."""
-        request = _ops.read(workspace, path, start_line, line_count, tail, encoding, max_bytes)
+        request = _ops.read(workspace, path, start_line, line_count, tail, encoding, max_bytes, at_snapshot)
         return await self._fold(_ops.read_text(request), timeout)
 
     def read(
@@ -229,10 +230,11 @@ class AsyncClient:
         tail: int | None = None,
         encoding: str = "",
         max_bytes: int | None = None,
+        at_snapshot: str = "",
         timeout: float | None = None,
     ) -> AsyncStream[ReadEvent, f.ReadTrailer]:
         """See ``Client.read``."""
-        request = _ops.read(workspace, path, start_line, line_count, tail, encoding, max_bytes)
+        request = _ops.read(workspace, path, start_line, line_count, tail, encoding, max_bytes, at_snapshot)
         return self._stream(_ops.read_stream(request), timeout)
 
     async def write_text(
@@ -339,9 +341,10 @@ class AsyncClient:
         *,
         detect_binary: bool = False,
         count_lines: bool = False,
+        at_snapshot: str = "",
         timeout: float | None = None,
     ) -> c.FileInfo:
-        return await self._unary(_ops.stat(workspace, path, detect_binary, count_lines), timeout)
+        return await self._unary(_ops.stat(workspace, path, detect_binary, count_lines, at_snapshot), timeout)
 
     def list_dir(
         self,
@@ -354,11 +357,12 @@ class AsyncClient:
         include_hidden: bool = True,
         respect_gitignore: bool = True,
         max_entries: int | None = None,
+        at_snapshot: str = "",
         timeout: float | None = None,
     ) -> AsyncStream[c.FileInfo, f.ListSummary]:
         """See ``Client.list_dir``."""
         op = _ops.list_dir(
-            workspace, path, pattern, recursive, max_depth, include_hidden, respect_gitignore, max_entries
+            workspace, path, pattern, recursive, max_depth, include_hidden, respect_gitignore, max_entries, at_snapshot
         )
         return self._stream(op, timeout)
 
@@ -422,10 +426,11 @@ class AsyncClient:
         *,
         to: StrPath,
         on_progress: Progress | None = None,
+        at_snapshot: str = "",
         timeout: float | None = None,
     ) -> SavedFile:
         """See ``Client.download``."""
-        return await self._fold(_ops.download(workspace, path, to, on_progress), timeout)
+        return await self._fold(_ops.download(workspace, path, to, on_progress, at_snapshot), timeout)
 
     async def import_from(
         self,

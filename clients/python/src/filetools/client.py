@@ -198,11 +198,12 @@ class Client:
         tail: int | None = None,
         encoding: str = "",
         max_bytes: int | None = None,
+        at_snapshot: str = "",
         timeout: float | None = None,
     ) -> TextWindow:
         """A window of lines: from ``start_line`` (1-based), ``line_count`` of them (None = to the end, within
         ``max_bytes``, 10 MiB by default), or the last ``tail`` lines. Page on with ``next_start_line``."""
-        request = _ops.read(workspace, path, start_line, line_count, tail, encoding, max_bytes)
+        request = _ops.read(workspace, path, start_line, line_count, tail, encoding, max_bytes, at_snapshot)
         return self._fold(_ops.read_text(request), timeout)
 
     def read(
@@ -215,10 +216,11 @@ class Client:
         tail: int | None = None,
         encoding: str = "",
         max_bytes: int | None = None,
+        at_snapshot: str = "",
         timeout: float | None = None,
     ) -> Stream[ReadEvent, f.ReadTrailer]:
         """The Read stream as it comes: the header, then the chunks; ``summary`` is the trailer."""
-        request = _ops.read(workspace, path, start_line, line_count, tail, encoding, max_bytes)
+        request = _ops.read(workspace, path, start_line, line_count, tail, encoding, max_bytes, at_snapshot)
         return self._stream(_ops.read_stream(request), timeout)
 
     def write_text(
@@ -325,9 +327,10 @@ class Client:
         *,
         detect_binary: bool = False,
         count_lines: bool = False,
+        at_snapshot: str = "",
         timeout: float | None = None,
     ) -> c.FileInfo:
-        return self._unary(_ops.stat(workspace, path, detect_binary, count_lines), timeout)
+        return self._unary(_ops.stat(workspace, path, detect_binary, count_lines, at_snapshot), timeout)
 
     def list_dir(
         self,
@@ -340,11 +343,12 @@ class Client:
         include_hidden: bool = True,
         respect_gitignore: bool = True,
         max_entries: int | None = None,
+        at_snapshot: str = "",
         timeout: float | None = None,
     ) -> Stream[c.FileInfo, f.ListSummary]:
         """The entries under a directory (``max_entries`` None = 10,000); ``summary`` tells whether it was cut."""
         op = _ops.list_dir(
-            workspace, path, pattern, recursive, max_depth, include_hidden, respect_gitignore, max_entries
+            workspace, path, pattern, recursive, max_depth, include_hidden, respect_gitignore, max_entries, at_snapshot
         )
         return self._stream(op, timeout)
 
@@ -412,10 +416,14 @@ class Client:
         *,
         to: StrPath,
         on_progress: Progress | None = None,
+        at_snapshot: str = "",
         timeout: float | None = None,
     ) -> SavedFile:
-        """Writes the file to the local path ``to`` atomically, after checking its size and sha256."""
-        return self._fold(_ops.download(workspace, path, to, on_progress), timeout)
+        """Writes the file to the local path ``to`` atomically, after checking its size and sha256.
+
+        ``at_snapshot`` (here and in ``read_text``, ``read``, ``stat`` and ``list_dir``): a snapshot id
+        (``list_snapshots``) to answer from that stored snapshot instead of the live workspace."""
+        return self._fold(_ops.download(workspace, path, to, on_progress, at_snapshot), timeout)
 
     def import_from(
         self,

@@ -57,6 +57,7 @@ __all__ = [
     "ResourceExhausted",
     "RunActive",
     "SearchTimeout",
+    "SnapshotWithoutContents",
     "SnapshotWithoutFileList",
     "StoreUnavailable",
     "Unauthenticated",
@@ -288,6 +289,12 @@ class SnapshotWithoutFileList(FailedPrecondition):
     """DiffSnapshots named a snapshot written before manifests carried a file list."""
 
     reason_value = _Reason.ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST
+
+
+class SnapshotWithoutContents(FailedPrecondition):
+    """A read at a snapshot named one in the older format, without a table of contents: restore it, or read at a newer one."""
+
+    reason_value = _Reason.ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS
 
 
 class QuotaExceeded(ResourceExhausted):

@@ -28,6 +28,8 @@ export const WRITE_MODES: Record<string, WriteMode> = {
 const NEWLINES: Record<string, Newline> = { preserve: Newline.PRESERVE, lf: Newline.LF, crlf: Newline.CRLF };
 
 const ENCODING_HELP = 'text encoding: "utf-8" (default), "utf-16le", "latin1" or "ascii"';
+/** The help of --at (read, stat, ls, download). */
+export const AT_HELP = "answer from this stored snapshot (an id from `snapshots ls`) instead of the live workspace";
 const EXPECT_VERSION_HELP = "change nothing unless the file's version (from stat, read --json or a write) is still this";
 
 export function addFileCommands(program: Command): void {
@@ -49,7 +51,11 @@ export function addFileCommands(program: Command): void {
     .option("--raw", "print the text as it is, without line numbers")
     .option("--encoding <name>", ENCODING_HELP)
     .option("--max-bytes <bytes>", "stop before the text exceeds this many bytes (daemon default 10 MiB)", integerAtLeast(1))
-    .addHelpText("after", "\nExamples:\n  filetools read reports big.log --start 100 --count 50\n  filetools read reports big.log --tail 20 --raw")
+    .option("--at <snapshot>", AT_HELP)
+    .addHelpText(
+      "after",
+      "\nExamples:\n  filetools read reports big.log --start 100 --count 50\n  filetools read reports big.log --tail 20 --raw\n  filetools read reports notes.md --at 20261206T101500123Z-1a2b3c4d",
+    )
     .action(async (workspace: string, path: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
       const workspaceClient = client.workspace(workspace);
@@ -60,6 +66,7 @@ export function addFileCommands(program: Command): void {
         tail: options.tail,
         encoding: options.encoding,
         maxBytes: options.maxBytes,
+        atSnapshot: options.at,
       };
       if (json) {
         const { file, ...window } = await workspaceClient.readText(path, readOptions);
@@ -209,9 +216,10 @@ export function addFileCommands(program: Command): void {
     .argument("[path]", "workspace path (default: the root)", "/")
     .option("--lines", "count the lines of a text file (reads it all)")
     .option("--binary", "tell whether the file is binary (reads its first 8 KiB)")
+    .option("--at <snapshot>", AT_HELP)
     .action(async (workspace: string, path: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
-      const file = await client.workspace(workspace).stat(path, { ...call, countLines: options.lines, detectBinary: options.binary });
+      const file = await client.workspace(workspace).stat(path, { ...call, countLines: options.lines, detectBinary: options.binary, atSnapshot: options.at });
       if (json) return printJson(jsonOf(FileInfoSchema, file));
       const rows = [
         ["path:", file.path],
@@ -241,6 +249,7 @@ export function addFileCommands(program: Command): void {
     .option("--no-hidden", "leave out names starting with a dot")
     .option("--no-gitignore", "list what .gitignore files exclude, and .git")
     .option("--max-entries <n>", "stop after n entries (daemon default 10,000)", integerAtLeast(1))
+    .option("--at <snapshot>", AT_HELP)
     .action(async (workspace: string, path: string, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
       const { entries, truncated } = await client.workspace(workspace).list(path, {
@@ -251,6 +260,7 @@ export function addFileCommands(program: Command): void {
         includeHidden: options.hidden,
         respectGitignore: options.gitignore,
         maxEntries: options.maxEntries,
+        atSnapshot: options.at,
       });
       if (json) return printJson({ entries: entries.map((entry) => jsonOf(FileInfoSchema, entry)), truncated });
       await writeOut(

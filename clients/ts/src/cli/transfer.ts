@@ -4,7 +4,7 @@ import { Option, type Command } from "commander";
 import { headerThenData } from "../byte-streams.js";
 import { DownloadHeaderSchema, UploadResponseSchema } from "@filetools/proto/filetools/v1/files_pb.js";
 import { ImportArchiveResponseSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
-import { WRITE_MODES } from "./files.js";
+import { AT_HELP, WRITE_MODES } from "./files.js";
 import { fileCount, humanBytes, jsonOf, printJson, writeOut } from "./output.js";
 import { sessionOf } from "./session.js";
 import { saveStream, withProgress } from "./streams.js";
@@ -56,10 +56,11 @@ export function addTransferCommands(program: Command): void {
     .argument("<workspace>", "workspace id")
     .argument("<path>", "workspace path of the file")
     .argument("[destination]", "local file, or - for standard output")
-    .action(async (workspace: string, filePath: string, destination: string | undefined, _options, command: Command) => {
+    .option("--at <snapshot>", AT_HELP)
+    .action(async (workspace: string, filePath: string, destination: string | undefined, options, command: Command) => {
       const { client, json, call } = sessionOf(command);
       const target = destination ?? path.basename(filePath);
-      const header = await saveStream(client.files.download({ workspace, path: filePath }, call), target, "download");
+      const header = await saveStream(client.files.download({ workspace, path: filePath, atSnapshot: options.at }, call), target, "download");
       if (target === "-") return;
       if (json) return printJson(jsonOf(DownloadHeaderSchema, header));
       await writeOut(`saved ${header.file?.path} to ${target}: ${header.size} bytes, sha256 ${header.sha256}\n`);

@@ -146,6 +146,7 @@ export class ToolDispatcher {
       ...options,
       ...(tail === undefined ? { startLine: (args.start_line as number | undefined) ?? 1, lineCount: (args.line_count as number | undefined) ?? DEFAULT_READ_LINES } : { tail }),
       maxBytes: READ_MAX_BYTES,
+      atSnapshot: args.at_snapshot as string | undefined,
     });
     return ok(texts.readText(window, READ_MAX_BYTES), {
       path: window.file.path,
@@ -225,6 +226,7 @@ export class ToolDispatcher {
       includeHidden: args.include_hidden as boolean | undefined,
       respectGitignore: args.respect_gitignore as boolean | undefined,
       maxEntries: (args.max_entries as number | undefined) ?? DEFAULT_LIST_ENTRIES,
+      atSnapshot: args.at_snapshot as string | undefined,
     });
     return ok(texts.listText(listing.entries, listing.truncated), {
       entries: listing.entries.map((e) => ({ path: e.path, type: FILE_TYPES[e.type] ?? "other", size: Number(e.size), version: e.version })),
@@ -271,7 +273,7 @@ export class ToolDispatcher {
   }
 
   private async stat(args: Args, options: CallOptions): Promise<ToolResult> {
-    const file = await this.workspace.stat((args.path as string | undefined) ?? "/", { ...options, countLines: args.count_lines as boolean | undefined });
+    const file = await this.workspace.stat((args.path as string | undefined) ?? "/", { ...options, countLines: args.count_lines as boolean | undefined, atSnapshot: args.at_snapshot as string | undefined });
     return ok(texts.statText(file), {
       path: file.path,
       type: FILE_TYPES[file.type] ?? "other",

@@ -197,6 +197,11 @@ const (
 	// removed, a replaced file keeps its old content, an APPEND is cut back. The
 	// daemon keeps serving reads; writes succeed again once space is freed.
 	ErrorReason_ERROR_REASON_NO_SPACE ErrorReason = 32
+	// FAILED_PRECONDITION: a read at a snapshot (Read, Stat, List, Download
+	// with at_snapshot) named a snapshot in the older format, one plain
+	// `.tar.gz` without a table of contents: restore it, or read at a snapshot
+	// written since.
+	ErrorReason_ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS ErrorReason = 33
 )
 
 // Enum value maps for ErrorReason.
@@ -235,6 +240,7 @@ var (
 		30: "ERROR_REASON_IO_ERROR",
 		31: "ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST",
 		32: "ERROR_REASON_NO_SPACE",
+		33: "ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                0,
@@ -270,6 +276,7 @@ var (
 		"ERROR_REASON_IO_ERROR":                   30,
 		"ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST": 31,
 		"ERROR_REASON_NO_SPACE":                   32,
+		"ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS":  33,
 	}
 )
 
@@ -515,7 +522,7 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\x0eFILE_TYPE_FILE\x10\x01\x12\x17\n" +
 	"\x13FILE_TYPE_DIRECTORY\x10\x02\x12\x15\n" +
 	"\x11FILE_TYPE_SYMLINK\x10\x03\x12\x13\n" +
-	"\x0fFILE_TYPE_OTHER\x10\x04*\xdf\b\n" +
+	"\x0fFILE_TYPE_OTHER\x10\x04*\x8b\t\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12'\n" +
 	"#ERROR_REASON_PATH_ESCAPES_WORKSPACE\x10\x01\x12\x1d\n" +
@@ -550,7 +557,8 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\x1aERROR_REASON_ACCESS_DENIED\x10\x1d\x12\x19\n" +
 	"\x15ERROR_REASON_IO_ERROR\x10\x1e\x12+\n" +
 	"'ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST\x10\x1f\x12\x19\n" +
-	"\x15ERROR_REASON_NO_SPACE\x10 BHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
+	"\x15ERROR_REASON_NO_SPACE\x10 \x12*\n" +
+	"&ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS\x10!BHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
 
 var (
 	file_filetools_v1_common_proto_rawDescOnce sync.Once

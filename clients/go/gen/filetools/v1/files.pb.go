@@ -337,7 +337,10 @@ type ReadRequest struct {
 	// Unset or 0 = 10 MiB; above the server maximum it is lowered to it. Only
 	// whole lines are returned, except when the first line alone is longer:
 	// it is cut on a character boundary and `line_cut` is set.
-	MaxBytes      *int64 `protobuf:"varint,7,opt,name=max_bytes,json=maxBytes,proto3,oneof" json:"max_bytes,omitempty"`
+	MaxBytes *int64 `protobuf:"varint,7,opt,name=max_bytes,json=maxBytes,proto3,oneof" json:"max_bytes,omitempty"`
+	// A snapshot id: answer from that stored snapshot instead of the live
+	// workspace (see "Reads at a snapshot" above). Empty = the live workspace.
+	AtSnapshot    string `protobuf:"bytes,8,opt,name=at_snapshot,json=atSnapshot,proto3" json:"at_snapshot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -419,6 +422,13 @@ func (x *ReadRequest) GetMaxBytes() int64 {
 		return *x.MaxBytes
 	}
 	return 0
+}
+
+func (x *ReadRequest) GetAtSnapshot() string {
+	if x != nil {
+		return x.AtSnapshot
+	}
+	return ""
 }
 
 type ReadResponse struct {
@@ -1844,7 +1854,10 @@ type StatRequest struct {
 	// Also report FileInfo.is_binary (reads the first 8 KiB).
 	DetectBinary bool `protobuf:"varint,3,opt,name=detect_binary,json=detectBinary,proto3" json:"detect_binary,omitempty"`
 	// Also report FileInfo.line_count (reads the whole file; text files only).
-	CountLines    bool `protobuf:"varint,4,opt,name=count_lines,json=countLines,proto3" json:"count_lines,omitempty"`
+	CountLines bool `protobuf:"varint,4,opt,name=count_lines,json=countLines,proto3" json:"count_lines,omitempty"`
+	// A snapshot id: answer from that stored snapshot instead of the live
+	// workspace (see "Reads at a snapshot" above). Empty = the live workspace.
+	AtSnapshot    string `protobuf:"bytes,5,opt,name=at_snapshot,json=atSnapshot,proto3" json:"at_snapshot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1905,6 +1918,13 @@ func (x *StatRequest) GetCountLines() bool {
 		return x.CountLines
 	}
 	return false
+}
+
+func (x *StatRequest) GetAtSnapshot() string {
+	if x != nil {
+		return x.AtSnapshot
+	}
+	return ""
 }
 
 type StatResponse struct {
@@ -1976,7 +1996,10 @@ type ListRequest struct {
 	RespectGitignore *bool `protobuf:"varint,7,opt,name=respect_gitignore,json=respectGitignore,proto3,oneof" json:"respect_gitignore,omitempty"`
 	// Stop after this many entries (summary.truncated is then true). Unset or
 	// 0 = 10,000; at most 100,000.
-	MaxEntries    *int32 `protobuf:"varint,8,opt,name=max_entries,json=maxEntries,proto3,oneof" json:"max_entries,omitempty"`
+	MaxEntries *int32 `protobuf:"varint,8,opt,name=max_entries,json=maxEntries,proto3,oneof" json:"max_entries,omitempty"`
+	// A snapshot id: answer from that stored snapshot instead of the live
+	// workspace (see "Reads at a snapshot" above). Empty = the live workspace.
+	AtSnapshot    string `protobuf:"bytes,9,opt,name=at_snapshot,json=atSnapshot,proto3" json:"at_snapshot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2065,6 +2088,13 @@ func (x *ListRequest) GetMaxEntries() int32 {
 		return *x.MaxEntries
 	}
 	return 0
+}
+
+func (x *ListRequest) GetAtSnapshot() string {
+	if x != nil {
+		return x.AtSnapshot
+	}
+	return ""
 }
 
 type ListResponse struct {
@@ -3198,7 +3228,10 @@ type DownloadRequest struct {
 	// Workspace id.
 	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	// Workspace path of a regular file.
-	Path          string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Path string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// A snapshot id: answer from that stored snapshot instead of the live
+	// workspace (see "Reads at a snapshot" above). Empty = the live workspace.
+	AtSnapshot    string `protobuf:"bytes,3,opt,name=at_snapshot,json=atSnapshot,proto3" json:"at_snapshot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3243,6 +3276,13 @@ func (x *DownloadRequest) GetWorkspace() string {
 func (x *DownloadRequest) GetPath() string {
 	if x != nil {
 		return x.Path
+	}
+	return ""
+}
+
+func (x *DownloadRequest) GetAtSnapshot() string {
+	if x != nil {
+		return x.AtSnapshot
 	}
 	return ""
 }
@@ -3399,7 +3439,7 @@ var File_filetools_v1_files_proto protoreflect.FileDescriptor
 
 const file_filetools_v1_files_proto_rawDesc = "" +
 	"\n" +
-	"\x18filetools/v1/files.proto\x12\ffiletools.v1\x1a\x19filetools/v1/common.proto\"\xa4\x02\n" +
+	"\x18filetools/v1/files.proto\x12\ffiletools.v1\x1a\x19filetools/v1/common.proto\"\xc5\x02\n" +
 	"\vReadRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\"\n" +
@@ -3410,7 +3450,9 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\n" +
 	"tail_lines\x18\x05 \x01(\x03H\x02R\ttailLines\x88\x01\x01\x12\x1a\n" +
 	"\bencoding\x18\x06 \x01(\tR\bencoding\x12 \n" +
-	"\tmax_bytes\x18\a \x01(\x03H\x03R\bmaxBytes\x88\x01\x01B\r\n" +
+	"\tmax_bytes\x18\a \x01(\x03H\x03R\bmaxBytes\x88\x01\x01\x12\x1f\n" +
+	"\vat_snapshot\x18\b \x01(\tR\n" +
+	"atSnapshotB\r\n" +
 	"\v_start_lineB\r\n" +
 	"\v_line_countB\r\n" +
 	"\v_tail_linesB\f\n" +
@@ -3528,15 +3570,17 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\b_parents\"?\n" +
 	"\x0fMakeDirResponse\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
-	"\acreated\x18\x02 \x01(\bR\acreated\"\x85\x01\n" +
+	"\acreated\x18\x02 \x01(\bR\acreated\"\xa6\x01\n" +
 	"\vStatRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12#\n" +
 	"\rdetect_binary\x18\x03 \x01(\bR\fdetectBinary\x12\x1f\n" +
 	"\vcount_lines\x18\x04 \x01(\bR\n" +
-	"countLines\":\n" +
+	"countLines\x12\x1f\n" +
+	"\vat_snapshot\x18\x05 \x01(\tR\n" +
+	"atSnapshot\":\n" +
 	"\fStatResponse\x12*\n" +
-	"\x04file\x18\x01 \x01(\v2\x16.filetools.v1.FileInfoR\x04file\"\xe4\x02\n" +
+	"\x04file\x18\x01 \x01(\v2\x16.filetools.v1.FileInfoR\x04file\"\x85\x03\n" +
 	"\vListRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
@@ -3546,7 +3590,9 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\x0einclude_hidden\x18\x06 \x01(\bH\x01R\rincludeHidden\x88\x01\x01\x120\n" +
 	"\x11respect_gitignore\x18\a \x01(\bH\x02R\x10respectGitignore\x88\x01\x01\x12$\n" +
 	"\vmax_entries\x18\b \x01(\x05H\x03R\n" +
-	"maxEntries\x88\x01\x01B\f\n" +
+	"maxEntries\x88\x01\x01\x12\x1f\n" +
+	"\vat_snapshot\x18\t \x01(\tR\n" +
+	"atSnapshotB\f\n" +
 	"\n" +
 	"_max_depthB\x11\n" +
 	"\x0f_include_hiddenB\x14\n" +
@@ -3635,10 +3681,12 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
 	"\acreated\x18\x03 \x01(\bR\acreated\x12\x16\n" +
 	"\x06sha256\x18\x04 \x01(\tR\x06sha256\x12\x18\n" +
-	"\aversion\x18\x05 \x01(\tR\aversion\"C\n" +
+	"\aversion\x18\x05 \x01(\tR\aversion\"d\n" +
 	"\x0fDownloadRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x12\n" +
-	"\x04path\x18\x02 \x01(\tR\x04path\"\x84\x01\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1f\n" +
+	"\vat_snapshot\x18\x03 \x01(\tR\n" +
+	"atSnapshot\"\x84\x01\n" +
 	"\x10DownloadResponse\x126\n" +
 	"\x06header\x18\x01 \x01(\v2\x1c.filetools.v1.DownloadHeaderH\x00R\x06header\x12/\n" +
 	"\x05chunk\x18\x02 \x01(\v2\x17.filetools.v1.DataChunkH\x00R\x05chunkB\a\n" +

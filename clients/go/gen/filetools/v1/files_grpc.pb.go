@@ -42,6 +42,37 @@ const (
 // workspace fails with PERMISSION_DENIED / PATH_ESCAPES_WORKSPACE. Every
 // request names its workspace; an unknown one fails with NOT_FOUND /
 // WORKSPACE_NOT_FOUND.
+//
+// Reads at a snapshot. Read, Stat, List and Download take `at_snapshot`, the
+// id of one of the workspace's stored snapshots (ListSnapshots shows them);
+// empty = the live workspace. They then answer from the store, never from the
+// live tree (which is not touched, and need not exist): the same answers the
+// live call would give on the tree restored from that snapshot — Read's line
+// windows, tail and encodings, Stat's fields (is_binary, line_count), List's
+// recursion, max_depth, pattern, include_hidden, respect_gitignore (the
+// snapshot's own .gitignore files) and max_entries, Download's bytes and
+// sha256. Symbolic links inside the snapshot are followed as live ones are,
+// lexically within its tree: a link that leads out of it is PATH_ESCAPES_WORKSPACE
+// (an absolute target too, for the host path it was taken at is not known).
+// Only the bytes asked for are fetched: the table of contents first (once,
+// then cached), then by ranged reads only the chunks (at most 4 MiB of
+// content each) that cover what the call reads — a Read of a small file, or
+// a window at a line the line index already knows, fetches one chunk.
+//   - FileInfo.version at a snapshot is "snapshot:" and a token derived from
+//     the snapshot's id and the entry's content (sha256 for a file): stable
+//     across calls, never equal to a live version, so a Write, Edit, Delete
+//     or Move given it as if_version is refused (FAILED_PRECONDITION /
+//     CONTENT_CHANGED, with the live version). mtime is the one the entry had
+//     when the snapshot was taken, in whole seconds as tar stores it (a
+//     restore gives files new times); the root's is the snapshot's creation
+//     time, its mode 0755; a directory's size is 0.
+//   - NOT_FOUND / NOT_FOUND: a path not in the snapshot; NOT_FOUND for a
+//     snapshot id the workspace does not have.
+//   - FAILED_PRECONDITION / SNAPSHOT_WITHOUT_CONTENTS: a snapshot in the older
+//     format (no table of contents): restore it, or read at a newer one.
+//   - DATA_LOSS: a table of contents that is damaged or lies (a path with
+//     "..", a chunk past its tarball, ...), or a chunk whose bytes do not
+//     match its sha256: nothing of it is served.
 type FilesClient interface {
 	// Text of a file or of a window of its lines: a header, chunks, a trailer.
 	Read(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReadResponse], error)
@@ -253,6 +284,37 @@ type Files_DownloadClient = grpc.ServerStreamingClient[DownloadResponse]
 // workspace fails with PERMISSION_DENIED / PATH_ESCAPES_WORKSPACE. Every
 // request names its workspace; an unknown one fails with NOT_FOUND /
 // WORKSPACE_NOT_FOUND.
+//
+// Reads at a snapshot. Read, Stat, List and Download take `at_snapshot`, the
+// id of one of the workspace's stored snapshots (ListSnapshots shows them);
+// empty = the live workspace. They then answer from the store, never from the
+// live tree (which is not touched, and need not exist): the same answers the
+// live call would give on the tree restored from that snapshot — Read's line
+// windows, tail and encodings, Stat's fields (is_binary, line_count), List's
+// recursion, max_depth, pattern, include_hidden, respect_gitignore (the
+// snapshot's own .gitignore files) and max_entries, Download's bytes and
+// sha256. Symbolic links inside the snapshot are followed as live ones are,
+// lexically within its tree: a link that leads out of it is PATH_ESCAPES_WORKSPACE
+// (an absolute target too, for the host path it was taken at is not known).
+// Only the bytes asked for are fetched: the table of contents first (once,
+// then cached), then by ranged reads only the chunks (at most 4 MiB of
+// content each) that cover what the call reads — a Read of a small file, or
+// a window at a line the line index already knows, fetches one chunk.
+//   - FileInfo.version at a snapshot is "snapshot:" and a token derived from
+//     the snapshot's id and the entry's content (sha256 for a file): stable
+//     across calls, never equal to a live version, so a Write, Edit, Delete
+//     or Move given it as if_version is refused (FAILED_PRECONDITION /
+//     CONTENT_CHANGED, with the live version). mtime is the one the entry had
+//     when the snapshot was taken, in whole seconds as tar stores it (a
+//     restore gives files new times); the root's is the snapshot's creation
+//     time, its mode 0755; a directory's size is 0.
+//   - NOT_FOUND / NOT_FOUND: a path not in the snapshot; NOT_FOUND for a
+//     snapshot id the workspace does not have.
+//   - FAILED_PRECONDITION / SNAPSHOT_WITHOUT_CONTENTS: a snapshot in the older
+//     format (no table of contents): restore it, or read at a newer one.
+//   - DATA_LOSS: a table of contents that is damaged or lies (a path with
+//     "..", a chunk past its tarball, ...), or a chunk whose bytes do not
+//     match its sha256: nothing of it is served.
 type FilesServer interface {
 	// Text of a file or of a window of its lines: a header, chunks, a trailer.
 	Read(*ReadRequest, grpc.ServerStreamingServer[ReadResponse]) error

@@ -294,7 +294,8 @@ def _read(args: Args) -> _Call:
             },
         )
 
-    return _Call("read_text", {"path": args["path"], **window, "max_bytes": READ_MAX_BYTES}, finish)
+    request = {"path": args["path"], **window, "max_bytes": READ_MAX_BYTES, "at_snapshot": args.get("at_snapshot") or ""}
+    return _Call("read_text", request, finish)
 
 
 def _write(args: Args) -> _Call:
@@ -408,6 +409,7 @@ def _list(args: Args) -> _Call:
         "recursive": args.get("recursive", False),
         "max_depth": _int(args, "max_depth"),
         "include_hidden": args.get("include_hidden", True),
+        "at_snapshot": args.get("at_snapshot") or "",
         "respect_gitignore": args.get("respect_gitignore", True),
         "max_entries": _int(args, "max_entries") or DEFAULT_LIST_ENTRIES,
     }
@@ -478,7 +480,12 @@ def _stat(args: Args) -> _Call:
             },
         )
 
-    return _Call("stat", {"path": args.get("path", "/"), "count_lines": args.get("count_lines", False)}, finish)
+    request = {
+        "path": args.get("path", "/"),
+        "count_lines": args.get("count_lines", False),
+        "at_snapshot": args.get("at_snapshot") or "",
+    }
+    return _Call("stat", request, finish)
 
 
 def _changes(args: Args) -> _Call:

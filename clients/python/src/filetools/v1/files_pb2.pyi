@@ -66,7 +66,7 @@ SEARCH_ORDER_PATH: SearchOrder
 SEARCH_ORDER_FOUND: SearchOrder
 
 class ReadRequest(_message.Message):
-    __slots__ = ("workspace", "path", "start_line", "line_count", "tail_lines", "encoding", "max_bytes")
+    __slots__ = ("workspace", "path", "start_line", "line_count", "tail_lines", "encoding", "max_bytes", "at_snapshot")
     WORKSPACE_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     START_LINE_FIELD_NUMBER: _ClassVar[int]
@@ -74,6 +74,7 @@ class ReadRequest(_message.Message):
     TAIL_LINES_FIELD_NUMBER: _ClassVar[int]
     ENCODING_FIELD_NUMBER: _ClassVar[int]
     MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
+    AT_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     workspace: str
     path: str
     start_line: int
@@ -81,7 +82,8 @@ class ReadRequest(_message.Message):
     tail_lines: int
     encoding: str
     max_bytes: int
-    def __init__(self, workspace: _Optional[str] = ..., path: _Optional[str] = ..., start_line: _Optional[int] = ..., line_count: _Optional[int] = ..., tail_lines: _Optional[int] = ..., encoding: _Optional[str] = ..., max_bytes: _Optional[int] = ...) -> None: ...
+    at_snapshot: str
+    def __init__(self, workspace: _Optional[str] = ..., path: _Optional[str] = ..., start_line: _Optional[int] = ..., line_count: _Optional[int] = ..., tail_lines: _Optional[int] = ..., encoding: _Optional[str] = ..., max_bytes: _Optional[int] = ..., at_snapshot: _Optional[str] = ...) -> None: ...
 
 class ReadResponse(_message.Message):
     __slots__ = ("header", "chunk", "trailer")
@@ -306,16 +308,18 @@ class MakeDirResponse(_message.Message):
     def __init__(self, path: _Optional[str] = ..., created: _Optional[bool] = ...) -> None: ...
 
 class StatRequest(_message.Message):
-    __slots__ = ("workspace", "path", "detect_binary", "count_lines")
+    __slots__ = ("workspace", "path", "detect_binary", "count_lines", "at_snapshot")
     WORKSPACE_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     DETECT_BINARY_FIELD_NUMBER: _ClassVar[int]
     COUNT_LINES_FIELD_NUMBER: _ClassVar[int]
+    AT_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     workspace: str
     path: str
     detect_binary: bool
     count_lines: bool
-    def __init__(self, workspace: _Optional[str] = ..., path: _Optional[str] = ..., detect_binary: _Optional[bool] = ..., count_lines: _Optional[bool] = ...) -> None: ...
+    at_snapshot: str
+    def __init__(self, workspace: _Optional[str] = ..., path: _Optional[str] = ..., detect_binary: _Optional[bool] = ..., count_lines: _Optional[bool] = ..., at_snapshot: _Optional[str] = ...) -> None: ...
 
 class StatResponse(_message.Message):
     __slots__ = ("file",)
@@ -324,7 +328,7 @@ class StatResponse(_message.Message):
     def __init__(self, file: _Optional[_Union[_common_pb2.FileInfo, _Mapping]] = ...) -> None: ...
 
 class ListRequest(_message.Message):
-    __slots__ = ("workspace", "path", "pattern", "recursive", "max_depth", "include_hidden", "respect_gitignore", "max_entries")
+    __slots__ = ("workspace", "path", "pattern", "recursive", "max_depth", "include_hidden", "respect_gitignore", "max_entries", "at_snapshot")
     WORKSPACE_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     PATTERN_FIELD_NUMBER: _ClassVar[int]
@@ -333,6 +337,7 @@ class ListRequest(_message.Message):
     INCLUDE_HIDDEN_FIELD_NUMBER: _ClassVar[int]
     RESPECT_GITIGNORE_FIELD_NUMBER: _ClassVar[int]
     MAX_ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    AT_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     workspace: str
     path: str
     pattern: str
@@ -341,7 +346,8 @@ class ListRequest(_message.Message):
     include_hidden: bool
     respect_gitignore: bool
     max_entries: int
-    def __init__(self, workspace: _Optional[str] = ..., path: _Optional[str] = ..., pattern: _Optional[str] = ..., recursive: _Optional[bool] = ..., max_depth: _Optional[int] = ..., include_hidden: _Optional[bool] = ..., respect_gitignore: _Optional[bool] = ..., max_entries: _Optional[int] = ...) -> None: ...
+    at_snapshot: str
+    def __init__(self, workspace: _Optional[str] = ..., path: _Optional[str] = ..., pattern: _Optional[str] = ..., recursive: _Optional[bool] = ..., max_depth: _Optional[int] = ..., include_hidden: _Optional[bool] = ..., respect_gitignore: _Optional[bool] = ..., max_entries: _Optional[int] = ..., at_snapshot: _Optional[str] = ...) -> None: ...
 
 class ListResponse(_message.Message):
     __slots__ = ("entries", "summary")
@@ -510,12 +516,14 @@ class UploadResponse(_message.Message):
     def __init__(self, path: _Optional[str] = ..., size: _Optional[int] = ..., created: _Optional[bool] = ..., sha256: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
 
 class DownloadRequest(_message.Message):
-    __slots__ = ("workspace", "path")
+    __slots__ = ("workspace", "path", "at_snapshot")
     WORKSPACE_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
+    AT_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     workspace: str
     path: str
-    def __init__(self, workspace: _Optional[str] = ..., path: _Optional[str] = ...) -> None: ...
+    at_snapshot: str
+    def __init__(self, workspace: _Optional[str] = ..., path: _Optional[str] = ..., at_snapshot: _Optional[str] = ...) -> None: ...
 
 class DownloadResponse(_message.Message):
     __slots__ = ("header", "chunk")
