@@ -28,7 +28,7 @@ describe("parseConfig", () => {
       store: `file://${path.resolve(".filetools", "snapshots")}`,
       keepSnapshots: 20,
       snapshotGzipLevel: 6,
-      snapshotMaxTarballs: 16,
+      snapshotMaxTarballs: 32,
       clientStreamIdleMs: 30_000,
       leaseTtlMs: 60_000,
       nodeName: `${os.hostname()}-${process.pid}`,

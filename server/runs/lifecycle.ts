@@ -153,19 +153,17 @@ async function finishNow(
 
 /**
  * Packs the run's workspace and publishes it over the head the run started
- * from; the copy is then a copy of what was written (published or recovered).
- * The fingerprint is taken before the pack: a change racing the pack makes
- * the copy look changed later, never unchanged.
+ * from; the copy is then a copy of what was written (published or recovered),
+ * as of the fingerprint the pack's walk took.
  */
 async function publish(services: RunServices, workspace: Workspace, run: RunInfo, labels: Record<string, string>, changeSet: Change[], signal?: AbortSignal): Promise<Written> {
-  const { fingerprint } = await fingerprintTree(workspace, signal);
   const replaces = run.follows ?? run.base ?? (await services.snapshots.newestId(run.workspace, signal));
   const written = await services.snapshots.create(
     workspace,
     { runId: run.id, labels, changeSet, parent: run.base ?? replaces, publish: { replaces, beforeCommit: leaseCheck(services, run, signal) } },
     signal,
   );
-  await services.copies.record(run.workspace, written.manifest.id, fingerprint);
+  await services.copies.record(run.workspace, written.manifest.id, written.fingerprint);
   if (!written.published) services.metrics?.recovered(written.leaseLost ? "lease_lost" : "refused");
   return written;
 }
@@ -190,9 +188,9 @@ async function keepUnpublished(services: RunServices, workspace: Workspace, copy
 
 /** Restores `manifest` into its workspace, which is then a copy of it. */
 async function restoreCopy(services: RunServices, manifest: Manifest, signal?: AbortSignal, quota?: QuotaCheck): Promise<void> {
-  await services.snapshots.restore(manifest.workspace, manifest, { signal, quota, beforeApply: () => services.copies.replacing(manifest.workspace) });
+  const restored = await services.snapshots.restore(manifest.workspace, manifest, { signal, quota, beforeApply: () => services.copies.replacing(manifest.workspace) });
   // Past the restore's commit point: not cancelled, or the copy would look changed.
-  const { fingerprint } = await fingerprintTree(await services.workspaces.get(manifest.workspace));
+  const fingerprint = restored.fingerprint ?? (await fingerprintTree(await services.workspaces.get(manifest.workspace))).fingerprint;
   await services.copies.record(manifest.workspace, manifest.id, fingerprint);
 }
 

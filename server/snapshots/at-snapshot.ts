@@ -23,7 +23,7 @@ import { displayPath, joinComponents, namesDirectory, parsePath, type Components
 import { BINARY_HEAD_BYTES } from "../text/binary.js";
 import type { ReadableFile, ReadSource } from "../tools/source.js";
 import type { WalkOptions } from "../workspace/walk.js";
-import { chunksOf, type ChunkRef, type Contents } from "./contents.js";
+import { chunksByFile, type ChunkRef, type Contents } from "./contents.js";
 import { recordsOf } from "./file-list.js";
 import type { Manifest } from "./manifest.js";
 import { fileChunks } from "./seekable-read.js";
@@ -97,12 +97,12 @@ export class SnapshotTree {
       const path = directories.paths[i]!;
       this.add(path, { entry: this.entry(path, "directory", 0n, directories.modes[i]!, seconds(directories.mtimes[i]!), path), children: [] });
     }
-    const digests = Buffer.from(contents.chunks.sha256, "base64");
+    const chunks = chunksByFile(contents);
     let i = 0;
     for (const record of recordsOf(contents.files)) {
       const mtime = seconds(contents.mtimes[i]!);
       if (record.type === "file") {
-        const content = { chunks: chunksOf(contents, i, digests), sha256: record.sha256 };
+        const content = { chunks: chunks[i]!, sha256: record.sha256 };
         this.add(record.path, { entry: this.entry(record.path, "file", BigInt(record.size), record.mode, mtime, record.sha256), content });
       } else {
         const size = BigInt(bytesOfName(record.target).length);

@@ -48,7 +48,10 @@ const ContentsSchema = z.object({
     length: ints,
     /** Content bytes (the last chunk's member also holds the tar padding after them). */
     size: ints,
-    /** Each chunk's content SHA-256, raw and concatenated, base64. */
+    /**
+     * The content SHA-256 of each chunk of a file cut into several, raw and
+     * concatenated, base64 (a file of one chunk: its file list's SHA-256).
+     */
     sha256: z.base64(),
   }),
 });
@@ -100,15 +103,15 @@ function checkContents(contents: Contents): string | undefined {
   if (contents.mtimes.length !== fileCount + files.links.paths.length) return "mtimes and entries differ in number";
   if (directories.modes.length !== directories.paths.length || directories.mtimes.length !== directories.paths.length) return "directory arrays differ in length";
   if (chunks.first.length !== fileCount) return "chunk starts and files differ in number";
-  if (![chunks.offset, chunks.length, chunks.size].every((a) => a.length === chunkCount) || Buffer.byteLength(chunks.sha256, "base64") !== chunkCount * DIGEST_BYTES) {
-    return "chunk arrays differ in length";
-  }
+  if (![chunks.offset, chunks.length, chunks.size].every((a) => a.length === chunkCount)) return "chunk arrays differ in length";
   if (!tarballs.every((t) => tarballId(contents.workspace, t.key) !== undefined)) return "a tarball of another workspace, or not a snapshot's tarball";
   let total = 0;
+  let cutInto = 0;
   for (let i = 0; i < fileCount; i++) {
     const start = chunks.first[i]!;
     const end = i + 1 < fileCount ? chunks.first[i + 1]! : chunkCount;
     if (start > end || end > chunkCount || (i === 0 && start !== 0)) return "chunk starts out of order";
+    if (end - start > 1) cutInto += end - start;
     let size = 0;
     for (let c = start; c < end; c++) {
       if (chunks.size[c]! === 0 || chunks.size[c]! > CHUNK_BYTES) return "a chunk's size is out of bounds";
@@ -118,6 +121,7 @@ function checkContents(contents: Contents): string | undefined {
     total += size;
     if (total > MAX_CONTENT_BYTES) return `more than ${MAX_CONTENT_BYTES} bytes of files`;
   }
+  if (Buffer.byteLength(chunks.sha256, "base64") !== cutInto * DIGEST_BYTES) return "chunk digests and chunks differ in number";
   // Every chunk inside its tarball; two chunks at one offset are the same chunk (shared content), else apart.
   const placed = new Map<number, Array<[number, number]>>();
   for (let c = 0; c < chunkCount; c++) {
@@ -139,31 +143,37 @@ function checkContents(contents: Contents): string | undefined {
   return undefined;
 }
 
-/** File i's chunks. */
-export function chunksOf(contents: Contents, i: number, digests = Buffer.from(contents.chunks.sha256, "base64")): ContentRef {
+/** Every file's chunks, by its index in the file list (one pass over the table). */
+export function chunksByFile(contents: Contents): ContentRef[] {
   const { chunks } = contents;
-  const end = i + 1 < chunks.first.length ? chunks.first[i + 1]! : chunks.tarball.length;
-  const refs: ContentRef = [];
-  for (let c = chunks.first[i]!; c < end; c++) {
-    refs.push({
-      tarball: contents.tarballs[chunks.tarball[c]!]!.key,
-      offset: chunks.offset[c]!,
-      length: chunks.length[c]!,
-      size: chunks.size[c]!,
-      sha256: digests.toString("hex", c * DIGEST_BYTES, (c + 1) * DIGEST_BYTES),
-    });
-  }
-  return refs;
+  const fileDigests = Buffer.from(contents.files.sha256, "base64");
+  const chunkDigests = Buffer.from(chunks.sha256, "base64");
+  const hex = (digests: Buffer, at: number): string => digests.toString("hex", at * DIGEST_BYTES, (at + 1) * DIGEST_BYTES);
+  let cut = 0;
+  return chunks.first.map((start, i) => {
+    const end = i + 1 < chunks.first.length ? chunks.first[i + 1]! : chunks.tarball.length;
+    const refs: ContentRef = [];
+    for (let c = start; c < end; c++) {
+      refs.push({
+        tarball: contents.tarballs[chunks.tarball[c]!]!.key,
+        offset: chunks.offset[c]!,
+        length: chunks.length[c]!,
+        size: chunks.size[c]!,
+        sha256: end - start > 1 ? hex(chunkDigests, cut++) : hex(fileDigests, i),
+      });
+    }
+    return refs;
+  });
 }
 
 /** Every file's content by its SHA-256 (hex), for a later snapshot to point at instead of storing it again. */
 export function contentIndex(contents: Contents): Map<string, ContentRef> {
   const digests = Buffer.from(contents.files.sha256, "base64");
-  const chunkDigests = Buffer.from(contents.chunks.sha256, "base64");
+  const chunks = chunksByFile(contents);
   const index = new Map<string, ContentRef>();
-  for (let i = 0; i < contents.files.paths.length; i++) {
+  for (let i = 0; i < chunks.length; i++) {
     const sha256 = digests.toString("hex", i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES);
-    if (!index.has(sha256)) index.set(sha256, chunksOf(contents, i, chunkDigests));
+    if (!index.has(sha256)) index.set(sha256, chunks[i]!);
   }
   return index;
 }
@@ -180,6 +190,8 @@ export class ContentsBuilder {
   private readonly digests: Buffer[] = [];
   private readonly fileMtimes: number[] = [];
   private readonly linkMtimes: number[] = [];
+  /** Chunk slot → its file's index. */
+  private readonly fileOfSlot = new Map<number, number>();
   private readonly directories = { paths: [] as string[], modes: [] as number[], mtimes: [] as number[] };
 
   /** A tarball chunks may be in, with its size (the snapshot's own one's is known at the end: see setBytes). */
@@ -211,7 +223,9 @@ export class ContentsBuilder {
   addFile(mtime: number, chunks: ReadonlyArray<Omit<ChunkRef, "sha256"> & { sha256: Buffer | string }>): number[] {
     this.fileMtimes.push(mtime);
     this.first.push(this.size.length);
+    const file = this.first.length - 1;
     return chunks.map((chunk) => {
+      this.fileOfSlot.set(this.size.length, file);
       this.useTarball(chunk.tarball, 0);
       this.chunkTarball.push(this.tarballIndex.get(chunk.tarball)!);
       this.offset.push(chunk.offset);
@@ -227,6 +241,14 @@ export class ContentsBuilder {
     this.offset[slot] = offset;
     this.length[slot] = length;
     if (sha256) this.digests[slot] = sha256;
+  }
+
+  /** Whether chunk `slot` is one of several of its file's. */
+  private cutInto(slot: number): boolean {
+    const file = this.fileOfSlot.get(slot);
+    if (file === undefined) return false;
+    const end = file + 1 < this.first.length ? this.first[file + 1]! : this.size.length;
+    return end - this.first[file]! > 1;
   }
 
   build(workspace: string, snapshot: string, files: FileList): Contents {
@@ -247,7 +269,7 @@ export class ContentsBuilder {
         offset: this.offset,
         length: this.length,
         size: this.size,
-        sha256: Buffer.concat(this.digests).toString("base64"),
+        sha256: Buffer.concat(this.digests.filter((_, slot) => this.cutInto(slot))).toString("base64"),
       },
     };
   }

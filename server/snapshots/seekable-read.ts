@@ -10,7 +10,7 @@
 //              afresh, content members copied byte for byte (no recompression).
 import { fail, FileToolsError } from "../errors.js";
 import { unescapeName } from "../workspace/names.js";
-import { chunksOf, type ChunkRef, type Contents } from "./contents.js";
+import { chunksByFile, type ChunkRef, type Contents } from "./contents.js";
 import { recordsOf } from "./file-list.js";
 import type { SnapshotStore } from "./store.js";
 import { compressMembers, inflateMembers } from "./gzip-pool.js";
@@ -19,11 +19,11 @@ import { END_OF_ARCHIVE, headerRecords, paddingOf, type MemberHeader } from "./t
 /** Files whose headers are compressed in one call to the pool. */
 const HEADER_GROUP = 256;
 /** One ranged read covers adjacent chunks up to this many bytes. */
-const FETCH_BYTES = 8 << 20;
+const FETCH_BYTES = 4 << 20;
 /** Chunks closer than this are fetched together (the bytes between are read and dropped). */
 const GAP_BYTES = 64 << 10;
 /** Ranged reads in flight ahead of the consumer. */
-const FETCHES_AHEAD = 4;
+const FETCHES_AHEAD = 3;
 
 /** One member of the tree, in tar order; a file with its chunks. */
 export interface TreeMember {
@@ -47,7 +47,9 @@ interface ReadChunk {
 export function membersOf(contents: Contents, snapshotId: string): TreeMember[] {
   const name = (path: string): string => {
     const parts = path.split("/").slice(1).map(unescapeName);
-    if (parts.length === 0 || parts.some((p) => p === null || p === "")) fail("DATA_LOSS", `the table of contents of snapshot ${snapshotId} names an invalid path`);
+    if (parts.length === 0 || parts.some((p) => p === null || p === "" || p === "." || p === ".." || p.includes("\0"))) {
+      fail("DATA_LOSS", `the table of contents of snapshot ${snapshotId} names an invalid path`);
+    }
     return parts.join("/");
   };
   const members: TreeMember[] = [];
@@ -56,12 +58,12 @@ export function membersOf(contents: Contents, snapshotId: string): TreeMember[] 
     const path = directories.paths[i]!;
     members.push({ path, sha256: "", chunks: [], header: { name: name(path), type: "directory", mode: directories.modes[i]!, size: 0, mtime: directories.mtimes[i]! } });
   }
-  const digests = Buffer.from(contents.chunks.sha256, "base64");
+  const chunks = chunksByFile(contents);
   let i = 0;
   for (const record of recordsOf(files)) {
     const mtime = contents.mtimes[i]!;
     if (record.type === "file") {
-      members.push({ path: record.path, sha256: record.sha256, chunks: chunksOf(contents, i, digests), header: { name: name(record.path), type: "file", mode: record.mode, size: record.size, mtime } });
+      members.push({ path: record.path, sha256: record.sha256, chunks: chunks[i]!, header: { name: name(record.path), type: "file", mode: record.mode, size: record.size, mtime } });
     } else {
       members.push({ path: record.path, sha256: "", chunks: [], header: { name: name(record.path), type: "symlink", mode: 0o777, size: 0, mtime, linkname: record.target } });
     }

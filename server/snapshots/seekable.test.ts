@@ -161,22 +161,26 @@ describe("a restore into a copy the last snapshot read", () => {
 });
 
 describe("a table of contents that lies is refused with DATA_LOSS, and the workspace is left as it was", () => {
-  const lies: Array<[string, (c: StoredContents) => void]> = [
+  // Each lie, and what the live tree lacks so that the restore reads what lies (an in-place restore keeps what it has).
+  const lies: Array<[string, (c: StoredContents) => void, string?]> = [
     ["a chunk past the end of its tarball", (c) => void (c.chunks.offset[0] = c.tarballs[0]!.bytes)],
     ["a length that overflows", (c) => void (c.chunks.length[0] = Number.MAX_SAFE_INTEGER)],
     ["two chunks that overlap", (c) => void (c.chunks.offset[1] = c.chunks.offset[0]! + 1)],
     ["chunks that do not add up to the file's size", (c) => void (c.files.sizes[0] = c.files.sizes[0]! + 1)],
     ["another workspace's tarball", (c) => void (c.tarballs[0]!.key = c.tarballs[0]!.key.replace(/^w\//, "other/"))],
-    ["a chunk whose content is not its SHA-256", (c) => void (c.chunks.sha256 = Buffer.alloc(Buffer.from(c.chunks.sha256, "base64").length).toString("base64"))],
+    // A file of one chunk: the file list's SHA-256 is the chunk's.
+    ["a chunk whose content is not its SHA-256", (c) => void (c.files.sha256 = Buffer.alloc(Buffer.from(c.files.sha256, "base64").length).toString("base64"))],
+    ["a chunk of a large file whose content is not its SHA-256", (c) => void (c.chunks.sha256 = Buffer.alloc(Buffer.from(c.chunks.sha256, "base64").length).toString("base64")), "big.bin"],
     ["a path that climbs out", (c) => void (c.files.paths[0] = "/../../escape.txt")],
   ];
-  it.each(lies)("%s", async (_name, lie) => {
+  it.each(lies)("%s", async (_name, lie, missing) => {
     const manifest = await snapshot();
     const contents = storedContents(storeDir, "w", manifest.id);
     lie(contents);
     plantContents(storeDir, "w", manifest.id, contents);
     const planted = await snapshots.find("w", manifest.id);
     writeFileSync(path.join(root, "marker.txt"), "live\n");
+    if (missing) rmSync(path.join(root, missing));
     const before = tree(root);
     await expect(snapshots.restore("w", planted)).rejects.toMatchObject({ reason: expect.stringMatching(/^(DATA_LOSS|UNSAFE_ARCHIVE)$/) });
     // Filtered: assembled from the table of contents even when the snapshot's own tarball is the whole tree.

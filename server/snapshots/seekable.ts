@@ -28,6 +28,7 @@ import { fail } from "../errors.js";
 import { globMatcher } from "../tools/glob.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { WalkEntry } from "../workspace/walk.js";
+import type { TreeFingerprint } from "../workspace/fingerprint.js";
 import { WHOLE_READ_BYTES, type OpenedFile } from "../workspace/opened-file.js";
 import { translateErrno } from "../workspace/errno.js";
 import { MAX_CONTENT_BYTES, MAX_DEPTH, MAX_ENTRIES, MAX_PATH_BYTES, MAX_SYMLINK_TARGET_BYTES } from "../workspace/limits.js";
@@ -66,6 +67,8 @@ export interface SeekableOptions {
   scratchDir: string;
   /** Told of each file left out because it may share its content with a file outside the workspace. */
   logger?: Pick<Logger, "warn">;
+  /** Fed every entry the walk finds (the copy's fingerprint, taken by the same walk: no second one). */
+  fingerprint?: TreeFingerprint;
 }
 
 export interface SeekablePack {
@@ -194,6 +197,7 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
     });
     try {
       for await (const entry of walk) {
+        options.fingerprint?.add(entry);
         try {
           await packEntry(entry);
         } finally {

@@ -25,6 +25,7 @@ import { WORKSPACE_ID_PATTERN, type WorkspaceRegistry } from "../workspace/regis
 import type { Components } from "../workspace/paths.js";
 import { escapeName } from "../workspace/names.js";
 import { hashTree } from "../workspace/hash-tree.js";
+import { TreeFingerprint } from "../workspace/fingerprint.js";
 import { diffRecords, type DiffCounts, type DiffEntry } from "./diff.js";
 import { recordsOf, tarBytesFor, type FileList } from "./file-list.js";
 import {
@@ -68,7 +69,9 @@ export interface Compaction {
   minDeadBytes: number;
 }
 
-export const DEFAULT_COMPACTION: Compaction = { maxTarballs: 16, minLiveRatio: 0.5, minDeadBytes: 16 << 20 };
+// 32 tarballs: a run of scattered changes adds one the head keeps reading from (20 runs changing 1 % each, with 16: the
+// 16th written whole, the store 2.46× one snapshot; with more: 1.49×), and a restore reads a few more of them.
+export const DEFAULT_COMPACTION: Compaction = { maxTarballs: 32, minLiveRatio: 0.5, minDeadBytes: 16 << 20 };
 
 export interface SnapshotsOptions {
   logger?: Pick<Logger, "warn">;
@@ -115,8 +118,13 @@ export interface SnapshotMeta {
   recoveredReason?: string;
 }
 
-/** A snapshot written: on the main line (published), or kept off it (recovered) with the head it could not replace. */
-export type Written = { published: true; manifest: Manifest } | { published: false; manifest: Manifest; newest: string; leaseLost: boolean };
+/**
+ * A snapshot written: on the main line (published), or kept off it
+ * (recovered) with the head it could not replace; with the tree's
+ * fingerprint, taken by the pack's walk (a change racing the pack makes the
+ * copy look changed later, never unchanged).
+ */
+export type Written = ({ published: true; manifest: Manifest } | { published: false; manifest: Manifest; newest: string; leaseLost: boolean }) & { fingerprint: string };
 
 /** Which snapshots ListSnapshots keeps. */
 export interface SnapshotFilter {
@@ -253,7 +261,9 @@ export class Snapshots {
     const id = newSnapshotId();
     const tarball = tarballKey(workspace.id, id);
     const base = await this.baseFor(workspace.id, meta.parent, signal);
+    const fingerprint = new TreeFingerprint();
     const packed = packSeekable(workspace, {
+      fingerprint,
       key: tarball,
       base,
       known: base && (await this.statCache?.load(workspace.id)),
@@ -290,24 +300,25 @@ export class Snapshots {
     };
     // What was read, for the next snapshot: kept whatever becomes of this one (the stats and hashes hold either way).
     await this.statCache?.save(workspace.id, packed.statRecords()).catch(() => undefined);
+    const taken = fingerprint.result().fingerprint;
     const recovered = async (reason?: string): Promise<Manifest> => {
       manifest = await this.putManifest(reason === undefined ? manifest : asRecovered(manifest, reason));
       return this.stillWhole(workspace, manifest, meta, signal);
     };
-    if (!publishing) return { published: false, manifest: await recovered(), newest: newest ?? "", leaseLost: false };
+    if (!publishing) return { published: false, manifest: await recovered(), newest: newest ?? "", leaseLost: false, fingerprint: taken };
     try {
       await meta.publish!.beforeCommit?.();
     } catch (error) {
       if (!(error instanceof FileToolsError && error.reason === "RUN_ACTIVE")) throw error;
-      return { published: false, manifest: await recovered(error.message), newest: newest ?? "", leaseLost: true };
+      return { published: false, manifest: await recovered(error.message), newest: newest ?? "", leaseLost: true, fingerprint: taken };
     }
     // The commit point: past it the snapshot is written and the head swapped whatever the signal says.
     signal?.throwIfAborted();
     await this.putManifest(manifest);
     const swap = await this.heads.advance(workspace.id, head, { snapshot: id, runId: meta.runId, node: this.node });
-    if (!swap.advanced) return { published: false, manifest: await recovered(movedOn(swap.moved, meta.publish!.replaces)), newest: swap.moved, leaseLost: false };
+    if (!swap.advanced) return { published: false, manifest: await recovered(movedOn(swap.moved, meta.publish!.replaces)), newest: swap.moved, leaseLost: false, fingerprint: taken };
     await this.prune(workspace.id).catch(() => undefined);
-    return { published: true, manifest };
+    return { published: true, manifest, fingerprint: taken };
   }
 
   /**
@@ -616,7 +627,8 @@ export class Snapshots {
   }
 
   /** Replaces the workspace's contents with the snapshot: verified and extracted first, then swapped in (see the class comment). */
-  async restore(workspaceId: string, manifest: Manifest, options: RestoreOptions = {}): Promise<void> {
+  /** Restores the snapshot; with the restored tree's fingerprint when its walk for the stat cache took one. */
+  async restore(workspaceId: string, manifest: Manifest, options: RestoreOptions = {}): Promise<{ fingerprint?: string }> {
     const { signal, quota } = options;
     const started = performance.now();
     // The snapshot's totals replace the tree's: refused only when they are more and past the limit.
@@ -640,8 +652,9 @@ export class Snapshots {
           await this.registry.replaceWithStaging(workspaceId, staging);
         });
       }
-      if (members) await this.rememberRestored(workspaceId, members, appliedNs).catch(() => undefined);
+      const fingerprint = members ? await this.rememberRestored(workspaceId, members, appliedNs).catch(() => undefined) : undefined;
       this.metrics?.snapshot("restore", (performance.now() - started) / 1000, manifest.sizeBytes);
+      return { fingerprint };
     } finally {
       hold.release();
       if (verified) await fsp.unlink(verified).catch(() => undefined);
@@ -699,17 +712,20 @@ export class Snapshots {
    * change the live tree) hold the content the snapshot gives them — a call
    * that changed one since moved its ctime past that moment (stat-cache.ts).
    * So the next snapshot reads only what its run changed, even on a runtime
-   * whose copy came whole from the store.
+   * whose copy came whole from the store. The same walk takes the restored
+   * tree's fingerprint (returned).
    */
-  private async rememberRestored(workspaceId: string, members: readonly TreeMember[], appliedNs: bigint): Promise<void> {
-    if (!this.statCache) return;
+  private async rememberRestored(workspaceId: string, members: readonly TreeMember[], appliedNs: bigint): Promise<string> {
     const sha256 = new Map(members.filter((m) => m.header.type === "file").map((m) => [m.path, m.sha256]));
     const records: StatRecord[] = [];
+    const fingerprint = new TreeFingerprint();
     for (const entry of await liveEntries(await this.registry.get(workspaceId))) {
+      fingerprint.add(entry);
       const content = entry.type === "file" ? sha256.get(entry.path) : undefined;
       if (content !== undefined && settled(entry, appliedNs)) records.push({ path: entry.path, version: entry.version, sha256: content });
     }
-    await this.statCache.save(workspaceId, records);
+    await this.statCache?.save(workspaceId, records);
+    return fingerprint.result().fingerprint;
   }
 
   /** Unpacks an untrusted tarball into directory `parts` of the workspace; a refusal changes nothing (see the class comment). */

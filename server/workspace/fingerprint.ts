@@ -6,16 +6,31 @@
 // file's size and inode (git's "racily clean" case), which the daemon's own
 // writes never are: they replace the inode.
 import { createHash } from "node:crypto";
+import type { Entry } from "./entry.js";
 import type { Workspace } from "./workspace.js";
+
+/** A fingerprint taken entry by entry, by any walk of the whole tree (a snapshot's pack takes one as it goes). */
+export class TreeFingerprint {
+  private readonly hash = createHash("sha256");
+  private entries = 0;
+
+  add(entry: Pick<Entry, "path" | "type" | "mode" | "version">): void {
+    this.entries++;
+    this.hash.update(`${entry.path}\0${entry.type}\0${entry.mode}\0${entry.version}\n`);
+  }
+
+  /** The fingerprint, and how many entries it has (0: an empty workspace). */
+  result(): { fingerprint: string; entries: number } {
+    return { fingerprint: this.hash.digest("hex"), entries: this.entries };
+  }
+}
 
 /** The tree's fingerprint, and how many entries it has (0: an empty workspace). */
 export async function fingerprintTree(workspace: Workspace, signal?: AbortSignal): Promise<{ fingerprint: string; entries: number }> {
-  const hash = createHash("sha256");
-  let entries = 0;
+  const fingerprint = new TreeFingerprint();
   for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false })) {
     signal?.throwIfAborted();
-    entries++;
-    hash.update(`${entry.path}\0${entry.type}\0${entry.mode}\0${entry.version}\n`);
+    fingerprint.add(entry);
   }
-  return { fingerprint: hash.digest("hex"), entries };
+  return fingerprint.result();
 }

@@ -267,9 +267,10 @@ describe.each(stores)("reads at a snapshot on $name", (store) => {
 
     const wrong = await take();
     const wrongToc = storedContents(dir, "hostile", wrong);
-    const digests = Buffer.from(wrongToc.chunks.sha256, "base64");
-    digests[0]! ^= 0xff; // the first file's chunk
-    wrongToc.chunks.sha256 = digests.toString("base64");
+    // The first file's SHA-256, which is its one chunk's too.
+    const digests = Buffer.from(wrongToc.files.sha256, "base64");
+    digests[0]! ^= 0xff;
+    wrongToc.files.sha256 = digests.toString("base64");
     plantContents(dir, "hostile", wrong, wrongToc);
     await expectError(h.readText("/f.txt", { atSnapshot: wrong }), "DATA_LOSS", "DATA_LOSS");
     await expectError(h.download("/f.txt", path.join(scratch, "f"), { atSnapshot: wrong }), "DATA_LOSS", "DATA_LOSS");

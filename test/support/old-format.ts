@@ -96,6 +96,6 @@ export function asOldFormat(storeDir: string, workspaceId: string, id: string): 
 
 export interface StoredContents {
   tarballs: Array<{ key: string; bytes: number }>;
-  files: { paths: string[]; sizes: number[] };
+  files: { paths: string[]; sizes: number[]; sha256: string };
   chunks: { first: number[]; tarball: number[]; offset: number[]; length: number[]; size: number[]; sha256: string };
 }
