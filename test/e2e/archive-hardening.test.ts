@@ -12,6 +12,7 @@ import { gzipSync } from "node:zlib";
 import { tree } from "../support/trees.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { END, makeTar, rawData, rawHeader, rawPax } from "../support/tar.js";
+import { asOldFormat } from "../support/old-format.js";
 import { collect, expectError, startDaemon, type Daemon } from "./daemon.js";
 
 
@@ -59,8 +60,14 @@ async function workspaceWithSnapshot(workspace: string): Promise<string> {
   return snapshot!.id;
 }
 
-/** Replaces a stored tarball and makes its manifest match it (a store another process wrote). */
+/**
+ * Replaces a stored tarball and makes its manifest match it (a store another
+ * process wrote), in the older format: one whole tarball read through the
+ * archive guard (a seekable snapshot's tarball is read by its table of
+ * contents: server/snapshots/seekable.test.ts tampers with those).
+ */
 function tamper(workspace: string, id: string, tarball: Buffer, manifestChanges: Record<string, unknown> = {}): void {
+  asOldFormat(store, workspace, id);
   writeFileSync(path.join(store, workspace, `${id}.tar.gz`), tarball);
   const manifestPath = path.join(store, workspace, `${id}.json`);
   const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));

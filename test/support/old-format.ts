@@ -85,6 +85,7 @@ export function plantContents(storeDir: string, workspaceId: string, id: string,
 export function asOldFormat(storeDir: string, workspaceId: string, id: string): void {
   const manifestFile = path.join(storeDir, workspaceId, `${id}.json`);
   const manifest = JSON.parse(readFileSync(manifestFile, "utf8"));
+  if (manifest.contents === undefined) return; // already
   if (manifest.tarballs?.length !== 1) throw new Error(`snapshot ${id} points at other snapshots' tarballs`);
   manifest.files = storedContents(storeDir, workspaceId, id).files;
   delete manifest.contents;
