@@ -75,7 +75,7 @@ def test_strict_openai_tools_are_the_ones_the_typescript_dispatcher_offers(tools
             "function": {"name": definition["name"], "description": definition["description"], "parameters": shared[definition["name"]], "strict": True},
         }
     strict[0]["function"]["parameters"]["required"].clear()  # a copy: the next call is whole again
-    assert tools.openai_tools(strict=True)[0]["function"]["parameters"]["required"] == ["path", "start_line", "line_count", "tail"]
+    assert tools.openai_tools(strict=True)[0]["function"]["parameters"]["required"] == ["path", "start_line", "line_count", "tail", "at_snapshot"]
 
 
 def test_definitions_are_copies_a_caller_may_change(tools: ToolDispatcher) -> None:
