@@ -9,6 +9,8 @@ import { defaultWorkerCount } from "../search/pool.js";
 import type { GzipTask, Inflated, MemberToInflate } from "./gzip-worker.js";
 
 const NEVER_IDLE_MS = 2 ** 31 - 1;
+/** A thread's young generation: what it allocates is one batch's buffers, dead once sent (as the search pool's, pool.ts). */
+const WORKER_YOUNG_GENERATION_MB = 4;
 let pool: Piscina<GzipTask, Uint8Array[] | Inflated[]> | undefined;
 
 function started(): Piscina<GzipTask, Uint8Array[] | Inflated[]> {
@@ -17,7 +19,14 @@ function started(): Piscina<GzipTask, Uint8Array[] | Inflated[]> {
   const isTs = import.meta.url.endsWith(".ts");
   const filename = new URL(isTs ? "./gzip-worker.ts" : "./gzip-worker.js", import.meta.url).href;
   const execArgv = isTs && !process.execArgv.some((a) => a.includes("tsx")) ? [...process.execArgv, "--import", "tsx"] : undefined;
-  pool = new Piscina<GzipTask, Uint8Array[] | Inflated[]>({ filename, execArgv, minThreads: 0, maxThreads: defaultWorkerCount(), idleTimeout: NEVER_IDLE_MS });
+  pool = new Piscina<GzipTask, Uint8Array[] | Inflated[]>({
+    filename,
+    execArgv,
+    minThreads: 0,
+    maxThreads: defaultWorkerCount(),
+    idleTimeout: NEVER_IDLE_MS,
+    resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+  });
   return pool;
 }
 

@@ -23,7 +23,7 @@ const FETCH_BYTES = 4 << 20;
 /** Chunks closer than this are fetched together (the bytes between are read and dropped). */
 const GAP_BYTES = 64 << 10;
 /** Ranged reads in flight ahead of the consumer. */
-const FETCHES_AHEAD = 3;
+const FETCHES_AHEAD = 2;
 
 /** One member of the tree, in tar order; a file with its chunks. */
 export interface TreeMember {

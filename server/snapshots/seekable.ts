@@ -42,7 +42,7 @@ import { compressMembers } from "./gzip-pool.js";
 import { nowNs, settled, type KnownFiles, type StatRecord } from "./stat-cache.js";
 
 /** Uncompressed bytes handed to the pool ahead of the writer: bounds memory, keeps every thread busy. */
-const AHEAD_BYTES = 32 << 20;
+const AHEAD_BYTES = 16 << 20;
 const AHEAD_BATCHES = 64;
 /** A batch for the pool: this many bytes, or members, whichever comes first. */
 const BATCH_BYTES = 1 << 20;
