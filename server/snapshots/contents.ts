@@ -190,8 +190,8 @@ export class ContentsBuilder {
   private readonly digests: Buffer[] = [];
   private readonly fileMtimes: number[] = [];
   private readonly linkMtimes: number[] = [];
-  /** Chunk slot → its file's index. */
-  private readonly fileOfSlot = new Map<number, number>();
+  /** Chunk slots of files cut into several chunks: only theirs have SHA-256s of their own in the table. */
+  private readonly cutInto = new Set<number>();
   private readonly directories = { paths: [] as string[], modes: [] as number[], mtimes: [] as number[] };
 
   /** A tarball chunks may be in, with its size (the snapshot's own one's is known at the end: see setBytes). */
@@ -223,9 +223,8 @@ export class ContentsBuilder {
   addFile(mtime: number, chunks: ReadonlyArray<Omit<ChunkRef, "sha256"> & { sha256: Buffer | string }>): number[] {
     this.fileMtimes.push(mtime);
     this.first.push(this.size.length);
-    const file = this.first.length - 1;
     return chunks.map((chunk) => {
-      this.fileOfSlot.set(this.size.length, file);
+      if (chunks.length > 1) this.cutInto.add(this.size.length);
       this.useTarball(chunk.tarball, 0);
       this.chunkTarball.push(this.tarballIndex.get(chunk.tarball)!);
       this.offset.push(chunk.offset);
@@ -241,14 +240,6 @@ export class ContentsBuilder {
     this.offset[slot] = offset;
     this.length[slot] = length;
     if (sha256) this.digests[slot] = sha256;
-  }
-
-  /** Whether chunk `slot` is one of several of its file's. */
-  private cutInto(slot: number): boolean {
-    const file = this.fileOfSlot.get(slot);
-    if (file === undefined) return false;
-    const end = file + 1 < this.first.length ? this.first[file + 1]! : this.size.length;
-    return end - this.first[file]! > 1;
   }
 
   build(workspace: string, snapshot: string, files: FileList): Contents {
@@ -269,7 +260,7 @@ export class ContentsBuilder {
         offset: this.offset,
         length: this.length,
         size: this.size,
-        sha256: Buffer.concat(this.digests.filter((_, slot) => this.cutInto(slot))).toString("base64"),
+        sha256: Buffer.concat(this.digests.filter((_, slot) => this.cutInto.has(slot))).toString("base64"),
       },
     };
   }

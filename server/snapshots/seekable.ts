@@ -76,8 +76,6 @@ export interface SeekablePack {
   bytes: AsyncIterable<Uint8Array>;
   /** Regular files in the tree (final once `bytes` is consumed). */
   readonly fileCount: number;
-  /** Files whose content went into this tarball (the others are pointed at). */
-  readonly storedFiles: number;
   /** Content bytes of the tree. */
   readonly treeBytes: number;
   /** The table of contents; once `bytes` is consumed. */
@@ -103,13 +101,13 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
   for (const tarball of options.base?.tarballs ?? []) contents.useTarball(tarball.key, tarball.bytes);
   // Content at hand by SHA-256: the base's chunks. Not this tarball's own: every file in it has its member, so that a
   // snapshot written whole is one tarball of the whole tree (an export streams it as stored).
-  const held = new Map<string, Held>([...(options.base ? contentIndex(options.base) : [])].map(([sha256, refs]) => [sha256, { refs }]));
+  const held: ReadonlyMap<string, ContentRef> = options.base ? contentIndex(options.base) : new Map();
   const records: StatRecord[] = [];
   // A file changed this close to the walk's start may change again within its timestamp's tick, unseen: not cached.
   const startedNs = nowNs();
   const members = new OrderedMembers(options.level);
   const spool = new Spool(options.scratchDir);
-  const state = { fileCount: 0, storedFiles: 0, treeBytes: 0, entries: 0 };
+  const state = { fileCount: 0, treeBytes: 0, entries: 0 };
   let headers: Buffer[] = [];
 
   const leftOut = (path: string, reason: keyof typeof LEFT_OUT): void => options.logger?.warn({ workspace: workspace.id, path, reason }, `file left out of the tarball: ${LEFT_OUT[reason]}`);
@@ -117,15 +115,14 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
     options.signal?.throwIfAborted();
     if (members.abandoned) throw new Error("the tarball was abandoned");
   };
-  const addFile = async (entry: WalkEntry, size: number, mode: number, sha256: Buffer, content: Held | ReadFile): Promise<void> => {
+  const addFile = async (entry: WalkEntry, size: number, mode: number, sha256: Buffer, content: ContentRef | ReadFile): Promise<void> => {
     state.fileCount++;
     state.treeBytes += size;
     if (state.treeBytes > MAX_CONTENT_BYTES) tooLarge(`the workspace holds more than ${MAX_CONTENT_BYTES} bytes of files`);
     list.addFile(entry.path, size, mode, sha256);
     if (settled(entry, startedNs)) records.push({ path: entry.path, version: entry.version, sha256: sha256.toString("hex") });
     const mtime = seconds(entry.mtimeNs);
-    if ("refs" in content) return void contents.addFile(mtime, content.refs);
-    state.storedFiles++;
+    if (!("pieces" in content)) return void contents.addFile(mtime, content);
     const sizes = Array.from({ length: Math.ceil(size / CHUNK_BYTES) }, (_, i) => Math.min(CHUNK_BYTES, size - i * CHUNK_BYTES));
     const slots = contents.addFile(mtime, sizes.map((bytes) => ({ tarball: options.key, offset: 0, length: 0, size: bytes, sha256: sha256 })));
     headers.push(headerRecords({ name: entry.parts.join("/"), type: "file", mode, size, mtime }));
@@ -216,9 +213,6 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
     get fileCount() {
       return state.fileCount;
     },
-    get storedFiles() {
-      return state.storedFiles;
-    },
     get treeBytes() {
       return state.treeBytes;
     },
@@ -230,9 +224,6 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
     statRecords: () => records,
   };
 }
-
-/** Content already in one of the base's tarballs. */
-type Held = { refs: ContentRef };
 
 /** A file read whole and checked by the one-link rule: its size, SHA-256, and its content again in CHUNK_BYTES pieces. */
 interface ReadFile {
