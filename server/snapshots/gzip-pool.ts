@@ -27,6 +27,8 @@ function started(): Piscina<GzipTask, Uint8Array[] | Inflated[]> {
     idleTimeout: NEVER_IDLE_MS,
     resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
   });
+  // A worker that fails fails its task (its caller hears of it); an 'error' event nobody listened to would end the daemon.
+  pool.on("error", () => undefined);
   return pool;
 }
 
