@@ -9,18 +9,18 @@
 // first, each with its size and sha256), so that pruning keeps them and a
 // reader checks each. The chain is bounded (MAX_CONTENTS_CHAIN): past it, or
 // when most entries changed, a whole table is written again.
-import { isDeepStrictEqual } from "node:util";
 import { gunzip as gunzipCallback } from "node:zlib";
 import { promisify } from "node:util";
 import { z } from "zod";
 import { fail } from "../errors.js";
 import { parseRecord } from "../runs/records.js";
 import { MAX_ENTRIES } from "../workspace/limits.js";
-import { FileListBuilder, recordsOf } from "./file-list.js";
+import { FileListBuilder } from "./file-list.js";
 import type { TableRef } from "./manifest.js";
-import { checkContents, chunksByFile, ContentsBuilder, ContentsSchema, MAX_CONTENTS_BYTES, type ContentRef, type Contents } from "./contents.js";
+import { checkContents, ContentsBuilder, ContentsSchema, MAX_CONTENTS_BYTES, type ContentRef, type Contents } from "./contents.js";
 
 const gunzip = promisify(gunzipCallback);
+const DIGEST_BYTES = 32;
 
 /** Runs [from, count, from, count, …]: from ≥ 0 copies the base's entries from..from+count-1, -1 takes the next count added ones. */
 const runs = z.array(z.int().min(-1)).refine((r) => r.length % 2 === 0 && r.every((n, i) => i % 2 === 0 || n > 0), { message: "runs are not pairs with positive counts" });
@@ -70,20 +70,19 @@ export async function parseTable(workspaceId: string, snapshotId: string, stored
 /** The whole table a delta stands for, on its base's whole table; DATA_LOSS when the two do not fit. */
 export function applyDelta(base: Contents, delta: ContentsDelta): Contents {
   const damaged = damagedTable(delta.workspace, delta.snapshot);
-  const before = entriesOf(base);
-  const added = entriesOf(delta.added);
-  const apply = <T>(order: readonly number[], from: readonly T[], extra: readonly T[]): T[] => {
+  const before = new TableView(base);
+  const added = new TableView(delta.added);
+  const apply = <T>(order: readonly number[], from: (i: number) => T, fromCount: number, extra: (i: number) => T, extraCount: number): T[] => {
     const out: T[] = [];
     let next = 0;
     for (let r = 0; r < order.length; r += 2) {
       const [start, count] = [order[r]!, order[r + 1]!];
-      const source = start === -1 ? extra : from;
       const first = start === -1 ? next : start;
-      if (first + count > source.length || out.length + count > MAX_ENTRIES) damaged("its order points past its entries");
-      for (let i = first; i < first + count; i++) out.push(source[i]!);
+      if (first + count > (start === -1 ? extraCount : fromCount) || out.length + count > MAX_ENTRIES) damaged("its order points past its entries");
+      for (let i = first; i < first + count; i++) out.push(start === -1 ? extra(i) : from(i));
       if (start === -1) next += count;
     }
-    if (next !== extra.length) damaged("it adds entries its order does not place");
+    if (next !== extraCount) damaged("it adds entries its order does not place");
     return out;
   };
   const tarballs = new Map(base.tarballs.map((t) => [t.key, t.bytes]));
@@ -92,9 +91,9 @@ export function applyDelta(base: Contents, delta: ContentsDelta): Contents {
     tarballs.set(t.key, t.bytes);
   }
   const whole = tableOf(delta.workspace, delta.snapshot, [...tarballs].map(([key, bytes]) => ({ key, bytes })), {
-    files: apply(delta.order.files, before.files, added.files),
-    links: apply(delta.order.links, before.links, added.links),
-    directories: apply(delta.order.directories, before.directories, added.directories),
+    files: apply(delta.order.files, (i) => before.file(i), before.fileCount, (i) => added.file(i), added.fileCount),
+    links: apply(delta.order.links, (i) => before.link(i), before.linkCount, (i) => added.link(i), added.linkCount),
+    directories: apply(delta.order.directories, (i) => before.directory(i), before.directoryCount, (i) => added.directory(i), added.directoryCount),
   });
   const problem = checkContents(whole);
   if (problem) damaged(problem);
@@ -104,52 +103,129 @@ export function applyDelta(base: Contents, delta: ContentsDelta): Contents {
 /**
  * `whole` told against `base` (stored as `baseRef`), or undefined when a
  * delta would not pay: more than half its entries are not the base's.
+ * Compared column by column: only the entries that differ become objects.
  */
 export function deltaOf(base: Contents, baseRef: Omit<TableRef, "bytes">, whole: Contents): ContentsDelta | undefined {
-  const before = entriesOf(base);
-  const after = entriesOf(whole);
-  const added: Entries = { files: [], links: [], directories: [] };
-  const order = {
-    files: runsOf(before.files, after.files, added.files),
-    links: runsOf(before.links, after.links, added.links),
-    directories: runsOf(before.directories, after.directories, added.directories),
+  const before = new TableView(base);
+  const after = new TableView(whole);
+  const files = runsOf(before.filePaths, after.filePaths, (i, j) => after.sameFile(i, before, j));
+  const links = runsOf(base.files.links.paths, whole.files.links.paths, (i, j) => after.sameLink(i, before, j));
+  const directories = runsOf(base.directories.paths, whole.directories.paths, (i, j) => after.sameDirectory(i, before, j));
+  const addedCount = files.added.length + links.added.length + directories.added.length;
+  if (addedCount * 2 > after.fileCount + after.linkCount + after.directoryCount) return undefined;
+  const added: Entries = { files: files.added.map((i) => after.file(i)), links: links.added.map((i) => after.link(i)), directories: directories.added.map((i) => after.directory(i)) };
+  return {
+    format: 2,
+    workspace: whole.workspace,
+    snapshot: whole.snapshot,
+    base: { key: baseRef.key, sha256: baseRef.sha256 },
+    added: tableOf(whole.workspace, whole.snapshot, whole.tarballs, added),
+    order: { files: files.runs, links: links.runs, directories: directories.runs },
   };
-  const addedCount = added.files.length + added.links.length + added.directories.length;
-  if (addedCount * 2 > after.files.length + after.links.length + after.directories.length) return undefined;
-  return { format: 2, workspace: whole.workspace, snapshot: whole.snapshot, base: { key: baseRef.key, sha256: baseRef.sha256 }, added: tableOf(whole.workspace, whole.snapshot, whole.tarballs, added), order };
 }
 
-/** Runs placing `after`'s entries: those equal to the base's entry at the same path copied from it, the others pushed to `added`. */
-function runsOf<T extends { path: string }>(before: readonly T[], after: readonly T[], added: T[]): number[] {
-  const at = new Map(before.map((entry, i) => [entry.path, i]));
-  const order: number[] = [];
-  for (const entry of after) {
-    const i = at.get(entry.path);
-    const from = i !== undefined && isDeepStrictEqual(before[i], entry) ? i : -1;
-    if (from === -1) added.push(entry);
-    const last = order.length - 2;
-    const extends_ = last >= 0 && (from === -1 ? order[last] === -1 : order[last] !== -1 && order[last]! + order[last + 1]! === from);
-    if (extends_) order[last + 1]!++;
-    else order.push(from, 1);
+/** Runs placing the entries at `after`'s paths: an entry `same` as the base's at its path is copied from it; the others' indices go to `added`. */
+function runsOf(before: readonly string[], after: readonly string[], same: (i: number, j: number) => boolean): { runs: number[]; added: number[] } {
+  const at = new Map<string, number>();
+  for (let j = 0; j < before.length; j++) at.set(before[j]!, j);
+  const runs: number[] = [];
+  const added: number[] = [];
+  for (let i = 0; i < after.length; i++) {
+    const j = at.get(after[i]!);
+    const from = j !== undefined && same(i, j) ? j : -1;
+    if (from === -1) added.push(i);
+    const last = runs.length - 2;
+    const extendsLast = last >= 0 && (from === -1 ? runs[last] === -1 : runs[last] !== -1 && runs[last]! + runs[last + 1]! === from);
+    if (extendsLast) runs[last + 1]!++;
+    else runs.push(from, 1);
   }
-  return order;
+  return { runs, added };
 }
 
-function entriesOf(contents: Contents): Entries {
-  const chunks = chunksByFile(contents);
-  const entries: Entries = { files: [], links: [], directories: [] };
-  const fileCount = contents.files.paths.length;
-  let i = 0;
-  for (const record of recordsOf(contents.files)) {
-    const mtime = contents.mtimes[i]!;
-    if (record.type === "file") entries.files.push({ path: record.path, size: record.size, mode: record.mode, sha256: record.sha256, mtime, chunks: chunks[i]! });
-    else entries.links.push({ path: record.path, target: record.target, mtime });
-    i++;
+/** A table's entries by index, read from its columns when asked (none made into an object ahead). */
+class TableView {
+  readonly filePaths: string[] = [];
+  readonly fileCount: number;
+  readonly linkCount: number;
+  readonly directoryCount: number;
+  private readonly digests: Buffer;
+  private readonly cutDigests: Buffer;
+  /** Per file, how many chunks of files cut into several come before its own: where its chunks' digests start. */
+  private readonly cutBefore: number[] = [];
+
+  constructor(private readonly table: Contents) {
+    const { files, chunks } = table;
+    let path = "";
+    for (let i = 0; i < files.paths.length; i++) this.filePaths.push((path = path.slice(0, files.shared[i]) + files.paths[i]));
+    this.fileCount = files.paths.length;
+    this.linkCount = files.links.paths.length;
+    this.directoryCount = table.directories.paths.length;
+    this.digests = Buffer.from(files.sha256, "base64");
+    this.cutDigests = Buffer.from(chunks.sha256, "base64");
+    let cut = 0;
+    for (let i = 0; i < this.fileCount; i++) {
+      this.cutBefore.push(cut);
+      const [start, end] = this.chunkRange(i);
+      if (end - start > 1) cut += end - start;
+    }
   }
-  if (entries.files.length !== fileCount) throw new Error("file list and chunks differ");
-  const { paths, modes, mtimes } = contents.directories;
-  for (let d = 0; d < paths.length; d++) entries.directories.push({ path: paths[d]!, mode: modes[d]!, mtime: mtimes[d]! });
-  return entries;
+
+  sameFile(i: number, other: TableView, j: number): boolean {
+    const [a, b] = [this.table, other.table];
+    if (a.files.sizes[i] !== b.files.sizes[j] || a.files.modes[i] !== b.files.modes[j] || a.mtimes[i] !== b.mtimes[j]) return false;
+    if (!sameDigest(this.digests, i, other.digests, j)) return false;
+    const [start, end] = this.chunkRange(i);
+    const [otherStart, otherEnd] = other.chunkRange(j);
+    if (end - start !== otherEnd - otherStart) return false;
+    for (let c = 0; c < end - start; c++) {
+      const [x, y] = [start + c, otherStart + c];
+      if (a.tarballs[a.chunks.tarball[x]!]!.key !== b.tarballs[b.chunks.tarball[y]!]!.key) return false;
+      if (a.chunks.offset[x] !== b.chunks.offset[y] || a.chunks.length[x] !== b.chunks.length[y] || a.chunks.size[x] !== b.chunks.size[y]) return false;
+      if (end - start > 1 && !sameDigest(this.cutDigests, this.cutBefore[i]! + c, other.cutDigests, other.cutBefore[j]! + c)) return false;
+    }
+    return true;
+  }
+
+  sameLink(i: number, other: TableView, j: number): boolean {
+    return this.table.files.links.targets[i] === other.table.files.links.targets[j] && this.table.mtimes[this.fileCount + i] === other.table.mtimes[other.fileCount + j];
+  }
+
+  sameDirectory(i: number, other: TableView, j: number): boolean {
+    const [a, b] = [this.table.directories, other.table.directories];
+    return a.modes[i] === b.modes[j] && a.mtimes[i] === b.mtimes[j];
+  }
+
+  file(i: number): Entries["files"][number] {
+    const { files, chunks, tarballs, mtimes } = this.table;
+    const [start, end] = this.chunkRange(i);
+    const sha256 = this.digests.toString("hex", i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES);
+    const refs: ContentRef = [];
+    for (let c = start; c < end; c++) {
+      const cut = this.cutBefore[i]! + c - start;
+      const chunkSha256 = end - start > 1 ? this.cutDigests.toString("hex", cut * DIGEST_BYTES, (cut + 1) * DIGEST_BYTES) : sha256;
+      refs.push({ tarball: tarballs[chunks.tarball[c]!]!.key, offset: chunks.offset[c]!, length: chunks.length[c]!, size: chunks.size[c]!, sha256: chunkSha256 });
+    }
+    return { path: this.filePaths[i]!, size: files.sizes[i]!, mode: files.modes[i]!, sha256, mtime: mtimes[i]!, chunks: refs };
+  }
+
+  link(i: number): Entries["links"][number] {
+    const { links } = this.table.files;
+    return { path: links.paths[i]!, target: links.targets[i]!, mtime: this.table.mtimes[this.fileCount + i]! };
+  }
+
+  directory(i: number): Entries["directories"][number] {
+    const { paths, modes, mtimes } = this.table.directories;
+    return { path: paths[i]!, mode: modes[i]!, mtime: mtimes[i]! };
+  }
+
+  private chunkRange(i: number): [number, number] {
+    const { first, tarball } = this.table.chunks;
+    return [first[i]!, i + 1 < first.length ? first[i + 1]! : tarball.length];
+  }
+}
+
+function sameDigest(digests: Buffer, at: number, others: Buffer, otherAt: number): boolean {
+  return digests.compare(others, otherAt * DIGEST_BYTES, (otherAt + 1) * DIGEST_BYTES, at * DIGEST_BYTES, (at + 1) * DIGEST_BYTES) === 0;
 }
 
 function tableOf(workspace: string, snapshot: string, tarballs: ReadonlyArray<{ key: string; bytes: number }>, entries: Entries): Contents {

@@ -161,9 +161,10 @@ describe("tables of contents told against the parent's (deltas)", () => {
   it("a run's snapshot stores only the entries that changed, and another daemon reads the whole table back from the chain", async () => {
     const whole = await snapshot();
     writeFileSync(path.join(root, "src", "a.txt"), "alpha, a delta\n");
+    writeFileSync(path.join(root, "big.bin"), randomBytes(9 * 1024 * 1024 + 7)); // a file of several chunks among the added
     const delta = await snapshot();
     expect(delta.contents!.bases).toEqual([{ key: whole.contents!.key, bytes: whole.contents!.bytes, sha256: whole.contents!.sha256 }, ...(whole.contents!.bases ?? [])]);
-    expect(storedContents(storeDir, "w", delta.id).files.paths).toEqual(["/src/a.txt"]);
+    expect(storedContents(storeDir, "w", delta.id).files.paths).toEqual(["/big.bin", "src/a.txt"]); // front-coded: "/" shared
     expect(delta.contents!.bytes).toBeLessThan(1024);
     expect(entries(await fresh().readContents(delta))).toEqual(entries(await snapshots.readContents(delta)));
   });
