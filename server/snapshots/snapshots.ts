@@ -39,9 +39,10 @@ import {
   type ExtractResult,
   type StagedArchive,
 } from "./extract.js";
-import { contentsKey, exportKey, parseManifest, selfContained, SNAPSHOT_ID, tarballKey, type Manifest } from "./manifest.js";
+import { contentsId, contentsKey, exportKey, MAX_CONTENTS_CHAIN, objectsReadBy, parseManifest, selfContained, SNAPSHOT_ID, tarballKey, type Manifest, type TableRef } from "./manifest.js";
 import { packMember } from "./pack.js";
-import { encodeContents, parseContents, type Contents } from "./contents.js";
+import { encodeContents, type Contents } from "./contents.js";
+import { applyDelta, deltaOf, parseTable, type ContentsDelta } from "./contents-delta.js";
 import { packSeekable } from "./seekable.js";
 import { gzipTar, membersOf, plainTar, type TreeMember } from "./seekable-read.js";
 import { nowNs, RACY_MARGIN_MS, settled, StatCache, type KnownFiles, type StatRecord } from "./stat-cache.js";
@@ -265,7 +266,7 @@ export class Snapshots {
     const packed = packSeekable(workspace, {
       fingerprint,
       key: tarball,
-      base,
+      base: base?.contents,
       known: base && (await this.statCache?.load(workspace.id)),
       level: this.gzipLevel,
       signal,
@@ -275,10 +276,13 @@ export class Snapshots {
     const measure = { size: 0, hash: createHash("sha256") };
     await this.store.put(tarball, measured(packed.bytes, measure), signal);
     const contents = packed.contents(workspace.id, id);
-    const encoded = await encodeContents(contents);
+    // Told against the parent's table while the chain allows (contents-delta.ts): a run that changed little stores little.
+    const delta = base && (base.table.bases?.length ?? 0) < MAX_CONTENTS_CHAIN ? deltaOf(base.contents, base.table, contents) : undefined;
+    const encoded = await encodeContents(delta ?? contents);
     await this.store.put(contentsKey(workspace.id, id), single(encoded), signal);
     const contentsSha256 = createHash("sha256").update(encoded).digest("hex");
     this.remember(contentsSha256, contents);
+    const bases = delta && [{ key: base!.table.key, bytes: base!.table.bytes, sha256: base!.table.sha256 }, ...(base!.table.bases ?? [])];
     let manifest: Manifest = {
       id,
       workspace: workspace.id,
@@ -294,7 +298,7 @@ export class Snapshots {
       parent: meta.parent,
       ...(publishing ? { follows: meta.publish!.replaces } : { recovered: recoveredReason }),
       node: this.node,
-      contents: { key: contentsKey(workspace.id, id), bytes: encoded.length, sha256: contentsSha256 },
+      contents: { key: contentsKey(workspace.id, id), bytes: encoded.length, sha256: contentsSha256, ...(bases && { bases }) },
       tarballs: [tarball, ...contents.tarballs.map((t) => t.key).filter((key) => key !== tarball)],
       treeBytes: packed.treeBytes,
     };
@@ -327,10 +331,11 @@ export class Snapshots {
    * (otherwise the snapshot is written whole). A parent that cannot be read
    * only means writing it whole.
    */
-  private async baseFor(workspaceId: string, parent: string, signal?: AbortSignal): Promise<Contents | undefined> {
+  private async baseFor(workspaceId: string, parent: string, signal?: AbortSignal): Promise<{ contents: Contents; table: NonNullable<Manifest["contents"]> } | undefined> {
     if (parent === "") return undefined;
     const manifest = await this.readManifest(workspaceId, parent, signal).catch(() => undefined);
     if (!manifest?.contents) return undefined;
+    const table = manifest.contents;
     const contents = await this.readContents(manifest, signal).catch(() => undefined);
     if (!contents || contents.tarballs.length >= this.compaction.maxTarballs) return undefined;
     const stored = contents.tarballs.reduce((sum, t) => sum + t.bytes, 0);
@@ -342,7 +347,7 @@ export class Snapshots {
       live.add(at);
     }
     const dead = stored - liveBytes;
-    return dead > this.compaction.minDeadBytes && liveBytes < stored * this.compaction.minLiveRatio ? undefined : contents;
+    return dead > this.compaction.minDeadBytes && liveBytes < stored * this.compaction.minLiveRatio ? undefined : { contents, table };
   }
 
   /**
@@ -352,9 +357,10 @@ export class Snapshots {
    * again, whole (work kept is never lost to a prune).
    */
   private async stillWhole(workspace: Workspace, manifest: Manifest, meta: SnapshotMeta, signal?: AbortSignal): Promise<Manifest> {
-    if (selfContained(manifest)) return manifest;
+    const others = objectsReadBy(manifest).filter((key) => idOf(key) !== manifest.id);
+    if (others.length === 0) return manifest;
     const present = new Set(await this.store.list(`${workspace.id}/`, signal));
-    if (manifest.tarballs!.every((key) => present.has(key))) return manifest;
+    if (others.every((key) => present.has(key))) return manifest;
     const written = await this.createNow(workspace, { ...meta, parent: "", publish: undefined, recoveredReason: manifest.recovered }, signal);
     await this.store.delete(`${workspace.id}/${manifest.id}.json`).catch(() => undefined);
     return written.manifest;
@@ -370,30 +376,59 @@ export class Snapshots {
   async readContents(manifest: Manifest, signal?: AbortSignal): Promise<Contents> {
     const info = manifest.contents;
     if (!info) throw new Error(`snapshot ${manifest.id} is in the older format, without a table of contents`);
-    // Cached by the object's sha256: a table of contents rewritten in the store (tampered with) is read again.
-    const cached = this.recentContents.get(info.sha256);
-    if (cached) return cached;
+    const contents = await this.resolveTable(manifest.workspace, [info, ...(info.bases ?? [])], signal);
+    const listed = new Set(manifest.tarballs ?? []);
+    if (!contents.tarballs.every((t) => listed.has(t.key))) fail("DATA_LOSS", `the table of contents of snapshot ${manifest.id} names a tarball its manifest does not`);
+    return contents;
+  }
+
+  /**
+   * The whole table `chain[0]` stands for: the tables down the chain not
+   * cached (by their objects' sha256: one rewritten in the store is read
+   * again) fetched at once, then each delta applied to the table below it.
+   */
+  private async resolveTable(workspaceId: string, chain: readonly TableRef[], signal?: AbortSignal): Promise<Contents> {
+    const fetched: Array<Promise<Contents | ContentsDelta>> = [];
+    while (fetched.length < chain.length && !this.recentContents.has(chain[fetched.length]!.sha256)) {
+      const table = this.fetchTable(workspaceId, chain[fetched.length]!, signal);
+      table.catch(() => undefined); // awaited below, unless a table above it fails first
+      fetched.push(table);
+    }
+    let contents = this.recentContents.get(chain[fetched.length]?.sha256 ?? "");
+    for (let k = fetched.length - 1; k >= 0; k--) {
+      const table = await fetched[k]!;
+      if (table.format === 2) {
+        const below = chain[k + 1];
+        if (!contents || below?.key !== table.base.key || below.sha256 !== table.base.sha256) {
+          fail("DATA_LOSS", `the table of contents of snapshot ${table.snapshot} stands on a table its manifest does not list`);
+        }
+      }
+      contents = table.format === 1 ? table : applyDelta(contents!, table);
+      this.remember(chain[k]!.sha256, contents);
+    }
+    return contents!;
+  }
+
+  /** One stored table of contents, checked against its size and sha256 and for what it says on its own. */
+  private async fetchTable(workspaceId: string, ref: TableRef, signal?: AbortSignal): Promise<Contents | ContentsDelta> {
+    const id = contentsId(workspaceId, ref.key)!;
     const parts: Buffer[] = [];
     let size = 0;
     try {
-      for await (const chunk of await this.store.get(info.key, signal)) {
+      for await (const chunk of await this.store.get(ref.key, signal)) {
         size += chunk.length;
-        if (size > info.bytes) fail("DATA_LOSS", `the table of contents of snapshot ${manifest.id} is larger than its manifest says`);
+        if (size > ref.bytes) fail("DATA_LOSS", `the table of contents of snapshot ${id} is larger than its manifest says`);
         parts.push(Buffer.from(chunk));
       }
     } catch (error) {
-      if (error instanceof FileToolsError && error.reason === "NOT_FOUND") fail("DATA_LOSS", `the table of contents of snapshot ${manifest.id} of workspace ${manifest.workspace} is missing from the store`);
+      if (error instanceof FileToolsError && error.reason === "NOT_FOUND") fail("DATA_LOSS", `the table of contents of snapshot ${id} of workspace ${workspaceId} is missing from the store`);
       throw error;
     }
     const stored = Buffer.concat(parts);
-    if (stored.length !== info.bytes || createHash("sha256").update(stored).digest("hex") !== info.sha256) {
-      fail("DATA_LOSS", `the table of contents of snapshot ${manifest.id} does not match the size and sha256 of its manifest`);
+    if (stored.length !== ref.bytes || createHash("sha256").update(stored).digest("hex") !== ref.sha256) {
+      fail("DATA_LOSS", `the table of contents of snapshot ${id} does not match the size and sha256 of its manifest`);
     }
-    const contents = await parseContents(manifest.workspace, manifest.id, stored);
-    const listed = new Set(manifest.tarballs ?? []);
-    if (!contents.tarballs.every((t) => listed.has(t.key))) fail("DATA_LOSS", `the table of contents of snapshot ${manifest.id} names a tarball its manifest does not`);
-    this.remember(info.sha256, contents);
-    return contents;
+    return parseTable(workspaceId, id, stored);
   }
 
   private async putManifest(manifest: Manifest): Promise<Manifest> {
@@ -844,7 +879,7 @@ export class Snapshots {
       for (const manifest of chain.slice(this.keep)) {
         await this.store.delete(`${workspaceId}/${manifest.id}.json`);
         pruned.add(manifest.id);
-        for (const key of manifest.tarballs ?? [manifest.tarball]) released.add(key);
+        for (const key of objectsReadBy(manifest)) released.add(key);
       }
     }
     const kept = ids.filter((id) => !pruned.has(id));
@@ -852,7 +887,7 @@ export class Snapshots {
     for (const id of kept) {
       const manifest: Manifest | Error = await this.readManifest(workspaceId, id).catch((error: Error) => error);
       if (!(manifest instanceof Error)) {
-        for (const key of manifest.tarballs ?? [manifest.tarball]) listed.add(key);
+        for (const key of objectsReadBy(manifest)) listed.add(key);
       } else if (!(manifest instanceof FileToolsError && manifest.reason === "NOT_FOUND")) return;
     }
     const withManifest = new Set(kept);
