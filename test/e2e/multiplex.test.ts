@@ -250,7 +250,7 @@ describe("what an adversarial review found", () => {
       const reads = aborts.map((a) => ws.readText("big.txt", { signal: a.signal }).catch(() => {}));
       await new Promise((resolve) => setTimeout(resolve, 2));
       for (const a of aborts) a.abort();
-      const codes = await Promise.all(Array.from({ length: 64 }, () => ws.stat("small.txt").then(() => "OK", (e: { codeName: string }) => e.codeName)));
+      const codes = await Promise.all(Array.from({ length: 64 }, () => ws.stat("small.txt").then(() => "OK", (e: { codeName: string; message: string }) => `${e.codeName} ${e.message}`)));
       expect(codes.filter((c) => c !== "OK"), `round ${round}`).toEqual([]);
       await Promise.all(reads);
     }
