@@ -54,6 +54,12 @@ import { headKey, Heads, type Head } from "./heads.js";
 export type { Manifest } from "./manifest.js";
 
 export const EXPORT_CHUNK_BYTES = 1 << 20;
+/**
+ * Level 4, not gzip's 6: on the bench tree (20,000 source files, 310 MB), each
+ * file a member, level 4 takes half the CPU of level 6 (4.4 s against 8.6 s)
+ * for 2 % more bytes (117.6 MB against 115.1 MB); level 5, 6.6 s and 0.8 %.
+ */
+export const DEFAULT_GZIP_LEVEL = 4;
 
 /**
  * When a snapshot is written whole rather than pointing at earlier tarballs
@@ -224,7 +230,7 @@ export class Snapshots {
     this.node = options.node ?? "";
     this.statCache = options.statCacheDir ? new StatCache(options.statCacheDir) : undefined;
     this.compaction = options.compaction ?? DEFAULT_COMPACTION;
-    this.gzipLevel = options.gzipLevel ?? 6;
+    this.gzipLevel = options.gzipLevel ?? DEFAULT_GZIP_LEVEL;
   }
 
   /** Empties the scratch directory (start-up). */
