@@ -25,7 +25,7 @@ import { WORKSPACE_ID_PATTERN, type WorkspaceRegistry } from "../workspace/regis
 import type { Components } from "../workspace/paths.js";
 import { escapeName } from "../workspace/names.js";
 import { hashTree } from "../workspace/hash-tree.js";
-import { TreeFingerprint } from "../workspace/fingerprint.js";
+import { listTree, TreeFingerprint, type ListedEntry } from "../workspace/fingerprint.js";
 import { diffRecords, type DiffCounts, type DiffEntry } from "./diff.js";
 import { recordsOf, tarBytesFor, type FileList } from "./file-list.js";
 import {
@@ -46,7 +46,7 @@ import { applyDelta, deltaOf, parseTable, type ContentsDelta } from "./contents-
 import { packSeekable } from "./seekable.js";
 import { gzipTar, membersOf, plainTar, type TreeMember } from "./seekable-read.js";
 import { nowNs, RACY_MARGIN_MS, settled, StatCache, type KnownFiles, type StatRecord } from "./stat-cache.js";
-import { planInPlace, type LiveEntry } from "./in-place.js";
+import { planInPlace } from "./in-place.js";
 import { SnapshotTree } from "./at-snapshot.js";
 import type { Store } from "./store.js";
 import { headKey, Heads, type Head } from "./heads.js";
@@ -167,6 +167,8 @@ export interface RestoreOptions {
   quota?: QuotaCheck;
   /** Runs at the commit point, before the workspace changes (the copy's record marks it as being replaced). */
   beforeApply?: () => Promise<void>;
+  /** The tree as a walk saw it just before (copies.ts): an in-place restore plans its fetch from it instead of walking again (it plans again under the lock). */
+  listing?: readonly ListedEntry[];
 }
 
 /** A restore or import checked against the limits of its call (its token's, else the daemon's). */
@@ -718,7 +720,7 @@ export class Snapshots {
     const { signal } = options;
     const usage = { bytes: members.reduce((sum, m) => sum + m.header.size, 0), entries: members.length };
     staged?.(usage);
-    const planned = planInPlace(members, await liveEntries(await this.registry.get(workspaceId), signal), known);
+    const planned = planInPlace(members, options.listing ?? (await listTree(await this.registry.get(workspaceId), signal)).listing, known);
     const staging = await this.registry.createStaging(workspaceId);
     let applied = 0n;
     try {
@@ -727,7 +729,7 @@ export class Snapshots {
       signal?.throwIfAborted();
       await this.locks.with([workspaceId], async () => {
         const workspace = await this.registry.get(workspaceId);
-        const plan = planInPlace(members, await liveEntries(workspace, signal), known);
+        const plan = planInPlace(members, (await listTree(workspace, signal)).listing, known);
         const staged = new Set(planned.fetch.map((m) => m.path));
         const more = plan.fetch.filter((m) => !staged.has(m.path));
         if (more.length > 0) await fetch(more);
@@ -759,14 +761,13 @@ export class Snapshots {
   private async rememberRestored(workspaceId: string, members: readonly TreeMember[], appliedNs: bigint): Promise<string> {
     const sha256 = new Map(members.filter((m) => m.header.type === "file").map((m) => [m.path, m.sha256]));
     const records: StatRecord[] = [];
-    const fingerprint = new TreeFingerprint();
-    for (const entry of await liveEntries(await this.registry.get(workspaceId))) {
-      fingerprint.add(entry);
+    const { fingerprint, listing } = await listTree(await this.registry.get(workspaceId));
+    for (const entry of listing) {
       const content = entry.type === "file" ? sha256.get(entry.path) : undefined;
       if (content !== undefined && settled(entry, appliedNs)) records.push({ path: entry.path, version: entry.version, sha256: content });
     }
     await this.statCache?.save(workspaceId, records);
-    return fingerprint.result().fingerprint;
+    return fingerprint;
   }
 
   /** Unpacks an untrusted tarball into directory `parts` of the workspace; a refusal changes nothing (see the class comment). */
@@ -1008,15 +1009,6 @@ export class Snapshots {
 }
 
 /** Every entry of the workspace as the walk finds it (stat only), for an in-place restore. */
-async function liveEntries(workspace: Workspace, signal?: AbortSignal): Promise<LiveEntry[]> {
-  const entries: LiveEntry[] = [];
-  for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false })) {
-    signal?.throwIfAborted();
-    entries.push({ parts: entry.parts, path: entry.path, type: entry.type, version: entry.version, mode: entry.mode, ctimeNs: entry.ctimeNs, mtimeNs: entry.mtimeNs });
-  }
-  return entries;
-}
-
 /** Every symbolic link in the workspace and its target (for the import's link check; only walked when the archive has links). */
 async function* linksIn(workspace: Workspace): AsyncGenerator<{ at: string[]; target: string }> {
   for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false })) {
