@@ -50,16 +50,7 @@ type conformanceTable struct {
 }
 
 func TestToolConformanceTable(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "catalogue", "conformance.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var table conformanceTable
-	if err := json.Unmarshal(raw, &table); err != nil {
-		t.Fatal(err)
-	}
-	client := startDaemon(t).client(t)
-	ctx := testContext(t)
+	table, client, ctx := conformanceSetup(t)
 	if _, err := client.CreateWorkspace(ctx, "conformance"); err != nil {
 		t.Fatal(err)
 	}
@@ -93,10 +84,8 @@ func TestToolConformanceTable(t *testing.T) {
 	}
 }
 
-// TestToolConformanceMedia runs the table's reads of images and PDFs (its
-// media part) on a second fresh workspace: the same texts, and the image
-// content blocks, each decoding as the type it names.
-func TestToolConformanceMedia(t *testing.T) {
+// conformanceSetup reads catalogue/conformance.json and starts a daemon with a client on it.
+func conformanceSetup(t *testing.T) (conformanceTable, *filetools.Client, context.Context) {
 	raw, err := os.ReadFile(filepath.Join("..", "..", "catalogue", "conformance.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -105,8 +94,14 @@ func TestToolConformanceMedia(t *testing.T) {
 	if err := json.Unmarshal(raw, &table); err != nil {
 		t.Fatal(err)
 	}
-	client := startDaemon(t).client(t)
-	ctx := testContext(t)
+	return table, startDaemon(t).client(t), testContext(t)
+}
+
+// TestToolConformanceMedia runs the table's reads of images and PDFs (its
+// media part) on a second fresh workspace: the same texts, and the image
+// content blocks, each decoding as the type it names.
+func TestToolConformanceMedia(t *testing.T) {
+	table, client, ctx := conformanceSetup(t)
 	if _, err := client.CreateWorkspace(ctx, "conformance-media"); err != nil {
 		t.Fatal(err)
 	}
