@@ -201,6 +201,17 @@ def test_an_image_read_in_anthropics_and_openais_shapes(sync_client: filetools.C
     assert (plain.anthropic_content(), plain.openai_output()) == (plain.text, plain.text)
 
 
+def test_the_async_dispatcher_reads_images_and_pdfs_the_same(shared_daemon: Daemon, media_table: Table) -> None:
+    calls = [{"path": "/img/dot.png"}, {"path": "/doc.pdf", "line_count": 1}, {"path": "/img/dot.png", "tail": 1}]
+
+    async def run_async() -> list[Any]:
+        async with filetools.AsyncClient(shared_daemon.address) as client:
+            tools = AsyncToolDispatcher(client, "conformance-media")
+            return [await tools.call("read", args) for args in calls]
+
+    assert asyncio.run(run_async()) == [media_table.tools.call("read", args) for args in calls]
+
+
 def test_read_media_on_the_client_and_its_errors(sync_client: filetools.Client) -> None:
     pdf = sync_client.read_media("conformance-media", "/doc.pdf", start_page=2, page_count=1)
     assert (pdf.media_type, pdf.page_count, [p.number for p in pdf.pages], pdf.next_page, pdf.eof) == ("application/pdf", 3, [2], 3, False)
