@@ -3,7 +3,7 @@
 // that is what fits. Every image is decoded whole first, so a truncated or
 // damaged one is refused (MEDIA_UNREADABLE) rather than passed on. No I/O.
 import sharp, { type Sharp } from "sharp";
-import { fail } from "../errors.js";
+import { fail, FileToolsError } from "../errors.js";
 import type { MediaType } from "./kind.js";
 
 /** Pixels an image may have: past this a decode could take gigabytes (a "decompression bomb"). */
@@ -65,7 +65,7 @@ async function decoded(path: string, data: Buffer, open: () => Sharp): Promise<{
 }
 
 function unreadable(path: string, error: unknown): never {
-  if (error instanceof Error && error.name === "FileToolsError") throw error;
+  if (error instanceof FileToolsError) throw error;
   // libvips's message names no file (the bytes came from memory): say what it found, on one line.
   const detail = error instanceof Error ? error.message.split("\n")[0]!.trim() : String(error);
   fail("MEDIA_UNREADABLE", `${path} cannot be decoded as an image (${detail || "damaged"})`);

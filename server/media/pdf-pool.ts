@@ -40,7 +40,8 @@ export async function pdfText(path: string, task: PdfTask, signal: AbortSignal):
   const budget = AbortSignal.timeout(PDF_TIME_BUDGET_MS);
   let result: PdfText;
   try {
-    result = await started().run(task, { signal: AbortSignal.any([signal, budget]), transferList: [task.data.buffer as ArrayBuffer] });
+    // The bytes are copied to the worker, not transferred: a small file's may sit in Node's shared Buffer pool.
+    result = await started().run(task, { signal: AbortSignal.any([signal, budget]) });
   } catch (error) {
     signal.throwIfAborted();
     if (budget.aborted) fail("MEDIA_UNREADABLE", `${path}: its text took more than ${PDF_TIME_BUDGET_MS / 1000} s to extract`);

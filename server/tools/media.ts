@@ -61,7 +61,7 @@ export async function readMedia(source: ReadSource, rawPath: string, options: Re
     }
     data = Buffer.concat(pieces);
   } finally {
-    file.close();
+    await file.close();
   }
   const path = file.entry.path;
   if (isImage(mediaType)) return { entry: file.entry, mediaType, image: await fitImage(path, mediaType, data, { maxBytes: maxImageBytes, maxSide }) };

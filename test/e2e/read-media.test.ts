@@ -136,6 +136,20 @@ describe("PDFs", () => {
   });
 });
 
+describe("at a snapshot", () => {
+  it("reads an image and a PDF as a stored snapshot has them, after the live files went", async () => {
+    await ws.writeBytes("snap/dot.png", await solidImage(5, 4, "png"));
+    await ws.writeBytes("snap/doc.pdf", makePdf(["then"]));
+    const run = await ws.startRun();
+    const { snapshot } = await ws.finishRun(run.id);
+    await ws.delete("snap", { recursive: true });
+    const image = await ws.readMedia("snap/dot.png", { atSnapshot: snapshot!.id });
+    expect([image.image!.width, image.image!.height]).toEqual([5, 4]);
+    expect((await ws.readMedia("snap/doc.pdf", { atSnapshot: snapshot!.id })).pages).toEqual([{ number: 1, text: "then\n", cut: false }]);
+    await expectError(ws.readMedia("snap/dot.png"), "NOT_FOUND", "NOT_FOUND");
+  });
+});
+
 describe("other files", () => {
   it("Read of an image or PDF is BINARY_FILE naming its media type; of another binary file, naming none", async () => {
     expect((await expectError(ws.readText("img/photo.jpg"), "FAILED_PRECONDITION", "BINARY_FILE")).metadata.media_type).toBe("image/jpeg");
