@@ -15,6 +15,16 @@ const JPEG_QUALITY = 80;
 
 // libvips keeps recent operations cached (memory a daemon does not need back).
 sharp.cache(false);
+// sharp runs each image on a thread of libuv's pool, the one the daemon's file
+// system calls share: one image at a time, on one libvips thread, leaves the
+// rest of the pool to them however many images are asked for at once.
+sharp.concurrency(1);
+let queue: Promise<unknown> = Promise.resolve();
+function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+  const done = queue.then(work, work);
+  queue = done.catch(() => undefined);
+  return done;
+}
 
 export interface FittedImage {
   mediaType: MediaType;
@@ -27,7 +37,11 @@ export interface FittedImage {
 }
 
 /** `data` (an image of `mediaType`) within `maxBytes` and `maxSide` pixels on its longer side. */
-export async function fitImage(path: string, mediaType: MediaType, data: Buffer, caps: { maxBytes: number; maxSide: number }): Promise<FittedImage> {
+export function fitImage(path: string, mediaType: MediaType, data: Buffer, caps: { maxBytes: number; maxSide: number }): Promise<FittedImage> {
+  return oneAtATime(() => fit(path, mediaType, data, caps));
+}
+
+async function fit(path: string, mediaType: MediaType, data: Buffer, caps: { maxBytes: number; maxSide: number }): Promise<FittedImage> {
   const open = (): Sharp => sharp(data, { failOn: "error", limitInputPixels: MAX_IMAGE_PIXELS, animated: false });
   const { width, height } = await decoded(path, data, open);
   const original = { originalWidth: width, originalHeight: height };

@@ -124,6 +124,17 @@ describe("PDFs", () => {
     expect(cut.pages).toEqual([{ number: 1, text: "Page 1 fir", cut: true }]);
   });
 
+  it("a cut falls on a character boundary", async () => {
+    await ws.writeBytes("accents.pdf", makePdf(["a\u00e9\u00e9"])); // latin1 in the PDF, two UTF-8 bytes each in the text
+    expect((await ws.readMedia("accents.pdf", { maxBytes: 2 })).pages).toEqual([{ number: 1, text: "a", cut: true }]);
+    expect((await ws.readMedia("accents.pdf", { maxBytes: 3 })).pages).toEqual([{ number: 1, text: "a\u00e9", cut: true }]);
+  });
+
+  it("images asked for at once are all answered", async () => {
+    const reads = await Promise.all(Array.from({ length: 6 }, (_, i) => ws.readMedia(i % 2 ? "img/wide.png" : "img/small.png")));
+    expect(reads.map((read) => read.image!.width)).toEqual([40, 2000, 40, 2000, 40, 2000]);
+  });
+
   it("a page without text is an empty page", async () => {
     const read = await ws.readMedia("blank.pdf");
     expect(read.pages).toEqual([{ number: 1, text: "", cut: false }]);

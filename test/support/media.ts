@@ -25,7 +25,7 @@ export function pngClaiming(png: Buffer, width: number, height: number): Buffer 
   return out;
 }
 
-/** A PDF of one page per string, each line of it a line of Helvetica text. */
+/** A PDF of one page per string, each line of it a line of Helvetica text (WinAnsi: latin1 characters). */
 export function makePdf(pages: string[]): Buffer {
   const objects: string[] = ["<< /Type /Catalog /Pages 2 0 R >>", `<< /Type /Pages /Kids [${pages.map((_, i) => `${3 + i * 2} 0 R`).join(" ")}] /Count ${pages.length} >>`];
   const font = 3 + pages.length * 2;
@@ -34,7 +34,7 @@ export function makePdf(pages: string[]): Buffer {
     objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents ${4 + i * 2} 0 R /Resources << /Font << /F1 ${font} 0 R >> >> >>`);
     objects.push(`<< /Length ${Buffer.byteLength(ops, "latin1")} >>\nstream\n${ops}\nendstream`);
   });
-  objects.push("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+  objects.push("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>");
   let out = "%PDF-1.4\n";
   const offsets = objects.map((object, i) => {
     const at = Buffer.byteLength(out, "latin1");
