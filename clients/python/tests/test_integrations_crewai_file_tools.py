@@ -9,8 +9,11 @@ hands over the arguments as the model sent them) and as code does (``run``).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from crewai import Agent, Crew, Task
+from crewai.llms.base_llm import BaseLLM
 from crewai.tools import BaseTool
 
 import filetools
@@ -115,3 +118,51 @@ def test_the_daemon_and_workspace_come_from_the_environment(daemon: Daemon, clie
     monkeypatch.delenv("FILETOOLS_WORKSPACE")
     with pytest.raises(ValueError, match="FileReadTool needs a workspace: pass workspace=... or set FILETOOLS_WORKSPACE"):
         FileReadTool()
+
+
+class ScriptedLLM(BaseLLM):
+    """A model that answers with the ReAct texts it was given, in order, and keeps what it was sent."""
+
+    def __init__(self, replies: list[str]) -> None:
+        super().__init__(model="scripted")
+        self._replies = replies
+        self.sent: list[Any] = []
+
+    def call(self, messages: Any, *args: Any, **kwargs: Any) -> str:
+        self.sent.append(messages)
+        return self._replies.pop(0)
+
+    def supports_function_calling(self) -> bool:
+        return False
+
+    def supports_stop_words(self) -> bool:
+        return True
+
+    def get_context_window_size(self) -> int:
+        return 100_000
+
+
+def test_a_crew_switched_by_its_import_line_writes_and_reads_the_workspace(client: filetools.Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole Crew (Agent, Task, kickoff) in ReAct mode with a scripted model: its observations are our tools' answers."""
+    monkeypatch.setenv("CREWAI_DISABLE_TELEMETRY", "true")
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    llm = ScriptedLLM(
+        [
+            'Thought: write it\nAction: File Writer Tool\nAction Input: {"filename": "crew.md", "content": "hello crew\\n", "directory": "out"}',
+            'Thought: read it\nAction: Read a file\'s content\nAction Input: {"file_path": "/out/crew.md", "start_line": "one"}',
+            'Thought: read it\nAction: Read a file\'s content\nAction Input: {"file_path": "/out/crew.md"}',
+            "Thought: I now know the final answer\nFinal Answer: hello crew",
+        ]
+    )
+    tools = [FileReadTool(client=client, workspace=WORKSPACE), FileWriterTool(client=client, workspace=WORKSPACE)]
+    agent = Agent(role="writer", goal="write a report", backstory="a careful writer", llm=llm, tools=tools)
+    task = Task(description="Write crew.md into out, then read it back.", expected_output="its text", agent=agent)
+    assert Crew(agents=[agent], tasks=[task]).kickoff().raw == "hello crew"
+    seen = "\n".join(str(m.get("content")) for m in llm.sent[-1] if isinstance(m, dict))
+    observations = [line for line in seen.splitlines() if line.startswith("Observation: ") and "result of the action" not in line]
+    assert observations[:2] == [
+        "Observation: Content successfully written to /out/crew.md",
+        "Observation: Error: Invalid arguments: start_line must be an integer.",
+    ]
+    assert "Observation: hello crew" in seen
+    assert client.read_text(WORKSPACE, "/out/crew.md").text == "hello crew\n"
