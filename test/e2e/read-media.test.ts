@@ -3,7 +3,7 @@
 // worker pool), Read's BINARY_FILE naming the media type, and hostile files
 // (cut short, a header that lies, garbage after a PDF signature) refused with
 // MEDIA_UNREADABLE while the daemon goes on serving.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -39,6 +39,8 @@ beforeAll(async () => {
   writeFileSync(path.join(root, "cut.pdf"), pdf.subarray(0, 200));
   writeFileSync(path.join(root, "garbage.pdf"), Buffer.concat([Buffer.from("%PDF-1.7\n"), Buffer.alloc(2000, 0xee)]));
   writeFileSync(path.join(root, "notes.txt"), "just text\n");
+  writeFileSync(path.join(root, "huge.png"), png);
+  truncateSync(path.join(root, "huge.png"), (64 << 20) + 1); // a PNG's first bytes, then zeros past the 64 MiB ReadMedia holds
   writeFileSync(path.join(root, "blob.bin"), Buffer.from([0, 1, 2, 3, 0, 255]));
 }, 60_000);
 
@@ -172,6 +174,9 @@ describe("other files", () => {
     expect((await expectError(ws.readMedia("notes.txt"), "FAILED_PRECONDITION", "NOT_MEDIA")).message).toBe("/notes.txt is not a PNG, JPEG, GIF, WebP or PDF file");
     await expectError(ws.readMedia("blob.bin"), "FAILED_PRECONDITION", "NOT_MEDIA");
     await expectError(ws.readMedia("nope.png"), "NOT_FOUND", "NOT_FOUND");
+    expect((await expectError(ws.readMedia("huge.png"), "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED")).message).toBe(
+      "/huge.png is 67108865 bytes; ReadMedia reads files of at most 67108864 bytes",
+    );
     await expectError(ws.readMedia("../x.png"), "PERMISSION_DENIED", "PATH_ESCAPES_WORKSPACE");
   });
 });
