@@ -52,7 +52,8 @@ async function fit(path: string, mediaType: MediaType, data: Buffer, caps: { max
   let format: "png" | "jpeg" | "webp" = mediaType === "image/jpeg" ? "jpeg" : mediaType === "image/webp" ? "webp" : "png";
   let side = Math.min(caps.maxSide, Math.max(width, height));
   for (;;) {
-    const resized = open().resize({ width: side, height: side, fit: "inside", withoutEnlargement: true });
+    // rotate(): upright by its EXIF orientation, which the new image (written without metadata) would lose.
+    const resized = open().rotate().resize({ width: side, height: side, fit: "inside", withoutEnlargement: true });
     const encoded = format === "png" ? resized.png() : format === "webp" ? resized.webp({ quality: JPEG_QUALITY }) : resized.flatten({ background: "#ffffff" }).jpeg({ quality: JPEG_QUALITY });
     const { data: out, info } = await encoded.toBuffer({ resolveWithObject: true }).catch((error: unknown) => unreadable(path, error));
     if (out.length <= caps.maxBytes) {

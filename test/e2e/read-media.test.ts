@@ -76,6 +76,13 @@ describe("images", () => {
     expect([smaller.image!.width, smaller.image!.height]).toEqual([400, 10]);
   });
 
+  it("a downscaled photo is upright by its EXIF orientation", async () => {
+    const sideways = await sharp({ create: { width: 300, height: 100, channels: 3, background: "#808080" } }).jpeg().withMetadata({ orientation: 6 }).toBuffer();
+    await ws.writeBytes("img/sideways.jpg", sideways);
+    const read = await ws.readMedia("img/sideways.jpg", { maxImageSide: 150 });
+    expect(read.image).toMatchObject({ width: 50, height: 150, originalWidth: 300, originalHeight: 100, downscaled: true });
+  });
+
   it("an image over the byte cap is re-encoded (a PNG of noise as JPEG) and shrunk until it fits", async () => {
     const read = await ws.readMedia("img/noise.png", { maxImageBytes: 100_000 });
     expect(read.image!.downscaled).toBe(true);
