@@ -36,7 +36,9 @@ export type ErrorReason =
   | "IO_ERROR"
   | "SNAPSHOT_WITHOUT_FILE_LIST"
   | "SNAPSHOT_WITHOUT_CONTENTS"
-  | "NO_SPACE";
+  | "NO_SPACE"
+  | "NOT_MEDIA"
+  | "MEDIA_UNREADABLE";
 
 export class FileToolsError extends Error {
   override readonly name = "FileToolsError";

@@ -32,11 +32,13 @@ import { deleteHandler } from "./files/delete.js";
 import { downloadHandler } from "./files/download.js";
 import { searchHandler } from "./files/search.js";
 import { SearchPool } from "../search/pool.js";
+import { closePdfPool } from "../media/pdf-pool.js";
 import { editHandler } from "./files/edit.js";
 import { listHandler } from "./files/list.js";
 import { makeDirHandler } from "./files/make-dir.js";
 import { moveHandler } from "./files/move.js";
 import { readHandler } from "./files/read.js";
+import { readMediaHandler } from "./files/read-media.js";
 import { statHandler } from "./files/stat.js";
 import { uploadHandler } from "./files/upload.js";
 import { applyPatchHandler } from "./files/apply-patch.js";
@@ -107,6 +109,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
       search: searchHandler(deps, searchPool),
       upload: uploadHandler(deps),
       download: downloadHandler(deps),
+      readMedia: readMediaHandler(deps),
     },
     workspaces: {
       createWorkspace: createWorkspaceHandler(deps),
@@ -128,6 +131,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
     close: async () => {
       leases?.stopRenewing();
       await searchPool.close();
+      await closePdfPool();
       await workspaces.close();
     },
   };
