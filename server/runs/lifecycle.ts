@@ -186,8 +186,7 @@ async function keepUnpublished(services: RunServices, workspace: Workspace, copy
   return written.manifest;
 }
 
-/** Restores `manifest` into its workspace, which is then a copy of it. */
-/** Restores `manifest` into its workspace's copy; `listing`: the copy as a walk just saw it (the restore plans its fetch from it). */
+/** Restores `manifest` into its workspace, which is then a copy of it; `listing`: the copy as a walk just saw it (the restore plans its fetch from it). */
 async function restoreCopy(services: RunServices, manifest: Manifest, signal?: AbortSignal, quota?: QuotaCheck, listing?: readonly ListedEntry[]): Promise<void> {
   const restored = await services.snapshots.restore(manifest.workspace, manifest, { signal, quota, listing, beforeApply: () => services.copies.replacing(manifest.workspace) });
   // Past the restore's commit point: not cancelled, or the copy would look changed.
