@@ -67,36 +67,51 @@ export async function parseTable(workspaceId: string, snapshotId: string, stored
   return table;
 }
 
-/** The whole table a delta stands for, on its base's whole table; DATA_LOSS when the two do not fit. */
-export function applyDelta(base: Contents, delta: ContentsDelta): Contents {
-  const damaged = damagedTable(delta.workspace, delta.snapshot);
-  const before = new TableView(base);
-  const added = new TableView(delta.added);
-  const apply = <T>(order: readonly number[], from: (i: number) => T, fromCount: number, extra: (i: number) => T, extraCount: number): T[] => {
-    const out: T[] = [];
-    let next = 0;
-    for (let r = 0; r < order.length; r += 2) {
-      const [start, count] = [order[r]!, order[r + 1]!];
-      const first = start === -1 ? next : start;
-      if (first + count > (start === -1 ? extraCount : fromCount) || out.length + count > MAX_ENTRIES) damaged("its order points past its entries");
-      for (let i = first; i < first + count; i++) out.push(start === -1 ? extra(i) : from(i));
-      if (start === -1) next += count;
-    }
-    if (next !== extraCount) damaged("it adds entries its order does not place");
-    return out;
+/**
+ * The whole table the last of `deltas` stands for, each told against the one
+ * before it and the first against `base`; DATA_LOSS when they do not fit.
+ * Applied entry by entry down the chain, one table built and checked at the
+ * end (a chain of 20 costs about what one delta does).
+ */
+export function applyDeltas(base: Contents, deltas: readonly ContentsDelta[]): Contents {
+  const view = new TableView(base);
+  let entries: Entries = {
+    files: Array.from({ length: view.fileCount }, (_, i) => view.file(i)),
+    links: Array.from({ length: view.linkCount }, (_, i) => view.link(i)),
+    directories: Array.from({ length: view.directoryCount }, (_, i) => view.directory(i)),
   };
   const tarballs = new Map(base.tarballs.map((t) => [t.key, t.bytes]));
-  for (const t of delta.added.tarballs) {
-    if (tarballs.has(t.key) && tarballs.get(t.key) !== t.bytes) damaged("it gives a tarball another size than its base");
-    tarballs.set(t.key, t.bytes);
+  for (const delta of deltas) {
+    const damaged = damagedTable(delta.workspace, delta.snapshot);
+    const added = new TableView(delta.added);
+    const apply = <T>(order: readonly number[], before: readonly T[], extra: (i: number) => T, extraCount: number): T[] => {
+      const out: T[] = [];
+      let next = 0;
+      for (let r = 0; r < order.length; r += 2) {
+        const [start, count] = [order[r]!, order[r + 1]!];
+        const first = start === -1 ? next : start;
+        if (first + count > (start === -1 ? extraCount : before.length) || out.length + count > MAX_ENTRIES) damaged("its order points past its entries");
+        for (let i = first; i < first + count; i++) out.push(start === -1 ? extra(i) : before[i]!);
+        if (start === -1) next += count;
+      }
+      if (next !== extraCount) damaged("it adds entries its order does not place");
+      return out;
+    };
+    for (const t of delta.added.tarballs) {
+      if (tarballs.has(t.key) && tarballs.get(t.key) !== t.bytes) damaged("it gives a tarball another size than its base");
+      tarballs.set(t.key, t.bytes);
+    }
+    entries = {
+      files: apply(delta.order.files, entries.files, (i) => added.file(i), added.fileCount),
+      links: apply(delta.order.links, entries.links, (i) => added.link(i), added.linkCount),
+      directories: apply(delta.order.directories, entries.directories, (i) => added.directory(i), added.directoryCount),
+    };
   }
-  const whole = tableOf(delta.workspace, delta.snapshot, [...tarballs].map(([key, bytes]) => ({ key, bytes })), {
-    files: apply(delta.order.files, (i) => before.file(i), before.fileCount, (i) => added.file(i), added.fileCount),
-    links: apply(delta.order.links, (i) => before.link(i), before.linkCount, (i) => added.link(i), added.linkCount),
-    directories: apply(delta.order.directories, (i) => before.directory(i), before.directoryCount, (i) => added.directory(i), added.directoryCount),
-  });
+  const top = deltas.at(-1);
+  if (!top) return base;
+  const whole = tableOf(top.workspace, top.snapshot, [...tarballs].map(([key, bytes]) => ({ key, bytes })), entries);
   const problem = checkContents(whole);
-  if (problem) damaged(problem);
+  if (problem) damagedTable(top.workspace, top.snapshot)(problem);
   return whole;
 }
 

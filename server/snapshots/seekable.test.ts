@@ -158,7 +158,7 @@ describe("tables of contents told against the parent's (deltas)", () => {
   const fresh = (): Snapshots => new Snapshots(new FileStore(storeDir), 100, path.join(base, "tmp-fresh"), registry, {});
   const entries = (c: Contents) => ({ files: c.files, mtimes: c.mtimes, directories: c.directories, chunks: chunksByFile(c) });
 
-  it("a run's snapshot stores only the entries that changed, and another daemon reads the whole table back from the chain", async () => {
+  it("a run's snapshot stores only the entries that changed, and another daemon reads the whole table back from a chain of them", async () => {
     const whole = await snapshot();
     writeFileSync(path.join(root, "src", "a.txt"), "alpha, a delta\n");
     writeFileSync(path.join(root, "big.bin"), randomBytes(9 * 1024 * 1024 + 7)); // a file of several chunks among the added
@@ -167,6 +167,15 @@ describe("tables of contents told against the parent's (deltas)", () => {
     expect(storedContents(storeDir, "w", delta.id).files.paths).toEqual(["/big.bin", "src/a.txt"]); // front-coded: "/" shared
     expect(delta.contents!.bytes).toBeLessThan(1024);
     expect(entries(await fresh().readContents(delta))).toEqual(entries(await snapshots.readContents(delta)));
+    // Deltas on deltas: an entry added, then removed, another changed.
+    writeFileSync(path.join(root, "chain-1.txt"), "one\n");
+    const added = await snapshot();
+    rmSync(path.join(root, "chain-1.txt"));
+    writeFileSync(path.join(root, "src", "a.txt"), "alpha, a third\n");
+    const top = await snapshot();
+    expect(top.contents!.bases!.length).toBe(delta.contents!.bases!.length + 2);
+    expect(entries(await fresh().readContents(top))).toEqual(entries(await snapshots.readContents(top)));
+    expect(entries(await fresh().readContents(added))).toEqual(entries(await snapshots.readContents(added)));
   });
 
   const lies: Array<[string, (manifest: Manifest) => void]> = [

@@ -42,7 +42,7 @@ import {
 import { contentsId, contentsKey, exportKey, MAX_CONTENTS_CHAIN, objectsReadBy, parseManifest, selfContained, SNAPSHOT_ID, tarballKey, type Manifest, type TableRef } from "./manifest.js";
 import { packMember } from "./pack.js";
 import { encodeContents, type Contents } from "./contents.js";
-import { applyDelta, deltaOf, parseTable, type ContentsDelta } from "./contents-delta.js";
+import { applyDeltas, deltaOf, parseTable, type ContentsDelta } from "./contents-delta.js";
 import { packSeekable } from "./seekable.js";
 import { gzipTar, membersOf, plainTar, type TreeMember } from "./seekable-read.js";
 import { nowNs, RACY_MARGIN_MS, settled, StatCache, type KnownFiles, type StatRecord } from "./stat-cache.js";
@@ -393,7 +393,8 @@ export class Snapshots {
   /**
    * The whole table `chain[0]` stands for: the tables down the chain not
    * cached (by their objects' sha256: one rewritten in the store is read
-   * again) fetched at once, then each delta applied to the table below it.
+   * again) fetched at once, then the deltas applied, from the first whole
+   * (or cached) table up; the result cached.
    */
   private async resolveTable(workspaceId: string, chain: readonly TableRef[], signal?: AbortSignal): Promise<Contents> {
     const fetched: Array<Promise<Contents | ContentsDelta>> = [];
@@ -402,19 +403,25 @@ export class Snapshots {
       table.catch(() => undefined); // awaited below, unless a table above it fails first
       fetched.push(table);
     }
-    let contents = this.recentContents.get(chain[fetched.length]?.sha256 ?? "");
-    for (let k = fetched.length - 1; k >= 0; k--) {
-      const table = await fetched[k]!;
-      if (table.format === 2) {
-        const below = chain[k + 1];
-        if (!contents || below?.key !== table.base.key || below.sha256 !== table.base.sha256) {
-          fail("DATA_LOSS", `the table of contents of snapshot ${table.snapshot} stands on a table its manifest does not list`);
-        }
+    const tables = await Promise.all(fetched);
+    // The deltas above the first whole table, top first; each must stand on the next one down the chain.
+    const deltas: ContentsDelta[] = [];
+    let base = this.recentContents.get(chain[fetched.length]?.sha256 ?? "");
+    for (const [k, table] of tables.entries()) {
+      if (table.format === 1) {
+        base = table;
+        this.remember(chain[k]!.sha256, base); // the chain's root: other snapshots stand on it too
+        break;
       }
-      contents = table.format === 1 ? table : applyDelta(contents!, table);
-      this.remember(chain[k]!.sha256, contents);
+      const below = chain[k + 1];
+      if (below?.key !== table.base.key || below.sha256 !== table.base.sha256 || (k + 1 === tables.length && !base)) {
+        fail("DATA_LOSS", `the table of contents of snapshot ${table.snapshot} stands on a table its manifest does not list`);
+      }
+      deltas.push(table);
     }
-    return contents!;
+    const contents = applyDeltas(base!, deltas.reverse());
+    this.remember(chain[0]!.sha256, contents);
+    return contents;
   }
 
   /** One stored table of contents, checked against its size and sha256 and for what it says on its own. */
