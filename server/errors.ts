@@ -36,7 +36,8 @@ export type ErrorReason =
   | "IO_ERROR"
   | "SNAPSHOT_WITHOUT_FILE_LIST"
   | "SNAPSHOT_WITHOUT_CONTENTS"
-  | "NO_SPACE";
+  | "NO_SPACE"
+  | "CURSOR_OUT_OF_RANGE";
 
 export class FileToolsError extends Error {
   override readonly name = "FileToolsError";

@@ -137,6 +137,7 @@ export class CallScope {
       committed: () => {
         this.isCommitted = true;
       },
+      caller: () => ({ token: this.grant?.name ?? "", rpc: method.name, callId: callIdOf(call.metadata) }),
     };
   }
 
@@ -213,6 +214,14 @@ export class CallScope {
   private abort(reason: FileToolsError): void {
     if (!this.controller.signal.aborted) this.controller.abort(reason);
   }
+}
+
+/** The metadata a client names its call with, for the journal; at most 128 characters are kept. */
+export const CALL_ID_METADATA = "filetools-call-id";
+
+function callIdOf(metadata: Metadata): string {
+  const value = metadata.get(CALL_ID_METADATA)[0];
+  return typeof value === "string" ? value.slice(0, 128) : "";
 }
 
 /** "filetools.v1.Files/Read": a method in logs and metrics (its gRPC path without the leading "/"). */

@@ -48,6 +48,7 @@ export const STATUS_CODE_OF: Record<ErrorReason, Code> = {
   SNAPSHOT_WITHOUT_FILE_LIST: Code.FAILED_PRECONDITION,
   SNAPSHOT_WITHOUT_CONTENTS: Code.FAILED_PRECONDITION,
   NO_SPACE: Code.RESOURCE_EXHAUSTED,
+  CURSOR_OUT_OF_RANGE: Code.OUT_OF_RANGE,
 };
 
 /** What the client sees of an error: the FileToolsError itself, or a generic INTERNAL. */

@@ -7,7 +7,7 @@ import { applyEdits, type TextEdit } from "../text/edit.js";
 import { sha256Hex } from "../text/hash.js";
 import { pathKey, withPathLocks } from "./locks.js";
 import { textEncodingOf } from "./read.js";
-import type { ChangeRecorder } from "./changes.js";
+import { writtenFacts, type ChangeRecorder } from "./changes.js";
 
 /** Edits load the whole file: bound the memory one call can take. */
 export const MAX_EDIT_BYTES = 64 * 1024 * 1024;
@@ -54,9 +54,14 @@ export async function editFile(workspace: Workspace, input: EditInput, recorder?
     signal?.throwIfAborted(); // the last moment a cancellation leaves the file as it was
     // The version read above: a change made behind our back since then is refused, not lost.
     const written = await workspace.writeFile(parts, result.updated, { createDirs: false, mode: "replace-only", ifVersion: file.entry.version, gate });
-    if (recorder?.isRecording(workspace.id)) {
-      await recorder.record(workspace.id, { kind: "modify", path, sourcePath: "", sha256Before: outcome.sha256Before, sha256After: outcome.sha256After });
-    }
+    await recorder?.record(workspace.id, {
+      kind: "modify",
+      path,
+      sourcePath: "",
+      sha256Before: outcome.sha256Before,
+      sha256After: outcome.sha256After,
+      facts: writtenFacts({ entry: written.entry, versionBefore: file.entry.version }),
+    });
     return { ...outcome, version: written.entry.version };
   }, signal);
 }

@@ -8,7 +8,7 @@ import { bomBytes, bomLength, encodeText, resolveEncoding } from "../text/encodi
 import { applyNewlineMode, usesCrlf, type NewlineMode } from "../text/newline.js";
 import { sha256Hex } from "../text/hash.js";
 import { pathKey, withPathLocks } from "./locks.js";
-import { sha256OfFile, sha256OrEmpty, type ChangeRecorder } from "./changes.js";
+import { sha256OfFile, sha256OrEmpty, writtenFacts, type ChangeRecorder } from "./changes.js";
 
 /** Enough of an existing file to tell its BOM and line-ending style. */
 const STYLE_HEAD_BYTES = 64 * 1024;
@@ -33,9 +33,14 @@ export async function writeFile(workspace: Workspace, input: WriteInput, recorde
     const recording = recorder?.isRecording(workspace.id) ?? false;
     const before = recording ? await sha256OrEmpty(workspace, parts) : "";
     const outcome = await writeUnlocked(workspace, parts, input, gate, signal);
-    if (recording) {
-      await recorder!.record(workspace.id, { kind: outcome.created ? "create" : "modify", path: displayPath(parts), sourcePath: "", sha256Before: before, sha256After: outcome.sha256 });
-    }
+    await recorder?.record(workspace.id, {
+      kind: outcome.created ? "create" : "modify",
+      path: displayPath(parts),
+      sourcePath: "",
+      sha256Before: before,
+      sha256After: outcome.sha256,
+      facts: writtenFacts(outcome),
+    });
     return outcome;
   }, signal);
 }

@@ -40,6 +40,8 @@ export interface WriteOptions {
 export interface WriteResult {
   entry: Entry;
   created: boolean;
+  /** The version of what was replaced ("" when the file was created). */
+  versionBefore: string;
 }
 
 export class Workspace {
@@ -215,7 +217,7 @@ export class Workspace {
         throw translateErrno(error, shown);
       }
       await loc.dir.sync();
-      return { entry: await statAt(loc, shown), created: !existing };
+      return { entry: await statAt(loc, shown), created: !existing, versionBefore: existing ? versionOf(existing) : "" };
     });
   }
 
@@ -304,7 +306,7 @@ export class Workspace {
       } finally {
         admission?.settle({ bytes: appended, entries: 0 });
       }
-      return { entry: await statAt(loc, shown), created: false };
+      return { entry: await statAt(loc, shown), created: false, versionBefore: versionOf(existing) };
     });
   }
 

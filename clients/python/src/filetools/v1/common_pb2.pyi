@@ -53,6 +53,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST: _ClassVar[ErrorReason]
     ERROR_REASON_NO_SPACE: _ClassVar[ErrorReason]
     ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS: _ClassVar[ErrorReason]
+    ERROR_REASON_CURSOR_OUT_OF_RANGE: _ClassVar[ErrorReason]
 FILE_TYPE_UNSPECIFIED: FileType
 FILE_TYPE_FILE: FileType
 FILE_TYPE_DIRECTORY: FileType
@@ -92,6 +93,7 @@ ERROR_REASON_IO_ERROR: ErrorReason
 ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST: ErrorReason
 ERROR_REASON_NO_SPACE: ErrorReason
 ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS: ErrorReason
+ERROR_REASON_CURSOR_OUT_OF_RANGE: ErrorReason
 
 class FileInfo(_message.Message):
     __slots__ = ("path", "name", "type", "size", "mode", "mtime", "version", "is_binary", "line_count", "escaped")
