@@ -73,6 +73,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal, grace_ms: SHUTDOWN_GRACE_MS }, "shutting down");
+    handlers.endWatches();
     await shutDown(server, SHUTDOWN_GRACE_MS, () => {
       logger.warn("grace period over: cancelling the calls still running");
       inFlight.abortAll();

@@ -56,6 +56,8 @@ const (
 	ReasonSnapshotWithoutContents Reason = "SNAPSHOT_WITHOUT_CONTENTS"
 	// The daemon's disk is full (or its file system quota spent); nothing was changed.
 	ReasonNoSpace Reason = "NO_SPACE"
+	// A watch cursor the workspace's journal no longer holds, or past its last entry.
+	ReasonCursorOutOfRange Reason = "CURSOR_OUT_OF_RANGE"
 )
 
 // Error is every failure of a call to the daemon: its gRPC code, the reason
@@ -98,6 +100,7 @@ var (
 	ErrAccessDenied         = &Error{Reason: ReasonAccessDenied}
 	ErrIOError              = &Error{Reason: ReasonIOError}
 	ErrNoSpace              = &Error{Reason: ReasonNoSpace}
+	ErrCursorOutOfRange     = &Error{Reason: ReasonCursorOutOfRange}
 )
 
 func (e *Error) Error() string {

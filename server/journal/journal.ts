@@ -4,7 +4,7 @@
 // one is then handed to the workspace's watchers (watcher.ts), in order.
 import { promises as fsp } from "node:fs";
 import path from "node:path";
-import { fail } from "../errors.js";
+import { fail, FileToolsError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { SegmentLog, type Retention } from "./segments.js";
 import type { Actor, ChangeNote, JournalRecord } from "./records.js";
@@ -32,6 +32,8 @@ export class Journal {
   private readonly watchers = new Map<string, Set<Watcher>>();
   private readonly appendListeners: Array<(workspaceId: string, records: readonly JournalRecord[]) => void> = [];
   private sent = 0;
+  /** Set once the daemon is shutting down: watches end, and new ones are refused. */
+  private ending: Error | undefined;
   private dropped = 0;
 
   constructor(
@@ -80,6 +82,7 @@ export class Journal {
    */
   async *watch(workspaceId: string, cursor: number | undefined, matches: (record: JournalRecord) => boolean, signal: AbortSignal): AsyncGenerator<WatchEvent> {
     const log = await this.log(workspaceId);
+    if (this.ending) throw this.ending;
     if (cursor !== undefined) this.checkCursor(workspaceId, log, cursor);
     const liveFrom = log.last;
     const watcher = new Watcher(matches, this.options.watchQueue, liveFrom, signal);
@@ -123,6 +126,12 @@ export class Journal {
   /** Tells the workspace's watchers something that is not an entry (e.g. that outside changes are found by a scan). */
   notify(workspaceId: string, message: string): void {
     for (const watcher of this.watchers.get(workspaceId) ?? []) watcher.notice(message);
+  }
+
+  /** Ends every watch (and refuses new ones) with CANCELLED: the daemon is shutting down, and watches would hold its shutdown. Clients resume elsewhere or later. */
+  endWatches(): void {
+    this.ending = new FileToolsError("CANCELLED", "the daemon is shutting down; watch again from your last cursor");
+    for (const set of this.watchers.values()) for (const watcher of set) watcher.end(this.ending);
   }
 
   stats(): JournalStats {

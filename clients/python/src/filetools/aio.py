@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, BinaryIO, Generic, TypeVar
@@ -19,6 +20,7 @@ from filetools.models import Newline, OutputMode, Progress, SavedFile, SearchHit
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import daemon_pb2 as d
 from filetools.v1 import files_pb2 as f
+from filetools.v1 import journal_pb2 as j
 from filetools.v1 import workspaces_pb2 as w
 
 T = TypeVar("T")
@@ -506,6 +508,48 @@ class AsyncClient:
         self, workspace: str, run_id: str, *, timeout: float | None = None
     ) -> AsyncStream[w.Change, None]:
         return self._stream(_ops.change_set(workspace, run_id), timeout)
+
+    async def watch(
+        self,
+        workspace: str,
+        globs: Sequence[str] = (),
+        *,
+        since: int | None = None,
+        retries: int = 20,
+        on_notice: Callable[[str], object] | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[j.JournalEntry]:
+        """``Client.watch``, as an async iterator."""
+        state = _ops.WatchState(workspace, globs, since, on_notice)
+        rpc = _ops.R.WATCH
+        call = self._channel.unary_stream(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
+        while True:
+            responses = call(state.request(), timeout=timeout, metadata=with_trace_context(self._metadata))
+            try:
+                async for response in responses:
+                    for entry in state.take(response):
+                        yield entry
+            except grpc.RpcError as error:
+                wait = state.retry_after(error.code(), retries)
+                if wait is None:
+                    raise error_from_rpc(error) from None
+                await asyncio.sleep(wait)
+            finally:
+                responses.cancel()
+
+    def journal(
+        self,
+        workspace: str,
+        *,
+        run_id: str = "",
+        since: datetime | None = None,
+        until: datetime | None = None,
+        after_cursor: int = 0,
+        globs: Sequence[str] = (),
+        timeout: float | None = None,
+    ) -> AsyncStream[j.JournalEntry, None]:
+        """``Client.journal``, as an async stream."""
+        return self._stream(_ops.get_journal(workspace, run_id, since, until, after_cursor, globs), timeout)
 
     async def list_snapshots(
         self, workspace: str, *, include_recovered: bool = False, timeout: float | None = None
