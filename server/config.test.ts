@@ -37,6 +37,7 @@ describe("parseConfig", () => {
       journal: { maxEntries: 100_000, maxAgeMs: 7 * 24 * 3600 * 1000 },
       watchQueue: 1024,
       outsideScanMs: 2000,
+      outsideWatch: "notify",
     });
   });
 
@@ -47,6 +48,8 @@ describe("parseConfig", () => {
     expect(parseConfig([], { FILETOOLS_WATCH_QUEUE: "16" }).watchQueue).toBe(16);
     expect(configError(["--journal-max-entries", "0"]).message).toMatch(/--journal-max-entries/);
     expect(configError(["--watch-queue", "-1"]).message).toMatch(/--watch-queue/);
+    expect(parseConfig(["--outside-watch", "scan"], {}).outsideWatch).toBe("scan");
+    expect(configError(["--outside-watch", "poll"]).message).toMatch(/notify, scan or off/);
   });
 
   it("reads --node-name (printable, at most 128 characters)", () => {

@@ -70,6 +70,8 @@ export interface DaemonConfig {
   watchQueue: number;
   /** How often a bound workspace is stat-scanned for outside changes when the kernel's notifications are unavailable, in ms. */
   outsideScanMs: number;
+  /** How outside changes to bound workspaces are found: the kernel's notifications (scan where they fail), a scan, or not at all. */
+  outsideWatch: "notify" | "scan" | "off";
 }
 
 export interface TlsFiles {
@@ -135,6 +137,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     .option("--journal-max-age-ms <ms>", "journal entries older than this are dropped (env FILETOOLS_JOURNAL_MAX_AGE_MS; default 7 days)", String(7 * 24 * 3600 * 1000))
     .option("--watch-queue <n>", "entries a slow watcher may have waiting before it misses some (env FILETOOLS_WATCH_QUEUE)", "1024")
     .option("--outside-scan-ms <ms>", "stat-scan interval of bound workspaces without kernel notifications (env FILETOOLS_OUTSIDE_SCAN_MS)", "2000")
+    .option("--outside-watch <mode>", "how changes made behind the daemon's back in bound workspaces are journaled: notify, scan or off (env FILETOOLS_OUTSIDE_WATCH)", "notify")
     .option("--insecure", "allow a non-loopback listen address without tokens or TLS (env FILETOOLS_INSECURE)")
     .option("--tokens <file>", "JSON tokens file; every call then needs authorization: Bearer TOKEN (env FILETOOLS_TOKENS)")
     .option("--tls-cert <file>", "PEM certificate chain: serve TLS (with --tls-key; env FILETOOLS_TLS_CERT)")
@@ -219,6 +222,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     },
     watchQueue: parseCount("--watch-queue", String(setting("watchQueue")), 1),
     outsideScanMs: parseCount("--outside-scan-ms", String(setting("outsideScanMs")), 50),
+    outsideWatch: parseOutsideWatch(String(setting("outsideWatch"))),
   };
 }
 
@@ -415,4 +419,9 @@ function parseNodeName(value: unknown): string {
   const name = String(value);
   if (!/^[\x21-\x7e][\x20-\x7e]{0,127}$/.test(name)) throw new ConfigError(`--node-name ${JSON.stringify(name.slice(0, 40))}: expected 1 to 128 printable ASCII characters`);
   return name;
+}
+
+function parseOutsideWatch(value: string): DaemonConfig["outsideWatch"] {
+  if (value === "notify" || value === "scan" || value === "off") return value;
+  throw new ConfigError(`--outside-watch ${value}: expected notify, scan or off`);
 }

@@ -32,6 +32,8 @@ export class Journal {
   private readonly watchers = new Map<string, Set<Watcher>>();
   private readonly appendListeners: Array<(workspaceId: string, records: readonly JournalRecord[]) => void> = [];
   private sent = 0;
+  /** What a watcher of each workspace should know (e.g. that outside changes are found by a scan), sent when it goes live. */
+  private readonly conditions = new Map<string, string>();
   /** Set once the daemon is shutting down: watches end, and new ones are refused. */
   private ending: Error | undefined;
   private dropped = 0;
@@ -108,6 +110,8 @@ export class Journal {
         }
       }
       yield { kind: "live", cursor: liveFrom };
+      const condition = this.conditions.get(workspaceId);
+      if (condition !== undefined) yield { kind: "notice", message: condition, time: new Date() };
       for (;;) {
         const event = await watcher.next();
         if (!event) return;
@@ -123,8 +127,9 @@ export class Journal {
     }
   }
 
-  /** Tells the workspace's watchers something that is not an entry (e.g. that outside changes are found by a scan). */
-  notify(workspaceId: string, message: string): void {
+  /** A lasting condition of the workspace's journal (e.g. that outside changes are found by a scan): told to its watchers now and to each new one. */
+  setCondition(workspaceId: string, message: string): void {
+    this.conditions.set(workspaceId, message);
     for (const watcher of this.watchers.get(workspaceId) ?? []) watcher.notice(message);
   }
 

@@ -3,6 +3,7 @@ import type { Files } from "@filetools/proto/filetools/v1/files_pb.js";
 import type { Workspaces } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import type { Journal as JournalService } from "@filetools/proto/filetools/v1/journal_pb.js";
 import { Journal } from "../journal/journal.js";
+import { OutsideChanges } from "../journal/outside.js";
 import { watchHandler } from "./journal/watch.js";
 import { getJournalHandler } from "./journal/get-journal.js";
 import path from "node:path";
@@ -94,6 +95,13 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
   const journal = new Journal(path.join(config.dataDir, "journal"), { retention: config.journal, watchQueue: config.watchQueue, logger });
   const existing = new Set((await workspaces.list()).map((workspace) => workspace.id));
   await journal.sweep((id) => existing.has(id));
+  // Bound workspaces: changes made behind the daemon's back are journaled too.
+  const outside: OutsideChanges[] = [];
+  for (const bind of config.binds) {
+    const watching = new OutsideChanges(journal, await workspaces.get(bind.name), { mode: config.outsideWatch, scanMs: config.outsideScanMs, logger });
+    await watching.start();
+    outside.push(watching);
+  }
   metrics?.sample({
     searchPool: () => searchPool.stats(),
     lineIndex: () => ({ bytes: lineIndex.usedBytes, files: lineIndex.fileCount }),
@@ -144,6 +152,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
     close: async () => {
       leases?.stopRenewing();
       await searchPool.close();
+      for (const watching of outside) await watching.close();
       await journal.close();
       await workspaces.close();
     },

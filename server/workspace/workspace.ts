@@ -18,6 +18,7 @@ import { TEMP_FILE_PATTERN, tempFileName } from "./temp-files.js";
 import { existingEntry, Staging, type TreeEntry } from "./staging.js";
 import { removeContents, removeTree } from "./remove.js";
 import { DepthFirst, HeldPath, readNames, treeFits } from "./tree.js";
+import type { OutsideEvent, OutsideSubscription } from "./outside.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK } = constants;
 
@@ -422,6 +423,14 @@ export class Workspace {
     } finally {
       admission?.settle({ bytes: 0, entries: made.count + (created ? 1 : 0) });
     }
+  }
+
+  /**
+   * Subscribes to the kernel's notifications of changes under the workspace
+   * (the daemon's own among them); rejects where they are unavailable.
+   */
+  watchOutside(onEvents: (events: OutsideEvent[]) => void, onError: (error: Error) => void): Promise<OutsideSubscription> {
+    return this.resolver.watchOutside(onEvents, onError);
   }
 
   /** The usage of the whole workspace, by a walk (a quota's first count). */
