@@ -38,7 +38,8 @@ async function main(): Promise<void> {
   const inFlight = new InFlightCalls();
   // Health and reflection are served outside the adapter, so they need no token (probes and tooling).
   // One options object for both services: SIGHUP swaps its tokens table (see reloadTokensOnHangup).
-  const adapterOptions: AdapterOptions = { logger, inFlight, tokens: config.tokens, clientStreamIdleMs: config.clientStreamIdleMs, metrics };
+  const endlessMethods = new Set([`${Journal.typeName}/Watch`]);
+  const adapterOptions: AdapterOptions = { logger, inFlight, tokens: config.tokens, clientStreamIdleMs: config.clientStreamIdleMs, metrics, endlessMethods };
   registerService(server, Files, handlers.files, adapterOptions);
   registerService(server, Workspaces, handlers.workspaces, adapterOptions);
   registerService(server, Journal, handlers.journal, adapterOptions);
@@ -73,7 +74,6 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal, grace_ms: SHUTDOWN_GRACE_MS }, "shutting down");
-    handlers.endWatches();
     await shutDown(server, SHUTDOWN_GRACE_MS, () => {
       logger.warn("grace period over: cancelling the calls still running");
       inFlight.abortAll();

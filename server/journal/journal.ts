@@ -4,7 +4,7 @@
 // one is then handed to the workspace's watchers (watcher.ts), in order.
 import { promises as fsp } from "node:fs";
 import path from "node:path";
-import { fail, FileToolsError } from "../errors.js";
+import { fail } from "../errors.js";
 import type { Logger } from "../log.js";
 import { SegmentLog, type Retention } from "./segments.js";
 import type { Actor, ChangeNote, JournalRecord } from "./records.js";
@@ -34,8 +34,7 @@ export class Journal {
   private sent = 0;
   /** What a watcher of each workspace should know (e.g. that outside changes are found by a scan), sent when it goes live. */
   private readonly conditions = new Map<string, string>();
-  /** Set once the daemon is shutting down: watches end, and new ones are refused. */
-  private ending: Error | undefined;
+
   private dropped = 0;
 
   constructor(
@@ -84,7 +83,6 @@ export class Journal {
    */
   async *watch(workspaceId: string, cursor: number | undefined, matches: (record: JournalRecord) => boolean, signal: AbortSignal): AsyncGenerator<WatchEvent> {
     const log = await this.log(workspaceId);
-    if (this.ending) throw this.ending;
     if (cursor !== undefined) this.checkCursor(workspaceId, log, cursor);
     const liveFrom = log.last;
     const watcher = new Watcher(matches, this.options.watchQueue, liveFrom, signal);
@@ -131,12 +129,6 @@ export class Journal {
   setCondition(workspaceId: string, message: string): void {
     this.conditions.set(workspaceId, message);
     for (const watcher of this.watchers.get(workspaceId) ?? []) watcher.notice(message);
-  }
-
-  /** Ends every watch (and refuses new ones) with CANCELLED: the daemon is shutting down, and watches would hold its shutdown. Clients resume elsewhere or later. */
-  endWatches(): void {
-    this.ending = new FileToolsError("CANCELLED", "the daemon is shutting down; watch again from your last cursor");
-    for (const set of this.watchers.values()) for (const watcher of set) watcher.end(this.ending);
   }
 
   stats(): JournalStats {

@@ -24,8 +24,6 @@ export class Watcher {
   private position: number;
   private resume = 0;
   private wake: (() => void) | undefined;
-  /** Set by end(): what next() throws. */
-  private ended: Error | undefined;
   private readonly onAbort = () => this.wake?.();
 
   constructor(
@@ -60,7 +58,6 @@ export class Watcher {
   /** The next event: queued entries (a batch), a notice, or "missed" once the queue is drained; undefined once aborted. */
   async next(): Promise<WatchEvent | undefined> {
     while (!this.signal.aborted) {
-      if (this.ended) throw this.ended;
       const head = this.queue[0];
       if (head && "notice" in head) {
         this.queue.shift();
@@ -78,12 +75,6 @@ export class Watcher {
       this.wake = undefined;
     }
     return undefined;
-  }
-
-  /** Ends the watch with `error` (the daemon is shutting down), at once, whatever is queued. */
-  end(error: Error): void {
-    this.ended = error;
-    this.wake?.();
   }
 
   close(): void {

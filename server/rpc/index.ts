@@ -59,8 +59,7 @@ export interface Handlers {
   journal: ServiceHandlers<typeof JournalService>;
   /** Snapshots every active run (they stay active); for graceful shutdown. Returns the failures. */
   snapshotActiveRuns(): Promise<Array<{ workspace: string; error: unknown }>>;
-  /** Ends every Watch stream (they never end by themselves, and would hold a shutdown for its whole grace period). */
-  endWatches(): void;
+
   close(): Promise<void>;
 }
 
@@ -148,7 +147,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
       getJournal: getJournalHandler(deps),
     },
     snapshotActiveRuns: () => snapshotActiveRuns(deps),
-    endWatches: () => journal.endWatches(),
+
     close: async () => {
       leases?.stopRenewing();
       await searchPool.close();
