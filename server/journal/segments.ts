@@ -6,7 +6,7 @@
 // A new segment is started every `perSegment` entries, and whole segments past
 // the retention (count, age) are removed, oldest first. A line torn by a crash
 // can only be the last one: it is cut off when the journal is opened.
-import { promises as fsp } from "node:fs";
+import { promises as fsp, writeSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../log.js";
@@ -164,7 +164,9 @@ export class SegmentLog {
       const bytes = Buffer.from(chunk.map(formatLine).join(""));
       const handle = this.handle!;
       try {
-        await handle.write(bytes, 0, bytes.length, null);
+        // A few hundred bytes into the page cache: written at once rather than through the thread pool (a round
+        // trip of its own, measured at a tenth of a Write's time); the sync is the slow part, and stays asynchronous.
+        for (let done = 0; done < bytes.length; ) done += writeSync(handle.fd, bytes, done, bytes.length - done);
         await handle.datasync();
       } catch (error) {
         await handle.truncate(this.lastSize).catch(() => undefined);

@@ -109,8 +109,9 @@ export async function uploadFile(
       const recording = recorder?.isRecording(workspace.id) ?? false;
       const before = recording ? await sha256OrEmpty(workspace, parts) : "";
       signal?.throwIfAborted(); // the last moment a cancellation leaves the file as it was
-      const result = await workspace.writeFile(parts, staged, { createDirs: target.createDirs, mode: target.mode, ifVersion: target.ifVersion, gate });
-      await recorder?.record(workspace.id, { kind: result.created ? "create" : "modify", path: shown, sourcePath: "", sha256Before: before, sha256After: sha256, facts: writtenFacts(result) });
+      const whilePlacing = async (placed: WriteResult) =>
+        recorder?.record(workspace.id, { kind: placed.created ? "create" : "modify", path: shown, sourcePath: "", sha256Before: before, sha256After: sha256, facts: writtenFacts(placed) });
+      const result = await workspace.writeFile(parts, staged, { createDirs: target.createDirs, mode: target.mode, ifVersion: target.ifVersion, gate, whilePlacing });
       return { ...result, sha256 };
     }, signal);
   } finally {

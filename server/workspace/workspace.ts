@@ -36,6 +36,13 @@ export interface WriteOptions {
   ifVersion?: string;
   /** Admits what the write adds before anything is written (a quota), and is told what it did. */
   gate?: UsageGate;
+  /**
+   * Runs once the file is in place (renamed over the target, its entry read),
+   * alongside the fsync of its directory rather than after it: a journal's
+   * own durable append, whose sync the file system can then commit with the
+   * directory's. Its failure fails the write (the file stays written).
+   */
+  whilePlacing?: (result: WriteResult) => Promise<void>;
 }
 
 export interface WriteResult {
@@ -217,8 +224,9 @@ export class Workspace {
         await fsp.unlink(at(loc.dir, temp)).catch(() => undefined);
         throw translateErrno(error, shown);
       }
-      await loc.dir.sync();
-      return { entry: await statAt(loc, shown), created: !existing, versionBefore: existing ? versionOf(existing) : "" };
+      const result = { entry: await statAt(loc, shown), created: !existing, versionBefore: existing ? versionOf(existing) : "" };
+      await both(loc.dir.sync(), options.whilePlacing?.(result));
+      return result;
     });
   }
 
@@ -641,6 +649,13 @@ async function withClosed<T>(handle: Directory | FileHandle, body: () => Promise
   } finally {
     await handle.close();
   }
+}
+
+/** Waits for both; the first failure, once both have settled (neither is left failing unheard). */
+async function both(a: Promise<void>, b: Promise<void> | undefined): Promise<void> {
+  const [first, second] = await Promise.allSettled([a, b]);
+  if (first.status === "rejected") throw first.reason;
+  if (second.status === "rejected") throw second.reason;
 }
 
 async function statAt(loc: Location, shown: string): Promise<Entry> {
