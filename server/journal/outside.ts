@@ -95,11 +95,11 @@ export class OutsideChanges {
     const now = Date.now();
     for (const record of records) {
       const gone = record.kind === "deleted";
-      this.known.set(record.path, { version: gone ? "" : record.versionAfter, type: gone ? "" : record.type, at: now });
+      if (record.kind !== "replaced") this.known.set(record.path, { version: gone ? "" : record.versionAfter, type: gone ? "" : record.type, at: now });
       if (record.kind === "moved") this.known.set(record.from, { version: "", type: "", at: now });
-      if (!record.outside && record.type === "directory" && (record.kind === "moved" || record.kind === "deleted")) {
-        this.trees.push({ prefix: record.path + "/", at: now });
-        if (record.from) this.trees.push({ prefix: record.from + "/", at: now });
+      if (!record.outside && record.type === "directory" && (record.kind === "moved" || record.kind === "deleted" || record.kind === "replaced")) {
+        this.trees.push({ prefix: treePrefix(record.path), at: now });
+        if (record.from) this.trees.push({ prefix: treePrefix(record.from), at: now });
       }
     }
     if (this.known.size > 100_000) this.forgetOld(now);
@@ -128,7 +128,7 @@ export class OutsideChanges {
     const looked = new Set<string>();
     for (const event of events) {
       const path = displayPath(event.parts);
-      if (looked.has(path) || this.trees.some((tree) => path.startsWith(tree.prefix))) continue;
+      if (looked.has(path) || this.trees.some((tree) => underTree(path, tree.prefix))) continue;
       looked.add(path);
       const entry = await this.workspace.stat(event.parts).catch(() => null);
       const known = this.known.get(path);
@@ -194,7 +194,7 @@ export class OutsideChanges {
     const notes: ChangeNote[] = [];
     const at = Date.now();
     this.trees = this.trees.filter((tree) => at - tree.at <= REMEMBER_MS);
-    const own = (path: string) => this.trees.some((tree) => path.startsWith(tree.prefix));
+    const own = (path: string) => this.trees.some((tree) => underTree(path, tree.prefix));
     for (const [path, { version, type, size }] of now) {
       const was = before.get(path);
       if (was?.version === version || this.known.get(path)?.version === version || own(path)) continue;
@@ -209,6 +209,16 @@ export class OutsideChanges {
     this.scanned = now;
     if (notes.length > 0 && !this.closed) await this.journal.append(this.workspace.id, notes, NO_ACTOR, true);
   }
+}
+
+/** "/a/" for the tree at /a, "/" for the root's. */
+function treePrefix(path: string): string {
+  return path === "/" ? "/" : `${path}/`;
+}
+
+/** The path is the tree's root or inside it. */
+function underTree(path: string, prefix: string): boolean {
+  return `${path}/`.startsWith(prefix);
 }
 
 function outsideNote(kind: ChangeNote["kind"], path: string, type: JournalType, size: number, versionBefore: string, versionAfter: string): ChangeNote {

@@ -21,6 +21,13 @@ const KINDS: Record<ToolChange["kind"], JournalKind> = {
   mkdir: "made-directory",
 };
 
+/** A tree replaced or merged into at once (RestoreSnapshot, ImportArchive): one entry, before the call answers. */
+export async function journalReplaced(journal: Journal, runs: RunManager, caller: Caller, workspaceId: string, path: string): Promise<void> {
+  const run = runs.activeRun(workspaceId)?.id ?? "";
+  const note: ChangeNote = { kind: "replaced", path, from: "", type: "directory", size: 0, sha256: "", versionBefore: "", versionAfter: "" };
+  await journal.append(workspaceId, [note], { ...caller, run });
+}
+
 export class JournalRecorder implements ChangeRecorder {
   constructor(
     private readonly journal: Journal,

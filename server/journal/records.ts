@@ -3,7 +3,7 @@
 // another program, an older or newer daemon) and is checked here first.
 import { z } from "zod";
 
-export type JournalKind = "created" | "modified" | "deleted" | "moved" | "made-directory";
+export type JournalKind = "created" | "modified" | "deleted" | "moved" | "made-directory" | "replaced";
 export type JournalType = "file" | "directory" | "symlink" | "other" | "";
 
 /** Who made a change; every field "" for an outside change. */
@@ -40,7 +40,7 @@ export const NO_ACTOR: Actor = { token: "", run: "", rpc: "", callId: "" };
 const RecordSchema = z.object({
   seq: z.int().positive(),
   time: z.iso.datetime(),
-  kind: z.enum(["created", "modified", "deleted", "moved", "made-directory"]),
+  kind: z.enum(["created", "modified", "deleted", "moved", "made-directory", "replaced"]),
   path: z.string().startsWith("/"),
   from: z.string(),
   type: z.enum(["file", "directory", "symlink", "other", ""]),

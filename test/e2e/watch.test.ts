@@ -1,6 +1,10 @@
 // Watch and the journal, end to end: a real daemon, real clients over a
 // socket, real files. Order, resumption (after a break, a restart, a
 // SIGKILL), retention, slow watchers, and who made each change.
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, JournalKind, type FileToolsClient, type JournalEntry } from "../../clients/ts/src/index.js";
 import { expectError, setup, startDaemon, type Daemon } from "./daemon.js";
@@ -235,6 +239,33 @@ describe("watch: retention, bad requests, slow watchers, who", () => {
     slow.close();
     await roomy.stop();
     expect(seen.map((e) => e.path)).toEqual(paths);
+  });
+
+  it("a restore and an import are one REPLACED entry each, of the tree they changed", async () => {
+    await client.workspaces.createWorkspace({ workspace: "trees" });
+    const w = client.workspace("trees");
+    const run = await client.workspaces.startRun({ workspace: "trees" });
+    await w.writeText("/kept.txt", "v1\n");
+    const { snapshot } = await w.finishRun(run.run!.id);
+    await w.writeText("/kept.txt", "v2\n");
+    const watch = await liveWatch(client, "trees");
+    await client.workspaces.restoreSnapshot({ workspace: "trees", snapshotId: snapshot!.id });
+    const [restored] = await take(watch.iterator, 1);
+    expect(restored).toMatchObject({ kind: JournalKind.REPLACED, path: "/", actor: { rpc: "RestoreSnapshot" } });
+    const tarball = await new Promise<Buffer>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      const source = mkdtempSync(path.join(tmpdir(), "ftd-watch-tar-"));
+      writeFileSync(path.join(source, "in.txt"), "from an archive\n");
+      const tar = spawn("tar", ["-cf", "-", "-C", source, "in.txt"], { stdio: ["ignore", "pipe", "ignore"] });
+      tar.stdout.on("data", (c: Buffer) => chunks.push(c));
+      tar.on("error", reject).on("close", () => resolve(Buffer.concat(chunks)));
+    });
+    await w.importArchive((async function* () {
+      yield new Uint8Array(tarball);
+    })(), { path: "/imported" });
+    const [imported] = await take(watch.iterator, 1);
+    watch.stop();
+    expect(imported).toMatchObject({ kind: JournalKind.REPLACED, path: "/imported", actor: { rpc: "ImportArchive" } });
   });
 
   it("each entry says who made it: the RPC, the run, the client's call id; globs filter", async () => {

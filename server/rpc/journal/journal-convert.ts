@@ -12,6 +12,7 @@ const KINDS: Record<JournalRecord["kind"], JournalKind> = {
   deleted: JournalKind.DELETED,
   moved: JournalKind.MOVED,
   "made-directory": JournalKind.MADE_DIRECTORY,
+  replaced: JournalKind.REPLACED,
 };
 
 const TYPES: Record<JournalRecord["type"], FileType> = {

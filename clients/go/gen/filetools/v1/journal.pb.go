@@ -38,6 +38,10 @@ const (
 	JournalKind_JOURNAL_KIND_MOVED JournalKind = 4
 	// A directory was made.
 	JournalKind_JOURNAL_KIND_MADE_DIRECTORY JournalKind = 5
+	// The tree at path was replaced or merged into at once (RestoreSnapshot:
+	// "/"; ImportArchive: its directory): anything under it may have changed,
+	// with no entry of its own. Read it again.
+	JournalKind_JOURNAL_KIND_REPLACED JournalKind = 6
 )
 
 // Enum value maps for JournalKind.
@@ -49,6 +53,7 @@ var (
 		3: "JOURNAL_KIND_DELETED",
 		4: "JOURNAL_KIND_MOVED",
 		5: "JOURNAL_KIND_MADE_DIRECTORY",
+		6: "JOURNAL_KIND_REPLACED",
 	}
 	JournalKind_value = map[string]int32{
 		"JOURNAL_KIND_UNSPECIFIED":    0,
@@ -57,6 +62,7 @@ var (
 		"JOURNAL_KIND_DELETED":        3,
 		"JOURNAL_KIND_MOVED":          4,
 		"JOURNAL_KIND_MADE_DIRECTORY": 5,
+		"JOURNAL_KIND_REPLACED":       6,
 	}
 )
 
@@ -906,14 +912,15 @@ const file_filetools_v1_journal_proto_rawDesc = "" +
 	"\aentries\x18\x01 \x03(\v2\x1a.filetools.v1.JournalEntryR\aentries\x12#\n" +
 	"\roldest_cursor\x18\x02 \x01(\x04R\foldestCursor\x12\x1f\n" +
 	"\vlast_cursor\x18\x03 \x01(\x04R\n" +
-	"lastCursor*\xb3\x01\n" +
+	"lastCursor*\xce\x01\n" +
 	"\vJournalKind\x12\x1c\n" +
 	"\x18JOURNAL_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14JOURNAL_KIND_CREATED\x10\x01\x12\x19\n" +
 	"\x15JOURNAL_KIND_MODIFIED\x10\x02\x12\x18\n" +
 	"\x14JOURNAL_KIND_DELETED\x10\x03\x12\x16\n" +
 	"\x12JOURNAL_KIND_MOVED\x10\x04\x12\x1f\n" +
-	"\x1bJOURNAL_KIND_MADE_DIRECTORY\x10\x052\xa0\x01\n" +
+	"\x1bJOURNAL_KIND_MADE_DIRECTORY\x10\x05\x12\x19\n" +
+	"\x15JOURNAL_KIND_REPLACED\x10\x062\xa0\x01\n" +
 	"\aJournal\x12B\n" +
 	"\x05Watch\x12\x1a.filetools.v1.WatchRequest\x1a\x1b.filetools.v1.WatchResponse0\x01\x12Q\n" +
 	"\n" +

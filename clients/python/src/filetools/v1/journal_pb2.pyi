@@ -19,12 +19,14 @@ class JournalKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     JOURNAL_KIND_DELETED: _ClassVar[JournalKind]
     JOURNAL_KIND_MOVED: _ClassVar[JournalKind]
     JOURNAL_KIND_MADE_DIRECTORY: _ClassVar[JournalKind]
+    JOURNAL_KIND_REPLACED: _ClassVar[JournalKind]
 JOURNAL_KIND_UNSPECIFIED: JournalKind
 JOURNAL_KIND_CREATED: JournalKind
 JOURNAL_KIND_MODIFIED: JournalKind
 JOURNAL_KIND_DELETED: JournalKind
 JOURNAL_KIND_MOVED: JournalKind
 JOURNAL_KIND_MADE_DIRECTORY: JournalKind
+JOURNAL_KIND_REPLACED: JournalKind
 
 class JournalActor(_message.Message):
     __slots__ = ("token_name", "run_id", "rpc", "call_id")
