@@ -11,7 +11,7 @@ from typing import Any, BinaryIO, Generic, TypeVar
 import grpc
 import grpc.aio
 
-from filetools import _ops
+from filetools import _ops, _rpc
 from filetools._channel import connection, with_trace_context
 from filetools._ops import H, Fold, Pipe, ReadEvent, Send, ServerStream, StrPath, Unary
 from filetools._rpc import Req, Resp
@@ -521,7 +521,7 @@ class AsyncClient:
     ) -> AsyncIterator[j.JournalEntry]:
         """``Client.watch``, as an async iterator."""
         state = _ops.WatchState(workspace, globs, since, on_notice)
-        rpc = _ops.R.WATCH
+        rpc = _rpc.WATCH
         call = self._channel.unary_stream(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
         while True:
             responses = call(state.request(), timeout=timeout, metadata=with_trace_context(self._metadata))

@@ -12,7 +12,7 @@ from datetime import datetime
 import grpc
 import grpc.experimental
 
-from filetools import _ops
+from filetools import _ops, _rpc
 from filetools._channel import connection, with_trace_context
 from filetools._rpc import Req, Resp
 from filetools._ops import H, Fold, Pipe, ReadEvent, Send, ServerStream, StrPath, Unary
@@ -534,7 +534,7 @@ class Client:
         bounds each stream (``DeadlineExceeded`` ends the watch).
         """
         state = _ops.WatchState(workspace, globs, since, on_notice)
-        rpc = _ops.R.WATCH
+        rpc = _rpc.WATCH
         call = self._channel.unary_stream(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
         while True:
             responses = call(state.request(), timeout=timeout, metadata=with_trace_context(self._metadata))
@@ -542,7 +542,7 @@ class Client:
                 for response in responses:
                     yield from state.take(response)
             except grpc.RpcError as error:
-                wait = state.retry_after(error.code(), retries)  # type: ignore[attr-defined]
+                wait = state.retry_after(error.code(), retries)
                 if wait is None:
                     raise error_from_rpc(error) from None
                 time.sleep(wait)
