@@ -65,21 +65,22 @@ describe("watch: cancellation storm", () => {
     controller.abort();
     await new Promise((r) => setTimeout(r, 200));
     expect(descriptorsUnder(d.proc.pid!, d.dataDir).sort()).toEqual(before);
-  });
+  }, 300_000);
 });
 
 describe("watch: a watcher that never reads", () => {
   let d: Daemon;
   let writers: FileToolsClient[] = [];
+  let stuck: FileToolsClient | undefined;
   beforeAll(async () => {
     d = await startDaemon();
     await d.client.workspaces.createWorkspace({ workspace: "never" });
     writers = Array.from({ length: 4 }, () => connect(d.address));
   });
   afterAll(async () => {
-    for (const w of writers) w.close();
+    for (const w of [...writers, stuck]) w?.close();
     await d?.stop();
-  });
+  }, 120_000);
 
   it("does not grow the daemon's memory past its queue's bound over 100,000 changes", async () => {
     // A long directory name: about 3 KiB an entry, so that 100,000 entries held would be well over 300 MiB
@@ -87,7 +88,7 @@ describe("watch: a watcher that never reads", () => {
     const dir = Array.from({ length: 11 }, (_, i) => `${i % 10}`.repeat(250)).join("/");
     await d.client.workspace("never").mkdir(`/${dir}`);
     // The watcher: its first message taken (live), then never read again, on grpc-js's smallest window.
-    const stuck = connect(d.address, { channelOptions: { "grpc-node.flow_control_window": 65_535 } });
+    stuck = connect(d.address, { channelOptions: { "grpc-node.flow_control_window": 65_535 } });
     const raw = stuck.journal.watch({ workspace: "never", globs: [] })[Symbol.asyncIterator]();
     expect((await raw.next()).value.event.case).toBe("live");
     // Warm up (the code paths, the heap), then measure.
@@ -100,7 +101,7 @@ describe("watch: a watcher that never reads", () => {
       await Promise.all(
         Array.from({ length: batch }, (_, i) => writers[i % writers.length]!.workspace("never").mkdir(`/${dir}/d${done + i}`)),
       );
-      if (done >= 5_000 && rssWarm === 0) rssWarm = rssMiB(d.proc.pid!);
+      if (done >= 5_000 && rssWarm === 0) peak = rssWarm = rssMiB(d.proc.pid!);
       if (done % 5_000 === 0) peak = Math.max(peak, rssMiB(d.proc.pid!));
     }
     const rssEnd = rssMiB(d.proc.pid!);
@@ -113,6 +114,5 @@ describe("watch: a watcher that never reads", () => {
     expect(peak - rssWarm).toBeLessThan(150);
     const journal = await d.client.workspace("never").journal({ afterCursor: BigInt(total - 10) });
     expect(journal.length).toBe(11);
-    stuck.close();
-  });
+  }, 900_000);
 });

@@ -77,7 +77,7 @@ describe("outside changes with the kernel's notifications", () => {
     watch.stop();
     console.log(`outside-change latency over 20 writes: p50 ${percentile(latencies, 50).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms (settling ${100} ms included)`);
     expect(Math.max(...latencies)).toBeLessThan(5_000);
-  });
+  }, 120_000);
 
   it("the daemon's own changes in a bound workspace appear once, as its own", async () => {
     const w = d.client.workspace("out");

@@ -100,7 +100,7 @@ describe("watch: a mixed workload from several clients", () => {
     // GetJournal reads the same journal.
     const journal = await d.client.workspace(d.ws).journal();
     expect(journal.map((e) => [e.cursor, e.path, e.kind])).toEqual(seen.map((e) => [e.cursor, e.path, e.kind]));
-  });
+  }, 180_000);
 });
 
 describe("watch: resume, restart, SIGKILL", () => {
@@ -172,7 +172,7 @@ describe("watch: resume, restart, SIGKILL", () => {
     } finally {
       await again.stop();
     }
-  });
+  }, 120_000);
 });
 
 describe("watch: retention, bad requests, slow watchers, who", () => {
@@ -239,7 +239,7 @@ describe("watch: retention, bad requests, slow watchers, who", () => {
     slow.close();
     await roomy.stop();
     expect(seen.map((e) => e.path)).toEqual(paths);
-  });
+  }, 120_000);
 
   it("a restore and an import are one REPLACED entry each, of the tree they changed", async () => {
     await client.workspaces.createWorkspace({ workspace: "trees" });
