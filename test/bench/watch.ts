@@ -14,7 +14,7 @@ import { connect, type FileToolsClient, type JournalEntry } from "../../clients/
 import { Daemon, baselineName, describeMachine, ensureBuilt, loadAverage, quantile } from "./measure.js";
 
 const WRITES = Number(process.env.BENCH_WATCH_WRITES ?? 10_000);
-/** Writes per round of the Write-cost rows: the builds take turns, so that load drifts hit both alike. */
+/** The Write-cost rows time ROUND * ROUNDS Writes of each kind, one of each in turn. */
 const ROUND = 500;
 const ROUNDS = Number(process.env.BENCH_WATCH_ROUNDS ?? 10);
 const WARMUP = 1000;
@@ -82,10 +82,11 @@ async function main(): Promise<void> {
       for await (const _ of watcherClient.workspace("bench").watch({ signal: controller.signal, globs: ["watched/**"], onLive: () => live() })) void _;
     })().catch(() => undefined);
     await isLive;
-    for (let round = 0; round < ROUNDS; round++) {
-      own.push(...(await timedWrites(daemon.client, "bench", ROUND, "own")));
-      watched.push(...(await timedWrites(daemon.client, "bench", ROUND, "watched")));
-      if (baseline) base.push(...(await timedWrites(baseline.client, "bench", ROUND, "own")));
+    // One Write of each in turn: the load of the machine (other work on it) drifts alike over all three.
+    for (let i = 0; i < ROUND * ROUNDS; i++) {
+      own.push(...(await timedWrites(daemon.client, "bench", 1, `own/${i % 100}`)));
+      watched.push(...(await timedWrites(daemon.client, "bench", 1, `watched/${i % 100}`)));
+      if (baseline) base.push(...(await timedWrites(baseline.client, "bench", 1, `own/${i % 100}`)));
     }
     controller.abort();
     await draining;
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
     const peakMiB = Number(/(\d+)/.exec(readFileSync(`/proc/${daemon.proc.pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmHWM"))!)![1]) / 1024;
 
     log("");
-    log(`## Watch (issue 28): ${WRITES} Writes watched; Write's cost over ${ROUNDS} rounds of ${ROUND}`);
+    log(`## Watch (issue 28): ${WRITES} Writes watched; Write's cost over ${ROUND * ROUNDS} Writes of each kind, taking turns`);
     for (const line of describeMachine(daemon.dataDir)) log(line);
     log("");
     log("| row | p50 | p99 | note |");
