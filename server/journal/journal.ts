@@ -143,6 +143,8 @@ export class Journal {
 
   /** The workspace is deleted: its journal goes with it (a cursor into it is then out of range). */
   async forget(workspaceId: string): Promise<void> {
+    // Its watchers' streams end (watched again, the workspace is not found, or is a new one with a new journal).
+    for (const watcher of this.watchers.get(workspaceId) ?? []) watcher.finish();
     const log = this.logs.get(workspaceId);
     this.logs.delete(workspaceId);
     this.opened.delete(workspaceId);

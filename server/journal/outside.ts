@@ -51,7 +51,9 @@ export class OutsideChanges {
   private settleTimer: NodeJS.Timeout | undefined;
   /** One look at a time, in order. */
   private chain: Promise<void> = Promise.resolve();
-  /** The last scan: path → version and type. */
+  /** Set once the scan has taken over from notifications. */
+  private scanning = false;
+  /** The last scan: path → version and type (undefined until one succeeds). */
   private scanned: Map<string, { version: string; type: EntryType; size: number }> | undefined;
   private closed = false;
 
@@ -71,15 +73,15 @@ export class OutsideChanges {
       try {
         this.subscription = await this.workspace.watchOutside(
           (events) => this.queue(events),
-          (error) => void this.fallBack(`the kernel's notifications failed (${error.message})`),
+          (error) => this.fallBack(`the kernel's notifications failed (${error.message})`),
         );
         return;
       } catch (error) {
-        await this.fallBack(`the kernel's notifications are unavailable (${(error as Error).message})`);
+        this.fallBack(`the kernel's notifications are unavailable (${(error as Error).message})`);
         return;
       }
     }
-    await this.fallBack("--outside-watch is scan");
+    this.fallBack("--outside-watch is scan");
   }
 
   async close(): Promise<void> {
@@ -155,26 +157,25 @@ export class OutsideChanges {
     if (notes.length > 0 && !this.closed) await this.journal.append(this.workspace.id, notes, NO_ACTOR, true);
   }
 
-  /** Notifications are unavailable or failed: scan from now on, and say so. */
-  private async fallBack(why: string): Promise<void> {
-    if (this.closed || this.scanned) return;
-    await this.subscription?.close().catch(() => undefined);
+  /** Notifications are unavailable or failed: scan from now on (the first scan is the baseline), and say so. */
+  private fallBack(why: string): void {
+    if (this.closed || this.scanning) return;
+    this.scanning = true;
+    void this.subscription?.close().catch(() => undefined);
     this.subscription = undefined;
     const message = `${why}: outside changes to workspace ${this.workspace.id} are found by a stat scan every ${this.options.scanMs} ms from now on`;
     this.options.logger?.warn({ workspace: this.workspace.id }, message);
     this.journal.setCondition(this.workspace.id, message);
-    this.scanned = await this.scan();
-    const tick = () => {
-      this.scanTimer = setTimeout(() => {
-        this.chain = this.chain
-          .then(() => this.rescan())
-          .catch((error: unknown) => this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "outside scan failed"))
-          .finally(() => {
-            if (!this.closed) tick();
-          });
-      }, this.options.scanMs);
+    // The baseline now, then a scan every scanMs after the last one ended (a failed one is logged and tried again).
+    const scanThenWait = () => {
+      this.chain = this.chain
+        .then(() => this.rescan())
+        .catch((error: unknown) => this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "outside scan failed"))
+        .finally(() => {
+          if (!this.closed) this.scanTimer = setTimeout(scanThenWait, this.options.scanMs);
+        });
     };
-    tick();
+    scanThenWait();
   }
 
   private async scan(): Promise<Map<string, { version: string; type: EntryType; size: number }>> {
@@ -187,10 +188,14 @@ export class OutsideChanges {
 
   private async rescan(): Promise<void> {
     if (this.closed) return;
+    if (!this.scanned) {
+      this.scanned = await this.scan(); // the baseline (until one succeeds, nothing is compared)
+      return;
+    }
     const now = await this.scan();
     // What the daemon itself was changing while the scan ran is in the journal once it settles.
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    const before = this.scanned ?? new Map();
+    const before = this.scanned;
     const notes: ChangeNote[] = [];
     const at = Date.now();
     this.trees = this.trees.filter((tree) => at - tree.at <= REMEMBER_MS);

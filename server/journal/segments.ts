@@ -10,6 +10,8 @@ import { promises as fsp, writeSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../log.js";
+import { FileToolsError } from "../errors.js";
+import { translateErrno } from "../workspace/errno.js";
 import { syncDirectory } from "../workspace/sync-directory.js";
 import { formatLine, parseLine, type JournalRecord } from "./records.js";
 
@@ -47,7 +49,9 @@ export class SegmentLog {
   private inLast = 0;
   private lastSize = 0;
   private pending: Pending[] = [];
-  private flushing: Promise<void> | undefined;
+  private isFlushing = false;
+  /** The flush under way (close waits for it). */
+  private flushing: Promise<void> = Promise.resolve();
   private lastAgeCheck = Date.now();
   private closed = false;
 
@@ -86,12 +90,13 @@ export class SegmentLog {
    * durable. Appends made while another is being synced share its successor's sync.
    */
   append(notes: Array<Omit<JournalRecord, "seq">>): Promise<JournalRecord[]> {
-    if (this.closed) return Promise.reject(new Error("the journal is closed"));
+    if (this.closed) return Promise.reject(new FileToolsError("CANCELLED", "the journal is closed: its workspace was deleted, or the daemon is stopping"));
     return new Promise((resolve, reject) => {
       this.pending.push({ notes, resolve, reject });
-      this.flushing ??= this.flush().finally(() => {
-        this.flushing = undefined;
-      });
+      if (!this.isFlushing) {
+        this.isFlushing = true;
+        this.flushing = this.flush();
+      }
     });
   }
 
@@ -127,7 +132,7 @@ export class SegmentLog {
   /** Waits for appends in progress, then closes the last segment. */
   async close(): Promise<void> {
     this.closed = true;
-    while (this.flushing) await this.flushing;
+    while (this.isFlushing) await this.flushing;
     await this.handle?.close();
     this.handle = undefined;
   }
@@ -138,8 +143,18 @@ export class SegmentLog {
     await fsp.rm(this.dir, { recursive: true, force: true });
   }
 
+  /**
+   * Writes what is pending, batch after batch, until nothing is.
+   * `isFlushing` is cleared in the very turn that finds nothing pending (not
+   * in a later callback): an append made by a caller that a resolution woke
+   * must start a new flush, not join this one as it ends.
+   */
   private async flush(): Promise<void> {
-    while (this.pending.length > 0) {
+    for (;;) {
+      if (this.pending.length === 0) {
+        this.isFlushing = false;
+        return;
+      }
       const batch = this.pending.splice(0);
       let seq = this.last;
       const numbered = batch.map((item) => item.notes.map((note) => ({ seq: ++seq, ...note })));
@@ -147,10 +162,16 @@ export class SegmentLog {
         await this.write(numbered.flat());
         this.last = seq;
       } catch (error) {
-        for (const item of batch) item.reject(error);
+        // Never a host path: the journal's files are the daemon's, not the workspace's.
+        const shown = translateErrno(error, "the journal");
+        for (const item of batch) item.reject(shown);
         continue;
       }
-      this.onAppend?.(numbered.flat());
+      try {
+        this.onAppend?.(numbered.flat());
+      } catch (error) {
+        this.logger?.warn({ err: error }, "journal listener failed");
+      }
       batch.forEach((item, i) => item.resolve(numbered[i]!));
     }
   }

@@ -24,6 +24,7 @@ export class Watcher {
   private position: number;
   private resume = 0;
   private wake: (() => void) | undefined;
+  private finished = false;
   private readonly onAbort = () => this.wake?.();
 
   constructor(
@@ -57,7 +58,7 @@ export class Watcher {
 
   /** The next event: queued entries (a batch), a notice, or "missed" once the queue is drained; undefined once aborted. */
   async next(): Promise<WatchEvent | undefined> {
-    while (!this.signal.aborted) {
+    while (!this.signal.aborted && !this.finished) {
       const head = this.queue[0];
       if (head && "notice" in head) {
         this.queue.shift();
@@ -75,6 +76,12 @@ export class Watcher {
       this.wake = undefined;
     }
     return undefined;
+  }
+
+  /** Ends the watch (its workspace is gone): next() answers undefined once. */
+  finish(): void {
+    this.finished = true;
+    this.wake?.();
   }
 
   close(): void {

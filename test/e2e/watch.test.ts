@@ -241,6 +241,22 @@ describe("watch: retention, bad requests, slow watchers, who", () => {
     expect(seen.map((e) => e.path)).toEqual(paths);
   }, 120_000);
 
+  it("deleting a workspace ends its watches; watching it again is WORKSPACE_NOT_FOUND", async () => {
+    await client.workspaces.createWorkspace({ workspace: "doomed" });
+    await client.workspace("doomed").writeText("/a.txt", "a");
+    const controller = new AbortController();
+    const raw = client.journal.watch({ workspace: "doomed", globs: [], cursor: 0n }, { signal: controller.signal });
+    const events: string[] = [];
+    const ended = (async () => {
+      for await (const message of raw) events.push(message.event.case ?? "");
+    })();
+    while (!events.includes("live")) await new Promise((r) => setTimeout(r, 10));
+    await client.workspaces.deleteWorkspace({ workspace: "doomed" });
+    await ended; // the stream ended by itself
+    expect(events).toEqual(["changes", "live"]);
+    await expectError(() => take(client.workspace("doomed").watch({ since: 0 }), 1), "NOT_FOUND", "WORKSPACE_NOT_FOUND");
+  });
+
   it("a restore and an import are one REPLACED entry each, of the tree they changed", async () => {
     await client.workspaces.createWorkspace({ workspace: "trees" });
     const w = client.workspace("trees");
