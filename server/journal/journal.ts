@@ -29,12 +29,14 @@ const HISTORY_PAGE = 512;
 
 export class Journal {
   private readonly logs = new Map<string, Promise<SegmentLog>>();
+  /** The same, once open (for the metrics, read synchronously). */
+  private readonly opened = new Map<string, SegmentLog>();
   private readonly watchers = new Map<string, Set<Watcher>>();
   private readonly appendListeners: Array<(workspaceId: string, records: readonly JournalRecord[]) => void> = [];
-  private sent = 0;
   /** What a watcher of each workspace should know (e.g. that outside changes are found by a scan), sent when it goes live. */
   private readonly conditions = new Map<string, string>();
-
+  /** Entries sent to watchers; entries dropped for slow ones by watches that have ended (open ones count their own). */
+  private sent = 0;
   private dropped = 0;
 
   constructor(
@@ -164,8 +166,6 @@ export class Journal {
       fail("CURSOR_OUT_OF_RANGE", `cursor ${cursor} is older than the journal of workspace ${workspaceId} holds: the oldest entry held is ${log.oldest}`, held);
     }
   }
-
-  private readonly opened = new Map<string, SegmentLog>();
 
   private cachedBytes(): number {
     let bytes = 0;

@@ -140,6 +140,7 @@ describe("filetools", () => {
     text.stdout!.on("data", () => text.kill("SIGINT"));
     expect((await textResult).stdout).toMatch(/^3 \S+ moved \/a\.txt -> \/c\.txt \(Move, token cli\)\n/);
     expect((await cli(["watch", "watched", "--since", "x"])).code).toBe(2);
+    await ok(["workspaces", "delete", "watched"]); // the listings of the tests after this one name their own workspaces only
   });
 
   it("npx filetools from the repository root runs this command line, not the root package's bin", async () => {
