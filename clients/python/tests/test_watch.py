@@ -75,3 +75,26 @@ def test_async_watch_and_journal(tmp_path: Path) -> None:
 
     with start_daemon(tmp_path) as daemon:
         asyncio.run(main(daemon.address))
+
+
+def test_async_watch_resumes_by_itself_across_a_daemon_restart(tmp_path: Path) -> None:
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+
+    async def main() -> None:
+        with start_daemon(tmp_path / "first") as first:
+            address, data_dir = first.address, first.data_dir
+            client = filetools.AsyncClient(address)
+            await client.create_workspace("aio")
+            await client.write_text("aio", "/one.txt", "1")
+            watch = client.watch("aio", since=0).__aiter__()
+            assert (await watch.__anext__()).path == "/one.txt"
+        with start_daemon(tmp_path / "second", "--listen", address, "--data-dir", str(data_dir)):
+            async with filetools.AsyncClient(address) as other:
+                await other.write_text("aio", "/two.txt", "2")
+            entry = await watch.__anext__()  # resumed after cursor 1 on the new daemon
+            assert (entry.cursor, entry.path) == (2, "/two.txt")
+            await watch.aclose()  # type: ignore[attr-defined]
+            await client.close()
+
+    asyncio.run(main())
