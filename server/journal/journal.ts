@@ -95,11 +95,13 @@ export class Journal {
       if (cursor !== undefined) {
         for (let at = cursor; at < liveFrom; ) {
           const page = (await log.read(at, HISTORY_PAGE)).filter((record) => record.seq <= liveFrom);
-          if (page[0]?.seq !== at + 1) {
+          if (page[0]?.seq !== at + 1 && at + 1 < log.oldest) {
             // Pruned while we read: what is gone is missed.
-            yield { kind: "missed", count: Math.max(1, log.oldest - at - 1), resume: at };
+            yield { kind: "missed", count: log.oldest - at - 1, resume: at };
             return;
           }
+          // (A gap that is not pruned is a line no longer readable: skipped, as GetJournal skips it.)
+          if (page.length === 0) break;
           at = page[page.length - 1]!.seq;
           const matching = page.filter(matches);
           if (matching.length > 0) {
