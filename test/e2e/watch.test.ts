@@ -257,7 +257,7 @@ describe("watch: retention, bad requests, slow watchers, who", () => {
     await expectError(() => take(client.workspace("doomed").watch({ since: 0 }), 1), "NOT_FOUND", "WORKSPACE_NOT_FOUND");
   });
 
-  it("a restore and an import are one REPLACED entry each, of the tree they changed", async () => {
+  it("a restore, an import and a run that starts from a snapshot are one REPLACED entry each, of the tree they changed", async () => {
     await client.workspaces.createWorkspace({ workspace: "trees" });
     const w = client.workspace("trees");
     const run = await client.workspaces.startRun({ workspace: "trees" });
@@ -280,8 +280,12 @@ describe("watch: retention, bad requests, slow watchers, who", () => {
       yield new Uint8Array(tarball);
     })(), { path: "/imported" });
     const [imported] = await take(watch.iterator, 1);
-    watch.stop();
     expect(imported).toMatchObject({ kind: JournalKind.REPLACED, path: "/imported", actor: { rpc: "ImportArchive" } });
+    // A run that starts from a snapshot other than the copy's restores it: one entry too, with the new run.
+    const second = await client.workspaces.startRun({ workspace: "trees", restore: snapshot!.id });
+    const [started] = await take(watch.iterator, 1);
+    watch.stop();
+    expect(started).toMatchObject({ kind: JournalKind.REPLACED, path: "/", actor: { rpc: "StartRun", runId: second.run!.id } });
   });
 
   it("each entry says who made it: the RPC, the run, the client's call id; globs filter", async () => {

@@ -38,9 +38,9 @@ const (
 	JournalKind_JOURNAL_KIND_MOVED JournalKind = 4
 	// A directory was made.
 	JournalKind_JOURNAL_KIND_MADE_DIRECTORY JournalKind = 5
-	// The tree at path was replaced or merged into at once (RestoreSnapshot:
-	// "/"; ImportArchive: its directory): anything under it may have changed,
-	// with no entry of its own. Read it again.
+	// The tree at path was replaced or merged into at once (RestoreSnapshot, and
+	// StartRun when it restored a snapshot: "/"; ImportArchive: its directory):
+	// anything under it may have changed, with no entry of its own. Read it again.
 	JournalKind_JOURNAL_KIND_REPLACED JournalKind = 6
 )
 

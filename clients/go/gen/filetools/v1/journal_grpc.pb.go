@@ -28,8 +28,9 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // The journal of changes each workspace keeps: every change the daemon made
-// (Write, Edit, ApplyPatch, Delete, Move, MakeDir, Upload; RestoreSnapshot and
-// ImportArchive as one REPLACED entry of the tree they changed), and in bound
+// (Write, Edit, ApplyPatch, Delete, Move, MakeDir, Upload; RestoreSnapshot,
+// ImportArchive and a StartRun that restores as one REPLACED entry of the tree
+// they changed), and in bound
 // workspaces the changes made behind its back ("outside"). Each entry has a
 // cursor, a sequence number of its workspace (1, 2, 3, ...). An entry is
 // appended (and made durable) before the call that made the change answers,
@@ -101,8 +102,9 @@ type Journal_GetJournalClient = grpc.ServerStreamingClient[GetJournalResponse]
 // for forward compatibility.
 //
 // The journal of changes each workspace keeps: every change the daemon made
-// (Write, Edit, ApplyPatch, Delete, Move, MakeDir, Upload; RestoreSnapshot and
-// ImportArchive as one REPLACED entry of the tree they changed), and in bound
+// (Write, Edit, ApplyPatch, Delete, Move, MakeDir, Upload; RestoreSnapshot,
+// ImportArchive and a StartRun that restores as one REPLACED entry of the tree
+// they changed), and in bound
 // workspaces the changes made behind its back ("outside"). Each entry has a
 // cursor, a sequence number of its workspace (1, 2, 3, ...). An entry is
 // appended (and made durable) before the call that made the change answers,

@@ -27,8 +27,9 @@ if _version_not_supported:
 
 class JournalStub:
     """The journal of changes each workspace keeps: every change the daemon made
-    (Write, Edit, ApplyPatch, Delete, Move, MakeDir, Upload; RestoreSnapshot and
-    ImportArchive as one REPLACED entry of the tree they changed), and in bound
+    (Write, Edit, ApplyPatch, Delete, Move, MakeDir, Upload; RestoreSnapshot,
+    ImportArchive and a StartRun that restores as one REPLACED entry of the tree
+    they changed), and in bound
     workspaces the changes made behind its back ("outside"). Each entry has a
     cursor, a sequence number of its workspace (1, 2, 3, ...). An entry is
     appended (and made durable) before the call that made the change answers,
@@ -58,8 +59,9 @@ class JournalStub:
 
 class JournalServicer:
     """The journal of changes each workspace keeps: every change the daemon made
-    (Write, Edit, ApplyPatch, Delete, Move, MakeDir, Upload; RestoreSnapshot and
-    ImportArchive as one REPLACED entry of the tree they changed), and in bound
+    (Write, Edit, ApplyPatch, Delete, Move, MakeDir, Upload; RestoreSnapshot,
+    ImportArchive and a StartRun that restores as one REPLACED entry of the tree
+    they changed), and in bound
     workspaces the changes made behind its back ("outside"). Each entry has a
     cursor, a sequence number of its workspace (1, 2, 3, ...). An entry is
     appended (and made durable) before the call that made the change answers,
@@ -112,8 +114,9 @@ def add_JournalServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class Journal:
     """The journal of changes each workspace keeps: every change the daemon made
-    (Write, Edit, ApplyPatch, Delete, Move, MakeDir, Upload; RestoreSnapshot and
-    ImportArchive as one REPLACED entry of the tree they changed), and in bound
+    (Write, Edit, ApplyPatch, Delete, Move, MakeDir, Upload; RestoreSnapshot,
+    ImportArchive and a StartRun that restores as one REPLACED entry of the tree
+    they changed), and in bound
     workspaces the changes made behind its back ("outside"). Each entry has a
     cursor, a sequence number of its workspace (1, 2, 3, ...). An entry is
     appended (and made durable) before the call that made the change answers,

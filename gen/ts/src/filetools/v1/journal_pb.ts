@@ -477,9 +477,9 @@ export enum JournalKind {
   MADE_DIRECTORY = 5,
 
   /**
-   * The tree at path was replaced or merged into at once (RestoreSnapshot:
-   * "/"; ImportArchive: its directory): anything under it may have changed,
-   * with no entry of its own. Read it again.
+   * The tree at path was replaced or merged into at once (RestoreSnapshot, and
+   * StartRun when it restored a snapshot: "/"; ImportArchive: its directory):
+   * anything under it may have changed, with no entry of its own. Read it again.
    *
    * @generated from enum value: JOURNAL_KIND_REPLACED = 6;
    */
@@ -494,8 +494,9 @@ export const JournalKindSchema: GenEnum<JournalKind> = /*@__PURE__*/
 
 /**
  * The journal of changes each workspace keeps: every change the daemon made
- * (Write, Edit, ApplyPatch, Delete, Move, MakeDir, Upload; RestoreSnapshot and
- * ImportArchive as one REPLACED entry of the tree they changed), and in bound
+ * (Write, Edit, ApplyPatch, Delete, Move, MakeDir, Upload; RestoreSnapshot,
+ * ImportArchive and a StartRun that restores as one REPLACED entry of the tree
+ * they changed), and in bound
  * workspaces the changes made behind its back ("outside"). Each entry has a
  * cursor, a sequence number of its workspace (1, 2, 3, ...). An entry is
  * appended (and made durable) before the call that made the change answers,
