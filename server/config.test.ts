@@ -27,7 +27,7 @@ describe("parseConfig", () => {
       s3: { forcePathStyle: false },
       store: `file://${path.resolve(".filetools", "snapshots")}`,
       keepSnapshots: 20,
-      snapshotGzipLevel: 6,
+      snapshotGzipLevel: 4,
       snapshotMaxTarballs: 32,
       clientStreamIdleMs: 30_000,
       leaseTtlMs: 60_000,

@@ -146,7 +146,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     .option("--workers <n>", "search worker threads (env FILETOOLS_WORKERS; default: the core count)")
     .option("--store <url>", "snapshot store: file://DIR or s3://BUCKET/PREFIX (env FILETOOLS_STORE; default file://DATA_DIR/snapshots)")
     .option("--keep-snapshots <n>", "snapshots kept per workspace (env FILETOOLS_KEEP_SNAPSHOTS)", "20")
-    .option("--snapshot-gzip-level <n>", "gzip level of snapshot tarballs, 1 (fastest) to 9 (smallest) (env FILETOOLS_SNAPSHOT_GZIP_LEVEL)", "6")
+    .option("--snapshot-gzip-level <n>", "gzip level of snapshot tarballs, 1 (fastest) to 9 (smallest) (env FILETOOLS_SNAPSHOT_GZIP_LEVEL)", "4")
     .option("--snapshot-max-tarballs <n>", "a snapshot whose base reads from this many tarballs is written whole (env FILETOOLS_SNAPSHOT_MAX_TARBALLS)", "32")
     .option("--s3-endpoint <url>", "endpoint of an S3-compatible server for an s3:// store (env FILETOOLS_S3_ENDPOINT)")
     .option("--s3-region <region>", "region of an s3:// store (env FILETOOLS_S3_REGION; default AWS_REGION, else us-east-1)")

@@ -56,6 +56,10 @@ const (
 	ReasonSnapshotWithoutContents Reason = "SNAPSHOT_WITHOUT_CONTENTS"
 	// The daemon's disk is full (or its file system quota spent); nothing was changed.
 	ReasonNoSpace Reason = "NO_SPACE"
+	// ReadMedia of a file that is not a PNG, JPEG, GIF, WebP or PDF.
+	ReasonNotMedia Reason = "NOT_MEDIA"
+	// An image or PDF that cannot be decoded (damaged, cut short, encrypted, or past the decode limits).
+	ReasonMediaUnreadable Reason = "MEDIA_UNREADABLE"
 	// A watch cursor the workspace's journal no longer holds, or past its last entry.
 	ReasonCursorOutOfRange Reason = "CURSOR_OUT_OF_RANGE"
 )
@@ -100,6 +104,8 @@ var (
 	ErrAccessDenied         = &Error{Reason: ReasonAccessDenied}
 	ErrIOError              = &Error{Reason: ReasonIOError}
 	ErrNoSpace              = &Error{Reason: ReasonNoSpace}
+	ErrNotMedia             = &Error{Reason: ReasonNotMedia}
+	ErrMediaUnreadable      = &Error{Reason: ReasonMediaUnreadable}
 	ErrCursorOutOfRange     = &Error{Reason: ReasonCursorOutOfRange}
 )
 

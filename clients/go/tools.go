@@ -95,6 +95,8 @@ type ToolResult struct {
 	// The result as data (snake_case keys; numbers as int64, absent values
 	// as nil), for programs and MCP's structuredContent.
 	Structured map[string]any `json:"structured"`
+	// What the model sees besides the text: the image a read of an image returns.
+	Images []ImageContent `json:"images,omitempty"`
 }
 
 // DispatcherOptions for NewDispatcher.
@@ -297,6 +299,11 @@ func (d *Dispatcher) read(ctx context.Context, a call) (ToolResult, error) {
 		opts.StartLine, opts.LineCount = a.integer("start_line", 1), a.integer("line_count", defaultReadLines)
 	}
 	window, err := d.client.ReadText(ctx, d.workspace, a.str("path"), opts)
+	// An image or a PDF: the daemon's Read names its media type, and ReadMedia reads it.
+	var binary *Error
+	if errors.As(err, &binary) && binary.Reason == ReasonBinaryFile && binary.Metadata["media_type"] != "" {
+		return d.readMedia(ctx, a, binary.Metadata["media_type"])
+	}
 	if err != nil {
 		return ToolResult{}, err
 	}

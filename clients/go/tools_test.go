@@ -7,10 +7,12 @@ package filetools_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -30,25 +32,25 @@ type conformanceCall struct {
 	Pattern *string           `json:"pattern"`
 	IsError bool              `json:"is_error"`
 	Save    map[string]string `json:"save"`
+	Images  []struct {
+		MIMEType string `json:"mime_type"`
+	} `json:"images"`
 }
 
 type conformanceTable struct {
 	Files    map[string]json.RawMessage `json:"files"`
 	Snapshot bool                       `json:"snapshot"`
 	Calls    []conformanceCall          `json:"calls"`
+	Media    struct {
+		Files map[string]struct {
+			Base64 string `json:"base64"`
+		} `json:"files"`
+		Calls []conformanceCall `json:"calls"`
+	} `json:"media"`
 }
 
 func TestToolConformanceTable(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "catalogue", "conformance.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var table conformanceTable
-	if err := json.Unmarshal(raw, &table); err != nil {
-		t.Fatal(err)
-	}
-	client := startDaemon(t).client(t)
-	ctx := testContext(t)
+	table, client, ctx := conformanceSetup(t)
 	if _, err := client.CreateWorkspace(ctx, "conformance"); err != nil {
 		t.Fatal(err)
 	}
@@ -74,25 +76,113 @@ func TestToolConformanceTable(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Call returned an error: %v", err)
 			}
-			switch {
-			case call.Text != nil:
-				if result.Text != *call.Text {
-					t.Errorf("text:\n%q\nwant:\n%q", result.Text, *call.Text)
-				}
-			case call.Pattern != nil:
-				if problem := matchWhole(*call.Pattern, result.Text); problem != "" {
-					t.Errorf("%s\ntext:\n%q\npattern:\n%q", problem, result.Text, *call.Pattern)
-				}
-			default:
-				t.Fatal("the call has neither text nor pattern")
-			}
-			if result.IsError != call.IsError {
-				t.Errorf("IsError = %v, want %v", result.IsError, call.IsError)
-			}
+			checkConforming(t, result, call)
 			for name, field := range call.Save {
 				saved[name] = result.Structured[field]
 			}
 		})
+	}
+}
+
+// conformanceSetup reads catalogue/conformance.json and starts a daemon with a client on it.
+func conformanceSetup(t *testing.T) (conformanceTable, *filetools.Client, context.Context) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "catalogue", "conformance.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table conformanceTable
+	if err := json.Unmarshal(raw, &table); err != nil {
+		t.Fatal(err)
+	}
+	return table, startDaemon(t).client(t), testContext(t)
+}
+
+// TestToolConformanceMedia runs the table's reads of images and PDFs (its
+// media part) on a second fresh workspace: the same texts, and the image
+// content blocks, each decoding as the type it names.
+func TestToolConformanceMedia(t *testing.T) {
+	table, client, ctx := conformanceSetup(t)
+	if _, err := client.CreateWorkspace(ctx, "conformance-media"); err != nil {
+		t.Fatal(err)
+	}
+	for path, file := range table.Media.Files {
+		data, err := base64.StdEncoding.DecodeString(file.Base64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.WriteBytes(ctx, "conformance-media", path, data, filetools.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tools := filetools.NewDispatcher(client, "conformance-media", filetools.DispatcherOptions{})
+	for i, call := range table.Media.Calls {
+		t.Run(fmt.Sprintf("%d read %s", i, call.Args), func(t *testing.T) {
+			result, err := tools.Call(ctx, call.Tool, call.Args)
+			if err != nil {
+				t.Fatalf("Call returned an error: %v", err)
+			}
+			checkConforming(t, result, call)
+			if len(result.Images) != len(call.Images) {
+				t.Fatalf("images: %d, want %d", len(result.Images), len(call.Images))
+			}
+			for j, image := range result.Images {
+				data, err := base64.StdEncoding.DecodeString(image.Data)
+				if err != nil || image.MIMEType != call.Images[j].MIMEType || http.DetectContentType(data) != image.MIMEType {
+					t.Errorf("image %d: %s (its bytes look like %s), want %s", j, image.MIMEType, http.DetectContentType(data), call.Images[j].MIMEType)
+				}
+			}
+		})
+	}
+	t.Run("in Anthropic's and OpenAI's shapes", func(t *testing.T) {
+		result, err := tools.Call(ctx, "read", map[string]any{"path": "/img/dot.png"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, data := "Image /img/dot.png (PNG, 4x3 pixels, 95 bytes).\n", result.Images[0].Data
+		anthropic, _ := json.Marshal(result.AnthropicContent())
+		openai, _ := json.Marshal(result.OpenAIOutput())
+		wantAnthropic, _ := json.Marshal([]any{map[string]any{"type": "text", "text": text}, map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": data}}})
+		wantOpenAI, _ := json.Marshal([]any{map[string]any{"type": "input_text", "text": text}, map[string]any{"type": "input_image", "image_url": "data:image/png;base64," + data}})
+		if string(anthropic) != string(wantAnthropic) || string(openai) != string(wantOpenAI) {
+			t.Errorf("anthropic %s\nopenai %s", anthropic, openai)
+		}
+		plain, _ := tools.Call(ctx, "read", map[string]any{"path": "/doc.pdf", "start_line": 3})
+		if plain.AnthropicContent() != plain.Text || plain.OpenAIOutput() != plain.Text {
+			t.Error("a result without an image is its text")
+		}
+	})
+	t.Run("ReadMedia and its errors", func(t *testing.T) {
+		read, err := client.ReadMedia(ctx, "conformance-media", "/doc.pdf", filetools.ReadMediaOptions{StartPage: 2, PageCount: 1})
+		if err != nil || read.PageCount != 3 || len(read.Pages) != 1 || read.Pages[0].Number != 2 || read.NextPage != 3 || read.EOF {
+			t.Fatalf("%+v %v", read, err)
+		}
+		_, err = client.ReadMedia(ctx, "conformance-media", "/cut.pdf", filetools.ReadMediaOptions{})
+		if !errors.Is(err, filetools.ErrMediaUnreadable) {
+			t.Errorf("cut.pdf: %v", err)
+		}
+		_, err = client.ReadMedia(ctx, "conformance-media", "/nope.pdf", filetools.ReadMediaOptions{})
+		if !errors.Is(err, filetools.ErrNotFound) {
+			t.Errorf("nope.pdf: %v", err)
+		}
+	})
+}
+
+func checkConforming(t *testing.T, result filetools.ToolResult, call conformanceCall) {
+	t.Helper()
+	switch {
+	case call.Text != nil:
+		if result.Text != *call.Text {
+			t.Errorf("text:\n%q\nwant:\n%q", result.Text, *call.Text)
+		}
+	case call.Pattern != nil:
+		if problem := matchWhole(*call.Pattern, result.Text); problem != "" {
+			t.Errorf("%s\ntext:\n%q\npattern:\n%q", problem, result.Text, *call.Pattern)
+		}
+	default:
+		t.Fatal("the call has neither text nor pattern")
+	}
+	if result.IsError != call.IsError {
+		t.Errorf("IsError = %v, want %v", result.IsError, call.IsError)
 	}
 }
 

@@ -18,8 +18,11 @@ import { statusOf } from "./status.js";
 const CARRIED_STREAMS = new Set(["filetools.v1.Files/Read"]);
 /**
  * Calls open at once on one stream, as many as HTTP/2 streams on one
- * connection (createServer). A call counts until its status has gone out, so
- * the answers a client has not taken are bounded as on streams of their own.
+ * connection (createServer). A call counts until its status is handed to the
+ * stream's writer: from then on the client may see it and start another call
+ * in its place (grpc-js's write callback can come after the client has the
+ * status: on Node 22 it often does). What the writer holds that has not gone
+ * out is bounded by PAUSE_READING_BYTES, past which no request is read.
  */
 const MAX_OPEN_CALLS = 64;
 /** What may wait in grpc-js to go out on one stream before a Read waits (as SendQueue allows one stream). */
@@ -76,7 +79,7 @@ export function registerMultiplex(server: grpc.Server, services: Array<[DescServ
 /** One Multiplex.Calls stream: its open calls by id, and the writer they share. */
 class CallsStream implements MessageSink {
   private readonly open = new Map<bigint, CarriedCall>();
-  /** Calls started and not yet ended, or ended with their status still waiting to go out. */
+  /** Calls started whose status has not been handed to the writer yet. */
   private unsent = 0;
   private queuedBytes = 0;
   private waiting: Array<() => void> = [];
@@ -104,12 +107,11 @@ class CallsStream implements MessageSink {
   }
 
   /** Writes one response; resolves once what waits in grpc-js is within QUEUED_BYTES (a Read's backpressure). */
-  send(bytes: Buffer, sent?: () => void): Promise<void> {
+  send(bytes: Buffer): Promise<void> {
     if (this.ended) return Promise.resolve();
     this.queuedBytes += bytes.length;
     if (this.queuedBytes > PAUSE_READING_BYTES) this.stream.pause();
     this.stream.write(bytes, () => {
-      sent?.();
       this.queuedBytes -= bytes.length;
       if (this.queuedBytes > QUEUED_BYTES) return;
       for (const wake of this.waiting.splice(0)) wake();
@@ -154,7 +156,8 @@ class CallsStream implements MessageSink {
     const ended = (status: StatusObject | undefined) => {
       call.dispose();
       this.open.delete(id);
-      this.finish(id, status, () => this.unsent--);
+      this.unsent--;
+      this.finish(id, status);
     };
     if (entry.method.methodKind === "unary") {
       void unaryOutcome(scope, entry.method, entry.handler as UnaryFn, request, this.options).then(({ response, status }) => {
@@ -168,8 +171,8 @@ class CallsStream implements MessageSink {
   }
 
   /** The call's status goes out (OK when undefined); the stream ends if the client is done and nothing is open. */
-  private finish(id: bigint, status: StatusObject | undefined, sent?: () => void): void {
-    void this.send(frame(id, { case: "status", value: rpcStatusOf(status) }), sent);
+  private finish(id: bigint, status: StatusObject | undefined): void {
+    void this.send(frame(id, { case: "status", value: rpcStatusOf(status) }));
     this.endIfDone();
   }
 

@@ -37,11 +37,13 @@ import { deleteHandler } from "./files/delete.js";
 import { downloadHandler } from "./files/download.js";
 import { searchHandler } from "./files/search.js";
 import { SearchPool } from "../search/pool.js";
+import { closePdfPool } from "../media/pdf-pool.js";
 import { editHandler } from "./files/edit.js";
 import { listHandler } from "./files/list.js";
 import { makeDirHandler } from "./files/make-dir.js";
 import { moveHandler } from "./files/move.js";
 import { readHandler } from "./files/read.js";
+import { readMediaHandler } from "./files/read-media.js";
 import { statHandler } from "./files/stat.js";
 import { uploadHandler } from "./files/upload.js";
 import { applyPatchHandler } from "./files/apply-patch.js";
@@ -125,6 +127,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
       search: searchHandler(deps, searchPool),
       upload: uploadHandler(deps),
       download: downloadHandler(deps),
+      readMedia: readMediaHandler(deps),
     },
     workspaces: {
       createWorkspace: createWorkspaceHandler(deps),
@@ -151,6 +154,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
     close: async () => {
       leases?.stopRenewing();
       await searchPool.close();
+      await closePdfPool();
       for (const watching of outside) await watching.close();
       await journal.close();
       await workspaces.close();

@@ -10,7 +10,7 @@ import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import type { Logger } from "../log.js";
-import { fingerprintTree } from "../workspace/fingerprint.js";
+import { listTree, type ListedEntry } from "../workspace/fingerprint.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { parseRecord } from "./records.js";
 
@@ -37,6 +37,8 @@ export interface CopyState {
   run: string;
   /** The tree's fingerprint now (taken to tell `changed`). */
   fingerprint: string;
+  /** The tree as that walk saw it (a restore that follows plans from it). */
+  listing: readonly ListedEntry[];
 }
 
 export class Copies {
@@ -54,13 +56,13 @@ export class Copies {
   /** What `workspace` is a copy of now, and whether it changed since (a walk of the tree: stat only). */
   async state(workspace: Workspace, signal?: AbortSignal): Promise<CopyState> {
     const record = await this.read(workspace.id);
-    const { fingerprint, entries } = await fingerprintTree(workspace, signal);
+    const { fingerprint, listing } = await listTree(workspace, signal);
     // Part-way through a restore (a crash): no one's work, a copy of nothing.
-    if (record?.replacing) return { snapshot: "", changed: false, run: "", fingerprint };
-    if (record?.snapshot != null) return { snapshot: record.snapshot, changed: fingerprint !== record.fingerprint, run: record.run, fingerprint };
+    if (record?.replacing) return { snapshot: "", changed: false, run: "", fingerprint, listing };
+    if (record?.snapshot != null) return { snapshot: record.snapshot, changed: fingerprint !== record.fingerprint, run: record.run, fingerprint, listing };
     // Unknown: an empty tree is a copy of nothing; anything else is of unknown origin.
     const run = record?.run ?? "";
-    return entries === 0 ? { snapshot: "", changed: false, run, fingerprint } : { snapshot: undefined, changed: true, run, fingerprint };
+    return listing.length === 0 ? { snapshot: "", changed: false, run, fingerprint, listing } : { snapshot: undefined, changed: true, run, fingerprint, listing };
   }
 
   /** The copy is exactly `snapshot` as of `fingerprint` (taken before the snapshot was packed or after it was restored). */

@@ -3,16 +3,16 @@
 // are: chunks of at most CHUNK_BYTES, each a gzip member at an offset of one
 // of the workspace's tarballs. Stored as `<workspace>/<id>.contents.json.gz`
 // beside the manifest, which carries its size and sha256; ListSnapshots never
-// reads it. Read back from a store others can write to, so parseContents
-// checks everything a reader then relies on: DATA_LOSS for a chunk past its
+// reads it. A run's snapshot usually stores a delta of it instead
+// (contents-delta.ts). Read back from a store others can write to, so
+// checkContents checks everything a reader then relies on: DATA_LOSS for a chunk past its
 // tarball, chunks that overlap, sizes that do not add up, a tarball of
 // another workspace. Each chunk's bytes are checked against its sha256 when
-// read (chunk-reader.ts).
-import { gunzip as gunzipCallback, gzip as gzipCallback } from "node:zlib";
+// read (seekable-read.ts).
+import { gzip as gzipCallback } from "node:zlib";
 import { promisify } from "node:util";
 import { z } from "zod";
-import { fail } from "../errors.js";
-import { parseRecord } from "../runs/records.js";
+import type { ContentsDelta } from "./contents-delta.js";
 import { MAX_CONTENT_BYTES, MAX_ENTRIES } from "../workspace/limits.js";
 import { FileListSchema, type FileList } from "./file-list.js";
 import { tarballId } from "./manifest.js";
@@ -21,13 +21,12 @@ import { tarballId } from "./manifest.js";
 export const CHUNK_BYTES = 4 << 20;
 const DIGEST_BYTES = 32;
 /** A stored table of contents inflates to at most this (100,000 files take ~15 MB). */
-const MAX_CONTENTS_BYTES = 1 << 30;
-const gunzip = promisify(gunzipCallback);
+export const MAX_CONTENTS_BYTES = 1 << 30;
 const gzip = promisify(gzipCallback);
 
 const ints = z.array(z.int().nonnegative());
 
-const ContentsSchema = z.object({
+export const ContentsSchema = z.object({
   format: z.literal(1),
   workspace: z.string(),
   snapshot: z.string(),
@@ -71,31 +70,13 @@ export interface ChunkRef {
 /** A file's content: its chunks in order, and whether the last one carries the tar padding. */
 export type ContentRef = ChunkRef[];
 
-/** The table of contents gzipped, for the store. */
-export async function encodeContents(contents: Contents): Promise<Buffer> {
-  return gzip(Buffer.from(JSON.stringify(contents)));
-}
-
-/** A stored table of contents, checked (see the module comment); DATA_LOSS when it is damaged or lies. */
-export async function parseContents(workspaceId: string, snapshotId: string, stored: Buffer): Promise<Contents> {
-  const damaged = (problem: string): never => fail("DATA_LOSS", `the table of contents of snapshot ${snapshotId} of workspace ${workspaceId} is damaged (${problem})`);
-  let text: string;
-  try {
-    text = (await gunzip(stored, { maxOutputLength: MAX_CONTENTS_BYTES })).toString("utf8");
-  } catch {
-    return damaged("not gzip, or too large");
-  }
-  const parsed = parseRecord(ContentsSchema, text);
-  if (!parsed.ok) return damaged(parsed.problem);
-  const contents = parsed.value;
-  if (contents.workspace !== workspaceId || contents.snapshot !== snapshotId) damaged("it names another snapshot");
-  const problem = checkContents(contents);
-  if (problem) damaged(problem);
-  return contents;
+/** A table of contents (whole, or told against another: contents-delta.ts) gzipped, for the store. */
+export async function encodeContents(table: Contents | ContentsDelta): Promise<Buffer> {
+  return gzip(Buffer.from(JSON.stringify(table)));
 }
 
 /** What is wrong with a table of contents, or undefined. */
-function checkContents(contents: Contents): string | undefined {
+export function checkContents(contents: Contents): string | undefined {
   const { files, chunks, tarballs, directories } = contents;
   const fileCount = files.paths.length;
   const chunkCount = chunks.tarball.length;

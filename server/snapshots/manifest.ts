@@ -9,6 +9,13 @@ import { FileListSchema } from "./file-list.js";
 
 export const SNAPSHOT_ID = /^[0-9]{8}T[0-9]{9}Z-[0-9a-f]{8}$/;
 
+/** Tables of contents a delta may stand on (contents-delta.ts), itself excluded: the most a reader fetches for one snapshot. */
+export const MAX_CONTENTS_CHAIN = 31;
+
+/** A stored table of contents: where it is, and its size and sha256 (hex). */
+export const TableRefSchema = z.object({ key: z.string(), bytes: z.int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
+export type TableRef = z.infer<typeof TableRefSchema>;
+
 const ManifestSchema = z.object({
   id: z.string().regex(SNAPSHOT_ID),
   workspace: z.string(),
@@ -49,10 +56,12 @@ const ManifestSchema = z.object({
   files: FileListSchema.optional(),
   /**
    * The seekable format (seekable.ts): its table of contents, an object of
-   * its own (contents.ts), with that object's size and sha256. Absent in the
-   * older format (one plain `.tar.gz` with the file list above).
+   * its own (contents.ts), with that object's size and sha256; when it is a
+   * delta (contents-delta.ts), the tables it stands on, nearest first, each
+   * with its size and sha256. Absent in the older format (one plain `.tar.gz`
+   * with the file list above).
    */
-  contents: z.object({ key: z.string(), bytes: z.int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
+  contents: TableRefSchema.extend({ bases: z.array(TableRefSchema).max(MAX_CONTENTS_CHAIN).optional() }).optional(),
   /** Every tarball its content is in, its own included (seekable format): what pruning must keep while it is kept. */
   tarballs: z.array(z.string()).optional(),
   /** Bytes of file content in the whole tree (seekable format); `sizeBytes` is what this snapshot itself stored. */
@@ -84,6 +93,19 @@ export function tarballId(workspaceId: string, key: string): string | undefined 
   return SNAPSHOT_ID.test(id) ? id : undefined;
 }
 
+/** Every tarball and table of contents it reads from, its own and other snapshots': what pruning must keep while it is kept. */
+export function objectsReadBy(manifest: Manifest): string[] {
+  return [...(manifest.tarballs ?? [manifest.tarball]), ...(manifest.contents?.bases ?? []).map((b) => b.key)];
+}
+
+/** The snapshot id a workspace's table-of-contents key names, or undefined when the key is not one. */
+export function contentsId(workspaceId: string, key: string): string | undefined {
+  const prefix = `${workspaceId}/`;
+  if (!key.startsWith(prefix) || !key.endsWith(".contents.json.gz")) return undefined;
+  const id = key.slice(prefix.length, -".contents.json.gz".length);
+  return SNAPSHOT_ID.test(id) ? id : undefined;
+}
+
 /** Whether the snapshot is self-contained: its own tarball holds the whole tree (an old-format one always). */
 export function selfContained(manifest: Manifest): boolean {
   return !manifest.tarballs || (manifest.tarballs.length === 1 && manifest.tarballs[0] === manifest.tarball);
@@ -94,7 +116,7 @@ export function parseManifest(workspaceId: string, id: string, text: string): Ma
   const parsed = parseRecord(ManifestSchema, text);
   if (!parsed.ok) fail("DATA_LOSS", `the manifest of snapshot ${id} of workspace ${workspaceId} is damaged (${parsed.problem})`);
   const manifest = parsed.value;
-  const foreign = (manifest.tarballs ?? []).some((key) => tarballId(workspaceId, key) === undefined);
+  const foreign = (manifest.tarballs ?? []).some((key) => tarballId(workspaceId, key) === undefined) || (manifest.contents?.bases ?? []).some((b) => contentsId(workspaceId, b.key) === undefined);
   const contents = manifest.contents === undefined || manifest.contents.key === contentsKey(workspaceId, id);
   if (manifest.id !== id || manifest.workspace !== workspaceId || manifest.tarball !== tarballKey(workspaceId, id) || foreign || !contents) {
     fail("DATA_LOSS", `the manifest of snapshot ${id} of workspace ${workspaceId} names another snapshot or tarball`);

@@ -7,11 +7,14 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tree } from "../../test/support/trees.js";
 import { plantContents, storedContents, type StoredContents } from "../../test/support/old-format.js";
 import { WorkspaceRegistry } from "../workspace/registry.js";
 import { FileStore } from "./file-store.js";
+import { chunksByFile, type Contents } from "./contents.js";
+import { MAX_CONTENTS_CHAIN } from "./manifest.js";
 import { Snapshots, type Manifest } from "./snapshots.js";
 
 let base: string;
@@ -63,6 +66,19 @@ async function snapshot(): Promise<Manifest> {
   expect(written.published).toBe(true);
   parent = written.manifest.id;
   return written.manifest;
+}
+
+/** Rewrites a stored delta table (and its manifest's size and sha256 of it). */
+function plantTable(manifest: Manifest, lie: (table: { order: { files: number[] }; base: { sha256: string } }) => void): void {
+  const file = path.join(storeDir, manifest.contents!.key);
+  const table = JSON.parse(gunzipSync(readFileSync(file)).toString("utf8"));
+  lie(table);
+  const bytes = gzipSync(JSON.stringify(table));
+  writeFileSync(file, bytes);
+  const manifestFile = path.join(storeDir, "w", `${manifest.id}.json`);
+  const stored = JSON.parse(readFileSync(manifestFile, "utf8"));
+  stored.contents = { ...stored.contents, bytes: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") };
+  writeFileSync(manifestFile, JSON.stringify(stored));
 }
 
 /** What GNU tar extracts from `tarball`, as a tree of names and contents. */
@@ -137,6 +153,64 @@ describe("the seekable format", () => {
   });
 });
 
+describe("tables of contents told against the parent's (deltas)", () => {
+  /** Another daemon's view of the same store: nothing cached. */
+  const fresh = (): Snapshots => new Snapshots(new FileStore(storeDir), 100, path.join(base, "tmp-fresh"), registry, {});
+  const entries = (c: Contents) => ({ files: c.files, mtimes: c.mtimes, directories: c.directories, chunks: chunksByFile(c) });
+
+  it("a run's snapshot stores only the entries that changed, and another daemon reads the whole table back from a chain of them", async () => {
+    const whole = await snapshot();
+    writeFileSync(path.join(root, "src", "a.txt"), "alpha, a delta\n");
+    writeFileSync(path.join(root, "big.bin"), randomBytes(9 * 1024 * 1024 + 7)); // a file of several chunks among the added
+    const delta = await snapshot();
+    expect(delta.contents!.bases).toEqual([{ key: whole.contents!.key, bytes: whole.contents!.bytes, sha256: whole.contents!.sha256 }, ...(whole.contents!.bases ?? [])]);
+    expect(storedContents(storeDir, "w", delta.id).files.paths).toEqual(["/big.bin", "src/a.txt"]); // front-coded: "/" shared
+    expect(delta.contents!.bytes).toBeLessThan(1024);
+    expect(entries(await fresh().readContents(delta))).toEqual(entries(await snapshots.readContents(delta)));
+    // Deltas on deltas: an entry added, then removed, another changed.
+    writeFileSync(path.join(root, "chain-1.txt"), "one\n");
+    const added = await snapshot();
+    rmSync(path.join(root, "chain-1.txt"));
+    writeFileSync(path.join(root, "src", "a.txt"), "alpha, a third\n");
+    const top = await snapshot();
+    expect(top.contents!.bases!.length).toBe(delta.contents!.bases!.length + 2);
+    expect(entries(await fresh().readContents(top))).toEqual(entries(await snapshots.readContents(top)));
+    expect(entries(await fresh().readContents(added))).toEqual(entries(await snapshots.readContents(added)));
+  });
+
+  const lies: Array<[string, (manifest: Manifest) => void]> = [
+    ["its base table missing from the store", (m) => rmSync(path.join(storeDir, m.contents!.bases![0]!.key))],
+    ["its base table rewritten", (m) => writeFileSync(path.join(storeDir, m.contents!.bases![0]!.key), gzipSync("{}"))],
+    ["an order that points past the base's entries", (m) => plantTable(m, (t) => void (t.order.files = [0, 1_000_000]))],
+    ["added entries its order does not place", (m) => plantTable(m, (t) => void (t.order.files = t.order.files.filter((_: number, i: number, a: number[]) => a[i - (i % 2)] !== -1)))],
+    ["a base its manifest does not list", (m) => plantTable(m, (t) => void (t.base.sha256 = "0".repeat(64)))],
+  ];
+  it.each(lies)("%s: DATA_LOSS, and the workspace is left as it was", async (_name, lie) => {
+    await snapshot(); // a base this test's lie leaves alone (the last test's may be one it wrote whole)
+    writeFileSync(path.join(root, "src", "a.txt"), `alpha, ${_name}\n`);
+    const manifest = await snapshot();
+    expect(manifest.contents!.bases).toBeDefined();
+    lie(manifest);
+    const planted = await fresh().find("w", manifest.id);
+    writeFileSync(path.join(root, "marker.txt"), "live\n");
+    const before = tree(root);
+    const reader = fresh();
+    await expect(reader.restore("w", planted)).rejects.toMatchObject({ reason: "DATA_LOSS" });
+    await expect(reader.exportFiltered({ manifest: planted }, ["**"]).then((s) => s.release())).rejects.toMatchObject({ reason: "DATA_LOSS" });
+    expect(tree(root)).toEqual(before);
+    rmSync(path.join(root, "marker.txt"));
+  });
+
+  it(`a chain of deltas is bounded: past ${MAX_CONTENTS_CHAIN} tables, the next one is written whole`, async () => {
+    let manifest = await snapshot();
+    while (manifest.contents!.bases !== undefined) {
+      expect(manifest.contents!.bases.length).toBeLessThanOrEqual(MAX_CONTENTS_CHAIN);
+      manifest = await snapshot();
+    }
+    expect(storedContents(storeDir, "w", manifest.id).files.paths.length).toBe(manifest.fileCount);
+  });
+});
+
 describe("a restore into a copy the last snapshot read", () => {
   it("fetches only the files that differ, removes what the snapshot does not hold, and gives its tree back", async () => {
     // Past the racy window of what the last tests wrote (files changed within 50 ms of a snapshot are read again next time).
@@ -174,7 +248,8 @@ describe("a table of contents that lies is refused with DATA_LOSS, and the works
     ["a path that climbs out", (c) => void (c.files.paths[0] = "/../../escape.txt")],
   ];
   it.each(lies)("%s", async (_name, lie, missing) => {
-    const manifest = await snapshot();
+    // Written whole (no parent), so that every lie is in an entry of the stored table.
+    const { manifest } = await snapshots.create(await registry.get("w"), { runId: "", labels: {}, changeSet: [], parent: "" });
     const contents = storedContents(storeDir, "w", manifest.id);
     lie(contents);
     plantContents(storeDir, "w", manifest.id, contents);

@@ -39,12 +39,19 @@ export function nowNs(): bigint {
 export type KnownFiles = ReadonlyMap<string, { version: string; sha256: string }>;
 
 const CacheSchema = z.object({ paths: z.array(z.string()), versions: z.array(z.string()), sha256: z.array(z.string()) });
+/** Workspaces whose cache is kept in memory too (this daemon is the only writer of its data dir). */
+const IN_MEMORY = 4;
 
 export class StatCache {
+  /** The last caches saved, as saved: a run's snapshot does not parse what the last one wrote (20,000 files: ~40 ms and their garbage). */
+  private readonly recent = new Map<string, KnownFiles>();
+
   constructor(private readonly dir: string) {}
 
   /** What the workspace's last snapshot read (empty when unknown). */
   async load(workspaceId: string): Promise<KnownFiles> {
+    const kept = this.recent.get(workspaceId);
+    if (kept) return kept;
     const text = await fsp.readFile(this.file(workspaceId), "utf8").catch(() => undefined);
     const parsed = text === undefined ? undefined : parseRecord(CacheSchema, text);
     if (!parsed?.ok) return new Map();
@@ -59,7 +66,11 @@ export class StatCache {
     try {
       await fsp.writeFile(temp, JSON.stringify(body), { mode: 0o600 });
       await fsp.rename(temp, this.file(workspaceId));
+      this.recent.delete(workspaceId);
+      this.recent.set(workspaceId, new Map(records.map((r) => [r.path, { version: r.version, sha256: r.sha256 }])));
+      while (this.recent.size > IN_MEMORY) this.recent.delete(this.recent.keys().next().value!);
     } catch (error) {
+      this.recent.delete(workspaceId);
       await fsp.unlink(temp).catch(() => undefined);
       throw error;
     }
@@ -67,6 +78,7 @@ export class StatCache {
 
   /** Forgets a workspace (its tree was replaced or deleted). */
   async forget(workspaceId: string): Promise<void> {
+    this.recent.delete(workspaceId);
     await fsp.unlink(this.file(workspaceId)).catch(() => undefined);
   }
 

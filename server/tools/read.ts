@@ -6,6 +6,7 @@ import type { Entry } from "../workspace/entry.js";
 import type { ReadableFile, ReadSource } from "./source.js";
 import { parseFilePath } from "../workspace/paths.js";
 import { BINARY_HEAD_BYTES, looksBinary } from "../text/binary.js";
+import { mediaTypeOf } from "../media/kind.js";
 import { parseEncoding, resolveEncoding, type TextEncoding } from "../text/encoding.js";
 import { readLineWindow, tailLines, wholeTextWindow, type LineChunk, type LineTrailer, type LineWindow } from "../text/lines.js";
 import { countArgument } from "./arguments.js";
@@ -102,7 +103,11 @@ export async function textEncodingOf(file: ReadableFile, requested: string): Pro
 /** The encoding of a file whose first BINARY_HEAD_BYTES (or all, if shorter) are `head`; BINARY_FILE when it is not text. */
 function encodingOfHead(file: ReadableFile, head: Buffer, requested: string): TextEncoding {
   const { encoding } = resolveEncoding(requested, head);
-  if (looksBinary(head, encoding)) fail("BINARY_FILE", `${file.entry.path} is a binary file; use Download for its bytes`);
+  if (looksBinary(head, encoding)) {
+    // An image or a PDF: ReadMedia reads it, and the metadata says so (a dispatcher's read turns to it).
+    const mediaType = mediaTypeOf(head);
+    fail("BINARY_FILE", `${file.entry.path} is a binary file; use Download for its bytes`, mediaType ? { media_type: mediaType } : undefined);
+  }
   return encoding;
 }
 

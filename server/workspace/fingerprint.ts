@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import type { Entry } from "./entry.js";
 import type { Workspace } from "./workspace.js";
+import type { WalkEntry } from "./walk.js";
 
 /** A fingerprint taken entry by entry, by any walk of the whole tree (a snapshot's pack takes one as it goes). */
 export class TreeFingerprint {
@@ -25,12 +26,17 @@ export class TreeFingerprint {
   }
 }
 
-/** The tree's fingerprint, and how many entries it has (0: an empty workspace). */
-export async function fingerprintTree(workspace: Workspace, signal?: AbortSignal): Promise<{ fingerprint: string; entries: number }> {
+/** An entry as a walk of the whole tree saw it (stat only): what a fingerprint and a restore's plan need. */
+export type ListedEntry = Pick<WalkEntry, "parts" | "path" | "type" | "version" | "mode" | "ctimeNs" | "mtimeNs">;
+
+/** The tree's entries in walk order, and its fingerprint (one walk for both). */
+export async function listTree(workspace: Workspace, signal?: AbortSignal): Promise<{ fingerprint: string; listing: ListedEntry[] }> {
   const fingerprint = new TreeFingerprint();
+  const listing: ListedEntry[] = [];
   for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false })) {
     signal?.throwIfAborted();
     fingerprint.add(entry);
+    listing.push({ parts: entry.parts, path: entry.path, type: entry.type, version: entry.version, mode: entry.mode, ctimeNs: entry.ctimeNs, mtimeNs: entry.mtimeNs });
   }
-  return fingerprint.result();
+  return { fingerprint: fingerprint.result().fingerprint, listing };
 }

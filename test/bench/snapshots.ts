@@ -13,7 +13,7 @@
 //             tar -czf of those files alone, store bytes after the 20, restore of
 //             the chain's head, StartRun on a daemon one run behind (snapshot-rows.ts)
 //   one-file  FinishRun after changing 1 file of BENCH_DATA/wide (20,000 files, ~800 MB)
-//   s3-read   ExportSnapshot of one 1 KB file on an s3:// store (SeaweedFS)
+//   s3-read   Read of one 1 KB file at a snapshot on an s3:// store (SeaweedFS)
 //   list      ListSnapshots of 20 snapshots of BENCH_DATA/many (100,000 files)
 // plus the daemon's peak resident memory during each (issue 4's target: < 200 MiB).
 // ROUNDS rounds (default 3), the tools and the daemon interleaved; medians.
@@ -230,7 +230,7 @@ function issue26Lines(r: Results): Line[] {
   if (s3) {
     lines.push(
       absolute(
-        "read of a 1 KB file at a snapshot, s3:// — measured: ExportSnapshot include of that one file (no Read-at-snapshot yet)",
+        "read of a 1 KB file at a snapshot, s3://",
         median(s3.times),
         msf,
         50,

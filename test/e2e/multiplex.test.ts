@@ -250,7 +250,7 @@ describe("what an adversarial review found", () => {
       const reads = aborts.map((a) => ws.readText("big.txt", { signal: a.signal }).catch(() => {}));
       await new Promise((resolve) => setTimeout(resolve, 2));
       for (const a of aborts) a.abort();
-      const codes = await Promise.all(Array.from({ length: 64 }, () => ws.stat("small.txt").then(() => "OK", (e: { codeName: string }) => e.codeName)));
+      const codes = await Promise.all(Array.from({ length: 64 }, () => ws.stat("small.txt").then(() => "OK", (e: { codeName: string; message: string }) => `${e.codeName} ${e.message}`)));
       expect(codes.filter((c) => c !== "OK"), `round ${round}`).toEqual([]);
       await Promise.all(reads);
     }
@@ -288,7 +288,8 @@ describe("a cancellation storm", () => {
         if (i % 50 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
       }
       await Promise.all(calls);
-      await eventually(() => expect(openDescriptors()).toBeLessThanOrEqual(before), 10_000);
+      // Eventually: on a loaded machine the daemon may still be working through the cancelled calls when the last one returns.
+      await eventually(() => expect(openDescriptors()).toBeLessThanOrEqual(before), 30_000);
       expect((await ws.readText("small.txt")).text).toBe("one\ntwo\nthree\n");
       client.close();
     }, 60_000);
@@ -492,8 +493,15 @@ function readlinkOrEmpty(link: string): string {
   }
 }
 
+/**
+ * The daemon's descriptors open on its data dir (workspace files, its own
+ * records): what a call could leave held. Not its sockets, pipes and event
+ * fds, which come and go with the runtime's own work (a worker thread, a
+ * timer) and made a plain count one over on a loaded machine.
+ */
 function openDescriptors(): number {
-  return readdirSync(`/proc/${d.proc.pid}/fd`).length;
+  const fds = `/proc/${d.proc.pid}/fd`;
+  return readdirSync(fds).filter((fd) => readlinkOrEmpty(`${fds}/${fd}`).startsWith(d.dataDir)).length;
 }
 
 async function eventually(check: () => void, ms = 5_000): Promise<void> {

@@ -62,14 +62,20 @@ async function* once(bytes: Buffer): AsyncGenerator<Uint8Array> {
   yield bytes;
 }
 
-/** A stored seekable snapshot's table of contents, as JSON (file:// store directory `storeDir`). */
+/**
+ * The entries a stored seekable snapshot's table of contents holds, as JSON
+ * (file:// store directory `storeDir`): the whole table, or a delta's added
+ * entries (a table of their own: contents-delta.ts).
+ */
 export function storedContents(storeDir: string, workspaceId: string, id: string): StoredContents {
-  return JSON.parse(gunzipSync(readFileSync(path.join(storeDir, workspaceId, `${id}.contents.json.gz`))).toString("utf8")) as StoredContents;
+  const stored = storedTable(storeDir, workspaceId, id);
+  return stored.format === 2 ? stored.added! : stored;
 }
 
-/** Rewrites a stored snapshot's table of contents and its manifest's size and sha256 of it: a store tampered with consistently. */
+/** Rewrites what storedContents gave in the stored table, and its manifest's size and sha256 of it: a store tampered with consistently. */
 export function plantContents(storeDir: string, workspaceId: string, id: string, contents: StoredContents): void {
-  const bytes = gzipSync(JSON.stringify(contents));
+  const stored = storedTable(storeDir, workspaceId, id);
+  const bytes = gzipSync(JSON.stringify(stored.format === 2 ? { ...stored, added: contents } : contents));
   writeFileSync(path.join(storeDir, workspaceId, `${id}.contents.json.gz`), bytes);
   const manifestFile = path.join(storeDir, workspaceId, `${id}.json`);
   const manifest = JSON.parse(readFileSync(manifestFile, "utf8"));
@@ -86,13 +92,17 @@ export function asOldFormat(storeDir: string, workspaceId: string, id: string): 
   const manifestFile = path.join(storeDir, workspaceId, `${id}.json`);
   const manifest = JSON.parse(readFileSync(manifestFile, "utf8"));
   if (manifest.contents === undefined) return; // already
-  if (manifest.tarballs?.length !== 1) throw new Error(`snapshot ${id} points at other snapshots' tarballs`);
+  if (manifest.tarballs?.length !== 1 || manifest.contents.bases) throw new Error(`snapshot ${id} points at other snapshots' tarballs or tables`);
   manifest.files = storedContents(storeDir, workspaceId, id).files;
   delete manifest.contents;
   delete manifest.tarballs;
   delete manifest.treeBytes;
   writeFileSync(manifestFile, JSON.stringify(manifest));
   rmSync(path.join(storeDir, workspaceId, `${id}.contents.json.gz`));
+}
+
+function storedTable(storeDir: string, workspaceId: string, id: string): StoredContents & { format: number; added?: StoredContents } {
+  return JSON.parse(gunzipSync(readFileSync(path.join(storeDir, workspaceId, `${id}.contents.json.gz`))).toString("utf8"));
 }
 
 export interface StoredContents {

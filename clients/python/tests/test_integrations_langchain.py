@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,7 +17,7 @@ import filetools
 from filetools.integrations.langchain import FiletoolsToolkit, filetools_tools
 from filetools.tools import CATALOGUE, ToolDispatcher
 
-from conftest import Daemon
+from conftest import REPO_ROOT, Daemon
 
 WORKSPACE = "lc"
 
@@ -139,3 +141,20 @@ def test_ainvoke_without_an_async_client_runs_the_blocking_one(client: filetools
 def test_a_tool_set_needs_a_client() -> None:
     with pytest.raises(ValueError, match="needs a client"):
         filetools_tools(WORKSPACE)
+
+
+def test_a_read_of_an_image_is_a_tool_message_of_standard_content_blocks_and_a_pdf_its_pages_text(client: filetools.Client) -> None:
+    media = json.loads((REPO_ROOT / "catalogue" / "conformance.json").read_text(encoding="utf-8"))["media"]["files"]
+    png, pdf = (base64.b64decode(media[name]["base64"]) for name in ("/img/dot.png", "/doc.pdf"))
+    client.write_bytes(WORKSPACE, "/dot.png", png)
+    client.write_bytes(WORKSPACE, "/doc.pdf", pdf)
+    tools = _by_name(filetools_tools(WORKSPACE, client=client))
+    message = tools["read"].invoke(_call("read", {"path": "/dot.png"}))
+    assert message.status == "success"
+    assert message.content == [
+        {"type": "text", "text": "Image /dot.png (PNG, 4x3 pixels, 95 bytes).\n"},
+        {"type": "image", "base64": base64.b64encode(png).decode(), "mime_type": "image/png"},
+    ]
+    assert message.artifact["image"] == {"media_type": "image/png", "size": 95, "width": 4, "height": 3, "original_width": 4, "original_height": 3, "downscaled": False}
+    pages = tools["read"].invoke(_call("read", {"path": "/doc.pdf", "start_line": 3}))
+    assert (pages.status, pages.content) == ("success", "--- page 3 of 3 ---\nPage three\n")

@@ -5,6 +5,7 @@ TypeScript and Go tests run too), and nothing a model sends raises."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 import socket
@@ -157,6 +158,68 @@ def test_conformance(table: Table, call: dict[str, Any]) -> None:
     assert result.is_error == call.get("is_error", False)
     for name, field in call.get("save", {}).items():
         table.saved[name] = result.structured[field]
+
+
+@pytest.fixture(scope="module")
+def media_table(sync_client: filetools.Client) -> Table:
+    sync_client.create_workspace("conformance-media")
+    for path, content in CONFORMANCE["media"]["files"].items():
+        sync_client.write_bytes("conformance-media", path, base64.b64decode(content["base64"]))
+    return Table(ToolDispatcher(sync_client, "conformance-media"))
+
+
+@pytest.mark.parametrize(
+    "call", CONFORMANCE["media"]["calls"], ids=[f"{i} read {json.dumps(c['args'])}" for i, c in enumerate(CONFORMANCE["media"]["calls"])]
+)
+def test_conformance_media(media_table: Table, call: dict[str, Any]) -> None:
+    """The conformance table's reads of images and PDFs: the same texts, and the image content blocks."""
+    result = media_table.tools.call(call["tool"], call["args"])
+    if "text" in call:
+        assert result.text == call["text"]
+    else:
+        assert re.fullmatch(call["pattern"], result.text), result.text
+    assert result.is_error == call.get("is_error", False)
+    assert [{"mime_type": i["mimeType"]} for i in result.images] == call.get("images", [])
+    for image in result.images:
+        data = base64.b64decode(image["data"])
+        assert data.startswith(b"\x89PNG") if image["mimeType"] == "image/png" else data.startswith(b"\xff\xd8")
+
+
+def test_an_image_read_in_anthropics_and_openais_shapes(sync_client: filetools.Client, media_table: Table) -> None:
+    result = media_table.tools.call("read", {"path": "/img/dot.png"})
+    png = base64.b64encode(sync_client.read_media("conformance-media", "/img/dot.png").image.data).decode()  # type: ignore[union-attr]
+    text = "Image /img/dot.png (PNG, 4x3 pixels, 95 bytes).\n"
+    assert result.anthropic_content() == [
+        {"type": "text", "text": text},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}},
+    ]
+    assert result.openai_output() == [
+        {"type": "input_text", "text": text},
+        {"type": "input_image", "image_url": f"data:image/png;base64,{png}"},
+    ]
+    plain = media_table.tools.call("read", {"path": "/doc.pdf", "start_line": 3})
+    assert (plain.anthropic_content(), plain.openai_output()) == (plain.text, plain.text)
+
+
+def test_the_async_dispatcher_reads_images_and_pdfs_the_same(shared_daemon: Daemon, media_table: Table) -> None:
+    calls = [{"path": "/img/dot.png"}, {"path": "/doc.pdf", "line_count": 1}, {"path": "/img/dot.png", "tail": 1}]
+
+    async def run_async() -> list[Any]:
+        async with filetools.AsyncClient(shared_daemon.address) as client:
+            tools = AsyncToolDispatcher(client, "conformance-media")
+            return [await tools.call("read", args) for args in calls]
+
+    assert asyncio.run(run_async()) == [media_table.tools.call("read", args) for args in calls]
+
+
+def test_read_media_on_the_client_and_its_errors(sync_client: filetools.Client) -> None:
+    pdf = sync_client.read_media("conformance-media", "/doc.pdf", start_page=2, page_count=1)
+    assert (pdf.media_type, pdf.page_count, [p.number for p in pdf.pages], pdf.next_page, pdf.eof) == ("application/pdf", 3, [2], 3, False)
+    with pytest.raises(filetools.MediaUnreadable, match="MEDIA_UNREADABLE: /cut.pdf cannot be read as a PDF"):
+        sync_client.read_media("conformance-media", "/cut.pdf")
+    sync_client.write_text("conformance-media", "/notes.txt", "text\n")
+    with pytest.raises(filetools.NotMedia):
+        sync_client.read_media("conformance-media", "/notes.txt")
 
 
 # --- arguments: described as the TypeScript dispatcher describes them ---------------

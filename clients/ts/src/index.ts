@@ -14,7 +14,8 @@ export { VERSION } from "./version.js";
 export { headerThenData, receiveVerified, saveVerified, type HeaderThenData, type OnProgress, type Progress } from "./byte-streams.js";
 export { numberLines, type NumberLinesOptions } from "./format.js";
 export { catalogue, type Catalogue, type ToolAnnotations, type ToolDefinition } from "./tools/catalogue.js";
-export { ToolDispatcher, type DispatcherOptions, type ToolResult } from "./tools/dispatcher.js";
+export { ToolDispatcher, type DispatcherOptions, type ImageContent, type ToolResult } from "./tools/dispatcher.js";
+export { anthropicToolResultContent, openAIToolOutput } from "./tools/content.js";
 export {
   SearchResults,
   WorkspaceClient,
@@ -23,6 +24,8 @@ export {
   type ExportOptions,
   type Listing,
   type ListOptions,
+  type MediaRead,
+  type ReadMediaOptions,
   type ReadTextOptions,
   type ReadWindow,
   type SearchOptions,

@@ -14,6 +14,8 @@ import {
   type DownloadHeader,
   type EditResponse,
   type MakeDirResponse,
+  type MediaHeader,
+  type MediaTrailer,
   type MoveResponse,
   type Newline,
   type ReadHeader,
@@ -37,6 +39,34 @@ import { watchChanges, type WatchOptions } from "./watch.js";
 export interface AtSnapshotOption {
   /** A snapshot id (listSnapshots shows them): the file or tree as it was then. Default: the live workspace. */
   atSnapshot?: string;
+}
+
+export interface ReadMediaOptions extends CallOptions, AtSnapshotOption {
+  /** PDF: the first page, 1-based (default 1). */
+  startPage?: number;
+  /** PDF: how many pages (default: to the end, within maxBytes). */
+  pageCount?: number;
+  /** PDF: the most UTF-8 bytes of text (default and most 1 MiB). */
+  maxBytes?: number;
+  /** Image: the most bytes (default and most 3.75 MiB); a bigger image is downscaled. */
+  maxImageBytes?: number;
+  /** Image: the most pixels on the longer side (default 2000, at most 8000). */
+  maxImageSide?: number;
+}
+
+/** What readMedia gives: `image` for an image, `pages` for a PDF. */
+export interface MediaRead {
+  file: FileInfo;
+  /** The file's type: image/png, image/jpeg, image/gif, image/webp or application/pdf. */
+  mediaType: string;
+  image?: { mediaType: string; data: Buffer; width: number; height: number; originalWidth: number; originalHeight: number; downscaled: boolean };
+  /** PDF: the window's pages, and the document's page count. */
+  pages: Array<{ number: number; text: string; cut: boolean }>;
+  pageCount: number;
+  /** PDF: the page to ask for next; undefined at the end. */
+  nextPage: number | undefined;
+  truncated: boolean;
+  eof: boolean;
 }
 
 export interface ReadTextOptions extends CallOptions, AtSnapshotOption {
@@ -402,6 +432,43 @@ export class WorkspaceClient {
     const chunks: Uint8Array[] = [];
     for await (const chunk of data) chunks.push(chunk);
     return { file: header.file, data: Buffer.concat(chunks) };
+  }
+
+  /**
+   * An image or a PDF as a model takes it (ReadMedia): an image's bytes,
+   * downscaled by the daemon when over its caps, or a window of a PDF's pages
+   * as text. NOT_MEDIA for any other file.
+   */
+  async readMedia(path: string, options: ReadMediaOptions = {}): Promise<MediaRead> {
+    const request = {
+      workspace: this.id,
+      path,
+      startPage: int64(options.startPage),
+      pageCount: int64(options.pageCount),
+      maxBytes: int64(options.maxBytes),
+      maxImageBytes: int64(options.maxImageBytes),
+      maxImageSide: options.maxImageSide,
+      atSnapshot: options.atSnapshot,
+    };
+    let header: MediaHeader | undefined;
+    let trailer: MediaTrailer | undefined;
+    const data: Uint8Array[] = [];
+    const pages: MediaRead["pages"] = [];
+    for await (const { event } of this.raw.files.readMedia(request, options)) {
+      if (event.case === "header") header = event.value;
+      else if (event.case === "trailer") trailer = event.value;
+      else if (event.case === "imageData") data.push(event.value.data);
+      else if (event.case === "page") pages.push({ number: Number(event.value.number), text: event.value.text, cut: event.value.cut });
+    }
+    const { file, mediaType, image, pageCount } = present(header, "ReadMedia: header");
+    const { nextPage, truncated, eof } = present(trailer, "ReadMedia: trailer");
+    const read: MediaRead = { file: present(file, "ReadMedia: header.file"), mediaType, pages, pageCount: Number(pageCount), nextPage: nextPage === 0n ? undefined : Number(nextPage), truncated, eof };
+    if (image) {
+      const bytes = Buffer.concat(data);
+      if (bytes.length !== Number(image.size)) throw new FileToolsError(Code.DATA_LOSS, `ReadMedia: ${bytes.length} image bytes arrived, the header said ${image.size}`, "DATA_LOSS");
+      read.image = { mediaType: image.mediaType, data: bytes, width: image.width, height: image.height, originalWidth: image.originalWidth, originalHeight: image.originalHeight, downscaled: image.downscaled };
+    }
+    return read;
   }
 
   /** Fetches a file into `toFilePath`, atomically, after checking its sha256. */

@@ -19,6 +19,8 @@ import { MEDIA_MAX_BYTES, WHOLE_READ_MAX_BYTES } from "../src/mcp/server-filesys
 import { catalogue } from "../src/tools/catalogue.js";
 import { foreignWords } from "./tool-set-words.js";
 import { CLI, ensureCliBuilt } from "./cli-build.js";
+import { makePdf, solidImage } from "../../../test/support/media.js";
+import sharp from "sharp";
 
 let daemon: Daemon;
 let client: FileToolsClient;
@@ -32,6 +34,9 @@ beforeAll(async () => {
   await ws.writeText("/notes.md", "# Notes\n\nfirst\nsecond\n");
   // A search of it with a catastrophic pattern that has a backreference (only the backtracking engine runs it) goes on until its time budget: a cancel finds it running.
   await ws.writeText("/slow.txt", `${"a".repeat(40_000)}!\n`.repeat(50));
+  await ws.writeBytes("/pics/dot.png", await solidImage(4, 3, "png"));
+  await ws.writeBytes("/pics/big.jpg", await solidImage(3000, 1500, "jpeg"));
+  await ws.writeBytes("/doc.pdf", makePdf(["First page", "Second page"]));
 });
 
 afterAll(async () => {
@@ -127,6 +132,26 @@ describe("over stdio", () => {
     // A strict-mode model sends null for each argument it leaves out.
     const nulls = await mcp.callTool({ name: "read", arguments: { path: "/notes.md", start_line: 3, line_count: 1, tail: null } });
     expect(textOf(nulls)).toBe(textOf(result));
+  });
+
+  it("a read of an image answers MCP image content (the image's bytes, base64) beside the text; a large one downscaled", async () => {
+    const result = await mcp.callTool({ name: "read", arguments: { path: "/pics/dot.png" } });
+    expect(result.isError).toBeFalsy();
+    const [text, image] = result.content as [{ type: string; text: string }, { type: string; data: string; mimeType: string }];
+    expect(text).toEqual({ type: "text", text: "Image /pics/dot.png (PNG, 4x3 pixels, 95 bytes).\n" });
+    expect([image.type, image.mimeType]).toEqual(["image", "image/png"]);
+    expect(Buffer.from(image.data, "base64").equals(await solidImage(4, 3, "png"))).toBe(true);
+    expect(result.structuredContent).toMatchObject({ path: "/pics/dot.png", media_type: "image/png", image: { width: 4, height: 3, downscaled: false } });
+    const big = await mcp.callTool({ name: "read", arguments: { path: "/pics/big.jpg" } });
+    const shown = (big.content as Array<{ type: string; data?: string }>)[1]!;
+    expect(await sharp(Buffer.from(shown.data!, "base64")).metadata()).toMatchObject({ format: "jpeg", width: 2000, height: 1000 });
+  });
+
+  it("a read of a PDF answers its pages' text, in windows of pages", async () => {
+    const result = await mcp.callTool({ name: "read", arguments: { path: "/doc.pdf", line_count: 1 } });
+    expect(result.content).toEqual([{ type: "text", text: "--- page 1 of 2 ---\nFirst page\n… call read with start_line 2 for the next pages (in a PDF, start_line and line_count count pages); 2 pages in all\n" }]);
+    expect(result.structuredContent).toMatchObject({ path: "/doc.pdf", media_type: "application/pdf", first_line: 1, last_line: 1, total_lines: 2, next_start_line: 2, eof: false });
+    expect(textOf(await mcp.callTool({ name: "read", arguments: { path: "/doc.pdf", start_line: 2 } }))).toBe("--- page 2 of 2 ---\nSecond page\n");
   });
 
   it("edits, then a stale edit is a tool error a model can act on", async () => {

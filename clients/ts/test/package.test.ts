@@ -8,6 +8,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ROOT, startDaemon, type Daemon } from "../../../test/e2e/daemon.js";
 import { withDirectoryLock } from "../../../test/support/lock.js";
+import { solidImage } from "../../../test/support/media.js";
 
 const run = promisify(execFile);
 const dir = mkdtempSync(path.join(tmpdir(), "ftc-ts-package-"));
@@ -92,11 +93,14 @@ const client = connect(process.argv[2]);
 const ws = client.workspace(process.argv[3]);
 await client.createWorkspace(process.argv[3]);
 await ws.writeText("a.txt", "one\\n");
-const calls = [["read", { path: "/a.txt", start_line: null }], ["read", { path: "/missing.txt" }]];
+await ws.writeBytes("dot.png", Buffer.from(process.argv[4], "base64"));
+const calls = [["read", { path: "/a.txt", start_line: null }], ["read", { path: "/missing.txt" }], ["read", { path: "/dot.png" }]];
 const usage = { inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 0, text: 0, reasoning: 0 } };
 let step = 0;
+let prompt = [];
 const model = new MockLanguageModelV3({
-  doGenerate: async () => {
+  doGenerate: async (options) => {
+    prompt = options.prompt;
     if (step === calls.length) return { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
     const [toolName, input] = calls[step++];
     return { content: [{ type: "tool-call", toolCallId: "call-" + step, toolName, input: JSON.stringify(input) }], finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage, warnings: [] };
@@ -104,7 +108,13 @@ const model = new MockLanguageModelV3({
 });
 const result = await generateText({ model, tools: aiSdkTools(new ToolDispatcher(ws)), stopWhen: stepCountIs(5), prompt: "read a.txt" });
 const parts = result.steps.flatMap((s) => s.content).filter((p) => p.type === "tool-result" || p.type === "tool-error");
-console.log(JSON.stringify(parts.map((p) => [p.type, p.type === "tool-error" ? p.error.message : p.output])));
+// What the model was given for the read of the image: the text and the image as content parts.
+const sent = prompt.filter((m) => m.role === "tool").flatMap((m) => m.content).map((c) => c.output).at(-1);
+const image = sent.value[1];
+console.log(JSON.stringify({
+  parts: parts.slice(0, 2).map((p) => [p.type, p.type === "tool-error" ? p.error.message : p.output]),
+  model: [sent.type, sent.value[0], image.type, image.mediaType, image.data === process.argv[4]],
+}));
 client.close();
 `;
 
@@ -116,9 +126,14 @@ it.each(["6.0.333", "7.0.185"])("with the AI SDK %s: installs beside the package
   writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
   await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...tarballs, `ai@${version}`], { cwd: app });
   writeFileSync(path.join(app, "agent.js"), AI_SDK_CODE);
-  const { stdout } = await run(process.execPath, ["agent.js", daemon.address, `ai-${version.split(".")[0]}`], { cwd: app });
-  expect(JSON.parse(stdout)).toEqual([
-    ["tool-result", "     1\tone\n"],
-    ["tool-error", "Error (NOT_FOUND): /missing.txt does not exist.\nCheck the path with list, or create the file with write.\n"],
-  ]);
+  const png = (await solidImage(4, 3, "png")).toString("base64");
+  const { stdout } = await run(process.execPath, ["agent.js", daemon.address, `ai-${version.split(".")[0]}`, png], { cwd: app });
+  expect(JSON.parse(stdout)).toEqual({
+    parts: [
+      ["tool-result", "     1\tone\n"],
+      ["tool-error", "Error (NOT_FOUND): /missing.txt does not exist.\nCheck the path with list, or create the file with write.\n"],
+    ],
+    // A read of an image reaches the model as the SDK's content: the text, then the image (SDK 7 hands a provider an image part as file-data).
+    model: ["content", { type: "text", text: "Image /dot.png (PNG, 4x3 pixels, 95 bytes).\n" }, version.startsWith("6.") ? "image-data" : "file-data", "image/png", true],
+  });
 });

@@ -8,7 +8,10 @@ import { ROOT, startDaemon, type Daemon } from "../../../test/e2e/daemon.js";
 import { connect, type FileToolsClient } from "../src/index.js";
 import { Ajv } from "ajv";
 import { CATALOGUE_FILE, catalogue } from "../src/tools/catalogue.js";
-import { ToolDispatcher } from "../src/tools/dispatcher.js";
+import { ToolDispatcher, type ToolResult } from "../src/tools/dispatcher.js";
+import sharp from "sharp";
+import { anthropicToolResultContent, openAIToolOutput } from "../src/tools/content.js";
+import { solidImage } from "../../../test/support/media.js";
 
 let daemon: Daemon;
 let client: FileToolsClient;
@@ -51,9 +54,15 @@ interface ConformanceCall {
   pattern?: string;
   is_error?: boolean;
   save?: Record<string, string>;
+  images?: Array<{ mime_type: string }>;
 }
 
-const conformance: { files: Record<string, string | { repeat_lines: string; count: number }>; snapshot: boolean; calls: ConformanceCall[] } = JSON.parse(
+const conformance: {
+  files: Record<string, string | { repeat_lines: string; count: number }>;
+  snapshot: boolean;
+  calls: ConformanceCall[];
+  media: { files: Record<string, { base64: string }>; calls: ConformanceCall[] };
+} = JSON.parse(
   readFileSync(path.join(ROOT, "catalogue", "conformance.json"), "utf8"),
 );
 
@@ -85,13 +94,36 @@ describe("the conformance table (catalogue/conformance.json), in order, on a fre
 
   it.each(conformance.calls.map((call, i) => [i, call.tool, JSON.stringify(call.args), call] as const))("%i %s %s", async (_i, _tool, _args, call) => {
     const result = await table.call(call.tool, substitute(call.args, saved));
-    if (call.text !== undefined) expect(result.text).toBe(call.text);
-    else expect(result.text).toMatch(new RegExp(`^${call.pattern}$`));
-    expect(result.isError).toBe(call.is_error ?? false);
-    if (!result.isError) expect(outputValidators.get(call.tool)!(result.structured), JSON.stringify(result.structured)).toBe(true);
+    expectConforming(result, call);
     for (const [name, field] of Object.entries(call.save ?? {})) saved[name] = result.structured[field];
   });
 });
+
+describe("the conformance table's reads of images and PDFs (its media part), on a second fresh workspace", () => {
+  let table: ToolDispatcher;
+
+  beforeAll(async () => {
+    await client.createWorkspace("conformance-media");
+    const ws = client.workspace("conformance-media");
+    for (const [file, { base64 }] of Object.entries(conformance.media.files)) await ws.writeBytes(file, Buffer.from(base64, "base64"));
+    table = new ToolDispatcher(ws);
+  });
+
+  it.each(conformance.media.calls.map((call, i) => [i, JSON.stringify(call.args), call] as const))("%i read %s", async (_i, _args, call) => {
+    const result = await table.call(call.tool, call.args);
+    expectConforming(result, call);
+    expect((result.images ?? []).map((image) => ({ mime_type: image.mimeType }))).toEqual(call.images ?? []);
+    // Each image's bytes decode as the type it names.
+    for (const image of result.images ?? []) expect(`image/${(await sharp(Buffer.from(image.data, "base64")).metadata()).format}`).toBe(image.mimeType);
+  });
+});
+
+function expectConforming(result: ToolResult, call: ConformanceCall): void {
+  if (call.text !== undefined) expect(result.text).toBe(call.text);
+  else expect(result.text).toMatch(new RegExp(`^${call.pattern}$`));
+  expect(result.isError).toBe(call.is_error ?? false);
+  if (!result.isError) expect(outputValidators.get(call.tool)!(result.structured), JSON.stringify(result.structured)).toBe(true);
+}
 
 describe("an edit whose diff is longer than the daemon sends", () => {
   it("says the diff stops at 1 MiB, after the diff; the structured result has diff_truncated", async () => {
@@ -164,5 +196,24 @@ describe("changes before any snapshot", () => {
     });
     expect(outputValidators.get("changes")!(result.structured)).toBe(true);
     expect((await fresh.call("changes", { since: "nope" })).text).toMatch(/^Error \(NOT_FOUND\): snapshot "nope" does not exist/);
+  });
+});
+
+describe("a read of an image in each model API's shape", () => {
+  it("Anthropic tool_result content and an OpenAI Responses function_call_output carry the text and the image; a text result stays text", async () => {
+    const png = await solidImage(4, 3, "png");
+    await client.workspace("agent").writeBytes("/dot.png", png);
+    const result = await tools.call("read", { path: "/dot.png" });
+    const text = "Image /dot.png (PNG, 4x3 pixels, 95 bytes).\n";
+    expect(anthropicToolResultContent(result)).toEqual([
+      { type: "text", text },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: png.toString("base64") } },
+    ]);
+    expect(openAIToolOutput(result)).toEqual([
+      { type: "input_text", text },
+      { type: "input_image", image_url: `data:image/png;base64,${png.toString("base64")}` },
+    ]);
+    const plain = await tools.call("read", { path: "/src/b.py" });
+    expect([anthropicToolResultContent(plain), openAIToolOutput(plain)]).toEqual([plain.text, plain.text]);
   });
 });

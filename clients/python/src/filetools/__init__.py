@@ -11,7 +11,7 @@ from filetools.aio import AsyncClient, AsyncStream
 from filetools.client import Client, Stream
 from filetools import errors
 from filetools.errors import *  # noqa: F403 (every exception class is part of the API)
-from filetools.models import SavedFile, TextWindow
+from filetools.models import MediaImage, MediaRead, PdfPage, SavedFile, TextWindow
 from filetools.v1.files_pb2 import TextEdit
 # The release, stamped from the repository's package.json by `npm run generate`.
 from filetools._version import __version__
@@ -20,6 +20,9 @@ __all__ = [
     "AsyncClient",
     "AsyncStream",
     "Client",
+    "MediaImage",
+    "MediaRead",
+    "PdfPage",
     "SavedFile",
     "Stream",
     "TextEdit",

@@ -27,6 +27,9 @@ from google.protobuf.message import Message
 from filetools import _rpc as R
 from filetools.errors import ChecksumMismatch, Internal
 from filetools.models import (
+    MediaImage,
+    MediaRead,
+    PdfPage,
     Newline,
     OutputMode,
     Progress,
@@ -261,6 +264,75 @@ class _TextWindowFolder:
 
 def read_text(request: f.ReadRequest) -> Fold[f.ReadRequest, f.ReadResponse, TextWindow]:
     return Fold(R.READ, request, lambda: _TextWindowFolder(request))
+
+
+def read_media(
+    workspace: str,
+    path: str,
+    start_page: int | None,
+    page_count: int | None,
+    max_bytes: int | None,
+    max_image_bytes: int | None,
+    max_image_side: int | None,
+    at_snapshot: str,
+) -> Fold[f.ReadMediaRequest, f.ReadMediaResponse, MediaRead]:
+    request = f.ReadMediaRequest(
+        workspace=workspace,
+        path=path,
+        start_page=start_page,
+        page_count=page_count,
+        max_bytes=max_bytes,
+        max_image_bytes=max_image_bytes,
+        max_image_side=max_image_side,
+        at_snapshot=at_snapshot,
+    )
+    return Fold(R.READ_MEDIA, request, _MediaFolder)
+
+
+class _MediaFolder:
+    def __init__(self) -> None:
+        self._header: f.MediaHeader | None = None
+        self._trailer: f.MediaTrailer | None = None
+        self._data: list[bytes] = []
+        self._pages: list[PdfPage] = []
+
+    def add(self, response: f.ReadMediaResponse) -> None:
+        kind = response.WhichOneof("event")
+        if kind == "header":
+            self._header = response.header
+        elif kind == "image_data":
+            self._data.append(response.image_data.data)
+        elif kind == "page":
+            self._pages.append(PdfPage(number=response.page.number, text=response.page.text, cut=response.page.cut))
+        elif kind == "trailer":
+            self._trailer = response.trailer
+
+    def finish(self) -> MediaRead:
+        header, trailer = self._header, self._trailer
+        if header is None or trailer is None:
+            raise Internal.unexpected("ReadMedia ended without a header and a trailer")
+        image: MediaImage | None = None
+        if header.HasField("image"):
+            data = b"".join(self._data)
+            if len(data) != header.image.size:
+                raise Internal.unexpected(f"ReadMedia: {len(data)} image bytes arrived, the header said {header.image.size}")
+            i = header.image
+            image = MediaImage(i.media_type, data, i.width, i.height, i.original_width, i.original_height, i.downscaled)
+        return MediaRead(
+            path=header.file.path,
+            media_type=header.media_type,
+            version=header.file.version,
+            size=header.file.size,
+            image=image,
+            pages=self._pages,
+            page_count=header.page_count,
+            next_page=trailer.next_page or None,
+            truncated=trailer.truncated,
+            eof=trailer.eof,
+        )
+
+    def abort(self) -> None:
+        pass
 
 
 def write(

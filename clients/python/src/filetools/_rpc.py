@@ -56,6 +56,7 @@ LIST = _rpc(_FILES, "List", f.ListRequest, f.ListResponse)
 SEARCH = _rpc(_FILES, "Search", f.SearchRequest, f.SearchResponse)
 UPLOAD = _rpc(_FILES, "Upload", f.UploadRequest, f.UploadResponse)
 DOWNLOAD = _rpc(_FILES, "Download", f.DownloadRequest, f.DownloadResponse)
+READ_MEDIA = _rpc(_FILES, "ReadMedia", f.ReadMediaRequest, f.ReadMediaResponse)
 
 CREATE_WORKSPACE = _rpc(_WORKSPACES, "CreateWorkspace", w.CreateWorkspaceRequest, w.CreateWorkspaceResponse)
 GET_WORKSPACE = _rpc(_WORKSPACES, "GetWorkspace", w.GetWorkspaceRequest, w.GetWorkspaceResponse)

@@ -17,7 +17,17 @@ from filetools._channel import connection, with_trace_context
 from filetools._rpc import Req, Resp
 from filetools._ops import H, Fold, Pipe, ReadEvent, Send, ServerStream, StrPath, Unary
 from filetools.errors import error_from_rpc
-from filetools.models import Newline, OutputMode, Progress, SavedFile, SearchHit, SearchOrder, TextWindow, WriteMode
+from filetools.models import (
+    MediaRead,
+    Newline,
+    OutputMode,
+    Progress,
+    SavedFile,
+    SearchHit,
+    SearchOrder,
+    TextWindow,
+    WriteMode,
+)
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import daemon_pb2 as d
 from filetools.v1 import files_pb2 as f
@@ -226,6 +236,24 @@ class Client:
         """The Read stream as it comes: the header, then the chunks; ``summary`` is the trailer."""
         request = _ops.read(workspace, path, start_line, line_count, tail, encoding, max_bytes, at_snapshot)
         return self._stream(_ops.read_stream(request), timeout)
+
+    def read_media(
+        self,
+        workspace: str,
+        path: str,
+        *,
+        start_page: int | None = None,
+        page_count: int | None = None,
+        max_bytes: int | None = None,
+        max_image_bytes: int | None = None,
+        max_image_side: int | None = None,
+        at_snapshot: str = "",
+        timeout: float | None = None,
+    ) -> MediaRead:
+        """An image or a PDF as a model takes it (ReadMedia): ``image`` (downscaled by the daemon when over
+        ``max_image_bytes`` or ``max_image_side``), or a window of a PDF's ``pages`` as text."""
+        op = _ops.read_media(workspace, path, start_page, page_count, max_bytes, max_image_bytes, max_image_side, at_snapshot)
+        return self._fold(op, timeout)
 
     def write_text(
         self,

@@ -46,10 +46,12 @@ __all__ = [
     "InvalidPath",
     "IsADirectory",
     "LossyEncoding",
+    "MediaUnreadable",
     "NoSpace",
     "NotADirectory",
     "NotARegularFile",
     "NotFound",
+    "NotMedia",
     "OldTextNotFound",
     "OutOfRange",
     "OldTextNotUnique",
@@ -301,6 +303,18 @@ class SnapshotWithoutContents(FailedPrecondition):
     """A read at a snapshot named one in the older format, without a table of contents: restore it, or read at a newer one."""
 
     reason_value = _Reason.ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS
+
+
+class NotMedia(FailedPrecondition):
+    """ReadMedia of a file that is not a PNG, JPEG, GIF, WebP or PDF."""
+
+    reason_value = _Reason.ERROR_REASON_NOT_MEDIA
+
+
+class MediaUnreadable(FailedPrecondition):
+    """An image or PDF that cannot be decoded (damaged, cut short, encrypted, or past the decode limits)."""
+
+    reason_value = _Reason.ERROR_REASON_MEDIA_UNREADABLE
 
 
 class QuotaExceeded(ResourceExhausted):

@@ -54,6 +54,47 @@ class TextWindow:
 
 
 @dataclass(frozen=True)
+class MediaImage:
+    """The image ReadMedia returned: the file's bytes, or a smaller image of it (``downscaled``)."""
+
+    media_type: str
+    data: bytes
+    width: int
+    height: int
+    original_width: int
+    original_height: int
+    downscaled: bool
+
+
+@dataclass(frozen=True)
+class PdfPage:
+    """One page's text (``cut`` when max_bytes cut it)."""
+
+    number: int
+    text: str
+    cut: bool
+
+
+@dataclass(frozen=True)
+class MediaRead:
+    """What ReadMedia gives: ``image`` for an image, ``pages`` (a window of them) for a PDF."""
+
+    path: str
+    #: The file's type: image/png, image/jpeg, image/gif, image/webp or application/pdf.
+    media_type: str
+    version: str
+    size: int
+    image: MediaImage | None
+    pages: list[PdfPage]
+    #: PDF: pages in the document.
+    page_count: int
+    #: PDF: the page to ask for next; None at the end.
+    next_page: int | None
+    truncated: bool
+    eof: bool
+
+
+@dataclass(frozen=True)
 class SavedFile:
     """A file that ExportSnapshot or Download wrote locally, checked against its header."""
 

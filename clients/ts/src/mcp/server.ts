@@ -50,7 +50,7 @@ const CARRIED_BY_TEXT: Record<string, string> = { read: "text" };
 
 /** A dispatcher result as an MCP tool result; a failure carries no structuredContent (the client would check it against the output schema). */
 export function asMcpResult(result: ToolResult, tool: string): CallToolResult {
-  const content = [{ type: "text" as const, text: result.text }];
+  const content: CallToolResult["content"] = [{ type: "text" as const, text: result.text }, ...(result.images ?? [])];
   if (result.isError) return { content, isError: true };
   const carried = CARRIED_BY_TEXT[tool];
   const structuredContent = carried === undefined ? result.structured : Object.fromEntries(Object.entries(result.structured).filter(([key]) => key !== carried));

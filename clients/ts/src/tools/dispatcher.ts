@@ -4,6 +4,7 @@
 // result for programs. Arguments are validated against the catalogue's JSON
 // Schema first; nothing a model sends makes call() throw.
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { status as Code } from "@grpc/grpc-js";
 import { FileToolsError } from "../errors.js";
 import { FileType } from "@filetools/proto/filetools/v1/common_pb.js";
 import { PatchAction, WriteMode } from "@filetools/proto/filetools/v1/files_pb.js";
@@ -23,6 +24,16 @@ export interface ToolResult {
   isError: boolean;
   /** The result as data (snake_case keys), for programs and MCP's structuredContent. */
   structured: Record<string, unknown>;
+  /** What the model sees besides the text: the image a read of an image returns (base64, MCP's image content shape). */
+  images?: ImageContent[];
+}
+
+/** An image for the model, as MCP carries it; content.ts gives it in each model API's shape. */
+export interface ImageContent {
+  type: "image";
+  /** The image's bytes, base64. */
+  data: string;
+  mimeType: string;
 }
 
 export interface DispatcherOptions {
@@ -33,6 +44,8 @@ export interface DispatcherOptions {
 /** Lines a read returns unless told otherwise, and the text it may carry: a window a model can take in. */
 export const DEFAULT_READ_LINES = 2000;
 export const READ_MAX_BYTES = 100_000;
+/** Pages a read of a PDF returns unless told otherwise (line_count counts pages there). */
+export const DEFAULT_PDF_PAGES = 20;
 const DEFAULT_LIST_ENTRIES = 1000;
 /** The most entries List gives at once: a workspace's files, when changes has no snapshot to compare with. */
 const LIST_MAX_ENTRIES = 100_000;
@@ -142,12 +155,19 @@ export class ToolDispatcher {
   private async read(args: Args, options: CallOptions): Promise<ToolResult> {
     const path = args.path as string;
     const tail = args.tail as number | undefined;
-    const window = await this.workspace.readText(path, {
-      ...options,
-      ...(tail === undefined ? { startLine: (args.start_line as number | undefined) ?? 1, lineCount: (args.line_count as number | undefined) ?? DEFAULT_READ_LINES } : { tail }),
-      maxBytes: READ_MAX_BYTES,
-      atSnapshot: args.at_snapshot as string | undefined,
-    });
+    let window;
+    try {
+      window = await this.workspace.readText(path, {
+        ...options,
+        ...(tail === undefined ? { startLine: (args.start_line as number | undefined) ?? 1, lineCount: (args.line_count as number | undefined) ?? DEFAULT_READ_LINES } : { tail }),
+        maxBytes: READ_MAX_BYTES,
+        atSnapshot: args.at_snapshot as string | undefined,
+      });
+    } catch (error) {
+      // An image or a PDF: the daemon's Read names its media type, and ReadMedia reads it.
+      if (error instanceof FileToolsError && error.reason === "BINARY_FILE" && error.metadata.media_type) return this.readMedia(args, error.metadata.media_type, options);
+      throw error;
+    }
     return ok(texts.readText(window, READ_MAX_BYTES), {
       path: window.file.path,
       first_line: window.firstLine,
@@ -157,6 +177,36 @@ export class ToolDispatcher {
       eof: window.eof,
       version: window.version,
       text: window.text,
+    });
+  }
+
+  /** read of an image (the image, and a line about it) or of a PDF (a window of its pages as text; start_line and line_count count pages). */
+  private async readMedia(args: Args, mediaType: string, options: CallOptions): Promise<ToolResult> {
+    if (args.tail !== undefined) throw new FileToolsError(Code.INVALID_ARGUMENT, texts.mediaTailRefused(args.path as string, mediaType), "INVALID_ARGUMENT");
+    const startPage = (args.start_line as number | undefined) ?? 1;
+    const media = await this.workspace.readMedia(args.path as string, {
+      ...options,
+      startPage,
+      pageCount: (args.line_count as number | undefined) ?? DEFAULT_PDF_PAGES,
+      maxBytes: READ_MAX_BYTES,
+      atSnapshot: args.at_snapshot as string | undefined,
+    });
+    const { file, image } = media;
+    const common = { path: file.path, version: file.version, media_type: media.mediaType };
+    if (image) {
+      const shown = { mediaType: image.mediaType, size: image.data.length, width: image.width, height: image.height, originalWidth: image.originalWidth, originalHeight: image.originalHeight, downscaled: image.downscaled };
+      const structured = { ...common, first_line: 0, last_line: 0, total_lines: null, next_start_line: null, eof: true, image: { media_type: image.mediaType, size: image.data.length, width: image.width, height: image.height, original_width: image.originalWidth, original_height: image.originalHeight, downscaled: image.downscaled } };
+      return { ...ok(texts.imageText(file.path, media.mediaType, file.size, shown), structured), images: [{ type: "image", data: image.data.toString("base64"), mimeType: image.mediaType }] };
+    }
+    const last = media.pages.at(-1)?.number ?? startPage - 1;
+    return ok(texts.pdfText(media.pages, media.pageCount, media.nextPage, READ_MAX_BYTES), {
+      ...common,
+      first_line: media.pages[0]?.number ?? startPage,
+      last_line: last,
+      total_lines: media.pageCount,
+      next_start_line: media.nextPage ?? null,
+      eof: media.eof,
+      text: media.pages.map((page) => page.text).join(""),
     });
   }
 

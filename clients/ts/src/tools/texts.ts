@@ -32,6 +32,38 @@ export function readText(window: ReadWindow & { text: string }, maxBytes: number
   return text;
 }
 
+/** The name of an image or PDF format, as a text names it: "PNG". */
+function formatName(mediaType: string): string {
+  return MEDIA_FORMATS[mediaType] ?? mediaType;
+}
+const MEDIA_FORMATS: Record<string, string> = { "image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WebP", "application/pdf": "PDF" };
+
+/** The text beside an image a read returns (the image itself is a content block). */
+export function imageText(path: string, fileMediaType: string, fileSize: bigint | number, image: { mediaType: string; size: number; width: number; height: number; originalWidth: number; originalHeight: number; downscaled: boolean }): string {
+  const file = `Image ${path} (${formatName(fileMediaType)}, ${image.originalWidth}x${image.originalHeight} pixels, ${plural(fileSize, "byte")})`;
+  if (!image.downscaled) return `${file}.\n`;
+  return `${file}, shown downscaled to ${image.width}x${image.height} (${formatName(image.mediaType)}, ${plural(image.size, "byte")}).\n`;
+}
+
+/** Why a read of an image or a PDF with tail is refused. */
+export function mediaTailRefused(path: string, mediaType: string): string {
+  return mediaType === "application/pdf" ? `${path} is a PDF: read it without tail (start_line and line_count count its pages)` : `${path} is an image (${formatName(mediaType)}): read it without tail`;
+}
+
+/** A window of a PDF's pages as text: each page under a line naming it, then where to go on. */
+export function pdfText(pages: Array<{ number: number; text: string; cut: boolean }>, pageCount: number, nextPage: number | undefined, maxBytes: number): string {
+  const total = `${plural(pageCount, "page")} in all`;
+  let text = "";
+  for (const page of pages) {
+    const body = page.text === "" ? "(no text on this page)\n" : page.text.endsWith("\n") ? page.text : `${page.text}\n`;
+    text += `--- page ${page.number} of ${pageCount} ---\n${body}`;
+    if (page.cut) text += `(page ${page.number} is cut at ${count(maxBytes)} bytes of text)\n`;
+  }
+  if (pages.length === 0) text = pageCount === 0 ? "(a PDF with no pages)\n" : `(no pages here; ${total})\n`;
+  if (nextPage !== undefined) text += `… call read with start_line ${nextPage} for the next pages (in a PDF, start_line and line_count count pages); ${total}\n`;
+  return text;
+}
+
 export function writeText(path: string, size: bigint, created: boolean, appended: boolean, version: string): string {
   const what = appended ? "appended to" : created ? "created" : "replaced";
   return `Wrote ${path} (${what}): ${plural(size, "byte")} now. Version ${version}.\n`;

@@ -202,11 +202,19 @@ const (
 	// `.tar.gz` without a table of contents: restore it, or read at a snapshot
 	// written since.
 	ErrorReason_ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS ErrorReason = 33
+	// FAILED_PRECONDITION: ReadMedia of a file that is not a PNG, JPEG, GIF,
+	// WebP or PDF (by its first bytes).
+	ErrorReason_ERROR_REASON_NOT_MEDIA ErrorReason = 34
+	// FAILED_PRECONDITION: an image or PDF that cannot be decoded: damaged or
+	// truncated, encrypted (a PDF with a password), or past the decode limits
+	// (an image over 50 megapixels, a PDF whose text takes too long or too much
+	// memory to extract). The message says which.
+	ErrorReason_ERROR_REASON_MEDIA_UNREADABLE ErrorReason = 35
 	// OUT_OF_RANGE: a Watch cursor older than the oldest entry its workspace's
 	// journal still holds, or past its last entry. Metadata: oldest_cursor,
 	// last_cursor. Watch again from oldest_cursor - 1 (what was dropped is gone),
 	// or without a cursor.
-	ErrorReason_ERROR_REASON_CURSOR_OUT_OF_RANGE ErrorReason = 34
+	ErrorReason_ERROR_REASON_CURSOR_OUT_OF_RANGE ErrorReason = 36
 )
 
 // Enum value maps for ErrorReason.
@@ -246,7 +254,9 @@ var (
 		31: "ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST",
 		32: "ERROR_REASON_NO_SPACE",
 		33: "ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS",
-		34: "ERROR_REASON_CURSOR_OUT_OF_RANGE",
+		34: "ERROR_REASON_NOT_MEDIA",
+		35: "ERROR_REASON_MEDIA_UNREADABLE",
+		36: "ERROR_REASON_CURSOR_OUT_OF_RANGE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                0,
@@ -283,7 +293,9 @@ var (
 		"ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST": 31,
 		"ERROR_REASON_NO_SPACE":                   32,
 		"ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS":  33,
-		"ERROR_REASON_CURSOR_OUT_OF_RANGE":        34,
+		"ERROR_REASON_NOT_MEDIA":                  34,
+		"ERROR_REASON_MEDIA_UNREADABLE":           35,
+		"ERROR_REASON_CURSOR_OUT_OF_RANGE":        36,
 	}
 )
 
@@ -529,7 +541,7 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\x0eFILE_TYPE_FILE\x10\x01\x12\x17\n" +
 	"\x13FILE_TYPE_DIRECTORY\x10\x02\x12\x15\n" +
 	"\x11FILE_TYPE_SYMLINK\x10\x03\x12\x13\n" +
-	"\x0fFILE_TYPE_OTHER\x10\x04*\xb1\t\n" +
+	"\x0fFILE_TYPE_OTHER\x10\x04*\xf0\t\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12'\n" +
 	"#ERROR_REASON_PATH_ESCAPES_WORKSPACE\x10\x01\x12\x1d\n" +
@@ -565,8 +577,10 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\x15ERROR_REASON_IO_ERROR\x10\x1e\x12+\n" +
 	"'ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST\x10\x1f\x12\x19\n" +
 	"\x15ERROR_REASON_NO_SPACE\x10 \x12*\n" +
-	"&ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS\x10!\x12$\n" +
-	" ERROR_REASON_CURSOR_OUT_OF_RANGE\x10\"BHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
+	"&ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS\x10!\x12\x1a\n" +
+	"\x16ERROR_REASON_NOT_MEDIA\x10\"\x12!\n" +
+	"\x1dERROR_REASON_MEDIA_UNREADABLE\x10#\x12$\n" +
+	" ERROR_REASON_CURSOR_OUT_OF_RANGE\x10$BHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
 
 var (
 	file_filetools_v1_common_proto_rawDescOnce sync.Once

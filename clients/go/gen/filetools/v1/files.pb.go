@@ -3435,6 +3435,544 @@ func (x *DownloadHeader) GetSha256() string {
 	return ""
 }
 
+type ReadMediaRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workspace id.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// Workspace path of a PNG, JPEG, GIF, WebP or PDF file.
+	Path string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// PDF: the first page to return, 1-based. Unset = 1. Past the last page:
+	// no pages, eof true.
+	StartPage *int64 `protobuf:"varint,3,opt,name=start_page,json=startPage,proto3,oneof" json:"start_page,omitempty"`
+	// PDF: how many pages to return. Unset = to the end (within max_bytes).
+	PageCount *int64 `protobuf:"varint,4,opt,name=page_count,json=pageCount,proto3,oneof" json:"page_count,omitempty"`
+	// PDF: cap on the UTF-8 bytes of text returned. Unset or 0 = 1 MiB, also
+	// the most. Only whole pages are returned, except when the first page alone
+	// is longer: its text is cut on a character boundary (PdfPage.cut).
+	MaxBytes *int64 `protobuf:"varint,5,opt,name=max_bytes,json=maxBytes,proto3,oneof" json:"max_bytes,omitempty"`
+	// Image: the most bytes returned. Unset or 0 = 3.75 MiB (5 MiB as base64),
+	// also the most. A larger image is downscaled (and re-encoded, as JPEG when
+	// that is what fits) until it fits.
+	MaxImageBytes *int64 `protobuf:"varint,6,opt,name=max_image_bytes,json=maxImageBytes,proto3,oneof" json:"max_image_bytes,omitempty"`
+	// Image: the most pixels on its longer side. Unset or 0 = 2000, at most
+	// 8000. A larger image is downscaled to it, keeping its aspect ratio.
+	MaxImageSide *int32 `protobuf:"varint,7,opt,name=max_image_side,json=maxImageSide,proto3,oneof" json:"max_image_side,omitempty"`
+	// A snapshot id: answer from that stored snapshot instead of the live
+	// workspace (see "Reads at a snapshot" above). Empty = the live workspace.
+	AtSnapshot    string `protobuf:"bytes,8,opt,name=at_snapshot,json=atSnapshot,proto3" json:"at_snapshot,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadMediaRequest) Reset() {
+	*x = ReadMediaRequest{}
+	mi := &file_filetools_v1_files_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadMediaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadMediaRequest) ProtoMessage() {}
+
+func (x *ReadMediaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_files_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadMediaRequest.ProtoReflect.Descriptor instead.
+func (*ReadMediaRequest) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ReadMediaRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *ReadMediaRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ReadMediaRequest) GetStartPage() int64 {
+	if x != nil && x.StartPage != nil {
+		return *x.StartPage
+	}
+	return 0
+}
+
+func (x *ReadMediaRequest) GetPageCount() int64 {
+	if x != nil && x.PageCount != nil {
+		return *x.PageCount
+	}
+	return 0
+}
+
+func (x *ReadMediaRequest) GetMaxBytes() int64 {
+	if x != nil && x.MaxBytes != nil {
+		return *x.MaxBytes
+	}
+	return 0
+}
+
+func (x *ReadMediaRequest) GetMaxImageBytes() int64 {
+	if x != nil && x.MaxImageBytes != nil {
+		return *x.MaxImageBytes
+	}
+	return 0
+}
+
+func (x *ReadMediaRequest) GetMaxImageSide() int32 {
+	if x != nil && x.MaxImageSide != nil {
+		return *x.MaxImageSide
+	}
+	return 0
+}
+
+func (x *ReadMediaRequest) GetAtSnapshot() string {
+	if x != nil {
+		return x.AtSnapshot
+	}
+	return ""
+}
+
+type ReadMediaResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A header first; then for an image its bytes in chunks of at most 1 MiB,
+	// for a PDF its pages; then one trailer.
+	//
+	// Types that are valid to be assigned to Event:
+	//
+	//	*ReadMediaResponse_Header
+	//	*ReadMediaResponse_ImageData
+	//	*ReadMediaResponse_Page
+	//	*ReadMediaResponse_Trailer
+	Event         isReadMediaResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadMediaResponse) Reset() {
+	*x = ReadMediaResponse{}
+	mi := &file_filetools_v1_files_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadMediaResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadMediaResponse) ProtoMessage() {}
+
+func (x *ReadMediaResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_files_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadMediaResponse.ProtoReflect.Descriptor instead.
+func (*ReadMediaResponse) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ReadMediaResponse) GetEvent() isReadMediaResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *ReadMediaResponse) GetHeader() *MediaHeader {
+	if x != nil {
+		if x, ok := x.Event.(*ReadMediaResponse_Header); ok {
+			return x.Header
+		}
+	}
+	return nil
+}
+
+func (x *ReadMediaResponse) GetImageData() *DataChunk {
+	if x != nil {
+		if x, ok := x.Event.(*ReadMediaResponse_ImageData); ok {
+			return x.ImageData
+		}
+	}
+	return nil
+}
+
+func (x *ReadMediaResponse) GetPage() *PdfPage {
+	if x != nil {
+		if x, ok := x.Event.(*ReadMediaResponse_Page); ok {
+			return x.Page
+		}
+	}
+	return nil
+}
+
+func (x *ReadMediaResponse) GetTrailer() *MediaTrailer {
+	if x != nil {
+		if x, ok := x.Event.(*ReadMediaResponse_Trailer); ok {
+			return x.Trailer
+		}
+	}
+	return nil
+}
+
+type isReadMediaResponse_Event interface {
+	isReadMediaResponse_Event()
+}
+
+type ReadMediaResponse_Header struct {
+	Header *MediaHeader `protobuf:"bytes,1,opt,name=header,proto3,oneof"`
+}
+
+type ReadMediaResponse_ImageData struct {
+	ImageData *DataChunk `protobuf:"bytes,2,opt,name=image_data,json=imageData,proto3,oneof"`
+}
+
+type ReadMediaResponse_Page struct {
+	Page *PdfPage `protobuf:"bytes,3,opt,name=page,proto3,oneof"`
+}
+
+type ReadMediaResponse_Trailer struct {
+	Trailer *MediaTrailer `protobuf:"bytes,4,opt,name=trailer,proto3,oneof"`
+}
+
+func (*ReadMediaResponse_Header) isReadMediaResponse_Event() {}
+
+func (*ReadMediaResponse_ImageData) isReadMediaResponse_Event() {}
+
+func (*ReadMediaResponse_Page) isReadMediaResponse_Event() {}
+
+func (*ReadMediaResponse_Trailer) isReadMediaResponse_Event() {}
+
+type MediaHeader struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file as it was opened.
+	File *FileInfo `protobuf:"bytes,1,opt,name=file,proto3" json:"file,omitempty"`
+	// The file's media type, from its first bytes: "image/png", "image/jpeg",
+	// "image/gif", "image/webp" or "application/pdf".
+	MediaType string `protobuf:"bytes,2,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
+	// Set for an image.
+	Image *ImageInfo `protobuf:"bytes,3,opt,name=image,proto3" json:"image,omitempty"`
+	// PDF: the pages in the document.
+	PageCount     int64 `protobuf:"varint,4,opt,name=page_count,json=pageCount,proto3" json:"page_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MediaHeader) Reset() {
+	*x = MediaHeader{}
+	mi := &file_filetools_v1_files_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MediaHeader) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MediaHeader) ProtoMessage() {}
+
+func (x *MediaHeader) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_files_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MediaHeader.ProtoReflect.Descriptor instead.
+func (*MediaHeader) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *MediaHeader) GetFile() *FileInfo {
+	if x != nil {
+		return x.File
+	}
+	return nil
+}
+
+func (x *MediaHeader) GetMediaType() string {
+	if x != nil {
+		return x.MediaType
+	}
+	return ""
+}
+
+func (x *MediaHeader) GetImage() *ImageInfo {
+	if x != nil {
+		return x.Image
+	}
+	return nil
+}
+
+func (x *MediaHeader) GetPageCount() int64 {
+	if x != nil {
+		return x.PageCount
+	}
+	return 0
+}
+
+type ImageInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The media type of the bytes that follow (a downscaled image may have
+	// been re-encoded: a GIF as PNG, a large photo as JPEG).
+	MediaType string `protobuf:"bytes,1,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
+	// Bytes that follow.
+	Size int64 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	// Their pixel size.
+	Width  int32 `protobuf:"varint,3,opt,name=width,proto3" json:"width,omitempty"`
+	Height int32 `protobuf:"varint,4,opt,name=height,proto3" json:"height,omitempty"`
+	// The file's own pixel size (the same unless downscaled).
+	OriginalWidth  int32 `protobuf:"varint,5,opt,name=original_width,json=originalWidth,proto3" json:"original_width,omitempty"`
+	OriginalHeight int32 `protobuf:"varint,6,opt,name=original_height,json=originalHeight,proto3" json:"original_height,omitempty"`
+	// True when the bytes are not the file's but a smaller image of it.
+	Downscaled    bool `protobuf:"varint,7,opt,name=downscaled,proto3" json:"downscaled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImageInfo) Reset() {
+	*x = ImageInfo{}
+	mi := &file_filetools_v1_files_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImageInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImageInfo) ProtoMessage() {}
+
+func (x *ImageInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_files_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImageInfo.ProtoReflect.Descriptor instead.
+func (*ImageInfo) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ImageInfo) GetMediaType() string {
+	if x != nil {
+		return x.MediaType
+	}
+	return ""
+}
+
+func (x *ImageInfo) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *ImageInfo) GetWidth() int32 {
+	if x != nil {
+		return x.Width
+	}
+	return 0
+}
+
+func (x *ImageInfo) GetHeight() int32 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+func (x *ImageInfo) GetOriginalWidth() int32 {
+	if x != nil {
+		return x.OriginalWidth
+	}
+	return 0
+}
+
+func (x *ImageInfo) GetOriginalHeight() int32 {
+	if x != nil {
+		return x.OriginalHeight
+	}
+	return 0
+}
+
+func (x *ImageInfo) GetDownscaled() bool {
+	if x != nil {
+		return x.Downscaled
+	}
+	return false
+}
+
+type PdfPage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Page number, 1-based.
+	Number int64 `protobuf:"varint,1,opt,name=number,proto3" json:"number,omitempty"`
+	// The page's text, its lines as pdf.js finds them (LF between lines).
+	Text string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	// True when the text was cut at max_bytes (the first page of a window only).
+	Cut           bool `protobuf:"varint,3,opt,name=cut,proto3" json:"cut,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PdfPage) Reset() {
+	*x = PdfPage{}
+	mi := &file_filetools_v1_files_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PdfPage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PdfPage) ProtoMessage() {}
+
+func (x *PdfPage) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_files_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PdfPage.ProtoReflect.Descriptor instead.
+func (*PdfPage) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *PdfPage) GetNumber() int64 {
+	if x != nil {
+		return x.Number
+	}
+	return 0
+}
+
+func (x *PdfPage) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *PdfPage) GetCut() bool {
+	if x != nil {
+		return x.Cut
+	}
+	return false
+}
+
+type MediaTrailer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// PDF: pages returned.
+	PagesReturned int64 `protobuf:"varint,1,opt,name=pages_returned,json=pagesReturned,proto3" json:"pages_returned,omitempty"`
+	// PDF: the page to ask for next; 0 when the window reached the last page.
+	NextPage int64 `protobuf:"varint,2,opt,name=next_page,json=nextPage,proto3" json:"next_page,omitempty"`
+	// PDF: true when max_bytes stopped the window before page_count pages or the end.
+	Truncated bool `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// PDF: true when the window reached the last page.
+	Eof           bool `protobuf:"varint,4,opt,name=eof,proto3" json:"eof,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MediaTrailer) Reset() {
+	*x = MediaTrailer{}
+	mi := &file_filetools_v1_files_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MediaTrailer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MediaTrailer) ProtoMessage() {}
+
+func (x *MediaTrailer) ProtoReflect() protoreflect.Message {
+	mi := &file_filetools_v1_files_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MediaTrailer.ProtoReflect.Descriptor instead.
+func (*MediaTrailer) Descriptor() ([]byte, []int) {
+	return file_filetools_v1_files_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *MediaTrailer) GetPagesReturned() int64 {
+	if x != nil {
+		return x.PagesReturned
+	}
+	return 0
+}
+
+func (x *MediaTrailer) GetNextPage() int64 {
+	if x != nil {
+		return x.NextPage
+	}
+	return 0
+}
+
+func (x *MediaTrailer) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *MediaTrailer) GetEof() bool {
+	if x != nil {
+		return x.Eof
+	}
+	return false
+}
+
 var File_filetools_v1_files_proto protoreflect.FileDescriptor
 
 const file_filetools_v1_files_proto_rawDesc = "" +
@@ -3694,7 +4232,59 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\x0eDownloadHeader\x12*\n" +
 	"\x04file\x18\x01 \x01(\v2\x16.filetools.v1.FileInfoR\x04file\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x16\n" +
-	"\x06sha256\x18\x03 \x01(\tR\x06sha256*\x99\x01\n" +
+	"\x06sha256\x18\x03 \x01(\tR\x06sha256\"\xfa\x02\n" +
+	"\x10ReadMediaRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\"\n" +
+	"\n" +
+	"start_page\x18\x03 \x01(\x03H\x00R\tstartPage\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"page_count\x18\x04 \x01(\x03H\x01R\tpageCount\x88\x01\x01\x12 \n" +
+	"\tmax_bytes\x18\x05 \x01(\x03H\x02R\bmaxBytes\x88\x01\x01\x12+\n" +
+	"\x0fmax_image_bytes\x18\x06 \x01(\x03H\x03R\rmaxImageBytes\x88\x01\x01\x12)\n" +
+	"\x0emax_image_side\x18\a \x01(\x05H\x04R\fmaxImageSide\x88\x01\x01\x12\x1f\n" +
+	"\vat_snapshot\x18\b \x01(\tR\n" +
+	"atSnapshotB\r\n" +
+	"\v_start_pageB\r\n" +
+	"\v_page_countB\f\n" +
+	"\n" +
+	"_max_bytesB\x12\n" +
+	"\x10_max_image_bytesB\x11\n" +
+	"\x0f_max_image_side\"\xf0\x01\n" +
+	"\x11ReadMediaResponse\x123\n" +
+	"\x06header\x18\x01 \x01(\v2\x19.filetools.v1.MediaHeaderH\x00R\x06header\x128\n" +
+	"\n" +
+	"image_data\x18\x02 \x01(\v2\x17.filetools.v1.DataChunkH\x00R\timageData\x12+\n" +
+	"\x04page\x18\x03 \x01(\v2\x15.filetools.v1.PdfPageH\x00R\x04page\x126\n" +
+	"\atrailer\x18\x04 \x01(\v2\x1a.filetools.v1.MediaTrailerH\x00R\atrailerB\a\n" +
+	"\x05event\"\xa6\x01\n" +
+	"\vMediaHeader\x12*\n" +
+	"\x04file\x18\x01 \x01(\v2\x16.filetools.v1.FileInfoR\x04file\x12\x1d\n" +
+	"\n" +
+	"media_type\x18\x02 \x01(\tR\tmediaType\x12-\n" +
+	"\x05image\x18\x03 \x01(\v2\x17.filetools.v1.ImageInfoR\x05image\x12\x1d\n" +
+	"\n" +
+	"page_count\x18\x04 \x01(\x03R\tpageCount\"\xdc\x01\n" +
+	"\tImageInfo\x12\x1d\n" +
+	"\n" +
+	"media_type\x18\x01 \x01(\tR\tmediaType\x12\x12\n" +
+	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x14\n" +
+	"\x05width\x18\x03 \x01(\x05R\x05width\x12\x16\n" +
+	"\x06height\x18\x04 \x01(\x05R\x06height\x12%\n" +
+	"\x0eoriginal_width\x18\x05 \x01(\x05R\roriginalWidth\x12'\n" +
+	"\x0foriginal_height\x18\x06 \x01(\x05R\x0eoriginalHeight\x12\x1e\n" +
+	"\n" +
+	"downscaled\x18\a \x01(\bR\n" +
+	"downscaled\"G\n" +
+	"\aPdfPage\x12\x16\n" +
+	"\x06number\x18\x01 \x01(\x03R\x06number\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12\x10\n" +
+	"\x03cut\x18\x03 \x01(\bR\x03cut\"\x82\x01\n" +
+	"\fMediaTrailer\x12%\n" +
+	"\x0epages_returned\x18\x01 \x01(\x03R\rpagesReturned\x12\x1b\n" +
+	"\tnext_page\x18\x02 \x01(\x03R\bnextPage\x12\x1c\n" +
+	"\ttruncated\x18\x03 \x01(\bR\ttruncated\x12\x10\n" +
+	"\x03eof\x18\x04 \x01(\bR\x03eof*\x99\x01\n" +
 	"\tWriteMode\x12\x1a\n" +
 	"\x16WRITE_MODE_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cWRITE_MODE_CREATE_OR_REPLACE\x10\x01\x12\x1a\n" +
@@ -3722,7 +4312,7 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\vSearchOrder\x12\x1c\n" +
 	"\x18SEARCH_ORDER_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11SEARCH_ORDER_PATH\x10\x01\x12\x16\n" +
-	"\x12SEARCH_ORDER_FOUND\x10\x022\xc1\x06\n" +
+	"\x12SEARCH_ORDER_FOUND\x10\x022\x91\a\n" +
 	"\x05Files\x12?\n" +
 	"\x04Read\x12\x19.filetools.v1.ReadRequest\x1a\x1a.filetools.v1.ReadResponse0\x01\x12@\n" +
 	"\x05Write\x12\x1a.filetools.v1.WriteRequest\x1a\x1b.filetools.v1.WriteResponse\x12=\n" +
@@ -3736,7 +4326,8 @@ const file_filetools_v1_files_proto_rawDesc = "" +
 	"\x04List\x12\x19.filetools.v1.ListRequest\x1a\x1a.filetools.v1.ListResponse0\x01\x12E\n" +
 	"\x06Search\x12\x1b.filetools.v1.SearchRequest\x1a\x1c.filetools.v1.SearchResponse0\x01\x12E\n" +
 	"\x06Upload\x12\x1b.filetools.v1.UploadRequest\x1a\x1c.filetools.v1.UploadResponse(\x01\x12K\n" +
-	"\bDownload\x12\x1d.filetools.v1.DownloadRequest\x1a\x1e.filetools.v1.DownloadResponse0\x01BHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
+	"\bDownload\x12\x1d.filetools.v1.DownloadRequest\x1a\x1e.filetools.v1.DownloadResponse0\x01\x12N\n" +
+	"\tReadMedia\x12\x1e.filetools.v1.ReadMediaRequest\x1a\x1f.filetools.v1.ReadMediaResponse0\x01BHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
 
 var (
 	file_filetools_v1_files_proto_rawDescOnce sync.Once
@@ -3751,7 +4342,7 @@ func file_filetools_v1_files_proto_rawDescGZIP() []byte {
 }
 
 var file_filetools_v1_files_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_filetools_v1_files_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_filetools_v1_files_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_filetools_v1_files_proto_goTypes = []any{
 	(WriteMode)(0),             // 0: filetools.v1.WriteMode
 	(Newline)(0),               // 1: filetools.v1.Newline
@@ -3796,24 +4387,30 @@ var file_filetools_v1_files_proto_goTypes = []any{
 	(*DownloadRequest)(nil),    // 40: filetools.v1.DownloadRequest
 	(*DownloadResponse)(nil),   // 41: filetools.v1.DownloadResponse
 	(*DownloadHeader)(nil),     // 42: filetools.v1.DownloadHeader
-	(*FileInfo)(nil),           // 43: filetools.v1.FileInfo
-	(*DataChunk)(nil),          // 44: filetools.v1.DataChunk
+	(*ReadMediaRequest)(nil),   // 43: filetools.v1.ReadMediaRequest
+	(*ReadMediaResponse)(nil),  // 44: filetools.v1.ReadMediaResponse
+	(*MediaHeader)(nil),        // 45: filetools.v1.MediaHeader
+	(*ImageInfo)(nil),          // 46: filetools.v1.ImageInfo
+	(*PdfPage)(nil),            // 47: filetools.v1.PdfPage
+	(*MediaTrailer)(nil),       // 48: filetools.v1.MediaTrailer
+	(*FileInfo)(nil),           // 49: filetools.v1.FileInfo
+	(*DataChunk)(nil),          // 50: filetools.v1.DataChunk
 }
 var file_filetools_v1_files_proto_depIdxs = []int32{
 	7,  // 0: filetools.v1.ReadResponse.header:type_name -> filetools.v1.ReadHeader
 	8,  // 1: filetools.v1.ReadResponse.chunk:type_name -> filetools.v1.ReadChunk
 	9,  // 2: filetools.v1.ReadResponse.trailer:type_name -> filetools.v1.ReadTrailer
-	43, // 3: filetools.v1.ReadHeader.file:type_name -> filetools.v1.FileInfo
+	49, // 3: filetools.v1.ReadHeader.file:type_name -> filetools.v1.FileInfo
 	0,  // 4: filetools.v1.WriteRequest.mode:type_name -> filetools.v1.WriteMode
 	1,  // 5: filetools.v1.WriteRequest.newline:type_name -> filetools.v1.Newline
 	12, // 6: filetools.v1.EditRequest.edits:type_name -> filetools.v1.TextEdit
 	16, // 7: filetools.v1.ApplyPatchResponse.files:type_name -> filetools.v1.PatchedFile
 	2,  // 8: filetools.v1.PatchedFile.action:type_name -> filetools.v1.PatchAction
-	43, // 9: filetools.v1.MoveResponse.file:type_name -> filetools.v1.FileInfo
-	43, // 10: filetools.v1.StatResponse.file:type_name -> filetools.v1.FileInfo
+	49, // 9: filetools.v1.MoveResponse.file:type_name -> filetools.v1.FileInfo
+	49, // 10: filetools.v1.StatResponse.file:type_name -> filetools.v1.FileInfo
 	28, // 11: filetools.v1.ListResponse.entries:type_name -> filetools.v1.ListEntries
 	29, // 12: filetools.v1.ListResponse.summary:type_name -> filetools.v1.ListSummary
-	43, // 13: filetools.v1.ListEntries.entries:type_name -> filetools.v1.FileInfo
+	49, // 13: filetools.v1.ListEntries.entries:type_name -> filetools.v1.FileInfo
 	3,  // 14: filetools.v1.SearchRequest.output_mode:type_name -> filetools.v1.OutputMode
 	4,  // 15: filetools.v1.SearchRequest.order:type_name -> filetools.v1.SearchOrder
 	33, // 16: filetools.v1.SearchResponse.match:type_name -> filetools.v1.SearchMatch
@@ -3823,40 +4420,48 @@ var file_filetools_v1_files_proto_depIdxs = []int32{
 	32, // 20: filetools.v1.SearchResponse.matches:type_name -> filetools.v1.SearchMatches
 	33, // 21: filetools.v1.SearchMatches.matches:type_name -> filetools.v1.SearchMatch
 	38, // 22: filetools.v1.UploadRequest.header:type_name -> filetools.v1.UploadHeader
-	44, // 23: filetools.v1.UploadRequest.chunk:type_name -> filetools.v1.DataChunk
+	50, // 23: filetools.v1.UploadRequest.chunk:type_name -> filetools.v1.DataChunk
 	0,  // 24: filetools.v1.UploadHeader.mode:type_name -> filetools.v1.WriteMode
 	42, // 25: filetools.v1.DownloadResponse.header:type_name -> filetools.v1.DownloadHeader
-	44, // 26: filetools.v1.DownloadResponse.chunk:type_name -> filetools.v1.DataChunk
-	43, // 27: filetools.v1.DownloadHeader.file:type_name -> filetools.v1.FileInfo
-	5,  // 28: filetools.v1.Files.Read:input_type -> filetools.v1.ReadRequest
-	10, // 29: filetools.v1.Files.Write:input_type -> filetools.v1.WriteRequest
-	13, // 30: filetools.v1.Files.Edit:input_type -> filetools.v1.EditRequest
-	14, // 31: filetools.v1.Files.ApplyPatch:input_type -> filetools.v1.ApplyPatchRequest
-	18, // 32: filetools.v1.Files.Delete:input_type -> filetools.v1.DeleteRequest
-	20, // 33: filetools.v1.Files.Move:input_type -> filetools.v1.MoveRequest
-	22, // 34: filetools.v1.Files.MakeDir:input_type -> filetools.v1.MakeDirRequest
-	24, // 35: filetools.v1.Files.Stat:input_type -> filetools.v1.StatRequest
-	26, // 36: filetools.v1.Files.List:input_type -> filetools.v1.ListRequest
-	30, // 37: filetools.v1.Files.Search:input_type -> filetools.v1.SearchRequest
-	37, // 38: filetools.v1.Files.Upload:input_type -> filetools.v1.UploadRequest
-	40, // 39: filetools.v1.Files.Download:input_type -> filetools.v1.DownloadRequest
-	6,  // 40: filetools.v1.Files.Read:output_type -> filetools.v1.ReadResponse
-	11, // 41: filetools.v1.Files.Write:output_type -> filetools.v1.WriteResponse
-	17, // 42: filetools.v1.Files.Edit:output_type -> filetools.v1.EditResponse
-	15, // 43: filetools.v1.Files.ApplyPatch:output_type -> filetools.v1.ApplyPatchResponse
-	19, // 44: filetools.v1.Files.Delete:output_type -> filetools.v1.DeleteResponse
-	21, // 45: filetools.v1.Files.Move:output_type -> filetools.v1.MoveResponse
-	23, // 46: filetools.v1.Files.MakeDir:output_type -> filetools.v1.MakeDirResponse
-	25, // 47: filetools.v1.Files.Stat:output_type -> filetools.v1.StatResponse
-	27, // 48: filetools.v1.Files.List:output_type -> filetools.v1.ListResponse
-	31, // 49: filetools.v1.Files.Search:output_type -> filetools.v1.SearchResponse
-	39, // 50: filetools.v1.Files.Upload:output_type -> filetools.v1.UploadResponse
-	41, // 51: filetools.v1.Files.Download:output_type -> filetools.v1.DownloadResponse
-	40, // [40:52] is the sub-list for method output_type
-	28, // [28:40] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	50, // 26: filetools.v1.DownloadResponse.chunk:type_name -> filetools.v1.DataChunk
+	49, // 27: filetools.v1.DownloadHeader.file:type_name -> filetools.v1.FileInfo
+	45, // 28: filetools.v1.ReadMediaResponse.header:type_name -> filetools.v1.MediaHeader
+	50, // 29: filetools.v1.ReadMediaResponse.image_data:type_name -> filetools.v1.DataChunk
+	47, // 30: filetools.v1.ReadMediaResponse.page:type_name -> filetools.v1.PdfPage
+	48, // 31: filetools.v1.ReadMediaResponse.trailer:type_name -> filetools.v1.MediaTrailer
+	49, // 32: filetools.v1.MediaHeader.file:type_name -> filetools.v1.FileInfo
+	46, // 33: filetools.v1.MediaHeader.image:type_name -> filetools.v1.ImageInfo
+	5,  // 34: filetools.v1.Files.Read:input_type -> filetools.v1.ReadRequest
+	10, // 35: filetools.v1.Files.Write:input_type -> filetools.v1.WriteRequest
+	13, // 36: filetools.v1.Files.Edit:input_type -> filetools.v1.EditRequest
+	14, // 37: filetools.v1.Files.ApplyPatch:input_type -> filetools.v1.ApplyPatchRequest
+	18, // 38: filetools.v1.Files.Delete:input_type -> filetools.v1.DeleteRequest
+	20, // 39: filetools.v1.Files.Move:input_type -> filetools.v1.MoveRequest
+	22, // 40: filetools.v1.Files.MakeDir:input_type -> filetools.v1.MakeDirRequest
+	24, // 41: filetools.v1.Files.Stat:input_type -> filetools.v1.StatRequest
+	26, // 42: filetools.v1.Files.List:input_type -> filetools.v1.ListRequest
+	30, // 43: filetools.v1.Files.Search:input_type -> filetools.v1.SearchRequest
+	37, // 44: filetools.v1.Files.Upload:input_type -> filetools.v1.UploadRequest
+	40, // 45: filetools.v1.Files.Download:input_type -> filetools.v1.DownloadRequest
+	43, // 46: filetools.v1.Files.ReadMedia:input_type -> filetools.v1.ReadMediaRequest
+	6,  // 47: filetools.v1.Files.Read:output_type -> filetools.v1.ReadResponse
+	11, // 48: filetools.v1.Files.Write:output_type -> filetools.v1.WriteResponse
+	17, // 49: filetools.v1.Files.Edit:output_type -> filetools.v1.EditResponse
+	15, // 50: filetools.v1.Files.ApplyPatch:output_type -> filetools.v1.ApplyPatchResponse
+	19, // 51: filetools.v1.Files.Delete:output_type -> filetools.v1.DeleteResponse
+	21, // 52: filetools.v1.Files.Move:output_type -> filetools.v1.MoveResponse
+	23, // 53: filetools.v1.Files.MakeDir:output_type -> filetools.v1.MakeDirResponse
+	25, // 54: filetools.v1.Files.Stat:output_type -> filetools.v1.StatResponse
+	27, // 55: filetools.v1.Files.List:output_type -> filetools.v1.ListResponse
+	31, // 56: filetools.v1.Files.Search:output_type -> filetools.v1.SearchResponse
+	39, // 57: filetools.v1.Files.Upload:output_type -> filetools.v1.UploadResponse
+	41, // 58: filetools.v1.Files.Download:output_type -> filetools.v1.DownloadResponse
+	44, // 59: filetools.v1.Files.ReadMedia:output_type -> filetools.v1.ReadMediaResponse
+	47, // [47:60] is the sub-list for method output_type
+	34, // [34:47] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_filetools_v1_files_proto_init() }
@@ -3901,13 +4506,20 @@ func file_filetools_v1_files_proto_init() {
 		(*DownloadResponse_Header)(nil),
 		(*DownloadResponse_Chunk)(nil),
 	}
+	file_filetools_v1_files_proto_msgTypes[38].OneofWrappers = []any{}
+	file_filetools_v1_files_proto_msgTypes[39].OneofWrappers = []any{
+		(*ReadMediaResponse_Header)(nil),
+		(*ReadMediaResponse_ImageData)(nil),
+		(*ReadMediaResponse_Page)(nil),
+		(*ReadMediaResponse_Trailer)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_filetools_v1_files_proto_rawDesc), len(file_filetools_v1_files_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   38,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -31,6 +31,7 @@ const (
 	Files_Search_FullMethodName     = "/filetools.v1.Files/Search"
 	Files_Upload_FullMethodName     = "/filetools.v1.Files/Upload"
 	Files_Download_FullMethodName   = "/filetools.v1.Files/Download"
+	Files_ReadMedia_FullMethodName  = "/filetools.v1.Files/ReadMedia"
 )
 
 // FilesClient is the client API for Files service.
@@ -106,6 +107,14 @@ type FilesClient interface {
 	Upload(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[UploadRequest, UploadResponse], error)
 	// Fetch a file's bytes: a header with size and sha256, then chunks.
 	Download(ctx context.Context, in *DownloadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DownloadResponse], error)
+	// An image or a PDF as a model takes it: an image's bytes (downscaled when
+	// over the request's caps), or a PDF's text page by page in windows of
+	// pages, extracted in the daemon's worker pool. The kind is decided by the
+	// file's first bytes, never its name. Read's BINARY_FILE error names the
+	// media_type (metadata) of a file this call reads. Errors: NOT_MEDIA (any
+	// other file), MEDIA_UNREADABLE (a damaged, truncated or encrypted one, or
+	// one past the decode limits), QUOTA_EXCEEDED (a file over 64 MiB).
+	ReadMedia(ctx context.Context, in *ReadMediaRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReadMediaResponse], error)
 }
 
 type filesClient struct {
@@ -275,6 +284,25 @@ func (c *filesClient) Download(ctx context.Context, in *DownloadRequest, opts ..
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Files_DownloadClient = grpc.ServerStreamingClient[DownloadResponse]
 
+func (c *filesClient) ReadMedia(ctx context.Context, in *ReadMediaRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReadMediaResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Files_ServiceDesc.Streams[5], Files_ReadMedia_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ReadMediaRequest, ReadMediaResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Files_ReadMediaClient = grpc.ServerStreamingClient[ReadMediaResponse]
+
 // FilesServer is the server API for Files service.
 // All implementations must embed UnimplementedFilesServer
 // for forward compatibility.
@@ -348,6 +376,14 @@ type FilesServer interface {
 	Upload(grpc.ClientStreamingServer[UploadRequest, UploadResponse]) error
 	// Fetch a file's bytes: a header with size and sha256, then chunks.
 	Download(*DownloadRequest, grpc.ServerStreamingServer[DownloadResponse]) error
+	// An image or a PDF as a model takes it: an image's bytes (downscaled when
+	// over the request's caps), or a PDF's text page by page in windows of
+	// pages, extracted in the daemon's worker pool. The kind is decided by the
+	// file's first bytes, never its name. Read's BINARY_FILE error names the
+	// media_type (metadata) of a file this call reads. Errors: NOT_MEDIA (any
+	// other file), MEDIA_UNREADABLE (a damaged, truncated or encrypted one, or
+	// one past the decode limits), QUOTA_EXCEEDED (a file over 64 MiB).
+	ReadMedia(*ReadMediaRequest, grpc.ServerStreamingServer[ReadMediaResponse]) error
 	mustEmbedUnimplementedFilesServer()
 }
 
@@ -393,6 +429,9 @@ func (UnimplementedFilesServer) Upload(grpc.ClientStreamingServer[UploadRequest,
 }
 func (UnimplementedFilesServer) Download(*DownloadRequest, grpc.ServerStreamingServer[DownloadResponse]) error {
 	return status.Error(codes.Unimplemented, "method Download not implemented")
+}
+func (UnimplementedFilesServer) ReadMedia(*ReadMediaRequest, grpc.ServerStreamingServer[ReadMediaResponse]) error {
+	return status.Error(codes.Unimplemented, "method ReadMedia not implemented")
 }
 func (UnimplementedFilesServer) mustEmbedUnimplementedFilesServer() {}
 func (UnimplementedFilesServer) testEmbeddedByValue()               {}
@@ -592,6 +631,17 @@ func _Files_Download_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Files_DownloadServer = grpc.ServerStreamingServer[DownloadResponse]
 
+func _Files_ReadMedia_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ReadMediaRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(FilesServer).ReadMedia(m, &grpc.GenericServerStream[ReadMediaRequest, ReadMediaResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Files_ReadMediaServer = grpc.ServerStreamingServer[ReadMediaResponse]
+
 // Files_ServiceDesc is the grpc.ServiceDesc for Files service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -652,6 +702,11 @@ var Files_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Download",
 			Handler:       _Files_Download_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "ReadMedia",
+			Handler:       _Files_ReadMedia_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -37,6 +37,7 @@ from filetools.client import Client
 from filetools.tools import ToolDispatcher
 
 __all__ = [
+    "ArgumentsAsSentTool",
     "CREWAI_TOOLS",
     "FileStoreError",
     "FiletoolsCrewTool",
@@ -123,10 +124,9 @@ class _ArgumentsAsSent(CrewStructuredTool):
         return {SENT: raw_args}
 
 
-class FiletoolsCrewTool(BaseTool):
-    """One tool of the catalogue on one workspace, for a crewAI agent."""
-
-    dispatcher: ToolDispatcher = Field(exclude=True)
+class ArgumentsAsSentTool(BaseTool):
+    """A crewAI tool whose arguments reach ``_run`` as a model sent them (under ``SENT`` from an agent's
+    structured tool), for the tool to check in our words rather than pydantic's."""
 
     def _validate_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         # The dispatcher checks the arguments against the catalogue and says what is wrong in the words every
@@ -140,6 +140,12 @@ class FiletoolsCrewTool(BaseTool):
         sent = _ArgumentsAsSent.model_construct(**{name: getattr(structured, name) for name in CrewStructuredTool.model_fields})
         sent._original_tool = self
         return sent
+
+
+class FiletoolsCrewTool(ArgumentsAsSentTool):
+    """One tool of the catalogue on one workspace, for a crewAI agent."""
+
+    dispatcher: ToolDispatcher = Field(exclude=True)
 
     def _run(self, *args: Any, **kwargs: Any) -> str:
         if args:
@@ -365,3 +371,10 @@ class FiletoolsFileStore:
             raise _store_error(error, resolved) from None
         return response.version
 
+
+
+# The drop-ins for crewai-tools' FileReadTool and FileWriterTool (same names and arguments): a crew switches with
+# `from filetools.integrations.crewai import FileReadTool, FileWriterTool`.
+from filetools.integrations.crewai_file_tools import FileReadTool, FileWriterTool  # noqa: E402
+
+__all__ += ["FileReadTool", "FileWriterTool"]

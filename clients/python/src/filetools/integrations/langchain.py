@@ -10,8 +10,9 @@
 Each tool's ``args_schema`` is the catalogue's JSON Schema itself (LangChain
 takes a dict), so the schema a model is shown is written in one place. The
 dispatcher checks the arguments against that schema and runs the call; the
-tool returns its text unchanged, with the structured result as the
-``ToolMessage``'s artifact. A failed call (bad arguments, an unknown path, a
+tool returns its text unchanged (a read of an image: the text and the image as
+standard content blocks), with the structured result as the ``ToolMessage``'s
+artifact. A failed call (bad arguments, an unknown path, a
 stale version) raises ``ToolException`` inside the tool, which LangChain turns
 into a ``ToolMessage`` with status "error" and the dispatcher's text: nothing a
 model sends makes ``invoke`` raise.
@@ -52,12 +53,12 @@ class FiletoolsTool(BaseTool):
         # spreading would raise on a string input, or on an argument named like one of _run's parameters.)
         return (), {"arguments": tool_input}
 
-    def _run(self, arguments: object = None, **_: Any) -> tuple[str, dict[str, Any]]:
+    def _run(self, arguments: object = None, **_: Any) -> tuple[str | list[dict[str, Any]], dict[str, Any]]:
         if self.dispatcher is None:
             raise RuntimeError(f"the {self.name} tool was made with an AsyncClient only: call it with ainvoke")
         return _answer(self.dispatcher.call(self.name, arguments))
 
-    async def _arun(self, arguments: object = None, **_: Any) -> tuple[str, dict[str, Any]]:
+    async def _arun(self, arguments: object = None, **_: Any) -> tuple[str | list[dict[str, Any]], dict[str, Any]]:
         if self.async_dispatcher is not None:
             return _answer(await self.async_dispatcher.call(self.name, arguments))
         if self.dispatcher is None:  # pragma: no cover - filetools_tools makes every tool with one
@@ -65,9 +66,14 @@ class FiletoolsTool(BaseTool):
         return _answer(await asyncio.to_thread(self.dispatcher.call, self.name, arguments))
 
 
-def _answer(result: ToolResult) -> tuple[str, dict[str, Any]]:
+def _answer(result: ToolResult) -> tuple[str | list[dict[str, Any]], dict[str, Any]]:
     if result.is_error:
         raise ToolException(result.text)
+    if result.images:
+        # A read of an image: the text and the image as LangChain's standard content blocks (the model sees it).
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": result.text}]
+        blocks += [{"type": "image", "base64": i["data"], "mime_type": i["mimeType"]} for i in result.images]
+        return blocks, result.structured
     return result.text, result.structured
 
 

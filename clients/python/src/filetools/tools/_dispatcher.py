@@ -7,6 +7,7 @@ result (``_Call``) is written once, below, for both.
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import re
@@ -17,7 +18,7 @@ from typing import Any
 from filetools.aio import AsyncClient
 from filetools.client import Client
 from filetools.errors import FileToolsError
-from filetools.models import Progress, TextWindow
+from filetools.models import MediaRead, Progress, TextWindow
 from filetools.tools import _texts as texts
 from filetools.tools._arguments import Args, Schema, parse, well_formed
 from filetools.tools._catalogue import CATALOGUE, OPENAI_STRICT_SCHEMAS, ToolDefinition
@@ -28,6 +29,8 @@ from filetools.v1 import workspaces_pb2 as w
 #: Lines a read returns unless told otherwise, and the text it may carry: a window a model can take in.
 DEFAULT_READ_LINES = 2000
 READ_MAX_BYTES = 100_000
+#: Pages a read of a PDF returns unless told otherwise (line_count counts pages there).
+DEFAULT_PDF_PAGES = 20
 DEFAULT_LIST_ENTRIES = 1000
 #: The most entries List gives at once: a workspace's files, when changes has no snapshot to compare with.
 LIST_MAX_ENTRIES = 100_000
@@ -43,6 +46,28 @@ class ToolResult:
     is_error: bool
     #: The result as data (snake_case keys), for programs and MCP's structuredContent.
     structured: dict[str, Any]
+    #: What the model sees besides the text: the image a read of an image returns, in MCP's image
+    #: content shape ({"type": "image", "data": base64, "mimeType": ...}).
+    images: tuple[dict[str, str], ...] = ()
+
+    def anthropic_content(self) -> str | list[dict[str, Any]]:
+        """The ``content`` of an Anthropic ``tool_result`` block: the text, or text and image blocks."""
+        if not self.images:
+            return self.text
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": self.text}]
+        for i in self.images:
+            blocks.append({"type": "image", "source": {"type": "base64", "media_type": i["mimeType"], "data": i["data"]}})
+        return blocks
+
+    def openai_output(self) -> str | list[dict[str, Any]]:
+        """The ``output`` of an OpenAI Responses API ``function_call_output`` item: the text, or
+        input_text and input_image parts (a data URL). Chat Completions' tool messages carry text only."""
+        if not self.images:
+            return self.text
+        parts: list[dict[str, Any]] = [{"type": "input_text", "text": self.text}]
+        for i in self.images:
+            parts.append({"type": "input_image", "image_url": f"data:{i['mimeType']};base64,{i['data']}"})
+        return parts
 
 
 @dataclass(frozen=True)
@@ -56,8 +81,8 @@ class _Call:
     stream: bool = False
     #: The method takes on_progress (it moves bytes).
     progress: bool = False
-    #: A failure of the call -> the call to make instead, or None to report the failure.
-    recover: Callable[[FileToolsError], _Call | None] | None = None
+    #: A failure of the call -> the call to make (or the result to give) instead, or None to report the failure.
+    recover: Callable[[FileToolsError], _Call | ToolResult | None] | None = None
 
     def arguments(self, on_progress: Progress | None) -> dict[str, Any]:
         """The method's keyword arguments, with ``on_progress`` where it takes one."""
@@ -181,6 +206,8 @@ class ToolDispatcher(_Tools):
                 instead = step.recover(error) if step.recover is not None and isinstance(error, FileToolsError) else None
                 if instead is None:
                     return _failed(name, error, self._tool_set)
+                if isinstance(instead, ToolResult):
+                    return instead
                 step = instead
                 continue
             step = step.finish(answer)
@@ -224,6 +251,8 @@ class AsyncToolDispatcher(_Tools):
                 instead = step.recover(error) if step.recover is not None and isinstance(error, FileToolsError) else None
                 if instead is None:
                     return _failed(name, error, self._tool_set)
+                if isinstance(instead, ToolResult):
+                    return instead
                 step = instead
                 continue
             step = step.finish(answer)
@@ -294,8 +323,61 @@ def _read(args: Args) -> _Call:
             },
         )
 
+    def media(error: FileToolsError) -> _Call | ToolResult | None:
+        # An image or a PDF: the daemon's Read names its media type, and ReadMedia reads it.
+        media_type = error.metadata.get("media_type", "")
+        if error.reason != "BINARY_FILE" or not media_type:
+            return None
+        if tail is not None:
+            return _failure("INVALID_ARGUMENT", texts.media_tail_refused(args["path"], media_type))
+        return _read_media(args)
+
     request = {"path": args["path"], **window, "max_bytes": READ_MAX_BYTES, "at_snapshot": args.get("at_snapshot") or ""}
-    return _Call("read_text", request, finish)
+    return _Call("read_text", request, finish, recover=media)
+
+
+def _read_media(args: Args) -> _Call:
+    """read of an image (the image, and a line about it) or of a PDF (a window of its pages as text;
+    start_line and line_count count pages)."""
+    start_page = _int(args, "start_line") or 1
+
+    def finish(m: MediaRead) -> ToolResult:
+        common = {"path": m.path, "version": m.version, "media_type": m.media_type}
+        if m.image is not None:
+            i = m.image
+            shown = {
+                "media_type": i.media_type,
+                "size": len(i.data),
+                "width": i.width,
+                "height": i.height,
+                "original_width": i.original_width,
+                "original_height": i.original_height,
+                "downscaled": i.downscaled,
+            }
+            structured = {**common, "first_line": 0, "last_line": 0, "total_lines": None, "next_start_line": None, "eof": True}
+            image = {"type": "image", "data": base64.b64encode(i.data).decode("ascii"), "mimeType": i.media_type}
+            return ToolResult(texts.image(m.path, m.media_type, m.size, i), False, {**structured, "image": shown}, (image,))
+        return _ok(
+            texts.pdf(m.pages, m.page_count, m.next_page, READ_MAX_BYTES),
+            {
+                **common,
+                "first_line": m.pages[0].number if m.pages else start_page,
+                "last_line": m.pages[-1].number if m.pages else start_page - 1,
+                "total_lines": m.page_count,
+                "next_start_line": m.next_page,
+                "eof": m.eof,
+                "text": "".join(p.text for p in m.pages),
+            },
+        )
+
+    kwargs = {
+        "path": args["path"],
+        "start_page": start_page,
+        "page_count": _int(args, "line_count") or DEFAULT_PDF_PAGES,
+        "max_bytes": READ_MAX_BYTES,
+        "at_snapshot": args.get("at_snapshot") or "",
+    }
+    return _Call("read_media", kwargs, finish)
 
 
 def _write(args: Args) -> _Call:

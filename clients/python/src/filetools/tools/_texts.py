@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from filetools.errors import FileToolsError
-from filetools.models import SearchOrder, TextWindow
+from filetools.models import MediaImage, PdfPage, SearchOrder, TextWindow
 from filetools.tools._catalogue import CATALOGUE, ToolSet
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import files_pb2 as f
@@ -51,6 +51,53 @@ def read(window: TextWindow, max_bytes: int) -> str:
         text += f"(a line longer than {count(max_bytes)} bytes was cut)\n"
     if window.next_start_line is not None:
         text += f"… call read with start_line {window.next_start_line} for more{total}\n"
+    return text
+
+
+_MEDIA_FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WebP", "application/pdf": "PDF"}
+
+
+def _format_name(media_type: str) -> str:
+    return _MEDIA_FORMATS.get(media_type, media_type)
+
+
+def image(path: str, file_media_type: str, file_size: int, shown: MediaImage) -> str:
+    """The text beside an image a read returns (the image itself is a content block)."""
+    head = (
+        f"Image {path} ({_format_name(file_media_type)}, {shown.original_width}x{shown.original_height} pixels, "
+        f"{_plural(file_size, 'byte')})"
+    )
+    if not shown.downscaled:
+        return f"{head}.\n"
+    return (
+        f"{head}, shown downscaled to {shown.width}x{shown.height} "
+        f"({_format_name(shown.media_type)}, {_plural(len(shown.data), 'byte')}).\n"
+    )
+
+
+def media_tail_refused(path: str, media_type: str) -> str:
+    """Why a read of an image or a PDF with tail is refused."""
+    if media_type == "application/pdf":
+        return f"{path} is a PDF: read it without tail (start_line and line_count count its pages)"
+    return f"{path} is an image ({_format_name(media_type)}): read it without tail"
+
+
+def pdf(pages: Sequence[PdfPage], page_count: int, next_page: int | None, max_bytes: int) -> str:
+    """A window of a PDF's pages as text: each page under a line naming it, then where to go on."""
+    total = f"{_plural(page_count, 'page')} in all"
+    text = ""
+    for page in pages:
+        body = "(no text on this page)\n" if page.text == "" else page.text if page.text.endswith("\n") else f"{page.text}\n"
+        text += f"--- page {page.number} of {page_count} ---\n{body}"
+        if page.cut:
+            text += f"(page {page.number} is cut at {count(max_bytes)} bytes of text)\n"
+    if not pages:
+        text = "(a PDF with no pages)\n" if page_count == 0 else f"(no pages here; {total})\n"
+    if next_page is not None:
+        text += (
+            f"… call read with start_line {next_page} for the next pages "
+            f"(in a PDF, start_line and line_count count pages); {total}\n"
+        )
     return text
 
 

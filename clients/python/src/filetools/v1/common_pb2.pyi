@@ -53,6 +53,8 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST: _ClassVar[ErrorReason]
     ERROR_REASON_NO_SPACE: _ClassVar[ErrorReason]
     ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS: _ClassVar[ErrorReason]
+    ERROR_REASON_NOT_MEDIA: _ClassVar[ErrorReason]
+    ERROR_REASON_MEDIA_UNREADABLE: _ClassVar[ErrorReason]
     ERROR_REASON_CURSOR_OUT_OF_RANGE: _ClassVar[ErrorReason]
 FILE_TYPE_UNSPECIFIED: FileType
 FILE_TYPE_FILE: FileType
@@ -93,6 +95,8 @@ ERROR_REASON_IO_ERROR: ErrorReason
 ERROR_REASON_SNAPSHOT_WITHOUT_FILE_LIST: ErrorReason
 ERROR_REASON_NO_SPACE: ErrorReason
 ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS: ErrorReason
+ERROR_REASON_NOT_MEDIA: ErrorReason
+ERROR_REASON_MEDIA_UNREADABLE: ErrorReason
 ERROR_REASON_CURSOR_OUT_OF_RANGE: ErrorReason
 
 class FileInfo(_message.Message):

@@ -542,3 +542,87 @@ class DownloadHeader(_message.Message):
     size: int
     sha256: str
     def __init__(self, file: _Optional[_Union[_common_pb2.FileInfo, _Mapping]] = ..., size: _Optional[int] = ..., sha256: _Optional[str] = ...) -> None: ...
+
+class ReadMediaRequest(_message.Message):
+    __slots__ = ("workspace", "path", "start_page", "page_count", "max_bytes", "max_image_bytes", "max_image_side", "at_snapshot")
+    WORKSPACE_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    START_PAGE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_IMAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_IMAGE_SIDE_FIELD_NUMBER: _ClassVar[int]
+    AT_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    workspace: str
+    path: str
+    start_page: int
+    page_count: int
+    max_bytes: int
+    max_image_bytes: int
+    max_image_side: int
+    at_snapshot: str
+    def __init__(self, workspace: _Optional[str] = ..., path: _Optional[str] = ..., start_page: _Optional[int] = ..., page_count: _Optional[int] = ..., max_bytes: _Optional[int] = ..., max_image_bytes: _Optional[int] = ..., max_image_side: _Optional[int] = ..., at_snapshot: _Optional[str] = ...) -> None: ...
+
+class ReadMediaResponse(_message.Message):
+    __slots__ = ("header", "image_data", "page", "trailer")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_DATA_FIELD_NUMBER: _ClassVar[int]
+    PAGE_FIELD_NUMBER: _ClassVar[int]
+    TRAILER_FIELD_NUMBER: _ClassVar[int]
+    header: MediaHeader
+    image_data: _common_pb2.DataChunk
+    page: PdfPage
+    trailer: MediaTrailer
+    def __init__(self, header: _Optional[_Union[MediaHeader, _Mapping]] = ..., image_data: _Optional[_Union[_common_pb2.DataChunk, _Mapping]] = ..., page: _Optional[_Union[PdfPage, _Mapping]] = ..., trailer: _Optional[_Union[MediaTrailer, _Mapping]] = ...) -> None: ...
+
+class MediaHeader(_message.Message):
+    __slots__ = ("file", "media_type", "image", "page_count")
+    FILE_FIELD_NUMBER: _ClassVar[int]
+    MEDIA_TYPE_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    file: _common_pb2.FileInfo
+    media_type: str
+    image: ImageInfo
+    page_count: int
+    def __init__(self, file: _Optional[_Union[_common_pb2.FileInfo, _Mapping]] = ..., media_type: _Optional[str] = ..., image: _Optional[_Union[ImageInfo, _Mapping]] = ..., page_count: _Optional[int] = ...) -> None: ...
+
+class ImageInfo(_message.Message):
+    __slots__ = ("media_type", "size", "width", "height", "original_width", "original_height", "downscaled")
+    MEDIA_TYPE_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_WIDTH_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    DOWNSCALED_FIELD_NUMBER: _ClassVar[int]
+    media_type: str
+    size: int
+    width: int
+    height: int
+    original_width: int
+    original_height: int
+    downscaled: bool
+    def __init__(self, media_type: _Optional[str] = ..., size: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., original_width: _Optional[int] = ..., original_height: _Optional[int] = ..., downscaled: _Optional[bool] = ...) -> None: ...
+
+class PdfPage(_message.Message):
+    __slots__ = ("number", "text", "cut")
+    NUMBER_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    CUT_FIELD_NUMBER: _ClassVar[int]
+    number: int
+    text: str
+    cut: bool
+    def __init__(self, number: _Optional[int] = ..., text: _Optional[str] = ..., cut: _Optional[bool] = ...) -> None: ...
+
+class MediaTrailer(_message.Message):
+    __slots__ = ("pages_returned", "next_page", "truncated", "eof")
+    PAGES_RETURNED_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    EOF_FIELD_NUMBER: _ClassVar[int]
+    pages_returned: int
+    next_page: int
+    truncated: bool
+    eof: bool
+    def __init__(self, pages_returned: _Optional[int] = ..., next_page: _Optional[int] = ..., truncated: _Optional[bool] = ..., eof: _Optional[bool] = ...) -> None: ...

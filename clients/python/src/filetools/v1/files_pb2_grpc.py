@@ -130,6 +130,11 @@ class FilesStub:
                 request_serializer=filetools_dot_v1_dot_files__pb2.DownloadRequest.SerializeToString,
                 response_deserializer=filetools_dot_v1_dot_files__pb2.DownloadResponse.FromString,
                 _registered_method=True)
+        self.ReadMedia = channel.unary_stream(
+                '/filetools.v1.Files/ReadMedia',
+                request_serializer=filetools_dot_v1_dot_files__pb2.ReadMediaRequest.SerializeToString,
+                response_deserializer=filetools_dot_v1_dot_files__pb2.ReadMediaResponse.FromString,
+                _registered_method=True)
 
 
 class FilesServicer:
@@ -263,6 +268,19 @@ class FilesServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReadMedia(self, request, context):
+        """An image or a PDF as a model takes it: an image's bytes (downscaled when
+        over the request's caps), or a PDF's text page by page in windows of
+        pages, extracted in the daemon's worker pool. The kind is decided by the
+        file's first bytes, never its name. Read's BINARY_FILE error names the
+        media_type (metadata) of a file this call reads. Errors: NOT_MEDIA (any
+        other file), MEDIA_UNREADABLE (a damaged, truncated or encrypted one, or
+        one past the decode limits), QUOTA_EXCEEDED (a file over 64 MiB).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_FilesServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -325,6 +343,11 @@ def add_FilesServicer_to_server(servicer, server):
                     servicer.Download,
                     request_deserializer=filetools_dot_v1_dot_files__pb2.DownloadRequest.FromString,
                     response_serializer=filetools_dot_v1_dot_files__pb2.DownloadResponse.SerializeToString,
+            ),
+            'ReadMedia': grpc.unary_stream_rpc_method_handler(
+                    servicer.ReadMedia,
+                    request_deserializer=filetools_dot_v1_dot_files__pb2.ReadMediaRequest.FromString,
+                    response_serializer=filetools_dot_v1_dot_files__pb2.ReadMediaResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -687,6 +710,33 @@ class Files:
             '/filetools.v1.Files/Download',
             filetools_dot_v1_dot_files__pb2.DownloadRequest.SerializeToString,
             filetools_dot_v1_dot_files__pb2.DownloadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReadMedia(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/filetools.v1.Files/ReadMedia',
+            filetools_dot_v1_dot_files__pb2.ReadMediaRequest.SerializeToString,
+            filetools_dot_v1_dot_files__pb2.ReadMediaResponse.FromString,
             options,
             channel_credentials,
             insecure,

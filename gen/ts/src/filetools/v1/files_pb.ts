@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file filetools/v1/files.proto.
  */
 export const file_filetools_v1_files: GenFile = /*@__PURE__*/
-  fileDesc("ChhmaWxldG9vbHMvdjEvZmlsZXMucHJvdG8SDGZpbGV0b29scy52MSLzAQoLUmVhZFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBhdGgYAiABKAkSFwoKc3RhcnRfbGluZRgDIAEoA0gAiAEBEhcKCmxpbmVfY291bnQYBCABKANIAYgBARIXCgp0YWlsX2xpbmVzGAUgASgDSAKIAQESEAoIZW5jb2RpbmcYBiABKAkSFgoJbWF4X2J5dGVzGAcgASgDSAOIAQESEwoLYXRfc25hcHNob3QYCCABKAlCDQoLX3N0YXJ0X2xpbmVCDQoLX2xpbmVfY291bnRCDQoLX3RhaWxfbGluZXNCDAoKX21heF9ieXRlcyKbAQoMUmVhZFJlc3BvbnNlEioKBmhlYWRlchgBIAEoCzIYLmZpbGV0b29scy52MS5SZWFkSGVhZGVySAASKAoFY2h1bmsYAiABKAsyFy5maWxldG9vbHMudjEuUmVhZENodW5rSAASLAoHdHJhaWxlchgDIAEoCzIZLmZpbGV0b29scy52MS5SZWFkVHJhaWxlckgAQgcKBWV2ZW50Im4KClJlYWRIZWFkZXISJAoEZmlsZRgBIAEoCzIWLmZpbGV0b29scy52MS5GaWxlSW5mbxIQCghlbmNvZGluZxgCIAEoCRIYCgt0b3RhbF9saW5lcxgDIAEoA0gAiAEBQg4KDF90b3RhbF9saW5lcyItCglSZWFkQ2h1bmsSEgoKZmlyc3RfbGluZRgBIAEoAxIMCgR0ZXh0GAIgASgJIqwBCgtSZWFkVHJhaWxlchIWCg5saW5lc19yZXR1cm5lZBgBIAEoAxIWCg5ieXRlc19yZXR1cm5lZBgCIAEoAxIRCgluZXh0X2xpbmUYAyABKAMSEQoJdHJ1bmNhdGVkGAQgASgIEgsKA2VvZhgFIAEoCBIQCghsaW5lX2N1dBgGIAEoCBIYCgt0b3RhbF9saW5lcxgHIAEoA0gAiAEBQg4KDF90b3RhbF9saW5lcyL5AQoMV3JpdGVSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEhEKB2NvbnRlbnQYAyABKAlIABIOCgRkYXRhGAQgASgMSAASEAoIZW5jb2RpbmcYBSABKAkSGAoLY3JlYXRlX2RpcnMYBiABKAhIAYgBARIlCgRtb2RlGAcgASgOMhcuZmlsZXRvb2xzLnYxLldyaXRlTW9kZRImCgduZXdsaW5lGAggASgOMhUuZmlsZXRvb2xzLnYxLk5ld2xpbmUSEgoKaWZfdmVyc2lvbhgJIAEoCUIGCgRib2R5Qg4KDF9jcmVhdGVfZGlycyJdCg1Xcml0ZVJlc3BvbnNlEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoAxIPCgdjcmVhdGVkGAMgASgIEg4KBnNoYTI1NhgEIAEoCRIPCgd2ZXJzaW9uGAUgASgJIkMKCFRleHRFZGl0EhAKCG9sZF90ZXh0GAEgASgJEhAKCG5ld190ZXh0GAIgASgJEhMKC3JlcGxhY2VfYWxsGAMgASgIIowBCgtFZGl0UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDAoEcGF0aBgCIAEoCRIlCgVlZGl0cxgDIAMoCzIWLmZpbGV0b29scy52MS5UZXh0RWRpdBIPCgdkcnlfcnVuGAQgASgIEhIKCmlmX3ZlcnNpb24YBSABKAkSEAoIZW5jb2RpbmcYBiABKAkiRgoRQXBwbHlQYXRjaFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg0KBXBhdGNoGAIgASgJEg8KB2RyeV9ydW4YAyABKAgiPgoSQXBwbHlQYXRjaFJlc3BvbnNlEigKBWZpbGVzGAEgAygLMhkuZmlsZXRvb2xzLnYxLlBhdGNoZWRGaWxlIpgBCgtQYXRjaGVkRmlsZRIMCgRwYXRoGAEgASgJEikKBmFjdGlvbhgCIAEoDjIZLmZpbGV0b29scy52MS5QYXRjaEFjdGlvbhISCgptb3ZlZF9mcm9tGAMgASgJEg8KB3ZlcnNpb24YBCABKAkSFQoNc2hhMjU2X2JlZm9yZRgFIAEoCRIUCgxzaGEyNTZfYWZ0ZXIYBiABKAkilgEKDEVkaXRSZXNwb25zZRIMCgRwYXRoGAEgASgJEhQKDHJlcGxhY2VtZW50cxgCIAEoAxIMCgRkaWZmGAMgASgJEhUKDXNoYTI1Nl9iZWZvcmUYBCABKAkSFAoMc2hhMjU2X2FmdGVyGAUgASgJEg8KB3ZlcnNpb24YBiABKAkSFgoOZGlmZl90cnVuY2F0ZWQYByABKAgiVwoNRGVsZXRlUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDAoEcGF0aBgCIAEoCRIRCglyZWN1cnNpdmUYAyABKAgSEgoKaWZfdmVyc2lvbhgEIAEoCSIvCg5EZWxldGVSZXNwb25zZRIMCgRwYXRoGAEgASgJEg8KB2V4aXN0ZWQYAiABKAgilgEKC01vdmVSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIOCgZzb3VyY2UYAiABKAkSEwoLZGVzdGluYXRpb24YAyABKAkSEQoJb3ZlcndyaXRlGAQgASgIEhgKC2NyZWF0ZV9kaXJzGAUgASgISACIAQESEgoKaWZfdmVyc2lvbhgGIAEoCUIOCgxfY3JlYXRlX2RpcnMiWQoMTW92ZVJlc3BvbnNlEg4KBnNvdXJjZRgBIAEoCRITCgtkZXN0aW5hdGlvbhgCIAEoCRIkCgRmaWxlGAMgASgLMhYuZmlsZXRvb2xzLnYxLkZpbGVJbmZvIlMKDk1ha2VEaXJSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEhQKB3BhcmVudHMYAyABKAhIAIgBAUIKCghfcGFyZW50cyIwCg9NYWtlRGlyUmVzcG9uc2USDAoEcGF0aBgBIAEoCRIPCgdjcmVhdGVkGAIgASgIIm8KC1N0YXRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEhUKDWRldGVjdF9iaW5hcnkYAyABKAgSEwoLY291bnRfbGluZXMYBCABKAgSEwoLYXRfc25hcHNob3QYBSABKAkiNAoMU3RhdFJlc3BvbnNlEiQKBGZpbGUYASABKAsyFi5maWxldG9vbHMudjEuRmlsZUluZm8inQIKC0xpc3RSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB3BhdHRlcm4YAyABKAkSEQoJcmVjdXJzaXZlGAQgASgIEhYKCW1heF9kZXB0aBgFIAEoBUgAiAEBEhsKDmluY2x1ZGVfaGlkZGVuGAYgASgISAGIAQESHgoRcmVzcGVjdF9naXRpZ25vcmUYByABKAhIAogBARIYCgttYXhfZW50cmllcxgIIAEoBUgDiAEBEhMKC2F0X3NuYXBzaG90GAkgASgJQgwKCl9tYXhfZGVwdGhCEQoPX2luY2x1ZGVfaGlkZGVuQhQKEl9yZXNwZWN0X2dpdGlnbm9yZUIOCgxfbWF4X2VudHJpZXMicwoMTGlzdFJlc3BvbnNlEiwKB2VudHJpZXMYASABKAsyGS5maWxldG9vbHMudjEuTGlzdEVudHJpZXNIABIsCgdzdW1tYXJ5GAIgASgLMhkuZmlsZXRvb2xzLnYxLkxpc3RTdW1tYXJ5SABCBwoFZXZlbnQiNgoLTGlzdEVudHJpZXMSJwoHZW50cmllcxgBIAMoCzIWLmZpbGV0b29scy52MS5GaWxlSW5mbyIvCgtMaXN0U3VtbWFyeRINCgV0b3RhbBgBIAEoAxIRCgl0cnVuY2F0ZWQYAiABKAgiwQMKDVNlYXJjaFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBhdGgYAiABKAkSDwoHcGF0dGVybhgDIAEoCRIVCg1maXhlZF9zdHJpbmdzGAQgASgIEhgKEGNhc2VfaW5zZW5zaXRpdmUYBSABKAgSDwoHaW5jbHVkZRgGIAMoCRIPCgdleGNsdWRlGAcgAygJEhYKDmNvbnRleHRfYmVmb3JlGAggASgFEhUKDWNvbnRleHRfYWZ0ZXIYCSABKAUSGAoLbWF4X3Jlc3VsdHMYCiABKAVIAIgBARIaCg1tYXhfZmlsZV9zaXplGAsgASgDSAGIAQESHgoRcmVzcGVjdF9naXRpZ25vcmUYDCABKAhIAogBARItCgtvdXRwdXRfbW9kZRgNIAEoDjIYLmZpbGV0b29scy52MS5PdXRwdXRNb2RlEhUKDWJhdGNoX21hdGNoZXMYDiABKAgSKAoFb3JkZXIYDyABKA4yGS5maWxldG9vbHMudjEuU2VhcmNoT3JkZXJCDgoMX21heF9yZXN1bHRzQhAKDl9tYXhfZmlsZV9zaXplQhQKEl9yZXNwZWN0X2dpdGlnbm9yZSL7AQoOU2VhcmNoUmVzcG9uc2USKgoFbWF0Y2gYASABKAsyGS5maWxldG9vbHMudjEuU2VhcmNoTWF0Y2hIABIoCgRmaWxlGAIgASgLMhguZmlsZXRvb2xzLnYxLlNlYXJjaEZpbGVIABIqCgVjb3VudBgDIAEoCzIZLmZpbGV0b29scy52MS5TZWFyY2hDb3VudEgAEi4KB3N1bW1hcnkYBCABKAsyGy5maWxldG9vbHMudjEuU2VhcmNoU3VtbWFyeUgAEi4KB21hdGNoZXMYBSABKAsyGy5maWxldG9vbHMudjEuU2VhcmNoTWF0Y2hlc0gAQgcKBWV2ZW50IjsKDVNlYXJjaE1hdGNoZXMSKgoHbWF0Y2hlcxgBIAMoCzIZLmZpbGV0b29scy52MS5TZWFyY2hNYXRjaCJ/CgtTZWFyY2hNYXRjaBIMCgRwYXRoGAEgASgJEhMKC2xpbmVfbnVtYmVyGAIgASgDEg4KBmNvbHVtbhgDIAEoBRIMCgRsaW5lGAQgASgJEg4KBmJlZm9yZRgFIAMoCRINCgVhZnRlchgGIAMoCRIQCghsaW5lX2N1dBgHIAEoCCIaCgpTZWFyY2hGaWxlEgwKBHBhdGgYASABKAkiKgoLU2VhcmNoQ291bnQSDAoEcGF0aBgBIAEoCRINCgVjb3VudBgCIAEoAyLAAQoNU2VhcmNoU3VtbWFyeRIWCg5maWxlc19zZWFyY2hlZBgBIAEoAxIVCg1maWxlc19tYXRjaGVkGAIgASgDEg8KB21hdGNoZXMYAyABKAMSFgoOYmluYXJ5X3NraXBwZWQYBCABKAMSGQoRdG9vX2xhcmdlX3NraXBwZWQYBSABKAMSFgoOYnl0ZXNfc2VhcmNoZWQYBiABKAMSEQoJdHJ1bmNhdGVkGAcgASgIEhEKCXRpbWVkX291dBgIIAEoCCJwCg1VcGxvYWRSZXF1ZXN0EiwKBmhlYWRlchgBIAEoCzIaLmZpbGV0b29scy52MS5VcGxvYWRIZWFkZXJIABIoCgVjaHVuaxgCIAEoCzIXLmZpbGV0b29scy52MS5EYXRhQ2h1bmtIAEIHCgVldmVudCKkAQoMVXBsb2FkSGVhZGVyEhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEiUKBG1vZGUYAyABKA4yFy5maWxldG9vbHMudjEuV3JpdGVNb2RlEhgKC2NyZWF0ZV9kaXJzGAQgASgISACIAQESEgoKaWZfdmVyc2lvbhgFIAEoCRIOCgZzaGEyNTYYBiABKAlCDgoMX2NyZWF0ZV9kaXJzIl4KDlVwbG9hZFJlc3BvbnNlEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoAxIPCgdjcmVhdGVkGAMgASgIEg4KBnNoYTI1NhgEIAEoCRIPCgd2ZXJzaW9uGAUgASgJIkcKD0Rvd25sb2FkUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDAoEcGF0aBgCIAEoCRITCgthdF9zbmFwc2hvdBgDIAEoCSJ1ChBEb3dubG9hZFJlc3BvbnNlEi4KBmhlYWRlchgBIAEoCzIcLmZpbGV0b29scy52MS5Eb3dubG9hZEhlYWRlckgAEigKBWNodW5rGAIgASgLMhcuZmlsZXRvb2xzLnYxLkRhdGFDaHVua0gAQgcKBWV2ZW50IlQKDkRvd25sb2FkSGVhZGVyEiQKBGZpbGUYASABKAsyFi5maWxldG9vbHMudjEuRmlsZUluZm8SDAoEc2l6ZRgCIAEoAxIOCgZzaGEyNTYYAyABKAkqmQEKCVdyaXRlTW9kZRIaChZXUklURV9NT0RFX1VOU1BFQ0lGSUVEEAASIAocV1JJVEVfTU9ERV9DUkVBVEVfT1JfUkVQTEFDRRABEhoKFldSSVRFX01PREVfQ1JFQVRFX09OTFkQAhIbChdXUklURV9NT0RFX1JFUExBQ0VfT05MWRADEhUKEVdSSVRFX01PREVfQVBQRU5EEAQqWgoHTmV3bGluZRIXChNORVdMSU5FX1VOU1BFQ0lGSUVEEAASFAoQTkVXTElORV9QUkVTRVJWRRABEg4KCk5FV0xJTkVfTEYQAhIQCgxORVdMSU5FX0NSTEYQAyqPAQoLUGF0Y2hBY3Rpb24SHAoYUEFUQ0hfQUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSUEFUQ0hfQUNUSU9OX0FEREVEEAESGAoUUEFUQ0hfQUNUSU9OX1VQREFURUQQAhIYChRQQVRDSF9BQ1RJT05fREVMRVRFRBADEhYKElBBVENIX0FDVElPTl9NT1ZFRBAEKn0KCk91dHB1dE1vZGUSGwoXT1VUUFVUX01PREVfVU5TUEVDSUZJRUQQABIXChNPVVRQVVRfTU9ERV9DT05URU5UEAESIgoeT1VUUFVUX01PREVfRklMRVNfV0lUSF9NQVRDSEVTEAISFQoRT1VUUFVUX01PREVfQ09VTlQQAypaCgtTZWFyY2hPcmRlchIcChhTRUFSQ0hfT1JERVJfVU5TUEVDSUZJRUQQABIVChFTRUFSQ0hfT1JERVJfUEFUSBABEhYKElNFQVJDSF9PUkRFUl9GT1VORBACMsEGCgVGaWxlcxI/CgRSZWFkEhkuZmlsZXRvb2xzLnYxLlJlYWRSZXF1ZXN0GhouZmlsZXRvb2xzLnYxLlJlYWRSZXNwb25zZTABEkAKBVdyaXRlEhouZmlsZXRvb2xzLnYxLldyaXRlUmVxdWVzdBobLmZpbGV0b29scy52MS5Xcml0ZVJlc3BvbnNlEj0KBEVkaXQSGS5maWxldG9vbHMudjEuRWRpdFJlcXVlc3QaGi5maWxldG9vbHMudjEuRWRpdFJlc3BvbnNlEk8KCkFwcGx5UGF0Y2gSHy5maWxldG9vbHMudjEuQXBwbHlQYXRjaFJlcXVlc3QaIC5maWxldG9vbHMudjEuQXBwbHlQYXRjaFJlc3BvbnNlEkMKBkRlbGV0ZRIbLmZpbGV0b29scy52MS5EZWxldGVSZXF1ZXN0GhwuZmlsZXRvb2xzLnYxLkRlbGV0ZVJlc3BvbnNlEj0KBE1vdmUSGS5maWxldG9vbHMudjEuTW92ZVJlcXVlc3QaGi5maWxldG9vbHMudjEuTW92ZVJlc3BvbnNlEkYKB01ha2VEaXISHC5maWxldG9vbHMudjEuTWFrZURpclJlcXVlc3QaHS5maWxldG9vbHMudjEuTWFrZURpclJlc3BvbnNlEj0KBFN0YXQSGS5maWxldG9vbHMudjEuU3RhdFJlcXVlc3QaGi5maWxldG9vbHMudjEuU3RhdFJlc3BvbnNlEj8KBExpc3QSGS5maWxldG9vbHMudjEuTGlzdFJlcXVlc3QaGi5maWxldG9vbHMudjEuTGlzdFJlc3BvbnNlMAESRQoGU2VhcmNoEhsuZmlsZXRvb2xzLnYxLlNlYXJjaFJlcXVlc3QaHC5maWxldG9vbHMudjEuU2VhcmNoUmVzcG9uc2UwARJFCgZVcGxvYWQSGy5maWxldG9vbHMudjEuVXBsb2FkUmVxdWVzdBocLmZpbGV0b29scy52MS5VcGxvYWRSZXNwb25zZSgBEksKCERvd25sb2FkEh0uZmlsZXRvb2xzLnYxLkRvd25sb2FkUmVxdWVzdBoeLmZpbGV0b29scy52MS5Eb3dubG9hZFJlc3BvbnNlMAFCSFpGZ2l0aHViLmNvbS9maWxldG9vbHMvZmlsZXRvb2xzL2NsaWVudHMvZ28vZ2VuL2ZpbGV0b29scy92MTtmaWxldG9vbHN2MWIGcHJvdG8z", [file_filetools_v1_common]);
+  fileDesc("ChhmaWxldG9vbHMvdjEvZmlsZXMucHJvdG8SDGZpbGV0b29scy52MSLzAQoLUmVhZFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBhdGgYAiABKAkSFwoKc3RhcnRfbGluZRgDIAEoA0gAiAEBEhcKCmxpbmVfY291bnQYBCABKANIAYgBARIXCgp0YWlsX2xpbmVzGAUgASgDSAKIAQESEAoIZW5jb2RpbmcYBiABKAkSFgoJbWF4X2J5dGVzGAcgASgDSAOIAQESEwoLYXRfc25hcHNob3QYCCABKAlCDQoLX3N0YXJ0X2xpbmVCDQoLX2xpbmVfY291bnRCDQoLX3RhaWxfbGluZXNCDAoKX21heF9ieXRlcyKbAQoMUmVhZFJlc3BvbnNlEioKBmhlYWRlchgBIAEoCzIYLmZpbGV0b29scy52MS5SZWFkSGVhZGVySAASKAoFY2h1bmsYAiABKAsyFy5maWxldG9vbHMudjEuUmVhZENodW5rSAASLAoHdHJhaWxlchgDIAEoCzIZLmZpbGV0b29scy52MS5SZWFkVHJhaWxlckgAQgcKBWV2ZW50Im4KClJlYWRIZWFkZXISJAoEZmlsZRgBIAEoCzIWLmZpbGV0b29scy52MS5GaWxlSW5mbxIQCghlbmNvZGluZxgCIAEoCRIYCgt0b3RhbF9saW5lcxgDIAEoA0gAiAEBQg4KDF90b3RhbF9saW5lcyItCglSZWFkQ2h1bmsSEgoKZmlyc3RfbGluZRgBIAEoAxIMCgR0ZXh0GAIgASgJIqwBCgtSZWFkVHJhaWxlchIWCg5saW5lc19yZXR1cm5lZBgBIAEoAxIWCg5ieXRlc19yZXR1cm5lZBgCIAEoAxIRCgluZXh0X2xpbmUYAyABKAMSEQoJdHJ1bmNhdGVkGAQgASgIEgsKA2VvZhgFIAEoCBIQCghsaW5lX2N1dBgGIAEoCBIYCgt0b3RhbF9saW5lcxgHIAEoA0gAiAEBQg4KDF90b3RhbF9saW5lcyL5AQoMV3JpdGVSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEhEKB2NvbnRlbnQYAyABKAlIABIOCgRkYXRhGAQgASgMSAASEAoIZW5jb2RpbmcYBSABKAkSGAoLY3JlYXRlX2RpcnMYBiABKAhIAYgBARIlCgRtb2RlGAcgASgOMhcuZmlsZXRvb2xzLnYxLldyaXRlTW9kZRImCgduZXdsaW5lGAggASgOMhUuZmlsZXRvb2xzLnYxLk5ld2xpbmUSEgoKaWZfdmVyc2lvbhgJIAEoCUIGCgRib2R5Qg4KDF9jcmVhdGVfZGlycyJdCg1Xcml0ZVJlc3BvbnNlEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoAxIPCgdjcmVhdGVkGAMgASgIEg4KBnNoYTI1NhgEIAEoCRIPCgd2ZXJzaW9uGAUgASgJIkMKCFRleHRFZGl0EhAKCG9sZF90ZXh0GAEgASgJEhAKCG5ld190ZXh0GAIgASgJEhMKC3JlcGxhY2VfYWxsGAMgASgIIowBCgtFZGl0UmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDAoEcGF0aBgCIAEoCRIlCgVlZGl0cxgDIAMoCzIWLmZpbGV0b29scy52MS5UZXh0RWRpdBIPCgdkcnlfcnVuGAQgASgIEhIKCmlmX3ZlcnNpb24YBSABKAkSEAoIZW5jb2RpbmcYBiABKAkiRgoRQXBwbHlQYXRjaFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEg0KBXBhdGNoGAIgASgJEg8KB2RyeV9ydW4YAyABKAgiPgoSQXBwbHlQYXRjaFJlc3BvbnNlEigKBWZpbGVzGAEgAygLMhkuZmlsZXRvb2xzLnYxLlBhdGNoZWRGaWxlIpgBCgtQYXRjaGVkRmlsZRIMCgRwYXRoGAEgASgJEikKBmFjdGlvbhgCIAEoDjIZLmZpbGV0b29scy52MS5QYXRjaEFjdGlvbhISCgptb3ZlZF9mcm9tGAMgASgJEg8KB3ZlcnNpb24YBCABKAkSFQoNc2hhMjU2X2JlZm9yZRgFIAEoCRIUCgxzaGEyNTZfYWZ0ZXIYBiABKAkilgEKDEVkaXRSZXNwb25zZRIMCgRwYXRoGAEgASgJEhQKDHJlcGxhY2VtZW50cxgCIAEoAxIMCgRkaWZmGAMgASgJEhUKDXNoYTI1Nl9iZWZvcmUYBCABKAkSFAoMc2hhMjU2X2FmdGVyGAUgASgJEg8KB3ZlcnNpb24YBiABKAkSFgoOZGlmZl90cnVuY2F0ZWQYByABKAgiVwoNRGVsZXRlUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDAoEcGF0aBgCIAEoCRIRCglyZWN1cnNpdmUYAyABKAgSEgoKaWZfdmVyc2lvbhgEIAEoCSIvCg5EZWxldGVSZXNwb25zZRIMCgRwYXRoGAEgASgJEg8KB2V4aXN0ZWQYAiABKAgilgEKC01vdmVSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIOCgZzb3VyY2UYAiABKAkSEwoLZGVzdGluYXRpb24YAyABKAkSEQoJb3ZlcndyaXRlGAQgASgIEhgKC2NyZWF0ZV9kaXJzGAUgASgISACIAQESEgoKaWZfdmVyc2lvbhgGIAEoCUIOCgxfY3JlYXRlX2RpcnMiWQoMTW92ZVJlc3BvbnNlEg4KBnNvdXJjZRgBIAEoCRITCgtkZXN0aW5hdGlvbhgCIAEoCRIkCgRmaWxlGAMgASgLMhYuZmlsZXRvb2xzLnYxLkZpbGVJbmZvIlMKDk1ha2VEaXJSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEhQKB3BhcmVudHMYAyABKAhIAIgBAUIKCghfcGFyZW50cyIwCg9NYWtlRGlyUmVzcG9uc2USDAoEcGF0aBgBIAEoCRIPCgdjcmVhdGVkGAIgASgIIm8KC1N0YXRSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEhUKDWRldGVjdF9iaW5hcnkYAyABKAgSEwoLY291bnRfbGluZXMYBCABKAgSEwoLYXRfc25hcHNob3QYBSABKAkiNAoMU3RhdFJlc3BvbnNlEiQKBGZpbGUYASABKAsyFi5maWxldG9vbHMudjEuRmlsZUluZm8inQIKC0xpc3RSZXF1ZXN0EhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEg8KB3BhdHRlcm4YAyABKAkSEQoJcmVjdXJzaXZlGAQgASgIEhYKCW1heF9kZXB0aBgFIAEoBUgAiAEBEhsKDmluY2x1ZGVfaGlkZGVuGAYgASgISAGIAQESHgoRcmVzcGVjdF9naXRpZ25vcmUYByABKAhIAogBARIYCgttYXhfZW50cmllcxgIIAEoBUgDiAEBEhMKC2F0X3NuYXBzaG90GAkgASgJQgwKCl9tYXhfZGVwdGhCEQoPX2luY2x1ZGVfaGlkZGVuQhQKEl9yZXNwZWN0X2dpdGlnbm9yZUIOCgxfbWF4X2VudHJpZXMicwoMTGlzdFJlc3BvbnNlEiwKB2VudHJpZXMYASABKAsyGS5maWxldG9vbHMudjEuTGlzdEVudHJpZXNIABIsCgdzdW1tYXJ5GAIgASgLMhkuZmlsZXRvb2xzLnYxLkxpc3RTdW1tYXJ5SABCBwoFZXZlbnQiNgoLTGlzdEVudHJpZXMSJwoHZW50cmllcxgBIAMoCzIWLmZpbGV0b29scy52MS5GaWxlSW5mbyIvCgtMaXN0U3VtbWFyeRINCgV0b3RhbBgBIAEoAxIRCgl0cnVuY2F0ZWQYAiABKAgiwQMKDVNlYXJjaFJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBhdGgYAiABKAkSDwoHcGF0dGVybhgDIAEoCRIVCg1maXhlZF9zdHJpbmdzGAQgASgIEhgKEGNhc2VfaW5zZW5zaXRpdmUYBSABKAgSDwoHaW5jbHVkZRgGIAMoCRIPCgdleGNsdWRlGAcgAygJEhYKDmNvbnRleHRfYmVmb3JlGAggASgFEhUKDWNvbnRleHRfYWZ0ZXIYCSABKAUSGAoLbWF4X3Jlc3VsdHMYCiABKAVIAIgBARIaCg1tYXhfZmlsZV9zaXplGAsgASgDSAGIAQESHgoRcmVzcGVjdF9naXRpZ25vcmUYDCABKAhIAogBARItCgtvdXRwdXRfbW9kZRgNIAEoDjIYLmZpbGV0b29scy52MS5PdXRwdXRNb2RlEhUKDWJhdGNoX21hdGNoZXMYDiABKAgSKAoFb3JkZXIYDyABKA4yGS5maWxldG9vbHMudjEuU2VhcmNoT3JkZXJCDgoMX21heF9yZXN1bHRzQhAKDl9tYXhfZmlsZV9zaXplQhQKEl9yZXNwZWN0X2dpdGlnbm9yZSL7AQoOU2VhcmNoUmVzcG9uc2USKgoFbWF0Y2gYASABKAsyGS5maWxldG9vbHMudjEuU2VhcmNoTWF0Y2hIABIoCgRmaWxlGAIgASgLMhguZmlsZXRvb2xzLnYxLlNlYXJjaEZpbGVIABIqCgVjb3VudBgDIAEoCzIZLmZpbGV0b29scy52MS5TZWFyY2hDb3VudEgAEi4KB3N1bW1hcnkYBCABKAsyGy5maWxldG9vbHMudjEuU2VhcmNoU3VtbWFyeUgAEi4KB21hdGNoZXMYBSABKAsyGy5maWxldG9vbHMudjEuU2VhcmNoTWF0Y2hlc0gAQgcKBWV2ZW50IjsKDVNlYXJjaE1hdGNoZXMSKgoHbWF0Y2hlcxgBIAMoCzIZLmZpbGV0b29scy52MS5TZWFyY2hNYXRjaCJ/CgtTZWFyY2hNYXRjaBIMCgRwYXRoGAEgASgJEhMKC2xpbmVfbnVtYmVyGAIgASgDEg4KBmNvbHVtbhgDIAEoBRIMCgRsaW5lGAQgASgJEg4KBmJlZm9yZRgFIAMoCRINCgVhZnRlchgGIAMoCRIQCghsaW5lX2N1dBgHIAEoCCIaCgpTZWFyY2hGaWxlEgwKBHBhdGgYASABKAkiKgoLU2VhcmNoQ291bnQSDAoEcGF0aBgBIAEoCRINCgVjb3VudBgCIAEoAyLAAQoNU2VhcmNoU3VtbWFyeRIWCg5maWxlc19zZWFyY2hlZBgBIAEoAxIVCg1maWxlc19tYXRjaGVkGAIgASgDEg8KB21hdGNoZXMYAyABKAMSFgoOYmluYXJ5X3NraXBwZWQYBCABKAMSGQoRdG9vX2xhcmdlX3NraXBwZWQYBSABKAMSFgoOYnl0ZXNfc2VhcmNoZWQYBiABKAMSEQoJdHJ1bmNhdGVkGAcgASgIEhEKCXRpbWVkX291dBgIIAEoCCJwCg1VcGxvYWRSZXF1ZXN0EiwKBmhlYWRlchgBIAEoCzIaLmZpbGV0b29scy52MS5VcGxvYWRIZWFkZXJIABIoCgVjaHVuaxgCIAEoCzIXLmZpbGV0b29scy52MS5EYXRhQ2h1bmtIAEIHCgVldmVudCKkAQoMVXBsb2FkSGVhZGVyEhEKCXdvcmtzcGFjZRgBIAEoCRIMCgRwYXRoGAIgASgJEiUKBG1vZGUYAyABKA4yFy5maWxldG9vbHMudjEuV3JpdGVNb2RlEhgKC2NyZWF0ZV9kaXJzGAQgASgISACIAQESEgoKaWZfdmVyc2lvbhgFIAEoCRIOCgZzaGEyNTYYBiABKAlCDgoMX2NyZWF0ZV9kaXJzIl4KDlVwbG9hZFJlc3BvbnNlEgwKBHBhdGgYASABKAkSDAoEc2l6ZRgCIAEoAxIPCgdjcmVhdGVkGAMgASgIEg4KBnNoYTI1NhgEIAEoCRIPCgd2ZXJzaW9uGAUgASgJIkcKD0Rvd25sb2FkUmVxdWVzdBIRCgl3b3Jrc3BhY2UYASABKAkSDAoEcGF0aBgCIAEoCRITCgthdF9zbmFwc2hvdBgDIAEoCSJ1ChBEb3dubG9hZFJlc3BvbnNlEi4KBmhlYWRlchgBIAEoCzIcLmZpbGV0b29scy52MS5Eb3dubG9hZEhlYWRlckgAEigKBWNodW5rGAIgASgLMhcuZmlsZXRvb2xzLnYxLkRhdGFDaHVua0gAQgcKBWV2ZW50IlQKDkRvd25sb2FkSGVhZGVyEiQKBGZpbGUYASABKAsyFi5maWxldG9vbHMudjEuRmlsZUluZm8SDAoEc2l6ZRgCIAEoAxIOCgZzaGEyNTYYAyABKAkioAIKEFJlYWRNZWRpYVJlcXVlc3QSEQoJd29ya3NwYWNlGAEgASgJEgwKBHBhdGgYAiABKAkSFwoKc3RhcnRfcGFnZRgDIAEoA0gAiAEBEhcKCnBhZ2VfY291bnQYBCABKANIAYgBARIWCgltYXhfYnl0ZXMYBSABKANIAogBARIcCg9tYXhfaW1hZ2VfYnl0ZXMYBiABKANIA4gBARIbCg5tYXhfaW1hZ2Vfc2lkZRgHIAEoBUgEiAEBEhMKC2F0X3NuYXBzaG90GAggASgJQg0KC19zdGFydF9wYWdlQg0KC19wYWdlX2NvdW50QgwKCl9tYXhfYnl0ZXNCEgoQX21heF9pbWFnZV9ieXRlc0IRCg9fbWF4X2ltYWdlX3NpZGUizgEKEVJlYWRNZWRpYVJlc3BvbnNlEisKBmhlYWRlchgBIAEoCzIZLmZpbGV0b29scy52MS5NZWRpYUhlYWRlckgAEi0KCmltYWdlX2RhdGEYAiABKAsyFy5maWxldG9vbHMudjEuRGF0YUNodW5rSAASJQoEcGFnZRgDIAEoCzIVLmZpbGV0b29scy52MS5QZGZQYWdlSAASLQoHdHJhaWxlchgEIAEoCzIaLmZpbGV0b29scy52MS5NZWRpYVRyYWlsZXJIAEIHCgVldmVudCKDAQoLTWVkaWFIZWFkZXISJAoEZmlsZRgBIAEoCzIWLmZpbGV0b29scy52MS5GaWxlSW5mbxISCgptZWRpYV90eXBlGAIgASgJEiYKBWltYWdlGAMgASgLMhcuZmlsZXRvb2xzLnYxLkltYWdlSW5mbxISCgpwYWdlX2NvdW50GAQgASgDIpEBCglJbWFnZUluZm8SEgoKbWVkaWFfdHlwZRgBIAEoCRIMCgRzaXplGAIgASgDEg0KBXdpZHRoGAMgASgFEg4KBmhlaWdodBgEIAEoBRIWCg5vcmlnaW5hbF93aWR0aBgFIAEoBRIXCg9vcmlnaW5hbF9oZWlnaHQYBiABKAUSEgoKZG93bnNjYWxlZBgHIAEoCCI0CgdQZGZQYWdlEg4KBm51bWJlchgBIAEoAxIMCgR0ZXh0GAIgASgJEgsKA2N1dBgDIAEoCCJZCgxNZWRpYVRyYWlsZXISFgoOcGFnZXNfcmV0dXJuZWQYASABKAMSEQoJbmV4dF9wYWdlGAIgASgDEhEKCXRydW5jYXRlZBgDIAEoCBILCgNlb2YYBCABKAgqmQEKCVdyaXRlTW9kZRIaChZXUklURV9NT0RFX1VOU1BFQ0lGSUVEEAASIAocV1JJVEVfTU9ERV9DUkVBVEVfT1JfUkVQTEFDRRABEhoKFldSSVRFX01PREVfQ1JFQVRFX09OTFkQAhIbChdXUklURV9NT0RFX1JFUExBQ0VfT05MWRADEhUKEVdSSVRFX01PREVfQVBQRU5EEAQqWgoHTmV3bGluZRIXChNORVdMSU5FX1VOU1BFQ0lGSUVEEAASFAoQTkVXTElORV9QUkVTRVJWRRABEg4KCk5FV0xJTkVfTEYQAhIQCgxORVdMSU5FX0NSTEYQAyqPAQoLUGF0Y2hBY3Rpb24SHAoYUEFUQ0hfQUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSUEFUQ0hfQUNUSU9OX0FEREVEEAESGAoUUEFUQ0hfQUNUSU9OX1VQREFURUQQAhIYChRQQVRDSF9BQ1RJT05fREVMRVRFRBADEhYKElBBVENIX0FDVElPTl9NT1ZFRBAEKn0KCk91dHB1dE1vZGUSGwoXT1VUUFVUX01PREVfVU5TUEVDSUZJRUQQABIXChNPVVRQVVRfTU9ERV9DT05URU5UEAESIgoeT1VUUFVUX01PREVfRklMRVNfV0lUSF9NQVRDSEVTEAISFQoRT1VUUFVUX01PREVfQ09VTlQQAypaCgtTZWFyY2hPcmRlchIcChhTRUFSQ0hfT1JERVJfVU5TUEVDSUZJRUQQABIVChFTRUFSQ0hfT1JERVJfUEFUSBABEhYKElNFQVJDSF9PUkRFUl9GT1VORBACMpEHCgVGaWxlcxI/CgRSZWFkEhkuZmlsZXRvb2xzLnYxLlJlYWRSZXF1ZXN0GhouZmlsZXRvb2xzLnYxLlJlYWRSZXNwb25zZTABEkAKBVdyaXRlEhouZmlsZXRvb2xzLnYxLldyaXRlUmVxdWVzdBobLmZpbGV0b29scy52MS5Xcml0ZVJlc3BvbnNlEj0KBEVkaXQSGS5maWxldG9vbHMudjEuRWRpdFJlcXVlc3QaGi5maWxldG9vbHMudjEuRWRpdFJlc3BvbnNlEk8KCkFwcGx5UGF0Y2gSHy5maWxldG9vbHMudjEuQXBwbHlQYXRjaFJlcXVlc3QaIC5maWxldG9vbHMudjEuQXBwbHlQYXRjaFJlc3BvbnNlEkMKBkRlbGV0ZRIbLmZpbGV0b29scy52MS5EZWxldGVSZXF1ZXN0GhwuZmlsZXRvb2xzLnYxLkRlbGV0ZVJlc3BvbnNlEj0KBE1vdmUSGS5maWxldG9vbHMudjEuTW92ZVJlcXVlc3QaGi5maWxldG9vbHMudjEuTW92ZVJlc3BvbnNlEkYKB01ha2VEaXISHC5maWxldG9vbHMudjEuTWFrZURpclJlcXVlc3QaHS5maWxldG9vbHMudjEuTWFrZURpclJlc3BvbnNlEj0KBFN0YXQSGS5maWxldG9vbHMudjEuU3RhdFJlcXVlc3QaGi5maWxldG9vbHMudjEuU3RhdFJlc3BvbnNlEj8KBExpc3QSGS5maWxldG9vbHMudjEuTGlzdFJlcXVlc3QaGi5maWxldG9vbHMudjEuTGlzdFJlc3BvbnNlMAESRQoGU2VhcmNoEhsuZmlsZXRvb2xzLnYxLlNlYXJjaFJlcXVlc3QaHC5maWxldG9vbHMudjEuU2VhcmNoUmVzcG9uc2UwARJFCgZVcGxvYWQSGy5maWxldG9vbHMudjEuVXBsb2FkUmVxdWVzdBocLmZpbGV0b29scy52MS5VcGxvYWRSZXNwb25zZSgBEksKCERvd25sb2FkEh0uZmlsZXRvb2xzLnYxLkRvd25sb2FkUmVxdWVzdBoeLmZpbGV0b29scy52MS5Eb3dubG9hZFJlc3BvbnNlMAESTgoJUmVhZE1lZGlhEh4uZmlsZXRvb2xzLnYxLlJlYWRNZWRpYVJlcXVlc3QaHy5maWxldG9vbHMudjEuUmVhZE1lZGlhUmVzcG9uc2UwAUJIWkZnaXRodWIuY29tL2ZpbGV0b29scy9maWxldG9vbHMvY2xpZW50cy9nby9nZW4vZmlsZXRvb2xzL3YxO2ZpbGV0b29sc3YxYgZwcm90bzM", [file_filetools_v1_common]);
 
 /**
  * @generated from message filetools.v1.ReadRequest
@@ -1717,6 +1717,297 @@ export const DownloadHeaderSchema: GenMessage<DownloadHeader> = /*@__PURE__*/
   messageDesc(file_filetools_v1_files, 37);
 
 /**
+ * @generated from message filetools.v1.ReadMediaRequest
+ */
+export type ReadMediaRequest = Message<"filetools.v1.ReadMediaRequest"> & {
+  /**
+   * Workspace id.
+   *
+   * @generated from field: string workspace = 1;
+   */
+  workspace: string;
+
+  /**
+   * Workspace path of a PNG, JPEG, GIF, WebP or PDF file.
+   *
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * PDF: the first page to return, 1-based. Unset = 1. Past the last page:
+   * no pages, eof true.
+   *
+   * @generated from field: optional int64 start_page = 3;
+   */
+  startPage?: bigint | undefined;
+
+  /**
+   * PDF: how many pages to return. Unset = to the end (within max_bytes).
+   *
+   * @generated from field: optional int64 page_count = 4;
+   */
+  pageCount?: bigint | undefined;
+
+  /**
+   * PDF: cap on the UTF-8 bytes of text returned. Unset or 0 = 1 MiB, also
+   * the most. Only whole pages are returned, except when the first page alone
+   * is longer: its text is cut on a character boundary (PdfPage.cut).
+   *
+   * @generated from field: optional int64 max_bytes = 5;
+   */
+  maxBytes?: bigint | undefined;
+
+  /**
+   * Image: the most bytes returned. Unset or 0 = 3.75 MiB (5 MiB as base64),
+   * also the most. A larger image is downscaled (and re-encoded, as JPEG when
+   * that is what fits) until it fits.
+   *
+   * @generated from field: optional int64 max_image_bytes = 6;
+   */
+  maxImageBytes?: bigint | undefined;
+
+  /**
+   * Image: the most pixels on its longer side. Unset or 0 = 2000, at most
+   * 8000. A larger image is downscaled to it, keeping its aspect ratio.
+   *
+   * @generated from field: optional int32 max_image_side = 7;
+   */
+  maxImageSide?: number | undefined;
+
+  /**
+   * A snapshot id: answer from that stored snapshot instead of the live
+   * workspace (see "Reads at a snapshot" above). Empty = the live workspace.
+   *
+   * @generated from field: string at_snapshot = 8;
+   */
+  atSnapshot: string;
+};
+
+/**
+ * Describes the message filetools.v1.ReadMediaRequest.
+ * Use `create(ReadMediaRequestSchema)` to create a new message.
+ */
+export const ReadMediaRequestSchema: GenMessage<ReadMediaRequest> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_files, 38);
+
+/**
+ * @generated from message filetools.v1.ReadMediaResponse
+ */
+export type ReadMediaResponse = Message<"filetools.v1.ReadMediaResponse"> & {
+  /**
+   * A header first; then for an image its bytes in chunks of at most 1 MiB,
+   * for a PDF its pages; then one trailer.
+   *
+   * @generated from oneof filetools.v1.ReadMediaResponse.event
+   */
+  event: {
+    /**
+     * @generated from field: filetools.v1.MediaHeader header = 1;
+     */
+    value: MediaHeader;
+    case: "header";
+  } | {
+    /**
+     * @generated from field: filetools.v1.DataChunk image_data = 2;
+     */
+    value: DataChunk;
+    case: "imageData";
+  } | {
+    /**
+     * @generated from field: filetools.v1.PdfPage page = 3;
+     */
+    value: PdfPage;
+    case: "page";
+  } | {
+    /**
+     * @generated from field: filetools.v1.MediaTrailer trailer = 4;
+     */
+    value: MediaTrailer;
+    case: "trailer";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message filetools.v1.ReadMediaResponse.
+ * Use `create(ReadMediaResponseSchema)` to create a new message.
+ */
+export const ReadMediaResponseSchema: GenMessage<ReadMediaResponse> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_files, 39);
+
+/**
+ * @generated from message filetools.v1.MediaHeader
+ */
+export type MediaHeader = Message<"filetools.v1.MediaHeader"> & {
+  /**
+   * The file as it was opened.
+   *
+   * @generated from field: filetools.v1.FileInfo file = 1;
+   */
+  file?: FileInfo | undefined;
+
+  /**
+   * The file's media type, from its first bytes: "image/png", "image/jpeg",
+   * "image/gif", "image/webp" or "application/pdf".
+   *
+   * @generated from field: string media_type = 2;
+   */
+  mediaType: string;
+
+  /**
+   * Set for an image.
+   *
+   * @generated from field: filetools.v1.ImageInfo image = 3;
+   */
+  image?: ImageInfo | undefined;
+
+  /**
+   * PDF: the pages in the document.
+   *
+   * @generated from field: int64 page_count = 4;
+   */
+  pageCount: bigint;
+};
+
+/**
+ * Describes the message filetools.v1.MediaHeader.
+ * Use `create(MediaHeaderSchema)` to create a new message.
+ */
+export const MediaHeaderSchema: GenMessage<MediaHeader> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_files, 40);
+
+/**
+ * @generated from message filetools.v1.ImageInfo
+ */
+export type ImageInfo = Message<"filetools.v1.ImageInfo"> & {
+  /**
+   * The media type of the bytes that follow (a downscaled image may have
+   * been re-encoded: a GIF as PNG, a large photo as JPEG).
+   *
+   * @generated from field: string media_type = 1;
+   */
+  mediaType: string;
+
+  /**
+   * Bytes that follow.
+   *
+   * @generated from field: int64 size = 2;
+   */
+  size: bigint;
+
+  /**
+   * Their pixel size.
+   *
+   * @generated from field: int32 width = 3;
+   */
+  width: number;
+
+  /**
+   * @generated from field: int32 height = 4;
+   */
+  height: number;
+
+  /**
+   * The file's own pixel size (the same unless downscaled).
+   *
+   * @generated from field: int32 original_width = 5;
+   */
+  originalWidth: number;
+
+  /**
+   * @generated from field: int32 original_height = 6;
+   */
+  originalHeight: number;
+
+  /**
+   * True when the bytes are not the file's but a smaller image of it.
+   *
+   * @generated from field: bool downscaled = 7;
+   */
+  downscaled: boolean;
+};
+
+/**
+ * Describes the message filetools.v1.ImageInfo.
+ * Use `create(ImageInfoSchema)` to create a new message.
+ */
+export const ImageInfoSchema: GenMessage<ImageInfo> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_files, 41);
+
+/**
+ * @generated from message filetools.v1.PdfPage
+ */
+export type PdfPage = Message<"filetools.v1.PdfPage"> & {
+  /**
+   * Page number, 1-based.
+   *
+   * @generated from field: int64 number = 1;
+   */
+  number: bigint;
+
+  /**
+   * The page's text, its lines as pdf.js finds them (LF between lines).
+   *
+   * @generated from field: string text = 2;
+   */
+  text: string;
+
+  /**
+   * True when the text was cut at max_bytes (the first page of a window only).
+   *
+   * @generated from field: bool cut = 3;
+   */
+  cut: boolean;
+};
+
+/**
+ * Describes the message filetools.v1.PdfPage.
+ * Use `create(PdfPageSchema)` to create a new message.
+ */
+export const PdfPageSchema: GenMessage<PdfPage> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_files, 42);
+
+/**
+ * @generated from message filetools.v1.MediaTrailer
+ */
+export type MediaTrailer = Message<"filetools.v1.MediaTrailer"> & {
+  /**
+   * PDF: pages returned.
+   *
+   * @generated from field: int64 pages_returned = 1;
+   */
+  pagesReturned: bigint;
+
+  /**
+   * PDF: the page to ask for next; 0 when the window reached the last page.
+   *
+   * @generated from field: int64 next_page = 2;
+   */
+  nextPage: bigint;
+
+  /**
+   * PDF: true when max_bytes stopped the window before page_count pages or the end.
+   *
+   * @generated from field: bool truncated = 3;
+   */
+  truncated: boolean;
+
+  /**
+   * PDF: true when the window reached the last page.
+   *
+   * @generated from field: bool eof = 4;
+   */
+  eof: boolean;
+};
+
+/**
+ * Describes the message filetools.v1.MediaTrailer.
+ * Use `create(MediaTrailerSchema)` to create a new message.
+ */
+export const MediaTrailerSchema: GenMessage<MediaTrailer> = /*@__PURE__*/
+  messageDesc(file_filetools_v1_files, 43);
+
+/**
  * How Write treats an existing or missing file.
  *
  * @generated from enum filetools.v1.WriteMode
@@ -2098,6 +2389,22 @@ export const Files: GenService<{
     methodKind: "server_streaming";
     input: typeof DownloadRequestSchema;
     output: typeof DownloadResponseSchema;
+  },
+  /**
+   * An image or a PDF as a model takes it: an image's bytes (downscaled when
+   * over the request's caps), or a PDF's text page by page in windows of
+   * pages, extracted in the daemon's worker pool. The kind is decided by the
+   * file's first bytes, never its name. Read's BINARY_FILE error names the
+   * media_type (metadata) of a file this call reads. Errors: NOT_MEDIA (any
+   * other file), MEDIA_UNREADABLE (a damaged, truncated or encrypted one, or
+   * one past the decode limits), QUOTA_EXCEEDED (a file over 64 MiB).
+   *
+   * @generated from rpc filetools.v1.Files.ReadMedia
+   */
+  readMedia: {
+    methodKind: "server_streaming";
+    input: typeof ReadMediaRequestSchema;
+    output: typeof ReadMediaResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_filetools_v1_files, 0);

@@ -1,0 +1,58 @@
+// planInPlace: what a restore into a copy that the last snapshot read fetches
+// and removes. A copy one run behind fetches the files that changed and the
+// directories on the way to them, not the tree's skeleton.
+import { describe, expect, it } from "vitest";
+import type { ListedEntry } from "../workspace/fingerprint.js";
+import { planInPlace } from "./in-place.js";
+import type { TreeMember } from "./seekable-read.js";
+import type { EntryType } from "../workspace/entry.js";
+
+const member = (path: string, type: "file" | "directory", mode: number, sha256 = ""): TreeMember =>
+  ({ path, sha256, chunks: [], header: { name: path.slice(1), type, mode, size: 0, mtime: 0 } }) as unknown as TreeMember;
+const live = (path: string, type: EntryType, mode: number, version = "v"): ListedEntry => ({ parts: path.split("/").slice(1), path, type, mode, version, ctimeNs: 0n, mtimeNs: 0n });
+
+describe("planInPlace", () => {
+  const target = [
+    member("/a", "directory", 0o755),
+    member("/a/b", "directory", 0o755),
+    member("/a/b/changed.txt", "file", 0o644, "new"),
+    member("/a/b/same.txt", "file", 0o644, "same"),
+    member("/c", "directory", 0o755),
+    member("/c/same.txt", "file", 0o644, "same"),
+    member("/d", "directory", 0o700),
+    member("/e", "directory", 0o755),
+    member("/e/f", "directory", 0o755),
+    member("/e/f/new.txt", "file", 0o644, "new"),
+  ];
+  const known = new Map([
+    ["/a/b/changed.txt", { version: "v", sha256: "old" }],
+    ["/a/b/same.txt", { version: "v", sha256: "same" }],
+    ["/c/same.txt", { version: "v", sha256: "same" }],
+  ]);
+
+  it("fetches what differs and the directories on the way to it, keeps the rest, and removes what the snapshot does not hold", () => {
+    const plan = planInPlace(
+      target,
+      [
+        live("", "directory", 0o755),
+        live("/a", "directory", 0o755),
+        live("/a/b", "directory", 0o755),
+        live("/a/b/changed.txt", "file", 0o644),
+        live("/a/b/same.txt", "file", 0o644),
+        live("/a/b/extra.txt", "file", 0o644),
+        live("/c", "directory", 0o755),
+        live("/c/same.txt", "file", 0o644),
+        live("/d", "directory", 0o755), // its mode differs: fetched
+        live("/gone", "directory", 0o755),
+        live("/gone/inside.txt", "file", 0o644),
+      ],
+      known,
+    );
+    expect(plan.fetch.map((m) => m.path)).toEqual(["/a", "/a/b", "/a/b/changed.txt", "/d", "/e", "/e/f", "/e/f/new.txt"]);
+    expect(plan.remove).toEqual([["a", "b", "extra.txt"], ["gone"]]);
+  });
+
+  it("fetches everything into an empty copy", () => {
+    expect(planInPlace(target, [live("", "directory", 0o755)], known).fetch).toEqual(target);
+  });
+});
