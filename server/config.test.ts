@@ -34,7 +34,22 @@ describe("parseConfig", () => {
       nodeName: `${os.hostname()}-${process.pid}`,
       workers: os.availableParallelism(),
       quota: { bytes: 0, files: 0 },
+      journal: { maxEntries: 100_000, maxAgeMs: 7 * 24 * 3600 * 1000 },
+      watchQueue: 1024,
+      outsideScanMs: 2000,
+      outsideWatch: "notify",
     });
+  });
+
+  it("reads the journal's retention and the watch queue (--journal-max-entries, --journal-max-age-ms, --watch-queue)", () => {
+    const config = parseConfig(["--journal-max-entries", "500", "--journal-max-age-ms", "60000", "--watch-queue", "8"], {});
+    expect(config.journal).toEqual({ maxEntries: 500, maxAgeMs: 60_000 });
+    expect(config.watchQueue).toBe(8);
+    expect(parseConfig([], { FILETOOLS_WATCH_QUEUE: "16" }).watchQueue).toBe(16);
+    expect(configError(["--journal-max-entries", "0"]).message).toMatch(/--journal-max-entries/);
+    expect(configError(["--watch-queue", "-1"]).message).toMatch(/--watch-queue/);
+    expect(parseConfig(["--outside-watch", "scan"], {}).outsideWatch).toBe("scan");
+    expect(configError(["--outside-watch", "poll"]).message).toMatch(/notify, scan or off/);
   });
 
   it("reads --node-name (printable, at most 128 characters)", () => {

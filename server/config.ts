@@ -64,6 +64,14 @@ export interface DaemonConfig {
   s3: S3Settings;
   /** Per-workspace limits (--quota-bytes, --quota-files; 0 = none); a token's own limits replace them for its calls. */
   quota: QuotaLimits;
+  /** The journal of changes: entries kept per workspace at least, and for how long (README "Watch and the journal"). */
+  journal: { maxEntries: number; maxAgeMs: number };
+  /** Entries a slow watcher may have waiting before it is told it missed some. */
+  watchQueue: number;
+  /** How often a bound workspace is stat-scanned for outside changes when the kernel's notifications are unavailable, in ms. */
+  outsideScanMs: number;
+  /** How outside changes to bound workspaces are found: the kernel's notifications (scan where they fail), a scan, or not at all. */
+  outsideWatch: "notify" | "scan" | "off";
 }
 
 export interface TlsFiles {
@@ -125,6 +133,11 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     .option("--client-stream-idle-ms <ms>", "an upload or import that sends nothing this long fails (env FILETOOLS_CLIENT_STREAM_IDLE_MS)", "30000")
     .option("--quota-bytes <bytes>", "per-workspace limit on the bytes of its files, e.g. 10GiB (env FILETOOLS_QUOTA_BYTES; 0: none)", "0")
     .option("--quota-files <n>", "per-workspace limit on its entries: files, directories, links (env FILETOOLS_QUOTA_FILES; 0: none)", "0")
+    .option("--journal-max-entries <n>", "journal entries kept per workspace (env FILETOOLS_JOURNAL_MAX_ENTRIES)", "100000")
+    .option("--journal-max-age-ms <ms>", "journal entries older than this are dropped (env FILETOOLS_JOURNAL_MAX_AGE_MS; default 7 days)", String(7 * 24 * 3600 * 1000))
+    .option("--watch-queue <n>", "entries a slow watcher may have waiting before it misses some (env FILETOOLS_WATCH_QUEUE)", "1024")
+    .option("--outside-scan-ms <ms>", "stat-scan interval of bound workspaces without kernel notifications (env FILETOOLS_OUTSIDE_SCAN_MS)", "2000")
+    .option("--outside-watch <mode>", "how changes made behind the daemon's back in bound workspaces are journaled: notify, scan or off (env FILETOOLS_OUTSIDE_WATCH)", "notify")
     .option("--insecure", "allow a non-loopback listen address without tokens or TLS (env FILETOOLS_INSECURE)")
     .option("--tokens <file>", "JSON tokens file; every call then needs authorization: Bearer TOKEN (env FILETOOLS_TOKENS)")
     .option("--tls-cert <file>", "PEM certificate chain: serve TLS (with --tls-key; env FILETOOLS_TLS_CERT)")
@@ -203,6 +216,13 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
       bytes: parseBytes("--quota-bytes", String(setting("quotaBytes")), 0, Number.MAX_SAFE_INTEGER),
       files: parseFileLimit(String(setting("quotaFiles"))),
     },
+    journal: {
+      maxEntries: parseCount("--journal-max-entries", String(setting("journalMaxEntries")), 1, 100_000_000),
+      maxAgeMs: parseCount("--journal-max-age-ms", String(setting("journalMaxAgeMs")), 1000, 10 * 365 * 24 * 3600 * 1000),
+    },
+    watchQueue: parseCount("--watch-queue", String(setting("watchQueue")), 1),
+    outsideScanMs: parseCount("--outside-scan-ms", String(setting("outsideScanMs")), 50),
+    outsideWatch: parseOutsideWatch(String(setting("outsideWatch"))),
   };
 }
 
@@ -305,9 +325,9 @@ function parseGzipLevel(value: string): number {
   return n;
 }
 
-function parseCount(flag: string, value: string, min: number): number {
+function parseCount(flag: string, value: string, min: number, max = 1_000_000): number {
   const n = /^\d+$/.test(value.trim()) ? Number(value) : NaN;
-  if (!(n >= min && n <= 1_000_000)) throw new ConfigError(`${flag} ${value}: expected a whole number between ${min} and 1000000`);
+  if (!(n >= min && n <= max)) throw new ConfigError(`${flag} ${value}: expected a whole number between ${min} and ${max}`);
   return n;
 }
 
@@ -399,4 +419,9 @@ function parseNodeName(value: unknown): string {
   const name = String(value);
   if (!/^[\x21-\x7e][\x20-\x7e]{0,127}$/.test(name)) throw new ConfigError(`--node-name ${JSON.stringify(name.slice(0, 40))}: expected 1 to 128 printable ASCII characters`);
   return name;
+}
+
+function parseOutsideWatch(value: string): DaemonConfig["outsideWatch"] {
+  if (value === "notify" || value === "scan" || value === "off") return value;
+  throw new ConfigError(`--outside-watch ${value}: expected notify, scan or off`);
 }

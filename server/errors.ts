@@ -38,7 +38,8 @@ export type ErrorReason =
   | "SNAPSHOT_WITHOUT_CONTENTS"
   | "NO_SPACE"
   | "NOT_MEDIA"
-  | "MEDIA_UNREADABLE";
+  | "MEDIA_UNREADABLE"
+  | "CURSOR_OUT_OF_RANGE";
 
 export class FileToolsError extends Error {
   override readonly name = "FileToolsError";

@@ -7,6 +7,7 @@ import { Files } from "@filetools/proto/filetools/v1/files_pb.js";
 import { Workspaces } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { Multiplex } from "@filetools/proto/filetools/v1/multiplex_pb.js";
 import { Daemon } from "@filetools/proto/filetools/v1/daemon_pb.js";
+import { Journal } from "@filetools/proto/filetools/v1/journal_pb.js";
 import { file_google_rpc_error_details } from "@filetools/proto/google/rpc/error_details_pb.js";
 import { Health } from "@filetools/proto/grpc/health/v1/health_pb.js";
 import { ConfigError, parseConfig, readTokensFile, type DaemonConfig } from "./config.js";
@@ -37,17 +38,19 @@ async function main(): Promise<void> {
   const inFlight = new InFlightCalls();
   // Health and reflection are served outside the adapter, so they need no token (probes and tooling).
   // One options object for both services: SIGHUP swaps its tokens table (see reloadTokensOnHangup).
-  const adapterOptions: AdapterOptions = { logger, inFlight, tokens: config.tokens, clientStreamIdleMs: config.clientStreamIdleMs, metrics };
+  const endlessMethods = new Set([`${Journal.typeName}/Watch`]);
+  const adapterOptions: AdapterOptions = { logger, inFlight, tokens: config.tokens, clientStreamIdleMs: config.clientStreamIdleMs, metrics, endlessMethods };
   registerService(server, Files, handlers.files, adapterOptions);
   registerService(server, Workspaces, handlers.workspaces, adapterOptions);
+  registerService(server, Journal, handlers.journal, adapterOptions);
   const daemonHandlers = { getVersion: getVersionHandler() };
   registerService(server, Daemon, daemonHandlers, adapterOptions);
   registerMultiplex(server, [[Files, handlers.files], [Workspaces, handlers.workspaces], [Daemon, daemonHandlers]], adapterOptions);
-  new HealthImplementation({ "": "SERVING", [Files.typeName]: "SERVING", [Workspaces.typeName]: "SERVING", [Multiplex.typeName]: "SERVING", [Daemon.typeName]: "SERVING" }).addToServer(
+  new HealthImplementation({ "": "SERVING", [Files.typeName]: "SERVING", [Workspaces.typeName]: "SERVING", [Multiplex.typeName]: "SERVING", [Daemon.typeName]: "SERVING", [Journal.typeName]: "SERVING" }).addToServer(
     server,
   );
   // google.rpc.ErrorInfo too, so that reflection clients such as grpcurl can decode error details.
-  addReflection(server, [Files.file, Workspaces.file, Multiplex.file, Daemon.file, Health.file, file_google_rpc_error_details]);
+  addReflection(server, [Files.file, Workspaces.file, Multiplex.file, Daemon.file, Journal.file, Health.file, file_google_rpc_error_details]);
 
   const address = await listen(server, config.listen, credentialsOf(config.tls));
   process.stdout.write(`filetoolsd listening on ${address}\n`);

@@ -26,6 +26,7 @@ type Client struct {
 	files      filetoolsv1.FilesClient
 	workspaces filetoolsv1.WorkspacesClient
 	daemon     filetoolsv1.DaemonClient
+	journal    filetoolsv1.JournalClient // its streams are long-lived: never on the shared stream
 }
 
 // Option configures Dial.
@@ -147,6 +148,7 @@ func Dial(ctx context.Context, address string, options ...Option) (*Client, erro
 	client.files = filetoolsv1.NewFilesClient(calls)
 	client.workspaces = filetoolsv1.NewWorkspacesClient(calls)
 	client.daemon = filetoolsv1.NewDaemonClient(calls)
+	client.journal = filetoolsv1.NewJournalClient(conn)
 	return client, nil
 }
 

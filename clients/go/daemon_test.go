@@ -35,6 +35,8 @@ type testDaemon struct {
 	address string
 	dataDir string
 	stderr  *lockedBuffer
+	// stop sends SIGTERM and waits for the exit (once; the test's cleanup calls it too).
+	stop func()
 }
 
 // startDaemon starts filetoolsd with a fresh data directory (and any extra
@@ -65,16 +67,20 @@ func startDaemon(t *testing.T, extraArgs ...string) *testDaemon {
 		t.Fatalf("start %v: %v", command, err)
 	}
 	exited := make(chan error, 1)
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-			t.Errorf("filetoolsd did not exit within 10 s of SIGTERM; stderr:\n%s", d.stderr)
-		}
-	})
+	var once sync.Once
+	d.stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
+				t.Errorf("filetoolsd did not exit within 10 s of SIGTERM; stderr:\n%s", d.stderr)
+			}
+		})
+	}
+	t.Cleanup(d.stop)
 
 	address := make(chan string, 1)
 	go func() {

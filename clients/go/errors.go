@@ -60,6 +60,8 @@ const (
 	ReasonNotMedia Reason = "NOT_MEDIA"
 	// An image or PDF that cannot be decoded (damaged, cut short, encrypted, or past the decode limits).
 	ReasonMediaUnreadable Reason = "MEDIA_UNREADABLE"
+	// A watch cursor the workspace's journal no longer holds, or past its last entry.
+	ReasonCursorOutOfRange Reason = "CURSOR_OUT_OF_RANGE"
 )
 
 // Error is every failure of a call to the daemon: its gRPC code, the reason
@@ -104,6 +106,7 @@ var (
 	ErrNoSpace              = &Error{Reason: ReasonNoSpace}
 	ErrNotMedia             = &Error{Reason: ReasonNotMedia}
 	ErrMediaUnreadable      = &Error{Reason: ReasonMediaUnreadable}
+	ErrCursorOutOfRange     = &Error{Reason: ReasonCursorOutOfRange}
 )
 
 func (e *Error) Error() string {

@@ -26,6 +26,12 @@ export interface AdapterOptions {
   metrics?: CallMetrics;
   /** With a tokens table, every call needs a bearer token, and its grant decides which workspaces it may touch. */
   tokens?: TokenTable;
+  /**
+   * Methods whose streams never end by themselves ("filetools.v1.Journal/Watch"):
+   * a shutdown cancels them at once rather than after its grace period (a
+   * client that does not read would hold it that long).
+   */
+  endlessMethods?: ReadonlySet<string>;
 }
 
 /**
@@ -35,18 +41,28 @@ export interface AdapterOptions {
  */
 export class InFlightCalls {
   private readonly aborts = new Set<() => void>();
+  /** The aborts of calls that never end by themselves (see AdapterOptions.endlessMethods). */
+  private readonly endless = new Set<() => void>();
   private waiters: Array<() => void> = [];
   private abortingAll = false;
   /** Shutdown has begun: calls that would start on an open stream (Multiplex) are refused. */
   closing = false;
 
   /** A call started; `abort` cancels it (once shutdown aborts all, at once). Returns what to call when it ends. */
-  started(abort: () => void): () => void {
+  started(abort: () => void, endless = false): () => void {
     this.aborts.add(abort);
-    if (this.abortingAll) abort();
+    if (endless) this.endless.add(abort);
+    if (this.abortingAll || (endless && this.closing)) abort();
     return () => {
+      this.endless.delete(abort);
       if (this.aborts.delete(abort) && this.aborts.size === 0) for (const wake of this.waiters.splice(0)) wake();
     };
+  }
+
+  /** Shutdown has begun: calls that never end by themselves are cancelled now, and from now on as they start. */
+  abortEndless(): void {
+    this.closing = true;
+    for (const abort of [...this.endless]) abort();
   }
 
   /** Aborts every call in flight, and every call that starts from now on. */
@@ -113,7 +129,7 @@ export class CallScope {
       );
     const onShutdown = () => this.abort(new FileToolsError("CANCELLED", "the daemon is shutting down"));
     call.once("cancelled", onCancelled);
-    const ended = options.inFlight?.started(onShutdown);
+    const ended = options.inFlight?.started(onShutdown, options.endlessMethods?.has(this.method) ?? false);
     const measured = options.metrics?.started(this.method);
     let detached = false;
     this.detach = (code) => {
@@ -137,6 +153,7 @@ export class CallScope {
       committed: () => {
         this.isCommitted = true;
       },
+      caller: () => ({ token: this.grant?.name ?? "", rpc: method.name, callId: callIdOf(call.metadata) }),
     };
   }
 
@@ -213,6 +230,14 @@ export class CallScope {
   private abort(reason: FileToolsError): void {
     if (!this.controller.signal.aborted) this.controller.abort(reason);
   }
+}
+
+/** The metadata a client names its call with, for the journal; at most 128 characters are kept. */
+export const CALL_ID_METADATA = "filetools-call-id";
+
+function callIdOf(metadata: Metadata): string {
+  const value = metadata.get(CALL_ID_METADATA)[0];
+  return typeof value === "string" ? value.slice(0, 128) : "";
 }
 
 /** "filetools.v1.Files/Read": a method in logs and metrics (its gRPC path without the leading "/"). */

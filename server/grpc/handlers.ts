@@ -35,6 +35,12 @@ export interface CallContext {
    * `committed_after_abort`, so an operator can tell.
    */
   committed(): void;
+  /**
+   * Who calls, for the journal: the token's name ("" without a tokens file),
+   * the RPC's name ("Write"), and the client's call id (the
+   * `filetools-call-id` metadata, "" when not sent).
+   */
+  caller(): { token: string; rpc: string; callId: string };
 }
 
 export type UnaryHandler<I extends DescMessage, O extends DescMessage> = (

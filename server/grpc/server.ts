@@ -99,7 +99,7 @@ const FLUSH_MS = 100;
  * whole grace period.
  */
 export async function shutDown(server: Server, graceMs: number, abortCalls: () => void, inFlight: InFlightCalls): Promise<void> {
-  inFlight.closing = true;
+  inFlight.abortEndless();
   let timer: NodeJS.Timeout | undefined;
   const drained = new Promise<"drained">((resolve) => server.tryShutdown(() => resolve("drained")));
   const idle = inFlight.none().then(() => new Promise<"idle">((resolve) => setTimeout(resolve, FLUSH_MS, "idle")));

@@ -50,6 +50,7 @@ export const STATUS_CODE_OF: Record<ErrorReason, Code> = {
   NO_SPACE: Code.RESOURCE_EXHAUSTED,
   NOT_MEDIA: Code.FAILED_PRECONDITION,
   MEDIA_UNREADABLE: Code.FAILED_PRECONDITION,
+  CURSOR_OUT_OF_RANGE: Code.OUT_OF_RANGE,
 };
 
 /** What the client sees of an error: the FileToolsError itself, or a generic INTERNAL. */

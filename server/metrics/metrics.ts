@@ -1,6 +1,6 @@
 // Prometheus metrics (--metrics-listen, off by default): calls by RPC and
 // code, their latency, bytes to and from clients, calls in flight, the search
-// pool, the line index, the snapshot store, run leases, quota usage, and the process's own (open
+// pool, the line index, the snapshot store, run leases, quota usage, watchers and the journal, and the process's own (open
 // descriptors, memory, event loop). prom-client keeps the numbers; the
 // daemon's modules report through the narrow interfaces below and know
 // nothing of Prometheus.
@@ -39,6 +39,8 @@ export interface Sampled {
   leases(): number;
   /** The fullest workspace's usage as a fraction of the daemon's quota (0 without one). */
   quotaUsage(): { bytes: number; files: number };
+  /** The journal: watchers open, bytes on disk, events sent to watchers and dropped for slow ones (since start-up). */
+  journal(): { watchers: number; bytes: number; sent: number; dropped: number };
 }
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -78,6 +80,16 @@ export class DaemonMetrics implements CallMetrics, StoreMetrics, LeaseMetrics {
     gauge("filetools_line_index_files", "Files the line index holds checkpoints for.", read((s) => s.lineIndex().files));
     gauge("filetools_leases_held", "Run leases this daemon holds on an s3:// store.", read((s) => s.leases()));
     gauge("filetools_quota_bytes_used_ratio", "The fullest workspace's bytes over --quota-bytes (0 without it); workspaces counted since start-up.", read((s) => s.quotaUsage().bytes));
+    gauge("filetools_watchers", "Watch streams open.", read((s) => s.journal().watchers));
+    gauge("filetools_journal_bytes", "Bytes of the workspaces' journals on disk (those opened since start-up).", read((s) => s.journal().bytes));
+    // Counted by the journal; read when scraped.
+    const counter = (name: string, help: string, value: () => number) =>
+      new Counter({ name, help, registers, collect(this: Counter) {
+        this.reset();
+        this.inc(value());
+      } });
+    counter("filetools_watch_events_sent_total", "Journal entries sent to watchers.", read((s) => s.journal().sent));
+    counter("filetools_watch_events_dropped_total", "Journal entries dropped for watchers that read too slowly (each told how many it missed).", read((s) => s.journal().dropped));
     gauge("filetools_quota_files_used_ratio", "The fullest workspace's entries over --quota-files (0 without it); workspaces counted since start-up.", read((s) => s.quotaUsage().files));
   }
 

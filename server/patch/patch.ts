@@ -89,11 +89,10 @@ export async function applyPatch(
     await journal.done(id);
     const files: PatchedFile[] = [];
     for (const p of planned) files.push(described(p, p.action === "deleted" ? "" : (await workspace.stat(p.path)).version));
-    if (recording) {
-      for (const f of files) {
-        const kind = f.action === "added" ? "create" : f.action === "updated" ? "modify" : f.action === "deleted" ? "delete" : "move";
-        await recorder!.record(workspace.id, { kind, path: f.path, sourcePath: f.movedFrom, sha256Before: f.sha256Before, sha256After: f.sha256After });
-      }
+    for (const [i, f] of files.entries()) {
+      const kind = f.action === "added" ? "create" : f.action === "updated" ? "modify" : f.action === "deleted" ? "delete" : "move";
+      const facts = { type: "file" as const, size: BigInt(planned[i]!.bytes?.length ?? 0), versionBefore: planned[i]!.version, versionAfter: f.version };
+      await recorder?.record(workspace.id, { kind, path: f.path, sourcePath: f.movedFrom, sha256Before: f.sha256Before, sha256After: f.sha256After, facts });
     }
     return files;
   }, signal);

@@ -1,6 +1,11 @@
 // Wires one handler per RPC to the domain: the workspace registry and the tools.
 import type { Files } from "@filetools/proto/filetools/v1/files_pb.js";
 import type { Workspaces } from "@filetools/proto/filetools/v1/workspaces_pb.js";
+import type { Journal as JournalService } from "@filetools/proto/filetools/v1/journal_pb.js";
+import { Journal } from "../journal/journal.js";
+import { OutsideChanges } from "../journal/outside.js";
+import { watchHandler } from "./journal/watch.js";
+import { getJournalHandler } from "./journal/get-journal.js";
 import path from "node:path";
 import type { DaemonConfig } from "../config.js";
 import type { Logger } from "../log.js";
@@ -53,8 +58,10 @@ import { listWorkspacesHandler } from "./workspaces/list-workspaces.js";
 export interface Handlers {
   files: ServiceHandlers<typeof Files>;
   workspaces: ServiceHandlers<typeof Workspaces>;
+  journal: ServiceHandlers<typeof JournalService>;
   /** Snapshots every active run (they stay active); for graceful shutdown. Returns the failures. */
   snapshotActiveRuns(): Promise<Array<{ workspace: string; error: unknown }>>;
+
   close(): Promise<void>;
 }
 
@@ -86,13 +93,24 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
   // Leases where other daemons may share the store; on file:// the heads' compare-and-swap is the guard (README).
   const leases = store.shared ? new Leases(store, config.leaseTtlMs, config.nodeName, logger, metrics) : undefined;
   const lineIndex = new LineIndex();
+  const journal = new Journal(path.join(config.dataDir, "journal"), { retention: config.journal, watchQueue: config.watchQueue, logger });
+  const existing = new Set((await workspaces.list()).map((workspace) => workspace.id));
+  await journal.sweep((id) => existing.has(id));
+  // Bound workspaces: changes made behind the daemon's back are journaled too.
+  const outside: OutsideChanges[] = [];
+  for (const bind of config.binds) {
+    const watching = new OutsideChanges(journal, await workspaces.get(bind.name), { mode: config.outsideWatch, scanMs: config.outsideScanMs, logger });
+    await watching.start();
+    outside.push(watching);
+  }
   metrics?.sample({
     searchPool: () => searchPool.stats(),
     lineIndex: () => ({ bytes: lineIndex.usedBytes, files: lineIndex.fileCount }),
     leases: () => leases?.count ?? 0,
     quotaUsage: () => quotas.fullest(),
+    journal: () => journal.stats(),
   });
-  const deps: Deps = { workspaces, patches, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots, leases, quotas, copies, node: config.nodeName, recoveries: new Map(), finishing: new Map(), metrics, logger };
+  const deps: Deps = { workspaces, patches, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots, leases, quotas, copies, node: config.nodeName, recoveries: new Map(), finishing: new Map(), metrics, logger, journal };
   // Runs this daemon left active: resumed while they still hold their workspace, else ended with their work kept.
   await resumeRuns(deps);
   return {
@@ -127,11 +145,18 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
       restoreSnapshot: restoreSnapshotHandler(deps),
       importArchive: importArchiveHandler(deps),
     },
+    journal: {
+      watch: watchHandler(deps),
+      getJournal: getJournalHandler(deps),
+    },
     snapshotActiveRuns: () => snapshotActiveRuns(deps),
+
     close: async () => {
       leases?.stopRenewing();
       await searchPool.close();
       await closePdfPool();
+      for (const watching of outside) await watching.close();
+      await journal.close();
       await workspaces.close();
     },
   };

@@ -26,6 +26,7 @@ const ctx: CallContext = {
   mayAccess: () => true,
   tokenQuota: () => undefined,
   committed: () => {},
+  caller: () => ({ token: "", rpc: "Test", callId: "" }),
 };
 
 // At most as many as before (not exactly: a descriptor an earlier test released asynchronously may close meanwhile).

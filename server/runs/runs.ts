@@ -6,7 +6,7 @@ import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { fail } from "../errors.js";
 import type { Logger } from "../log.js";
-import type { Change, ChangeRecorder } from "../tools/changes.js";
+import type { Change } from "../tools/changes.js";
 import { ChangeSchema, parseRecord, RunInfoSchema } from "./records.js";
 
 export interface RunInfo {
@@ -37,7 +37,7 @@ export interface ChangeSummary {
 const RUN_ID = /^run-[0-9]{8}T[0-9]{9}Z-[0-9a-f]{8}$/;
 const RUN_RECORD = /^run-[0-9]{8}T[0-9]{9}Z-[0-9a-f]{8}\.json$/;
 
-export class RunManager implements ChangeRecorder {
+export class RunManager {
   /** Active runs by workspace. */
   private readonly active = new Map<string, RunInfo>();
   /** Workspaces whose StartRun is in progress. */
@@ -71,6 +71,7 @@ export class RunManager implements ChangeRecorder {
     return this.active.has(workspaceId);
   }
 
+  /** Appends a change to the active run's change set (none active: nothing), in order. */
   async record(workspaceId: string, change: Omit<Change, "time">): Promise<void> {
     const run = this.active.get(workspaceId);
     if (!run) return;

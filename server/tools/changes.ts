@@ -1,9 +1,12 @@
-// The change recorder the mutating tools report to (SPEC section 1, "change
-// set"). The runs module implements it; a workspace without an active run
-// records nothing, and the tools skip the extra hashing.
+// The change recorder the mutating tools report to: every change goes to the
+// workspace's journal (server/journal) and, while a run is active, to the
+// run's change set (SPEC section 1, "change set"). The journal's recorder
+// implements it; the tools hash what was there before only while a run is
+// active (the change set needs it, the journal does not).
 import { createHash } from "node:crypto";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Components } from "../workspace/paths.js";
+import type { Entry, EntryType } from "../workspace/entry.js";
 
 export type ChangeKind = "create" | "modify" | "delete" | "move";
 
@@ -21,11 +24,34 @@ export interface Change {
   time: string;
 }
 
+/** What the journal knows of a change besides what a change set holds. */
+export interface ChangeFacts {
+  /** The entry's type after the change (before it, for a deletion). */
+  type: EntryType;
+  /** Size after ("0" for a deletion or a directory). */
+  size: bigint;
+  /** "" when nothing was there. */
+  versionBefore: string;
+  /** "" after a deletion. */
+  versionAfter: string;
+}
+
+/** A change as a tool reports it: a change-set entry (or a directory made), with its facts. */
+export interface ToolChange extends Omit<Change, "time" | "kind"> {
+  kind: ChangeKind | "mkdir";
+  facts: ChangeFacts;
+}
+
 export interface ChangeRecorder {
-  /** True when a run is active on the workspace (only then is hashing worth it). */
+  /** True when a run is active on the workspace (only then is hashing the content before worth it). */
   isRecording(workspaceId: string): boolean;
-  /** Appends a change to the active run's change set (durably, in order). */
-  record(workspaceId: string, change: Omit<Change, "time">): Promise<void>;
+  /** Journals a change, and appends it to the active run's change set (durably, in order), before the call answers. */
+  record(workspaceId: string, change: ToolChange): Promise<void>;
+}
+
+/** The facts of a file written (Write, Upload, Edit). */
+export function writtenFacts(result: { entry: Entry; versionBefore: string }): ChangeFacts {
+  return { type: result.entry.type, size: result.entry.size, versionBefore: result.versionBefore, versionAfter: result.entry.version };
 }
 
 /** SHA-256 (hex) of a file's whole content, read through the workspace. */

@@ -1,13 +1,13 @@
 // Edit: exact replacements, all or nothing, bytes outside the edits untouched (SPEC 4.1).
 import { fail } from "../errors.js";
-import type { Workspace } from "../workspace/workspace.js";
+import type { Workspace, WriteResult } from "../workspace/workspace.js";
 import type { UsageGate } from "../workspace/usage.js";
 import { displayPath, parseFilePath } from "../workspace/paths.js";
 import { applyEdits, type TextEdit } from "../text/edit.js";
 import { sha256Hex } from "../text/hash.js";
 import { pathKey, withPathLocks } from "./locks.js";
 import { textEncodingOf } from "./read.js";
-import type { ChangeRecorder } from "./changes.js";
+import { writtenFacts, type ChangeRecorder } from "./changes.js";
 
 /** Edits load the whole file: bound the memory one call can take. */
 export const MAX_EDIT_BYTES = 64 * 1024 * 1024;
@@ -53,10 +53,9 @@ export async function editFile(workspace: Workspace, input: EditInput, recorder?
     if (input.dryRun) return { ...outcome, version: file.entry.version };
     signal?.throwIfAborted(); // the last moment a cancellation leaves the file as it was
     // The version read above: a change made behind our back since then is refused, not lost.
-    const written = await workspace.writeFile(parts, result.updated, { createDirs: false, mode: "replace-only", ifVersion: file.entry.version, gate });
-    if (recorder?.isRecording(workspace.id)) {
-      await recorder.record(workspace.id, { kind: "modify", path, sourcePath: "", sha256Before: outcome.sha256Before, sha256After: outcome.sha256After });
-    }
+    const whilePlacing = async (placed: WriteResult) =>
+      recorder?.record(workspace.id, { kind: "modify", path, sourcePath: "", sha256Before: outcome.sha256Before, sha256After: outcome.sha256After, facts: writtenFacts(placed) });
+    const written = await workspace.writeFile(parts, result.updated, { createDirs: false, mode: "replace-only", ifVersion: file.entry.version, gate, whilePlacing });
     return { ...outcome, version: written.entry.version };
   }, signal);
 }

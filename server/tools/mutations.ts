@@ -19,9 +19,12 @@ export async function deletePath(
   const existed = await withPathLocks([pathKey(workspace.id, path)], async () => {
     const recording = recorder?.isRecording(workspace.id) ?? false;
     const before = recording && parts.length > 0 ? await sha256OrEmpty(workspace, parts) : "";
+    const prior = recorder && parts.length > 0 ? await workspace.stat(parts).catch(() => null) : null;
     signal?.throwIfAborted(); // the last moment a cancellation keeps the file
     const removed = await workspace.remove(parts, { ...options, gate });
-    if (removed && recording) await recorder!.record(workspace.id, { kind: "delete", path, sourcePath: "", sha256Before: before, sha256After: "" });
+    if (removed && prior) {
+      await recorder?.record(workspace.id, { kind: "delete", path, sourcePath: "", sha256Before: before, sha256After: "", facts: { type: prior.type, size: 0n, versionBefore: prior.version, versionAfter: "" } });
+    }
     return removed;
   }, signal);
   return { path, existed };
@@ -42,24 +45,43 @@ export async function movePath(
   const entry = await withPathLocks(keys, async () => {
     const recording = recorder?.isRecording(workspace.id) ?? false;
     const hash = recording ? await sha256OrEmpty(workspace, source) : "";
+    const prior = recorder ? await workspace.stat(source).catch(() => null) : null;
     signal?.throwIfAborted(); // the last moment a cancellation keeps the tree as it was
     const moved = await workspace.move(source, destination, { ...options, gate });
-    if (recording) {
-      await recorder!.record(workspace.id, { kind: "move", path: displayPath(destination), sourcePath: displayPath(source), sha256Before: hash, sha256After: hash });
-    }
+    await recorder?.record(workspace.id, {
+      kind: "move",
+      path: displayPath(destination),
+      sourcePath: displayPath(source),
+      sha256Before: hash,
+      sha256After: hash,
+      facts: { type: moved.type, size: moved.type === "directory" ? 0n : moved.size, versionBefore: prior?.version ?? "", versionAfter: moved.version },
+    });
     return moved;
   }, signal);
   return { source: displayPath(source), destination: displayPath(destination), entry };
 }
 
-export async function makeDirectory(workspace: Workspace, rawPath: string, options: { parents: boolean }, signal?: AbortSignal, gate?: UsageGate): Promise<{ path: string; created: boolean }> {
+export async function makeDirectory(
+  workspace: Workspace,
+  rawPath: string,
+  options: { parents: boolean },
+  signal?: AbortSignal,
+  gate?: UsageGate,
+  recorder?: ChangeRecorder,
+): Promise<{ path: string; created: boolean }> {
   const parts = parsePath(rawPath);
   const path = displayPath(parts);
   const created = await withPathLocks(
     [pathKey(workspace.id, path)],
-    () => {
+    async () => {
       signal?.throwIfAborted(); // the last moment a cancellation makes nothing
-      return workspace.makeDir(parts, { ...options, gate });
+      const made = await workspace.makeDir(parts, { ...options, gate });
+      if (made && recorder) {
+        const entry = await workspace.stat(parts);
+        const facts = { type: entry.type, size: 0n, versionBefore: "", versionAfter: entry.version };
+        await recorder.record(workspace.id, { kind: "mkdir", path, sourcePath: "", sha256Before: "", sha256After: "", facts });
+      }
+      return made;
     },
     signal,
   );

@@ -8,7 +8,7 @@ import { bomBytes, bomLength, encodeText, resolveEncoding } from "../text/encodi
 import { applyNewlineMode, usesCrlf, type NewlineMode } from "../text/newline.js";
 import { sha256Hex } from "../text/hash.js";
 import { pathKey, withPathLocks } from "./locks.js";
-import { sha256OfFile, sha256OrEmpty, type ChangeRecorder } from "./changes.js";
+import { sha256OfFile, sha256OrEmpty, writtenFacts, type ChangeRecorder } from "./changes.js";
 
 /** Enough of an existing file to tell its BOM and line-ending style. */
 const STYLE_HEAD_BYTES = 64 * 1024;
@@ -32,26 +32,32 @@ export async function writeFile(workspace: Workspace, input: WriteInput, recorde
   return withPathLocks([pathKey(workspace.id, displayPath(parts))], async () => {
     const recording = recorder?.isRecording(workspace.id) ?? false;
     const before = recording ? await sha256OrEmpty(workspace, parts) : "";
-    const outcome = await writeUnlocked(workspace, parts, input, gate, signal);
-    if (recording) {
-      await recorder!.record(workspace.id, { kind: outcome.created ? "create" : "modify", path: displayPath(parts), sourcePath: "", sha256Before: before, sha256After: outcome.sha256 });
-    }
-    return outcome;
+    const record = (result: WriteResult, sha256: string) =>
+      recorder?.record(workspace.id, { kind: result.created ? "create" : "modify", path: displayPath(parts), sourcePath: "", sha256Before: before, sha256After: sha256, facts: writtenFacts(result) });
+    return writeUnlocked(workspace, parts, input, gate, signal, record);
   }, signal);
 }
 
-async function writeUnlocked(workspace: Workspace, parts: Components, input: WriteInput, gate: UsageGate | undefined, signal: AbortSignal | undefined): Promise<WriteOutcome> {
-  {
-    const bytes = "bytes" in input.body ? input.body.bytes : await encodeForFile(workspace, parts, input.body.text, input);
-    signal?.throwIfAborted(); // the last moment a cancellation leaves the file as it was
-    const options = { createDirs: input.createDirs, ifVersion: input.ifVersion, gate };
-    if (input.mode !== "append") {
-      const result = await workspace.writeFile(parts, bytes, { ...options, mode: input.mode });
-      return { ...result, sha256: sha256Hex(bytes) };
-    }
-    const result = await workspace.appendFile(parts, bytes, options);
-    return { ...result, sha256: await sha256OfFile(workspace, parts) };
+async function writeUnlocked(
+  workspace: Workspace,
+  parts: Components,
+  input: WriteInput,
+  gate: UsageGate | undefined,
+  signal: AbortSignal | undefined,
+  record: (result: WriteResult, sha256: string) => Promise<void> | undefined,
+): Promise<WriteOutcome> {
+  const bytes = "bytes" in input.body ? input.body.bytes : await encodeForFile(workspace, parts, input.body.text, input);
+  signal?.throwIfAborted(); // the last moment a cancellation leaves the file as it was
+  const options = { createDirs: input.createDirs, ifVersion: input.ifVersion, gate };
+  if (input.mode !== "append") {
+    const sha256 = sha256Hex(bytes);
+    const result = await workspace.writeFile(parts, bytes, { ...options, mode: input.mode, whilePlacing: async (placed) => record(placed, sha256) });
+    return { ...result, sha256 };
   }
+  const result = await workspace.appendFile(parts, bytes, options);
+  const sha256 = await sha256OfFile(workspace, parts);
+  await record(result, sha256);
+  return { ...result, sha256 };
 }
 
 /**

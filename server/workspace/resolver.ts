@@ -11,6 +11,7 @@ import { type Components, checkCreatable, displayPath, joinComponents } from "./
 import { fsPath, nameFromBytes } from "./names.js";
 import { errnoOf, translateErrno } from "./errno.js";
 import { Directory } from "./directory.js";
+import { subscribeOutside, type OutsideEvent, type OutsideSubscription } from "./outside.js";
 
 const MAX_SYMLINKS = 40;
 
@@ -67,6 +68,12 @@ export class Resolver {
     /** realpath of the root, used to check what was opened and to place absolute link targets. */
     private readonly rootReal: string,
   ) {}
+
+  /** The kernel's notifications of changes under the root (see outside.ts). */
+  watchOutside(onEvents: (events: OutsideEvent[]) => void, onError: (error: Error) => void): Promise<OutsideSubscription> {
+    this.assertOpen();
+    return subscribeOutside(this.rootReal, onEvents, onError);
+  }
 
   /** A fresh descriptor of the root (re-opening the held inode, never the host path); the caller closes it. */
   openRoot(): Directory {

@@ -18,6 +18,7 @@ import { TEMP_FILE_PATTERN, tempFileName } from "./temp-files.js";
 import { existingEntry, Staging, type TreeEntry } from "./staging.js";
 import { removeContents, removeTree } from "./remove.js";
 import { DepthFirst, HeldPath, readNames, treeFits } from "./tree.js";
+import type { OutsideEvent, OutsideSubscription } from "./outside.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK } = constants;
 
@@ -35,11 +36,20 @@ export interface WriteOptions {
   ifVersion?: string;
   /** Admits what the write adds before anything is written (a quota), and is told what it did. */
   gate?: UsageGate;
+  /**
+   * Runs once the file is in place (renamed over the target, its entry read),
+   * alongside the fsync of its directory rather than after it: a journal's
+   * own durable append, whose sync the file system can then commit with the
+   * directory's. Its failure fails the write (the file stays written).
+   */
+  whilePlacing?: (result: WriteResult) => Promise<void>;
 }
 
 export interface WriteResult {
   entry: Entry;
   created: boolean;
+  /** The version of what was replaced ("" when the file was created). */
+  versionBefore: string;
 }
 
 export class Workspace {
@@ -214,8 +224,9 @@ export class Workspace {
         await fsp.unlink(at(loc.dir, temp)).catch(() => undefined);
         throw translateErrno(error, shown);
       }
-      await loc.dir.sync();
-      return { entry: await statAt(loc, shown), created: !existing };
+      const result = { entry: await statAt(loc, shown), created: !existing, versionBefore: existing ? versionOf(existing) : "" };
+      await both(loc.dir.sync(), options.whilePlacing?.(result));
+      return result;
     });
   }
 
@@ -304,7 +315,7 @@ export class Workspace {
       } finally {
         admission?.settle({ bytes: appended, entries: 0 });
       }
-      return { entry: await statAt(loc, shown), created: false };
+      return { entry: await statAt(loc, shown), created: false, versionBefore: versionOf(existing) };
     });
   }
 
@@ -420,6 +431,14 @@ export class Workspace {
     } finally {
       admission?.settle({ bytes: 0, entries: made.count + (created ? 1 : 0) });
     }
+  }
+
+  /**
+   * Subscribes to the kernel's notifications of changes under the workspace
+   * (the daemon's own among them); rejects where they are unavailable.
+   */
+  watchOutside(onEvents: (events: OutsideEvent[]) => void, onError: (error: Error) => void): Promise<OutsideSubscription> {
+    return this.resolver.watchOutside(onEvents, onError);
   }
 
   /** The usage of the whole workspace, by a walk (a quota's first count). */
@@ -630,6 +649,13 @@ async function withClosed<T>(handle: Directory | FileHandle, body: () => Promise
   } finally {
     await handle.close();
   }
+}
+
+/** Waits for both; the first failure, once both have settled (neither is left failing unheard). */
+async function both(a: Promise<void>, b: Promise<void> | undefined): Promise<void> {
+  const [first, second] = await Promise.allSettled([a, b]);
+  if (first.status === "rejected") throw first.reason;
+  if (second.status === "rejected") throw second.reason;
 }
 
 async function statAt(loc: Location, shown: string): Promise<Entry> {

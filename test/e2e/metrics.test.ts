@@ -9,6 +9,8 @@ import { expectError, startDaemon, type Daemon } from "./daemon.js";
 
 let d: Daemon;
 let url: string;
+/** A watch left open while the metrics are scraped. */
+const watching = new AbortController();
 
 beforeAll(async () => {
   const port = await freePort();
@@ -16,7 +18,13 @@ beforeAll(async () => {
   d = await startDaemon({ args: ["--metrics-listen", `127.0.0.1:${port}`, "--workers", "2", "--quota-bytes", "1MiB"] });
   const ws = d.client.workspace("m");
   await d.client.createWorkspace("m");
+  let live!: () => void;
+  const isLive = new Promise<void>((resolve) => (live = resolve));
+  const watch = ws.watch({ signal: watching.signal, onLive: () => live() });
+  const firstChange = watch.next();
+  await isLive;
   await ws.writeText("/a.txt", "alpha\nbeta\n".repeat(1000));
+  await firstChange;
   await ws.readText("/a.txt", { startLine: 1500, lineCount: 10 });
   for await (const _ of ws.search("beta")) break;
   await expectError(ws.stat("/missing"), "NOT_FOUND");
@@ -24,7 +32,10 @@ beforeAll(async () => {
   await ws.finishRun(run.id);
 });
 
-afterAll(() => d?.stop());
+afterAll(() => {
+  watching.abort();
+  return d?.stop();
+});
 
 /** The value of the sample `name{labels}` in the exposition (labels in any order), or undefined. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -73,6 +84,13 @@ describe("--metrics-listen", () => {
     expect(sample(text, "filetools_snapshot_size_bytes_sum", { kind: "snapshot" })).toBeGreaterThan(0);
     expect(sample(text, "filetools_process_open_fds")).toBeGreaterThan(0);
     expect(sample(text, "filetools_process_resident_memory_bytes")).toBeGreaterThan(0);
+  });
+
+  it("counts watchers, the events sent to them and dropped, and the journal's bytes", () => {
+    expect(sample(text, "filetools_watchers")).toBe(1);
+    expect(sample(text, "filetools_watch_events_sent_total")).toBeGreaterThanOrEqual(1);
+    expect(sample(text, "filetools_watch_events_dropped_total")).toBe(0);
+    expect(sample(text, "filetools_journal_bytes")).toBeGreaterThan(0);
   });
 
   it("is valid Prometheus exposition (promtool check metrics)", () => {

@@ -11,7 +11,7 @@ import pytest
 
 import filetools
 from filetools import _ops, _rpc, errors
-from filetools.v1 import common_pb2, daemon_pb2, files_pb2, workspaces_pb2
+from filetools.v1 import common_pb2, daemon_pb2, files_pb2, journal_pb2, workspaces_pb2
 
 
 def _public_methods(cls: type) -> dict[str, inspect.Signature]:
@@ -34,7 +34,7 @@ def test_client_and_async_client_mirror_each_other() -> None:
 def test_every_rpc_of_the_proto_has_a_typed_descriptor() -> None:
     declared = {
         f"/{service.full_name}/{method.name}"
-        for module in (files_pb2, workspaces_pb2, daemon_pb2)
+        for module in (files_pb2, workspaces_pb2, daemon_pb2, journal_pb2)
         for service in module.DESCRIPTOR.services_by_name.values()
         for method in service.methods
     }

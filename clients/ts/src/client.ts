@@ -17,6 +17,7 @@ import { FileToolsError, present } from "./errors.js";
 import { Files } from "@filetools/proto/filetools/v1/files_pb.js";
 import { Workspaces, type Workspace } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { Daemon } from "@filetools/proto/filetools/v1/daemon_pb.js";
+import { Journal } from "@filetools/proto/filetools/v1/journal_pb.js";
 import { SharedStream, type SharedCallOptions } from "./multiplex.js";
 import { WorkspaceClient } from "./workspace.js";
 import { withTraceContext } from "./trace-context.js";
@@ -92,6 +93,7 @@ export interface RawClient {
   files: ServiceClient<typeof Files>;
   workspaces: ServiceClient<typeof Workspaces>;
   daemon: ServiceClient<typeof Daemon>;
+  journal: ServiceClient<typeof Journal>;
 }
 
 export interface FileToolsClient extends RawClient {
@@ -125,6 +127,7 @@ export function connect(address: string, options: ConnectOptions = {}): FileTool
     files: serviceClient(channel, Files, sentOnEveryCall, shared),
     workspaces: serviceClient(channel, Workspaces, sentOnEveryCall, shared),
     daemon: serviceClient(channel, Daemon, sentOnEveryCall, shared),
+    journal: serviceClient(channel, Journal, sentOnEveryCall, shared),
   };
   return {
     ...raw,

@@ -38,3 +38,5 @@ export * from "@filetools/proto/filetools/v1/common_pb.js";
 export * from "@filetools/proto/filetools/v1/files_pb.js";
 export * from "@filetools/proto/filetools/v1/workspaces_pb.js";
 export * from "@filetools/proto/filetools/v1/daemon_pb.js";
+export * from "@filetools/proto/filetools/v1/journal_pb.js";
+export { watchChanges, type WatchOptions } from "./watch.js";

@@ -32,6 +32,8 @@ import {
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Change, DiffEntry, DiffSummary, ExportHeader, FinishRunResponse, ImportArchiveResponse, Run, Snapshot } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { headerThenData, receiveVerified, saveVerified, type OnProgress } from "./byte-streams.js";
+import type { GetJournalRequest, JournalEntry } from "@filetools/proto/filetools/v1/journal_pb.js";
+import { watchChanges, type WatchOptions } from "./watch.js";
 
 /** Reads (readText, readTo, stat, list, download) answered from a stored snapshot rather than the live workspace. */
 export interface AtSnapshotOption {
@@ -488,6 +490,27 @@ export class WorkspaceClient {
   }
 
   /** The run's changes, in order. */
+  /**
+   * The workspace's changes as they happen (after `since` first, when given),
+   * resuming by itself from the last cursor seen when the stream breaks;
+   * leaving the loop (or aborting `signal`) stops the watch.
+   */
+  watch(options: WatchOptions = {}): AsyncGenerator<JournalEntry> {
+    return watchChanges(this.raw, this.id, options);
+  }
+
+  /** The journal's entries still held, filtered by run, time range (`since`, `until`), cursor and globs. */
+  async journal(
+    filter: Partial<Pick<GetJournalRequest, "runId" | "afterCursor" | "globs">> & { since?: Date; until?: Date } = {},
+    options: CallOptions = {},
+  ): Promise<JournalEntry[]> {
+    const { since, until, ...rest } = filter;
+    const request = { workspace: this.id, ...rest, since: since && timestampFromDate(since), until: until && timestampFromDate(until) };
+    const entries: JournalEntry[] = [];
+    for await (const message of this.raw.journal.getJournal(request, options)) entries.push(...message.entries);
+    return entries;
+  }
+
   async changeSet(runId: string, options: CallOptions = {}): Promise<Change[]> {
     const changes: Change[] = [];
     for await (const batch of this.raw.workspaces.getChangeSet({ workspace: this.id, runId }, options)) {

@@ -106,7 +106,7 @@ describe("filetools", () => {
     const commands = [
       "read", "write", "edit", "rm", "mv", "mkdir", "stat", "ls", "grep", "upload", "download", "import",
       "workspaces", "workspaces ls", "workspaces show", "workspaces create", "workspaces delete",
-      "runs", "runs start", "runs finish", "runs changes", "snapshots", "snapshots ls", "snapshots diff", "snapshots export", "snapshots restore", "version",
+      "runs", "runs start", "runs finish", "runs changes", "snapshots", "snapshots ls", "snapshots diff", "snapshots export", "snapshots restore", "version", "watch",
     ];
     const helps = await Promise.all(commands.map((command) => cli([...command.split(" "), "--help"])));
     helps.forEach((result, i) => {
@@ -114,6 +114,33 @@ describe("filetools", () => {
       expect(result.stdout).toContain(`Usage: filetools ${commands[i]}`);
     });
     expect(helps[0]!.stdout).toContain("--tail <lines>");
+  });
+
+  it("watch: the changes after --since, then live, filtered by globs, text and --json; SIGINT ends it (130)", async () => {
+    await ok(["workspaces", "create", "watched"]);
+    await ok(["write", "watched", "a.txt", "-"], { input: "a\n" });
+    await ok(["write", "watched", "b.md", "-"], { input: "b\n" });
+    await ok(["mv", "watched", "a.txt", "c.txt"]);
+    const child = spawn(process.execPath, [CLI, "--json", "watch", "watched", "*.txt", "--since", "0"], { cwd: dir, env: cliEnv() });
+    const result = finished(child);
+    let seen = "";
+    child.stdout!.on("data", (d: Buffer) => {
+      seen += d.toString("utf8");
+      if (seen.split("\n").length > 2) child.kill("SIGINT");
+    });
+    const { code, stdout } = await result;
+    expect(code).toBe(130);
+    const entries = stdout.trim().split("\n").map((line) => JSON.parse(line));
+    expect(entries.map((e) => [e.cursor, e.kind, e.path, e.fromPath, e.actor.rpc, e.actor.tokenName])).toEqual([
+      ["1", "JOURNAL_KIND_CREATED", "/a.txt", "", "Write", "cli"],
+      ["3", "JOURNAL_KIND_MOVED", "/c.txt", "/a.txt", "Move", "cli"],
+    ]);
+    const text = spawn(process.execPath, [CLI, "watch", "watched", "--since", "2"], { cwd: dir, env: cliEnv() });
+    const textResult = finished(text);
+    text.stdout!.on("data", () => text.kill("SIGINT"));
+    expect((await textResult).stdout).toMatch(/^3 \S+ moved \/a\.txt -> \/c\.txt \(Move, token cli\)\n/);
+    expect((await cli(["watch", "watched", "--since", "x"])).code).toBe(2);
+    await ok(["workspaces", "delete", "watched"]); // the listings of the tests after this one name their own workspaces only
   });
 
   it("npx filetools from the repository root runs this command line, not the root package's bin", async () => {

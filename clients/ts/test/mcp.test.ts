@@ -79,11 +79,47 @@ describe("over stdio", () => {
 
   it("lists the catalogue's tools with their annotations and output schemas", async () => {
     const { tools } = await mcp.listTools();
-    expect(tools.map((t) => t.name)).toEqual(catalogue.tools.map((t) => t.name));
+    // The catalogue's, then MCP's own wait_for_change.
+    expect(tools.map((t) => t.name)).toEqual([...catalogue.tools.map((t) => t.name), "wait_for_change"]);
     const read = tools.find((t) => t.name === "read")!;
     expect(read.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
     expect(read.outputSchema).toMatchObject({ type: "object" });
     expect(tools.find((t) => t.name === "delete")!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+  });
+
+  it("wait_for_change blocks until a matching change (or its timeout) and gives the cursor to go on from", async () => {
+    const quiet = await mcp.callTool({ name: "wait_for_change", arguments: { globs: ["*.nothing"], timeout_seconds: 1 } });
+    expect(textOf(quiet)).toMatch(/^No change matching \*\.nothing within 1 s\. Call again with since \d+ to keep waiting without missing any\.$/);
+    expect(quiet.structuredContent).toMatchObject({ changed: false, changes: [] });
+    const since = (quiet.structuredContent as { cursor: number }).cursor;
+    const waiting = mcp.callTool({ name: "wait_for_change", arguments: { globs: ["waited/**"], since, timeout_seconds: 60 } });
+    await client.workspace("agent").writeText("/elsewhere.txt", "not this one");
+    await client.workspace("agent").writeText("/waited/a.txt", "this one");
+    const changed = await waiting;
+    expect(changed.isError).toBeFalsy();
+    expect(textOf(changed)).toMatch(/^\d+\tcreated\t\/waited\/a\.txt\nCall again with since \d+ to wait for the next one\.$/);
+    expect(changed.structuredContent).toMatchObject({ changed: true, changes: [{ kind: "created", path: "/waited/a.txt", from_path: "", outside: false }] });
+    const bad = await mcp.callTool({ name: "wait_for_change", arguments: { timeout_seconds: 0 } });
+    expect(bad.isError).toBe(true);
+    expect(textOf(bad)).toMatch(/^Error \(INVALID_ARGUMENT\): invalid arguments for wait_for_change: timeout_seconds/);
+  });
+
+  it("resources/subscribe on a file or directory: notifications/resources/updated when it changes; resources/read reads it", async () => {
+    const updated: string[] = [];
+    const { ResourceUpdatedNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js");
+    mcp.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification: { params: { uri: string } }) => void updated.push(notification.params.uri));
+    await mcp.subscribeResource({ uri: "filetools://agent/subscribed.md" });
+    await mcp.subscribeResource({ uri: "filetools://agent/docs" });
+    await client.workspace("agent").writeText("/subscribed.md", "v1\n");
+    await client.workspace("agent").writeText("/other.md", "not subscribed\n");
+    await client.workspace("agent").writeText("/docs/inner.md", "in a subscribed directory\n");
+    while (updated.length < 2) await new Promise((r) => setTimeout(r, 20));
+    expect(updated).toEqual(["filetools://agent/subscribed.md", "filetools://agent/docs"]);
+    const read = await mcp.readResource({ uri: "filetools://agent/subscribed.md" });
+    expect(read.contents).toEqual([{ uri: "filetools://agent/subscribed.md", mimeType: "text/plain", text: "v1\n" }]);
+    await mcp.unsubscribeResource({ uri: "filetools://agent/subscribed.md" });
+    await mcp.unsubscribeResource({ uri: "filetools://agent/docs" });
+    await expect(mcp.subscribeResource({ uri: "file:///etc/passwd" })).rejects.toThrow(/not a resource of this server/);
   });
 
   it("answers a read with the dispatcher's text and structured content (checked by the SDK against the output schema)", async () => {
@@ -251,7 +287,7 @@ describe("--read-only", () => {
   it("offers only the tools that change nothing, and refuses the others", async () => {
     const mcp = await stdioClient("--read-only");
     try {
-      expect((await mcp.listTools()).tools.map((t) => t.name)).toEqual(["read", "list", "search", "stat", "changes", "list_snapshots"]);
+      expect((await mcp.listTools()).tools.map((t) => t.name)).toEqual(["read", "list", "search", "stat", "changes", "list_snapshots", "wait_for_change"]);
       const write = await mcp.callTool({ name: "write", arguments: { path: "/x", content: "y" } });
       expect(write.isError).toBe(true);
       expect(textOf(write)).toMatch(/^Error \(UNKNOWN_TOOL\)/);
@@ -287,7 +323,7 @@ describe("over Streamable HTTP", () => {
       const mcp = new Client({ name: `filetools-test-${i}`, version: "1.0.0" });
       await mcp.connect(new StreamableHTTPClientTransport(new URL(url)));
       try {
-        expect((await mcp.listTools()).tools).toHaveLength(catalogue.tools.length);
+        expect((await mcp.listTools()).tools).toHaveLength(catalogue.tools.length + 1) // and wait_for_change;
         expect(textOf(await mcp.callTool({ name: "list", arguments: { pattern: "slow*" } }))).toBe("/slow.txt (2,000,100 bytes)\n");
       } finally {
         await mcp.close();

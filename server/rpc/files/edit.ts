@@ -1,5 +1,6 @@
 import { editFile } from "../../tools/edit.js";
 import type { Deps, FilesHandler } from "../types.js";
+import { recorderOf } from "../recorder.js";
 
 export function editHandler(deps: Deps): FilesHandler<"edit"> {
   return async (request, ctx) => {
@@ -10,7 +11,7 @@ export function editHandler(deps: Deps): FilesHandler<"edit"> {
       dryRun: request.dryRun,
       ifVersion: request.ifVersion || undefined,
       encoding: request.encoding,
-    }, deps.runs, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    }, recorderOf(deps, ctx), ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
     if (!request.dryRun) ctx.committed();
     return { ...result, replacements: BigInt(result.replacements) };
   };

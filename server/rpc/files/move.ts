@@ -1,6 +1,7 @@
 import { movePath } from "../../tools/mutations.js";
 import { fileInfo } from "../convert.js";
 import type { Deps, FilesHandler } from "../types.js";
+import { recorderOf } from "../recorder.js";
 
 export function moveHandler(deps: Deps): FilesHandler<"move"> {
   return async (request, ctx) => {
@@ -9,7 +10,7 @@ export function moveHandler(deps: Deps): FilesHandler<"move"> {
       overwrite: request.overwrite,
       createDirs: request.createDirs ?? true,
       ifVersion: request.ifVersion || undefined,
-    }, deps.runs, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    }, recorderOf(deps, ctx), ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
     ctx.committed();
     return { source: moved.source, destination: moved.destination, file: fileInfo(moved.entry) };
   };

@@ -2,6 +2,7 @@ import { uploadFile } from "../../tools/transfer.js";
 import { writeMode } from "../convert.js";
 import { headerThenChunks } from "../header-then-chunks.js";
 import type { Deps, FilesHandler } from "../types.js";
+import { recorderOf } from "../recorder.js";
 
 export function uploadHandler(deps: Deps): FilesHandler<"upload"> {
   return async (requests, ctx) => {
@@ -15,7 +16,7 @@ export function uploadHandler(deps: Deps): FilesHandler<"upload"> {
       ifVersion: header.ifVersion || undefined,
       sha256: header.sha256,
     };
-    const result = await uploadFile(workspace, target, chunks, deps.runs, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    const result = await uploadFile(workspace, target, chunks, recorderOf(deps, ctx), ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
     ctx.committed();
     return { path: result.entry.path, size: result.entry.size, created: result.created, sha256: result.sha256, version: result.entry.version };
   };

@@ -4,6 +4,7 @@ import type { NewlineMode } from "../../text/newline.js";
 import { writeFile } from "../../tools/write.js";
 import { writeMode } from "../convert.js";
 import type { Deps, FilesHandler } from "../types.js";
+import { recorderOf } from "../recorder.js";
 
 const NEWLINE_MODES: Record<Newline, NewlineMode> = {
   [Newline.UNSPECIFIED]: "preserve",
@@ -26,7 +27,7 @@ export function writeHandler(deps: Deps): FilesHandler<"write"> {
       mode: request.mode === WriteMode.APPEND ? "append" : writeMode(request.mode),
       newline,
       ifVersion: request.ifVersion || undefined,
-    }, deps.runs, ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    }, recorderOf(deps, ctx), ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
     ctx.committed();
     return { path: result.entry.path, size: result.entry.size, created: result.created, sha256: result.sha256, version: result.entry.version };
   };

@@ -1,4 +1,5 @@
-import { parsePath } from "../../workspace/paths.js";
+import { displayPath, parsePath } from "../../workspace/paths.js";
+import { journalReplacedTree } from "../recorder.js";
 import { headerThenChunks } from "../header-then-chunks.js";
 import type { Deps, WorkspacesHandler } from "../types.js";
 
@@ -7,8 +8,10 @@ export function importArchiveHandler(deps: Deps): WorkspacesHandler<"importArchi
     const { header, chunks } = await headerThenChunks(requests, "an import");
     ctx.setWorkspace(header.workspace);
     await deps.workspaces.get(header.workspace);
-    const result = await deps.snapshots.importArchive(header.workspace, parsePath(header.path), chunks, ctx.signal, { tokenQuota: ctx.tokenQuota() });
+    const into = parsePath(header.path);
+    const result = await deps.snapshots.importArchive(header.workspace, into, chunks, ctx.signal, { tokenQuota: ctx.tokenQuota() });
     ctx.committed();
+    await journalReplacedTree(deps, ctx, header.workspace, displayPath(into));
     return { fileCount: BigInt(result.fileCount), sizeBytes: BigInt(result.sizeBytes) };
   };
 }

@@ -17,9 +17,11 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Generic, Protocol, TypeVar, Union
 
+import grpc
 from google.protobuf.message import Message
 
 from filetools import _rpc as R
@@ -40,6 +42,7 @@ from filetools.models import (
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import daemon_pb2 as d
 from filetools.v1 import files_pb2 as f
+from filetools.v1 import journal_pb2 as j
 from filetools.v1 import workspaces_pb2 as w
 
 Req = TypeVar("Req", bound=Message)
@@ -731,3 +734,69 @@ def import_archive(workspace: str, source: StrPath, path: str) -> Send[w.ImportA
         lambda data: w.ImportArchiveRequest(chunk=c.DataChunk(data=data)),
         Path(source),
     )
+
+
+def get_journal(
+    workspace: str,
+    run_id: str,
+    since: datetime | None,
+    until: datetime | None,
+    after_cursor: int,
+    globs: Sequence[str],
+) -> ServerStream[j.GetJournalRequest, j.GetJournalResponse, j.JournalEntry, None]:
+    request = j.GetJournalRequest(workspace=workspace, run_id=run_id, after_cursor=after_cursor, globs=list(globs))
+    if since is not None:
+        request.since.FromDatetime(since)
+    if until is not None:
+        request.until.FromDatetime(until)
+    return ServerStream(R.GET_JOURNAL, request, lambda r: (r.entries, None))
+
+
+#: Broken watch streams are retried after 0.05 s, doubling up to 2 s.
+WATCH_FIRST_BACKOFF_S = 0.05
+WATCH_MAX_BACKOFF_S = 2.0
+
+
+class WatchState:
+    """Where a watch is: the last cursor seen, so that a new stream resumes after it.
+
+    Shared by the sync and asyncio clients: they open the streams, this turns
+    their responses into entries and knows what to ask for next.
+    """
+
+    def __init__(self, workspace: str, globs: Sequence[str], since: int | None, on_notice: Callable[[str], object] | None) -> None:
+        self.workspace = workspace
+        self.globs = list(globs)
+        self.cursor = since
+        self.on_notice = on_notice
+        self.failures = 0
+
+    def request(self) -> j.WatchRequest:
+        request = j.WatchRequest(workspace=self.workspace, globs=self.globs)
+        if self.cursor is not None:
+            request.cursor = self.cursor
+        return request
+
+    def take(self, response: j.WatchResponse) -> Sequence[j.JournalEntry]:
+        """The entries a response carries (the cursor moves past them); live, missed and notices update the state."""
+        self.failures = 0
+        event = response.WhichOneof("event")
+        if event == "changes":
+            entries = response.changes.entries
+            if entries:
+                self.cursor = entries[-1].cursor
+            return entries
+        if event == "live" and self.cursor is None:
+            self.cursor = response.live.cursor
+        elif event == "missed":
+            self.cursor = response.missed.resume_cursor  # the stream ends next: watched again from there
+        elif event == "notice" and self.on_notice is not None:
+            self.on_notice(response.notice.message)
+        return ()
+
+    def retry_after(self, code: object, retries: int) -> float | None:
+        """Seconds to wait before resuming after a broken stream with status ``code``; None: give up (raise)."""
+        if code not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED) or self.failures >= retries:
+            return None
+        self.failures += 1
+        return float(min(WATCH_MAX_BACKOFF_S, WATCH_FIRST_BACKOFF_S * 2 ** (self.failures - 1)))

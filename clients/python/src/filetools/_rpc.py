@@ -15,6 +15,7 @@ from google.protobuf.message import Message
 
 from filetools.v1 import daemon_pb2 as d
 from filetools.v1 import files_pb2 as f
+from filetools.v1 import journal_pb2 as j
 from filetools.v1 import workspaces_pb2 as w
 
 Req = TypeVar("Req", bound=Message)
@@ -38,6 +39,10 @@ def _rpc(service: ServiceDescriptor, name: str, request: type[Req], response: ty
 _FILES = f.DESCRIPTOR.services_by_name["Files"]
 _WORKSPACES = w.DESCRIPTOR.services_by_name["Workspaces"]
 _DAEMON = d.DESCRIPTOR.services_by_name["Daemon"]
+_JOURNAL = j.DESCRIPTOR.services_by_name["Journal"]
+
+WATCH = _rpc(_JOURNAL, "Watch", j.WatchRequest, j.WatchResponse)
+GET_JOURNAL = _rpc(_JOURNAL, "GetJournal", j.GetJournalRequest, j.GetJournalResponse)
 
 READ = _rpc(_FILES, "Read", f.ReadRequest, f.ReadResponse)
 WRITE = _rpc(_FILES, "Write", f.WriteRequest, f.WriteResponse)

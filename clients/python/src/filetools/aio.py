@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, BinaryIO, Generic, TypeVar
@@ -10,7 +11,7 @@ from typing import Any, BinaryIO, Generic, TypeVar
 import grpc
 import grpc.aio
 
-from filetools import _ops
+from filetools import _ops, _rpc
 from filetools._channel import connection, with_trace_context
 from filetools._ops import H, Fold, Pipe, ReadEvent, Send, ServerStream, StrPath, Unary
 from filetools._rpc import Req, Resp
@@ -29,6 +30,7 @@ from filetools.models import (
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import daemon_pb2 as d
 from filetools.v1 import files_pb2 as f
+from filetools.v1 import journal_pb2 as j
 from filetools.v1 import workspaces_pb2 as w
 
 T = TypeVar("T")
@@ -533,6 +535,48 @@ class AsyncClient:
         self, workspace: str, run_id: str, *, timeout: float | None = None
     ) -> AsyncStream[w.Change, None]:
         return self._stream(_ops.change_set(workspace, run_id), timeout)
+
+    async def watch(
+        self,
+        workspace: str,
+        globs: Sequence[str] = (),
+        *,
+        since: int | None = None,
+        retries: int = 20,
+        on_notice: Callable[[str], object] | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[j.JournalEntry]:
+        """``Client.watch``, as an async iterator."""
+        state = _ops.WatchState(workspace, globs, since, on_notice)
+        rpc = _rpc.WATCH
+        call = self._channel.unary_stream(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
+        while True:
+            responses = call(state.request(), timeout=timeout, metadata=with_trace_context(self._metadata))
+            try:
+                async for response in responses:
+                    for entry in state.take(response):
+                        yield entry
+            except grpc.RpcError as error:
+                wait = state.retry_after(error.code(), retries)
+                if wait is None:
+                    raise error_from_rpc(error) from None
+                await asyncio.sleep(wait)
+            finally:
+                responses.cancel()
+
+    def journal(
+        self,
+        workspace: str,
+        *,
+        run_id: str = "",
+        since: datetime | None = None,
+        until: datetime | None = None,
+        after_cursor: int = 0,
+        globs: Sequence[str] = (),
+        timeout: float | None = None,
+    ) -> AsyncStream[j.JournalEntry, None]:
+        """``Client.journal``, as an async stream."""
+        return self._stream(_ops.get_journal(workspace, run_id, since, until, after_cursor, globs), timeout)
 
     async def list_snapshots(
         self, workspace: str, *, include_recovered: bool = False, timeout: float | None = None

@@ -6,10 +6,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, BinaryIO, Generic, TypeVar
 
+import time
+from datetime import datetime
+
 import grpc
 import grpc.experimental
 
-from filetools import _ops
+from filetools import _ops, _rpc
 from filetools._channel import connection, with_trace_context
 from filetools._rpc import Req, Resp
 from filetools._ops import H, Fold, Pipe, ReadEvent, Send, ServerStream, StrPath, Unary
@@ -28,6 +31,7 @@ from filetools.models import (
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import daemon_pb2 as d
 from filetools.v1 import files_pb2 as f
+from filetools.v1 import journal_pb2 as j
 from filetools.v1 import workspaces_pb2 as w
 
 T = TypeVar("T")
@@ -537,6 +541,55 @@ class Client:
 
     def change_set(self, workspace: str, run_id: str, *, timeout: float | None = None) -> Stream[w.Change, None]:
         return self._stream(_ops.change_set(workspace, run_id), timeout)
+
+    def watch(
+        self,
+        workspace: str,
+        globs: Sequence[str] = (),
+        *,
+        since: int | None = None,
+        retries: int = 20,
+        on_notice: Callable[[str], object] | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[j.JournalEntry]:
+        """The workspace's changes as they happen (after cursor ``since`` first, when given; 0: all held).
+
+        A broken stream (the daemon restarted, the connection dropped) or a
+        ``missed`` event is resumed from the last cursor seen, so nothing is
+        missed or seen twice while the journal holds the entries; past
+        ``retries`` breaks in a row, or a cursor the journal no longer holds
+        (``CursorOutOfRange``), it raises. Leaving the loop stops the watch; ``timeout``
+        bounds each stream (``DeadlineExceeded`` ends the watch).
+        """
+        state = _ops.WatchState(workspace, globs, since, on_notice)
+        rpc = _rpc.WATCH
+        call = self._channel.unary_stream(rpc.path, rpc.request.SerializeToString, rpc.response.FromString)
+        while True:
+            responses = call(state.request(), timeout=timeout, metadata=with_trace_context(self._metadata))
+            try:
+                for response in responses:
+                    yield from state.take(response)
+            except grpc.RpcError as error:
+                wait = state.retry_after(error.code(), retries)
+                if wait is None:
+                    raise error_from_rpc(error) from None
+                time.sleep(wait)
+            finally:
+                responses.cancel()
+
+    def journal(
+        self,
+        workspace: str,
+        *,
+        run_id: str = "",
+        since: datetime | None = None,
+        until: datetime | None = None,
+        after_cursor: int = 0,
+        globs: Sequence[str] = (),
+        timeout: float | None = None,
+    ) -> Stream[j.JournalEntry, None]:
+        """The journal's entries still held, filtered by run, time range (``since`` ≤ t < ``until``), cursor and globs."""
+        return self._stream(_ops.get_journal(workspace, run_id, since, until, after_cursor, globs), timeout)
 
     def list_snapshots(
         self, workspace: str, *, include_recovered: bool = False, timeout: float | None = None

@@ -34,6 +34,7 @@ __all__ = [
     "Cancelled",
     "ChecksumMismatch",
     "ContentChanged",
+    "CursorOutOfRange",
     "DataLoss",
     "DeadlineExceeded",
     "DirectoryNotEmpty",
@@ -52,6 +53,7 @@ __all__ = [
     "NotFound",
     "NotMedia",
     "OldTextNotFound",
+    "OutOfRange",
     "OldTextNotUnique",
     "PathEscapesWorkspace",
     "PermissionDenied",
@@ -152,6 +154,10 @@ class DeadlineExceeded(FileToolsError):
 
     status_code = grpc.StatusCode.DEADLINE_EXCEEDED
     reason_value = _Reason.ERROR_REASON_DEADLINE_EXCEEDED
+
+
+class OutOfRange(FileToolsError):
+    status_code = grpc.StatusCode.OUT_OF_RANGE
 
 
 class Cancelled(FileToolsError):
@@ -321,6 +327,12 @@ class NoSpace(ResourceExhausted):
     """The daemon's disk is full (or its file system quota spent); nothing was changed."""
 
     reason_value = _Reason.ERROR_REASON_NO_SPACE
+
+
+class CursorOutOfRange(OutOfRange):
+    """A watch cursor the workspace's journal no longer holds (or past its last); ``metadata`` has oldest_cursor, last_cursor."""
+
+    reason_value = _Reason.ERROR_REASON_CURSOR_OUT_OF_RANGE
 
 
 class StoreUnavailable(Unavailable):

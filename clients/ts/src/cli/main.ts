@@ -11,6 +11,7 @@ import { closeSession, DEFAULT_ADDRESS, interrupt, sessionAddress } from "./sess
 import { addSnapshotCommands } from "./snapshots.js";
 import { addTransferCommands } from "./transfer.js";
 import { addWorkspaceCommands } from "./workspaces.js";
+import { addWatchCommand } from "./watch.js";
 import { VERSION } from "../version.js";
 import { addVersionCommand } from "./version.js";
 
@@ -66,6 +67,7 @@ addGrepCommand(program);
 addTransferCommands(program);
 addRunCommands(program);
 addSnapshotCommands(program);
+addWatchCommand(program);
 addMcpCommand(program);
 addVersionCommand(program);
 

@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { serverFilesystemToolSet } from "../mcp/server-filesystem.js";
 import { catalogueToolSet, createMcpServer, serveHttp, serveStdio } from "../mcp/server.js";
+import { addResourceSubscriptions, withWaitForChange } from "../mcp/watch.js";
 import type { FileToolsClient } from "../client.js";
 import { FileToolsError } from "../errors.js";
 import { ToolDispatcher } from "../tools/dispatcher.js";
@@ -36,11 +37,16 @@ export function addMcpCommand(program: Command): void {
       const { client } = sessionOf(command);
       await checkWorkspace(client, options.workspace);
       const workspace = client.workspace(options.workspace);
-      const toolSet =
-        options.profile === "server-filesystem"
-          ? serverFilesystemToolSet(workspace, { readOnly: options.readOnly })
-          : catalogueToolSet(new ToolDispatcher(workspace, { readOnly: options.readOnly }));
-      const newServer = () => createMcpServer(toolSet, { version, workspace: options.workspace });
+      const native = options.profile === "filetools";
+      const toolSet = native
+        ? withWaitForChange(catalogueToolSet(new ToolDispatcher(workspace, { readOnly: options.readOnly })), workspace)
+        : serverFilesystemToolSet(workspace, { readOnly: options.readOnly });
+      const newServer = () => {
+        const server = createMcpServer(toolSet, { version, workspace: options.workspace });
+        // Over stdio the server lives as long as its session; over stateless HTTP a subscription has none to tell.
+        if (native) addResourceSubscriptions(server, workspace);
+        return server;
+      };
       if (!options.http) return serveStdio(newServer);
       const served = await serveHttp(newServer, options.http.host, options.http.port);
       // stdout is not the MCP channel here, but keep it for data: the address goes to stderr.

@@ -108,7 +108,14 @@ export function throttledProgress(send: (params: { progress: number; total?: num
 /** Serves over standard input and output until the client closes them. */
 export async function serveStdio(newServer: () => Server): Promise<void> {
   const server = newServer();
-  const closed = new Promise<void>((resolve) => (server.onclose = resolve));
+  const previous = server.onclose;
+  const closed = new Promise<void>(
+    (resolve) =>
+      (server.onclose = () => {
+        previous?.();
+        resolve();
+      }),
+  );
   await server.connect(new StdioServerTransport());
   await closed;
 }

@@ -210,6 +210,11 @@ const (
 	// (an image over 50 megapixels, a PDF whose text takes too long or too much
 	// memory to extract). The message says which.
 	ErrorReason_ERROR_REASON_MEDIA_UNREADABLE ErrorReason = 35
+	// OUT_OF_RANGE: a Watch cursor older than the oldest entry its workspace's
+	// journal still holds, or past its last entry. Metadata: oldest_cursor,
+	// last_cursor. Watch again from oldest_cursor - 1 (what was dropped is gone),
+	// or without a cursor.
+	ErrorReason_ERROR_REASON_CURSOR_OUT_OF_RANGE ErrorReason = 36
 )
 
 // Enum value maps for ErrorReason.
@@ -251,6 +256,7 @@ var (
 		33: "ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS",
 		34: "ERROR_REASON_NOT_MEDIA",
 		35: "ERROR_REASON_MEDIA_UNREADABLE",
+		36: "ERROR_REASON_CURSOR_OUT_OF_RANGE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                0,
@@ -289,6 +295,7 @@ var (
 		"ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS":  33,
 		"ERROR_REASON_NOT_MEDIA":                  34,
 		"ERROR_REASON_MEDIA_UNREADABLE":           35,
+		"ERROR_REASON_CURSOR_OUT_OF_RANGE":        36,
 	}
 )
 
@@ -534,7 +541,7 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\x0eFILE_TYPE_FILE\x10\x01\x12\x17\n" +
 	"\x13FILE_TYPE_DIRECTORY\x10\x02\x12\x15\n" +
 	"\x11FILE_TYPE_SYMLINK\x10\x03\x12\x13\n" +
-	"\x0fFILE_TYPE_OTHER\x10\x04*\xca\t\n" +
+	"\x0fFILE_TYPE_OTHER\x10\x04*\xf0\t\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12'\n" +
 	"#ERROR_REASON_PATH_ESCAPES_WORKSPACE\x10\x01\x12\x1d\n" +
@@ -572,7 +579,8 @@ const file_filetools_v1_common_proto_rawDesc = "" +
 	"\x15ERROR_REASON_NO_SPACE\x10 \x12*\n" +
 	"&ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS\x10!\x12\x1a\n" +
 	"\x16ERROR_REASON_NOT_MEDIA\x10\"\x12!\n" +
-	"\x1dERROR_REASON_MEDIA_UNREADABLE\x10#BHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
+	"\x1dERROR_REASON_MEDIA_UNREADABLE\x10#\x12$\n" +
+	" ERROR_REASON_CURSOR_OUT_OF_RANGE\x10$BHZFgithub.com/filetools/filetools/clients/go/gen/filetools/v1;filetoolsv1b\x06proto3"
 
 var (
 	file_filetools_v1_common_proto_rawDescOnce sync.Once

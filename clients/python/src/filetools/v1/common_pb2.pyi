@@ -55,6 +55,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS: _ClassVar[ErrorReason]
     ERROR_REASON_NOT_MEDIA: _ClassVar[ErrorReason]
     ERROR_REASON_MEDIA_UNREADABLE: _ClassVar[ErrorReason]
+    ERROR_REASON_CURSOR_OUT_OF_RANGE: _ClassVar[ErrorReason]
 FILE_TYPE_UNSPECIFIED: FileType
 FILE_TYPE_FILE: FileType
 FILE_TYPE_DIRECTORY: FileType
@@ -96,6 +97,7 @@ ERROR_REASON_NO_SPACE: ErrorReason
 ERROR_REASON_SNAPSHOT_WITHOUT_CONTENTS: ErrorReason
 ERROR_REASON_NOT_MEDIA: ErrorReason
 ERROR_REASON_MEDIA_UNREADABLE: ErrorReason
+ERROR_REASON_CURSOR_OUT_OF_RANGE: ErrorReason
 
 class FileInfo(_message.Message):
     __slots__ = ("path", "name", "type", "size", "mode", "mtime", "version", "is_binary", "line_count", "escaped")

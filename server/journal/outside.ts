@@ -1,0 +1,231 @@
+// Changes made behind the daemon's back in a bound workspace, journaled as
+// `outside`. The kernel's notifications (workspace/outside.ts) say which
+// paths to look at; a stat of each says what is there now. Where
+// notifications are unavailable, or once they fail (a queue overflow), the
+// tree is stat-scanned every --outside-scan-ms instead, and watchers are told.
+//
+// The daemon's own changes raise notifications too. They are told apart by
+// what the journal has just recorded for the path (its version after the
+// change, or its deletion, or a directory moved or deleted whole): events are
+// looked at only after a short settling time, so that the daemon's append
+// (made before its call answers) is in by then. A change made from outside to
+// a path the daemon changed within that window, leaving the very version the
+// daemon recorded, cannot be told apart (it changed nothing then).
+import type { Logger } from "../log.js";
+import type { EntryType } from "../workspace/entry.js";
+import type { OutsideEvent, OutsideSubscription } from "../workspace/outside.js";
+import { displayPath, type Components } from "../workspace/paths.js";
+import type { Workspace } from "../workspace/workspace.js";
+import type { Journal } from "./journal.js";
+import { NO_ACTOR, type ChangeNote, type JournalRecord, type JournalType } from "./records.js";
+
+export type OutsideMode = "notify" | "scan" | "off";
+
+export interface OutsideOptions {
+  mode: OutsideMode;
+  /** The stat scan's interval (ms). */
+  scanMs: number;
+  logger?: Pick<Logger, "warn" | "info">;
+}
+
+/** How long events settle before they are looked at. */
+export const SETTLE_MS = 100;
+/** How long what the daemon did to a path (or a tree) is remembered to tell its own notifications apart. */
+const REMEMBER_MS = 10_000;
+
+interface Known {
+  /** "" when absent. */
+  version: string;
+  type: JournalType;
+  at: number;
+}
+
+export class OutsideChanges {
+  private subscription: OutsideSubscription | undefined;
+  private scanTimer: NodeJS.Timeout | undefined;
+  /** The last state seen of each path, from the journal (the daemon's changes and the outside ones). */
+  private readonly known = new Map<string, Known>();
+  /** Directories the daemon moved or deleted whole (their old and new prefixes), with when. */
+  private trees: Array<{ prefix: string; at: number }> = [];
+  private pending: OutsideEvent[] = [];
+  private settleTimer: NodeJS.Timeout | undefined;
+  /** One look at a time, in order. */
+  private chain: Promise<void> = Promise.resolve();
+  /** Set once the scan has taken over from notifications. */
+  private scanning = false;
+  /** The last scan: path → version and type (undefined until one succeeds). */
+  private scanned: Map<string, { version: string; type: EntryType; size: number }> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly journal: Journal,
+    private readonly workspace: Workspace,
+    private readonly options: OutsideOptions,
+  ) {}
+
+  /** Starts watching (or scanning); never fails: without notifications, it scans. */
+  async start(): Promise<void> {
+    this.journal.onAppend((workspaceId, records) => {
+      if (workspaceId === this.workspace.id) this.remember(records);
+    });
+    if (this.options.mode === "off") return;
+    if (this.options.mode === "notify") {
+      try {
+        this.subscription = await this.workspace.watchOutside(
+          (events) => this.queue(events),
+          (error) => this.fallBack(`the kernel's notifications failed (${error.message})`),
+        );
+        return;
+      } catch (error) {
+        this.fallBack(`the kernel's notifications are unavailable (${(error as Error).message})`);
+        return;
+      }
+    }
+    this.fallBack("--outside-watch is scan");
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.settleTimer);
+    clearTimeout(this.scanTimer);
+    await this.subscription?.close().catch(() => undefined);
+    this.subscription = undefined;
+    await this.chain;
+  }
+
+  private remember(records: readonly JournalRecord[]): void {
+    const now = Date.now();
+    for (const record of records) {
+      const gone = record.kind === "deleted";
+      if (record.kind !== "replaced") this.known.set(record.path, { version: gone ? "" : record.versionAfter, type: gone ? "" : record.type, at: now });
+      if (record.kind === "moved") this.known.set(record.from, { version: "", type: "", at: now });
+      if (!record.outside && record.type === "directory" && (record.kind === "moved" || record.kind === "deleted" || record.kind === "replaced")) {
+        this.trees.push({ prefix: treePrefix(record.path), at: now });
+        if (record.from) this.trees.push({ prefix: treePrefix(record.from), at: now });
+      }
+    }
+    if (this.known.size > 100_000) this.forgetOld(now);
+  }
+
+  private forgetOld(now: number): void {
+    for (const [path, known] of this.known) if (now - known.at > REMEMBER_MS) this.known.delete(path);
+    this.trees = this.trees.filter((tree) => now - tree.at <= REMEMBER_MS);
+  }
+
+  private queue(events: OutsideEvent[]): void {
+    this.pending.push(...events);
+    this.settleTimer ??= setTimeout(() => {
+      this.settleTimer = undefined;
+      const batch = this.pending.splice(0);
+      this.chain = this.chain.then(() => this.look(batch)).catch((error: unknown) => this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "outside changes not journaled"));
+    }, SETTLE_MS);
+  }
+
+  /** Stats each path an event names, and journals what differs from what the journal knows. */
+  private async look(events: OutsideEvent[]): Promise<void> {
+    if (this.closed) return;
+    const now = Date.now();
+    this.trees = this.trees.filter((tree) => now - tree.at <= REMEMBER_MS);
+    const notes: ChangeNote[] = [];
+    const looked = new Set<string>();
+    for (const event of events) {
+      const path = displayPath(event.parts);
+      if (looked.has(path) || this.trees.some((tree) => underTree(path, tree.prefix))) continue;
+      looked.add(path);
+      const entry = await this.workspace.stat(event.parts).catch(() => null);
+      const known = this.known.get(path);
+      if (!entry) {
+        if (known?.version !== "" && (known !== undefined || event.type === "delete")) notes.push(outsideNote("deleted", path, known?.type ?? "", 0, known?.version ?? "", ""));
+        continue;
+      }
+      if (known?.version === entry.version) continue;
+      if (entry.type === "directory") {
+        if (known && known.version !== "") continue; // a directory's own times change with its entries: not a change of its own
+        notes.push(outsideNote("made-directory", path, "directory", 0, "", entry.version));
+        // What was made inside it before the kernel watched it.
+        for await (const child of this.workspace.walk(event.parts, { recursive: true, maxDepth: 64, includeHidden: true, respectGitignore: false })) {
+          const childPath = displayPath(child.parts);
+          if (this.known.get(childPath)?.version === child.version) continue;
+          looked.add(childPath);
+          notes.push(outsideNote(child.type === "directory" ? "made-directory" : "created", childPath, child.type, child.type === "directory" ? 0 : Number(child.size), "", child.version));
+        }
+        continue;
+      }
+      const kind = known === undefined ? (event.type === "create" ? "created" : "modified") : known.version === "" ? "created" : "modified";
+      notes.push(outsideNote(kind, path, entry.type, Number(entry.size), known?.version ?? "", entry.version));
+    }
+    if (notes.length > 0 && !this.closed) await this.journal.append(this.workspace.id, notes, NO_ACTOR, true);
+  }
+
+  /** Notifications are unavailable or failed: scan from now on (the first scan is the baseline), and say so. */
+  private fallBack(why: string): void {
+    if (this.closed || this.scanning) return;
+    this.scanning = true;
+    void this.subscription?.close().catch(() => undefined);
+    this.subscription = undefined;
+    const message = `${why}: outside changes to workspace ${this.workspace.id} are found by a stat scan every ${this.options.scanMs} ms from now on`;
+    this.options.logger?.warn({ workspace: this.workspace.id }, message);
+    this.journal.setCondition(this.workspace.id, message);
+    // The baseline now, then a scan every scanMs after the last one ended (a failed one is logged and tried again).
+    const scanThenWait = () => {
+      this.chain = this.chain
+        .then(() => this.rescan())
+        .catch((error: unknown) => this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "outside scan failed"))
+        .finally(() => {
+          if (!this.closed) this.scanTimer = setTimeout(scanThenWait, this.options.scanMs);
+        });
+    };
+    scanThenWait();
+  }
+
+  private async scan(): Promise<Map<string, { version: string; type: EntryType; size: number }>> {
+    const seen = new Map<string, { version: string; type: EntryType; size: number }>();
+    for await (const entry of this.workspace.walk([] as Components, { recursive: true, maxDepth: 1024, includeHidden: true, respectGitignore: false })) {
+      seen.set(displayPath(entry.parts), { version: entry.version, type: entry.type, size: entry.type === "file" ? Number(entry.size) : 0 });
+    }
+    return seen;
+  }
+
+  private async rescan(): Promise<void> {
+    if (this.closed) return;
+    if (!this.scanned) {
+      this.scanned = await this.scan(); // the baseline (until one succeeds, nothing is compared)
+      return;
+    }
+    const now = await this.scan();
+    // What the daemon itself was changing while the scan ran is in the journal once it settles.
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const before = this.scanned;
+    const notes: ChangeNote[] = [];
+    const at = Date.now();
+    this.trees = this.trees.filter((tree) => at - tree.at <= REMEMBER_MS);
+    const own = (path: string) => this.trees.some((tree) => underTree(path, tree.prefix));
+    for (const [path, { version, type, size }] of now) {
+      const was = before.get(path);
+      if (was?.version === version || this.known.get(path)?.version === version || own(path)) continue;
+      if (was && type === "directory") continue;
+      const kind = type === "directory" ? "made-directory" : was ? "modified" : "created";
+      notes.push(outsideNote(kind, path, type, size, was?.version ?? "", version));
+    }
+    for (const [path, was] of before) {
+      if (now.has(path) || this.known.get(path)?.version === "" || own(path)) continue;
+      notes.push(outsideNote("deleted", path, was.type, 0, was.version, ""));
+    }
+    this.scanned = now;
+    if (notes.length > 0 && !this.closed) await this.journal.append(this.workspace.id, notes, NO_ACTOR, true);
+  }
+}
+
+/** "/a/" for the tree at /a, "/" for the root's. */
+function treePrefix(path: string): string {
+  return path === "/" ? "/" : `${path}/`;
+}
+
+/** The path is the tree's root or inside it. */
+function underTree(path: string, prefix: string): boolean {
+  return `${path}/`.startsWith(prefix);
+}
+
+function outsideNote(kind: ChangeNote["kind"], path: string, type: JournalType, size: number, versionBefore: string, versionAfter: string): ChangeNote {
+  return { kind, path, from: "", type, size, sha256: "", versionBefore, versionAfter };
+}
