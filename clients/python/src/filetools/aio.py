@@ -194,6 +194,8 @@ class AsyncClient:
                     if data := relay.data(response):
                         yield op.chunk(data)
                 relay.check()
+            except GeneratorExit:
+                raise  # closed by grpc.aio because the sink call ended: its own error says why
             except BaseException as error:
                 failed.append(error)
                 raise
