@@ -17,10 +17,9 @@ import { parseRecord } from "../runs/records.js";
 import { MAX_ENTRIES } from "../workspace/limits.js";
 import { FileListBuilder } from "./file-list.js";
 import type { TableRef } from "./manifest.js";
-import { checkContents, ContentsBuilder, ContentsSchema, MAX_CONTENTS_BYTES, type ContentRef, type Contents } from "./contents.js";
+import { checkContents, ContentsBuilder, ContentsSchema, MAX_CONTENTS_BYTES, TableView, type Contents, type TableEntries } from "./contents.js";
 
 const gunzip = promisify(gunzipCallback);
-const DIGEST_BYTES = 32;
 
 /** Runs [from, count, from, count, …]: from ≥ 0 copies the base's entries from..from+count-1, -1 takes the next count added ones. */
 const runs = z.array(z.int().min(-1)).refine((r) => r.length % 2 === 0 && r.every((n, i) => i % 2 === 0 || n > 0), { message: "runs are not pairs with positive counts" });
@@ -40,13 +39,6 @@ const DeltaSchema = z.object({
 export type ContentsDelta = z.infer<typeof DeltaSchema>;
 
 const StoredTableSchema = z.discriminatedUnion("format", [ContentsSchema, DeltaSchema]);
-
-/** A table as entries, one object each (the columnar form is for storage). */
-interface Entries {
-  files: Array<{ path: string; size: number; mode: number; sha256: string; mtime: number; chunks: ContentRef }>;
-  links: Array<{ path: string; target: string; mtime: number }>;
-  directories: Array<{ path: string; mode: number; mtime: number }>;
-}
 
 /** A stored table of contents, whole or a delta, checked for what it says on its own; DATA_LOSS when it is damaged or lies. */
 export async function parseTable(workspaceId: string, snapshotId: string, stored: Buffer): Promise<Contents | ContentsDelta> {
@@ -75,7 +67,7 @@ export async function parseTable(workspaceId: string, snapshotId: string, stored
  */
 export function applyDeltas(base: Contents, deltas: readonly ContentsDelta[]): Contents {
   const view = new TableView(base);
-  let entries: Entries = {
+  let entries: TableEntries = {
     files: Array.from({ length: view.fileCount }, (_, i) => view.file(i)),
     links: Array.from({ length: view.linkCount }, (_, i) => view.link(i)),
     directories: Array.from({ length: view.directoryCount }, (_, i) => view.directory(i)),
@@ -128,7 +120,7 @@ export function deltaOf(base: Contents, baseRef: Omit<TableRef, "bytes">, whole:
   const directories = runsOf(base.directories.paths, whole.directories.paths, (i, j) => after.sameDirectory(i, before, j));
   const addedCount = files.added.length + links.added.length + directories.added.length;
   if (addedCount * 2 > after.fileCount + after.linkCount + after.directoryCount) return undefined;
-  const added: Entries = { files: files.added.map((i) => after.file(i)), links: links.added.map((i) => after.link(i)), directories: directories.added.map((i) => after.directory(i)) };
+  const added: TableEntries = { files: files.added.map((i) => after.file(i)), links: links.added.map((i) => after.link(i)), directories: directories.added.map((i) => after.directory(i)) };
   return {
     format: 2,
     workspace: whole.workspace,
@@ -157,93 +149,7 @@ function runsOf(before: readonly string[], after: readonly string[], same: (i: n
   return { runs, added };
 }
 
-/** A table's entries by index, read from its columns when asked (none made into an object ahead). */
-class TableView {
-  readonly filePaths: string[] = [];
-  readonly fileCount: number;
-  readonly linkCount: number;
-  readonly directoryCount: number;
-  private readonly digests: Buffer;
-  private readonly cutDigests: Buffer;
-  /** Per file, how many chunks of files cut into several come before its own: where its chunks' digests start. */
-  private readonly cutBefore: number[] = [];
-
-  constructor(private readonly table: Contents) {
-    const { files, chunks } = table;
-    let path = "";
-    for (let i = 0; i < files.paths.length; i++) this.filePaths.push((path = path.slice(0, files.shared[i]) + files.paths[i]));
-    this.fileCount = files.paths.length;
-    this.linkCount = files.links.paths.length;
-    this.directoryCount = table.directories.paths.length;
-    this.digests = Buffer.from(files.sha256, "base64");
-    this.cutDigests = Buffer.from(chunks.sha256, "base64");
-    let cut = 0;
-    for (let i = 0; i < this.fileCount; i++) {
-      this.cutBefore.push(cut);
-      const [start, end] = this.chunkRange(i);
-      if (end - start > 1) cut += end - start;
-    }
-  }
-
-  sameFile(i: number, other: TableView, j: number): boolean {
-    const [a, b] = [this.table, other.table];
-    if (a.files.sizes[i] !== b.files.sizes[j] || a.files.modes[i] !== b.files.modes[j] || a.mtimes[i] !== b.mtimes[j]) return false;
-    if (!sameDigest(this.digests, i, other.digests, j)) return false;
-    const [start, end] = this.chunkRange(i);
-    const [otherStart, otherEnd] = other.chunkRange(j);
-    if (end - start !== otherEnd - otherStart) return false;
-    for (let c = 0; c < end - start; c++) {
-      const [x, y] = [start + c, otherStart + c];
-      if (a.tarballs[a.chunks.tarball[x]!]!.key !== b.tarballs[b.chunks.tarball[y]!]!.key) return false;
-      if (a.chunks.offset[x] !== b.chunks.offset[y] || a.chunks.length[x] !== b.chunks.length[y] || a.chunks.size[x] !== b.chunks.size[y]) return false;
-      if (end - start > 1 && !sameDigest(this.cutDigests, this.cutBefore[i]! + c, other.cutDigests, other.cutBefore[j]! + c)) return false;
-    }
-    return true;
-  }
-
-  sameLink(i: number, other: TableView, j: number): boolean {
-    return this.table.files.links.targets[i] === other.table.files.links.targets[j] && this.table.mtimes[this.fileCount + i] === other.table.mtimes[other.fileCount + j];
-  }
-
-  sameDirectory(i: number, other: TableView, j: number): boolean {
-    const [a, b] = [this.table.directories, other.table.directories];
-    return a.modes[i] === b.modes[j] && a.mtimes[i] === b.mtimes[j];
-  }
-
-  file(i: number): Entries["files"][number] {
-    const { files, chunks, tarballs, mtimes } = this.table;
-    const [start, end] = this.chunkRange(i);
-    const sha256 = this.digests.toString("hex", i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES);
-    const refs: ContentRef = [];
-    for (let c = start; c < end; c++) {
-      const cut = this.cutBefore[i]! + c - start;
-      const chunkSha256 = end - start > 1 ? this.cutDigests.toString("hex", cut * DIGEST_BYTES, (cut + 1) * DIGEST_BYTES) : sha256;
-      refs.push({ tarball: tarballs[chunks.tarball[c]!]!.key, offset: chunks.offset[c]!, length: chunks.length[c]!, size: chunks.size[c]!, sha256: chunkSha256 });
-    }
-    return { path: this.filePaths[i]!, size: files.sizes[i]!, mode: files.modes[i]!, sha256, mtime: mtimes[i]!, chunks: refs };
-  }
-
-  link(i: number): Entries["links"][number] {
-    const { links } = this.table.files;
-    return { path: links.paths[i]!, target: links.targets[i]!, mtime: this.table.mtimes[this.fileCount + i]! };
-  }
-
-  directory(i: number): Entries["directories"][number] {
-    const { paths, modes, mtimes } = this.table.directories;
-    return { path: paths[i]!, mode: modes[i]!, mtime: mtimes[i]! };
-  }
-
-  private chunkRange(i: number): [number, number] {
-    const { first, tarball } = this.table.chunks;
-    return [first[i]!, i + 1 < first.length ? first[i + 1]! : tarball.length];
-  }
-}
-
-function sameDigest(digests: Buffer, at: number, others: Buffer, otherAt: number): boolean {
-  return digests.compare(others, otherAt * DIGEST_BYTES, (otherAt + 1) * DIGEST_BYTES, at * DIGEST_BYTES, (at + 1) * DIGEST_BYTES) === 0;
-}
-
-function tableOf(workspace: string, snapshot: string, tarballs: ReadonlyArray<{ key: string; bytes: number }>, entries: Entries): Contents {
+function tableOf(workspace: string, snapshot: string, tarballs: ReadonlyArray<{ key: string; bytes: number }>, entries: TableEntries): Contents {
   const builder = new ContentsBuilder();
   for (const t of tarballs) builder.useTarball(t.key, t.bytes);
   const list = new FileListBuilder();
@@ -259,6 +165,6 @@ function tableOf(workspace: string, snapshot: string, tarballs: ReadonlyArray<{ 
   return builder.build(workspace, snapshot, list.build());
 }
 
-export function damagedTable(workspaceId: string, snapshotId: string): (problem: string) => never {
+function damagedTable(workspaceId: string, snapshotId: string): (problem: string) => never {
   return (problem) => fail("DATA_LOSS", `the table of contents of snapshot ${snapshotId} of workspace ${workspaceId} is damaged (${problem})`);
 }

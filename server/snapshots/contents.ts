@@ -124,37 +124,19 @@ export function checkContents(contents: Contents): string | undefined {
   return undefined;
 }
 
-/** Every file's chunks, by its index in the file list (one pass over the table). */
+/** Every file's chunks, by its index in the file list. */
 export function chunksByFile(contents: Contents): ContentRef[] {
-  const { chunks } = contents;
-  const fileDigests = Buffer.from(contents.files.sha256, "base64");
-  const chunkDigests = Buffer.from(chunks.sha256, "base64");
-  const hex = (digests: Buffer, at: number): string => digests.toString("hex", at * DIGEST_BYTES, (at + 1) * DIGEST_BYTES);
-  let cut = 0;
-  return chunks.first.map((start, i) => {
-    const end = i + 1 < chunks.first.length ? chunks.first[i + 1]! : chunks.tarball.length;
-    const refs: ContentRef = [];
-    for (let c = start; c < end; c++) {
-      refs.push({
-        tarball: contents.tarballs[chunks.tarball[c]!]!.key,
-        offset: chunks.offset[c]!,
-        length: chunks.length[c]!,
-        size: chunks.size[c]!,
-        sha256: end - start > 1 ? hex(chunkDigests, cut++) : hex(fileDigests, i),
-      });
-    }
-    return refs;
-  });
+  const view = new TableView(contents);
+  return Array.from({ length: view.fileCount }, (_, i) => view.chunks(i));
 }
 
 /** Every file's content by its SHA-256 (hex), for a later snapshot to point at instead of storing it again. */
 export function contentIndex(contents: Contents): Map<string, ContentRef> {
-  const digests = Buffer.from(contents.files.sha256, "base64");
-  const chunks = chunksByFile(contents);
+  const view = new TableView(contents);
   const index = new Map<string, ContentRef>();
-  for (let i = 0; i < chunks.length; i++) {
-    const sha256 = digests.toString("hex", i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES);
-    if (!index.has(sha256)) index.set(sha256, chunks[i]!);
+  for (let i = 0; i < view.fileCount; i++) {
+    const sha256 = view.fileSha256(i);
+    if (!index.has(sha256)) index.set(sha256, view.chunks(i));
   }
   return index;
 }
@@ -245,4 +227,106 @@ export class ContentsBuilder {
       },
     };
   }
+}
+
+/** A table as entries, one object each (the columnar form is for storage). */
+export interface TableEntries {
+  files: Array<{ path: string; size: number; mode: number; sha256: string; mtime: number; chunks: ContentRef }>;
+  links: Array<{ path: string; target: string; mtime: number }>;
+  directories: Array<{ path: string; mode: number; mtime: number }>;
+}
+
+/** A table's entries by index, read from its columns when asked (none made into an object ahead). */
+export class TableView {
+  readonly filePaths: string[] = [];
+  readonly fileCount: number;
+  readonly linkCount: number;
+  readonly directoryCount: number;
+  private readonly digests: Buffer;
+  private readonly cutDigests: Buffer;
+  /** Per file, how many chunks of files cut into several come before its own: where its chunks' digests start. */
+  private readonly cutBefore: number[] = [];
+
+  constructor(private readonly table: Contents) {
+    const { files, chunks } = table;
+    let path = "";
+    for (let i = 0; i < files.paths.length; i++) this.filePaths.push((path = path.slice(0, files.shared[i]) + files.paths[i]));
+    this.fileCount = files.paths.length;
+    this.linkCount = files.links.paths.length;
+    this.directoryCount = table.directories.paths.length;
+    this.digests = Buffer.from(files.sha256, "base64");
+    this.cutDigests = Buffer.from(chunks.sha256, "base64");
+    let cut = 0;
+    for (let i = 0; i < this.fileCount; i++) {
+      this.cutBefore.push(cut);
+      const [start, end] = this.chunkRange(i);
+      if (end - start > 1) cut += end - start;
+    }
+  }
+
+  sameFile(i: number, other: TableView, j: number): boolean {
+    const [a, b] = [this.table, other.table];
+    if (a.files.sizes[i] !== b.files.sizes[j] || a.files.modes[i] !== b.files.modes[j] || a.mtimes[i] !== b.mtimes[j]) return false;
+    if (!sameDigest(this.digests, i, other.digests, j)) return false;
+    const [start, end] = this.chunkRange(i);
+    const [otherStart, otherEnd] = other.chunkRange(j);
+    if (end - start !== otherEnd - otherStart) return false;
+    for (let c = 0; c < end - start; c++) {
+      const [x, y] = [start + c, otherStart + c];
+      if (a.tarballs[a.chunks.tarball[x]!]!.key !== b.tarballs[b.chunks.tarball[y]!]!.key) return false;
+      if (a.chunks.offset[x] !== b.chunks.offset[y] || a.chunks.length[x] !== b.chunks.length[y] || a.chunks.size[x] !== b.chunks.size[y]) return false;
+      if (end - start > 1 && !sameDigest(this.cutDigests, this.cutBefore[i]! + c, other.cutDigests, other.cutBefore[j]! + c)) return false;
+    }
+    return true;
+  }
+
+  sameLink(i: number, other: TableView, j: number): boolean {
+    return this.table.files.links.targets[i] === other.table.files.links.targets[j] && this.table.mtimes[this.fileCount + i] === other.table.mtimes[other.fileCount + j];
+  }
+
+  sameDirectory(i: number, other: TableView, j: number): boolean {
+    const [a, b] = [this.table.directories, other.table.directories];
+    return a.modes[i] === b.modes[j] && a.mtimes[i] === b.mtimes[j];
+  }
+
+  file(i: number): TableEntries["files"][number] {
+    const { files, mtimes } = this.table;
+    return { path: this.filePaths[i]!, size: files.sizes[i]!, mode: files.modes[i]!, sha256: this.fileSha256(i), mtime: mtimes[i]!, chunks: this.chunks(i) };
+  }
+
+  /** File i's chunks; a file of one chunk has the file's SHA-256 as its chunk's. */
+  chunks(i: number): ContentRef {
+    const { chunks, tarballs } = this.table;
+    const [start, end] = this.chunkRange(i);
+    const refs: ContentRef = [];
+    for (let c = start; c < end; c++) {
+      const cut = this.cutBefore[i]! + c - start;
+      const sha256 = end - start > 1 ? this.cutDigests.toString("hex", cut * DIGEST_BYTES, (cut + 1) * DIGEST_BYTES) : this.fileSha256(i);
+      refs.push({ tarball: tarballs[chunks.tarball[c]!]!.key, offset: chunks.offset[c]!, length: chunks.length[c]!, size: chunks.size[c]!, sha256 });
+    }
+    return refs;
+  }
+
+  fileSha256(i: number): string {
+    return this.digests.toString("hex", i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES);
+  }
+
+  link(i: number): TableEntries["links"][number] {
+    const { links } = this.table.files;
+    return { path: links.paths[i]!, target: links.targets[i]!, mtime: this.table.mtimes[this.fileCount + i]! };
+  }
+
+  directory(i: number): TableEntries["directories"][number] {
+    const { paths, modes, mtimes } = this.table.directories;
+    return { path: paths[i]!, mode: modes[i]!, mtime: mtimes[i]! };
+  }
+
+  private chunkRange(i: number): [number, number] {
+    const { first, tarball } = this.table.chunks;
+    return [first[i]!, i + 1 < first.length ? first[i + 1]! : tarball.length];
+  }
+}
+
+function sameDigest(digests: Buffer, at: number, others: Buffer, otherAt: number): boolean {
+  return digests.compare(others, otherAt * DIGEST_BYTES, (otherAt + 1) * DIGEST_BYTES, at * DIGEST_BYTES, (at + 1) * DIGEST_BYTES) === 0;
 }

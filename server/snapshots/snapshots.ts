@@ -1015,7 +1015,6 @@ export class Snapshots {
   }
 }
 
-/** Every entry of the workspace as the walk finds it (stat only), for an in-place restore. */
 /** Every symbolic link in the workspace and its target (for the import's link check; only walked when the archive has links). */
 async function* linksIn(workspace: Workspace): AsyncGenerator<{ at: string[]; target: string }> {
   for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false })) {
