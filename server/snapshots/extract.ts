@@ -227,6 +227,18 @@ export async function inspectArchive(source: AsyncIterable<Uint8Array>, options:
   }
 }
 
+/** A member as an archive or a table of contents gives it, with a file's content (taken whole before the next member is asked for). */
+export interface ArchiveMember {
+  /** tar-stream's member types ("file", "directory", "symlink", "link", …). */
+  type: string;
+  /** Held names (workspace/names.ts). */
+  name: string;
+  linkname: string;
+  size: number;
+  mode: number;
+  content?: AsyncIterable<Uint8Array> | Buffer;
+}
+
 /**
  * Pass 2: extracts `source` into `staging`; throws UNSAFE_ARCHIVE (or
  * `damaged`, or the I/O error) on the first problem. Links are checked
@@ -234,13 +246,44 @@ export async function inspectArchive(source: AsyncIterable<Uint8Array>, options:
  * checks them against the tree they will land in.
  */
 export async function extractArchive(source: AsyncIterable<Uint8Array>, staging: Staging, options: ExtractOptions): Promise<StagedArchive> {
-  const { limits } = options;
   const extract = nameExactExtract();
   const done = decode(source, options, extract).then(
     () => null,
     (error: unknown) => error,
   );
+  async function* members(): AsyncGenerator<ArchiveMember> {
+    for await (const entry of extract) {
+      const { header } = entry;
+      const isFile = header.type === "file" || header.type === "contiguous-file";
+      if (!isFile) entry.resume();
+      yield { ...heldMemberNames(header), type: isFile ? "file" : String(header.type), size: header.size ?? 0, mode: header.mode ?? 0o644, content: isFile ? (entry as AsyncIterable<Uint8Array>) : undefined };
+    }
+    const streamError = await done;
+    if (streamError) throw streamError;
+  }
+  try {
+    return await stageMembers(members(), staging, options);
+  } catch (error) {
+    extract.destroy();
+    const streamError = await done;
+    // The stream's error explains a member cut short; a file system error of our own (a full disk) is the cause itself.
+    const own = error instanceof FileToolsError || (error as NodeJS.ErrnoException | null)?.syscall !== undefined;
+    throw asArchiveError(own || !streamError ? error : streamError, options.damaged);
+  }
+}
 
+/** Pass 2 for members read some other way (a snapshot's table of contents, seekable-read.ts): the same rules, the same errors. */
+export async function extractMembers(members: AsyncIterable<ArchiveMember>, staging: Staging, options: ExtractOptions): Promise<StagedArchive> {
+  try {
+    return await stageMembers(members, staging, options);
+  } catch (error) {
+    throw asArchiveError(error, options.damaged);
+  }
+}
+
+/** Stages `source`'s members one by one under the archive rules, then its symbolic links; what it throws is as raised. */
+async function stageMembers(source: AsyncIterable<ArchiveMember>, staging: Staging, options: ExtractOptions): Promise<StagedArchive> {
+  const { limits } = options;
   const files = new Set<string>();
   /** Directories the staged tree holds: explicit members and every member's parents. */
   const dirs = new Set<string>();
@@ -253,46 +296,44 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
     for (let i = 1; i < parts.length + (self ? 1 : 0); i++) dirs.add(parts.slice(0, i).join("/"));
   };
   try {
-    for await (const entry of extract) {
-      const header = entry.header;
+    for await (const member of source) {
       if (++members > limits.maxMembers) unsafe(`archive has more than ${limits.maxMembers} members`);
-      const held = heldMemberNames(header);
-      const parts = memberParts(held.name, limits);
-      const linkname = held.linkname;
+      const parts = memberParts(member.name, limits);
+      const linkname = member.linkname;
       const name = parts.join("/");
       for (let i = 1; i < parts.length; i++) {
         if (links.has(parts.slice(0, i).join("/"))) unsafe(`archive member ${name} goes through the symbolic link ${parts.slice(0, i).join("/")}`);
       }
-      addParents(parts, header.type === "directory");
+      addParents(parts, member.type === "directory");
       // Before the member is staged: the one that would pass a quota is never written.
-      const isFile = header.type === "file" || header.type === "contiguous-file";
-      options.staged?.({ bytes: sizeBytes + (isFile ? (header.size ?? 0) : 0), entries: dirs.size + files.size + links.size + (header.type === "directory" ? 0 : 1) });
-      switch (header.type) {
+      const isFile = member.type === "file";
+      options.staged?.({ bytes: sizeBytes + (isFile ? member.size : 0), entries: dirs.size + files.size + links.size + (member.type === "directory" ? 0 : 1) });
+      switch (member.type) {
         case "directory":
-          entry.resume();
           if (parts.length > 0) await staging.mkdir(parts);
           break;
-        case "file":
-        case "contiguous-file": {
+        case "file": {
           if (parts.length === 0) unsafe("archive file member names the extraction root");
           if (links.has(name)) unsafe(`archive member ${name} replaces a symbolic link`);
-          sizeBytes += header.size ?? 0;
+          sizeBytes += member.size;
           if (sizeBytes > limits.maxBytes) unsafe(`archive holds more than ${limits.maxBytes} bytes`);
           // Owner bits kept, group/other write and set-uid/set-gid/sticky dropped.
-          const mode = ((header.mode ?? 0o644) & 0o755) | 0o600;
-          if ((header.size ?? 0) <= SMALL_FILE_BYTES) {
+          const mode = (member.mode & 0o755) | 0o600;
+          const content = member.content ?? Buffer.alloc(0);
+          if (Buffer.isBuffer(content)) {
+            await staging.writeSmallFile(parts, content, mode);
+          } else if (member.size <= SMALL_FILE_BYTES) {
             const chunks: Buffer[] = [];
-            for await (const chunk of entry as AsyncIterable<Buffer>) chunks.push(chunk);
+            for await (const chunk of content as AsyncIterable<Buffer>) chunks.push(chunk);
             await staging.writeSmallFile(parts, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), mode);
           } else {
-            await staging.writeFile(parts, entry as AsyncIterable<Uint8Array>, mode);
+            await staging.writeFile(parts, content, mode);
           }
           files.add(name);
           fileCount++;
           break;
         }
         case "symlink": {
-          entry.resume();
           const target = linkname;
           if (parts.length === 0) unsafe("archive symbolic link names the extraction root");
           if (target === "" || target.startsWith("/") || target.includes("\0")) unsafe(`archive symbolic link ${name} has an absolute or empty target`);
@@ -305,7 +346,6 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
           break;
         }
         case "link": {
-          entry.resume();
           const targetParts = memberParts(linkname, limits);
           if (!files.has(targetParts.join("/"))) unsafe(`archive hard link ${name} points outside the archive or at a non-file`);
           if (links.has(name)) unsafe(`archive member ${name} replaces a symbolic link`);
@@ -314,22 +354,13 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
           break;
         }
         default:
-          entry.resume();
-          unsafe(`archive member ${name} is a ${header.type}, which is refused`);
+          unsafe(`archive member ${name} is a ${member.type}, which is refused`);
       }
     }
-    const streamError = await done;
-    if (streamError) throw streamError;
     for (const link of pendingLinks) {
       if (!staysWithin(link.parts, link.target, (at) => archiveEntry(links, at.join("/")), [])) unsafe(`archive symbolic link ${link.parts.join("/")} points outside`);
     }
     for (const link of pendingLinks) await staging.symlink(link.parts, link.target);
-  } catch (error) {
-    extract.destroy();
-    const streamError = await done;
-    // The stream's error explains a member cut short; a file system error of our own (a full disk) is the cause itself.
-    const own = error instanceof FileToolsError || (error as NodeJS.ErrnoException | null)?.syscall !== undefined;
-    throw asArchiveError(own || !streamError ? error : streamError, options.damaged);
   } finally {
     await staging.release();
   }

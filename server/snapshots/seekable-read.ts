@@ -15,6 +15,7 @@ import { recordsOf } from "./file-list.js";
 import type { SnapshotStore } from "./store.js";
 import { compressMembers, inflateMembers } from "./gzip-pool.js";
 import { END_OF_ARCHIVE, headerRecords, paddingOf, type MemberHeader } from "./tar-headers.js";
+import type { ArchiveMember } from "./extract.js";
 
 /** Files whose headers are compressed in one call to the pool. */
 const HEADER_GROUP = 256;
@@ -72,14 +73,24 @@ export function membersOf(contents: Contents, snapshotId: string): TreeMember[] 
   return members;
 }
 
-/** The tree as plain tar (for extract). */
-export async function* plainTar(store: SnapshotStore, members: readonly TreeMember[], signal?: AbortSignal): AsyncGenerator<Uint8Array> {
+/** The tree's members for a restore to stage (extract.ts): no tar between, each file's content read ahead and checked as it is taken. */
+export async function* archiveMembers(store: SnapshotStore, members: readonly TreeMember[], signal?: AbortSignal): AsyncGenerator<ArchiveMember> {
   const chunks = readChunks(store, members, signal);
-  for (const member of members) {
-    yield headerRecords(member.header);
-    for (let c = 0; c < member.chunks.length; c++) yield (await next(chunks)).inflated;
+  for (const { header, chunks: refs } of members) {
+    const member = { type: header.type, name: header.name, linkname: header.linkname ?? "", size: header.size, mode: header.mode };
+    if (header.type !== "file") yield member;
+    else if (refs.length <= 1) yield { ...member, content: refs.length === 0 ? Buffer.alloc(0) : contentOf(await next(chunks)) };
+    else yield { ...member, content: fileContent(chunks, refs.length) };
   }
-  yield END_OF_ARCHIVE;
+}
+
+async function* fileContent(chunks: AsyncGenerator<ReadChunk>, count: number): AsyncGenerator<Buffer> {
+  for (let c = 0; c < count; c++) yield contentOf(await next(chunks));
+}
+
+/** A chunk's content without the tar padding that follows a file's last. */
+function contentOf(chunk: ReadChunk): Buffer {
+  return chunk.inflated.subarray(0, chunk.inflated.length - chunk.padding);
 }
 
 /** The tree as one self-contained `.tar.gz`: runs of headers gzipped (in the pool, a group of files at a time), content members copied as stored. */
@@ -153,7 +164,7 @@ export async function* fileChunks(
   signal?: AbortSignal,
 ): AsyncGenerator<Buffer> {
   const planned = chunks.slice(range.from, range.to).map((ref, i) => ({ ref, padding: range.from + i === chunks.length - 1 ? paddingOf(size) : 0 }));
-  for await (const chunk of readPlanned(store, plan(planned), range.ahead, signal)) yield chunk.inflated.subarray(0, chunk.inflated.length - chunk.padding);
+  for await (const chunk of readPlanned(store, plan(planned), range.ahead, signal)) yield contentOf(chunk);
 }
 
 /** The planned reads, `ahead` of them in flight, their chunks in order. */

@@ -30,11 +30,11 @@ import { diffRecords, type DiffCounts, type DiffEntry } from "./diff.js";
 import { recordsOf, tarBytesFor, type FileList } from "./file-list.js";
 import {
   extractArchive,
+  extractMembers,
   heldMemberNames,
   inspectArchive,
   nameExactExtract,
   DEFAULT_LIMITS,
-  type DamagedReason,
   type ExtractLimits,
   type ExtractResult,
   type StagedArchive,
@@ -44,7 +44,7 @@ import { packMember } from "./pack.js";
 import { encodeContents, type Contents } from "./contents.js";
 import { applyDeltas, deltaOf, parseTable, type ContentsDelta } from "./contents-delta.js";
 import { packSeekable } from "./seekable.js";
-import { gzipTar, membersOf, plainTar, type TreeMember } from "./seekable-read.js";
+import { archiveMembers, gzipTar, membersOf, type TreeMember } from "./seekable-read.js";
 import { nowNs, RACY_MARGIN_MS, settled, StatCache, type KnownFiles, type StatRecord } from "./stat-cache.js";
 import { planInPlace } from "./in-place.js";
 import { SnapshotTree } from "./at-snapshot.js";
@@ -692,8 +692,15 @@ export class Snapshots {
         appliedNs = await this.restoreInPlace(workspaceId, members, known, hold.staged, options);
       } else {
         // Seekable: the tree straight from the tarballs its content is in, each chunk checked as it is read; older: downloaded and checked whole first.
-        const source = members ? plainTar(this.store, members, signal) : scratchTar((verified = await this.download(manifest, signal)));
-        await this.stageAndApply(workspaceId, source, "DATA_LOSS", signal, hold.staged, async (staging) => {
+        const rules = { limits: this.limits, damaged: "DATA_LOSS" as const, staged: hold.staged };
+        let extract: (staging: Staging) => Promise<StagedArchive>;
+        if (members) {
+          extract = (staging) => extractMembers(archiveMembers(this.store, members, signal), staging, rules);
+        } else {
+          const source = scratchTar((verified = await this.download(manifest, signal)));
+          extract = (staging) => extractArchive(source, staging, rules);
+        }
+        await this.stageAndApply(workspaceId, extract, signal, async (staging) => {
           signal?.throwIfAborted(); // the commit point
           await options.beforeApply?.();
           // The files extracted last settle first, so that the stat cache can vouch for them all (rememberRestored).
@@ -731,7 +738,7 @@ export class Snapshots {
     const staging = await this.registry.createStaging(workspaceId);
     let applied = 0n;
     try {
-      const fetch = async (fetched: TreeMember[]): Promise<void> => void (await extractArchive(plainTar(this.store, fetched, signal), staging, { limits: this.limits, damaged: "DATA_LOSS" }));
+      const fetch = async (fetched: TreeMember[]): Promise<void> => void (await extractMembers(archiveMembers(this.store, fetched, signal), staging, { limits: this.limits, damaged: "DATA_LOSS" }));
       await fetch(planned.fetch);
       signal?.throwIfAborted();
       await this.locks.with([workspaceId], async () => {
@@ -791,7 +798,8 @@ export class Snapshots {
       } finally {
         await handle.close();
       }
-      return await this.stageAndApply(workspaceId, scratchTar(spool), "UNSAFE_ARCHIVE", signal, hold.staged, async (staging, staged) => {
+      const extract = (staging: Staging) => extractArchive(scratchTar(spool), staging, { limits: this.limits, damaged: "UNSAFE_ARCHIVE", staged: hold.staged });
+      return await this.stageAndApply(workspaceId, extract, signal, async (staging, staged) => {
         const workspace = await this.registry.get(workspaceId);
         signal?.throwIfAborted(); // the commit point (the link check below may still refuse, before anything moves)
         await workspace.mergeStaging(staging, parts, async (into, entryAt) => {
@@ -817,22 +825,19 @@ export class Snapshots {
   }
 
   /**
-   * Extracts the archive in `file` into a fresh staging directory, then runs
+   * Extracts an archive (`extract`) into a fresh staging directory, then runs
    * `apply` with the workspace's lock held; the staging directory is gone
-   * after. `staged` (a quota hold) is told the totals before each member is
-   * staged, and may stop the extraction.
+   * after.
    */
   private async stageAndApply(
     workspaceId: string,
-    source: AsyncIterable<Uint8Array>,
-    damaged: DamagedReason,
+    extract: (staging: Staging) => Promise<StagedArchive>,
     signal: AbortSignal | undefined,
-    staged: ((usage: Usage) => void) | undefined,
     apply: (staging: Staging, staged: StagedArchive) => Promise<void>,
   ): Promise<ExtractResult> {
     const staging = await this.registry.createStaging(workspaceId);
     try {
-      const extracted = await extractArchive(source, staging, { limits: this.limits, damaged, staged });
+      const extracted = await extract(staging);
       signal?.throwIfAborted();
       await this.locks.with([workspaceId], async () => {
         try {
