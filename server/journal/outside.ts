@@ -13,6 +13,7 @@
 // (made before its call answers) is in by then. A change made from outside to
 // a path the daemon changed within that window, leaving the very version the
 // daemon recorded, cannot be told apart (it changed nothing then).
+import { FileToolsError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { OutsideEvent, OutsideSubscription } from "../workspace/outside.js";
 import { displayPath, type Components } from "../workspace/paths.js";
@@ -76,7 +77,11 @@ export class OutsideChanges {
     });
     if (this.options.mode === "off") return;
     // First in the chain: the notifications' first looks wait for it.
-    this.chain = this.catchUp().catch((error: unknown) => this.cannotTell(`its tree could not be read (${(error as Error).message})`));
+    this.chain = this.catchUp().catch((error: unknown) => {
+      this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "outside catch-up failed");
+      // Never a host path in what watchers are told: the workspace's own errors name workspace paths only.
+      this.cannotTell(`its tree could not be read (${error instanceof FileToolsError ? error.message : "see the daemon's log"})`);
+    });
     if (this.options.mode === "notify") {
       try {
         this.subscription = await this.workspace.watchOutside(
@@ -118,7 +123,8 @@ export class OutsideChanges {
     const now = await this.scan();
     if (kept) await this.journalDifferences(kept.entries, now);
     if (this.scanning) this.scanned = now;
-    await writeListing(file, { cursor: last, entries: now });
+    // Not kept (a full disk): the next start compares with the older listing, whose cursor is older too.
+    await writeListing(file, { cursor: last, entries: now }).catch((error: unknown) => this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "outside listing not kept"));
   }
 
   /**
@@ -127,6 +133,7 @@ export class OutsideChanges {
    */
   private async keepListing(): Promise<void> {
     await this.chain;
+    clearTimeout(this.scanTimer); // no scan of the timer's meanwhile: this one is the last
     const cursor = (await this.journal.bounds(this.workspace.id)).last;
     const now = await this.scan();
     await this.subscription?.close().catch(() => undefined);
