@@ -34,7 +34,7 @@ export class Journal {
   private readonly watchers = new Map<string, Set<Watcher>>();
   private readonly appendListeners: Array<(workspaceId: string, records: readonly JournalRecord[]) => void> = [];
   /** What a watcher of each workspace should know (e.g. that outside changes are found by a scan), sent when it goes live. */
-  private readonly conditions = new Map<string, string>();
+  private readonly conditions = new Map<string, string[]>();
   /** Entries sent to watchers; entries dropped for slow ones by watches that have ended (open ones count their own). */
   private sent = 0;
   private dropped = 0;
@@ -112,8 +112,7 @@ export class Journal {
         }
       }
       yield { kind: "live", cursor: liveFrom };
-      const condition = this.conditions.get(workspaceId);
-      if (condition !== undefined) yield { kind: "notice", message: condition, time: new Date() };
+      for (const message of this.conditions.get(workspaceId) ?? []) yield { kind: "notice", message, time: new Date() };
       for (;;) {
         const event = await watcher.next();
         if (!event) return;
@@ -131,8 +130,14 @@ export class Journal {
 
   /** A lasting condition of the workspace's journal (e.g. that outside changes are found by a scan): told to its watchers now and to each new one. */
   setCondition(workspaceId: string, message: string): void {
-    this.conditions.set(workspaceId, message);
+    this.conditions.set(workspaceId, [...(this.conditions.get(workspaceId) ?? []), message]);
     for (const watcher of this.watchers.get(workspaceId) ?? []) watcher.notice(message);
+  }
+
+  /** Where the outside watcher keeps its listing of a bound workspace's tree (listing.ts): beside its journal, and removed with it. */
+  async listingFile(workspaceId: string): Promise<string> {
+    await this.log(workspaceId);
+    return path.join(this.dir, workspaceId, "outside-listing.json");
   }
 
   stats(): JournalStats {

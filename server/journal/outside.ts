@@ -3,6 +3,8 @@
 // paths to look at; a stat of each says what is there now. Where
 // notifications are unavailable, or once they fail (a queue overflow), the
 // tree is stat-scanned every --outside-scan-ms instead, and watchers are told.
+// What changed while no daemon ran is found at start: the tree against the
+// listing the last daemon kept (listing.ts), less what its journal has since.
 //
 // The daemon's own changes raise notifications too. They are told apart by
 // what the journal has just recorded for the path (its version after the
@@ -11,12 +13,13 @@
 // (made before its call answers) is in by then. A change made from outside to
 // a path the daemon changed within that window, leaving the very version the
 // daemon recorded, cannot be told apart (it changed nothing then).
+import { FileToolsError } from "../errors.js";
 import type { Logger } from "../log.js";
-import type { EntryType } from "../workspace/entry.js";
 import type { OutsideEvent, OutsideSubscription } from "../workspace/outside.js";
 import { displayPath, type Components } from "../workspace/paths.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Journal } from "./journal.js";
+import { readListing, writeListing, type Seen } from "./listing.js";
 import { NO_ACTOR, type ChangeNote, type JournalRecord, type JournalType } from "./records.js";
 
 export type OutsideMode = "notify" | "scan" | "off";
@@ -53,8 +56,8 @@ export class OutsideChanges {
   private chain: Promise<void> = Promise.resolve();
   /** Set once the scan has taken over from notifications. */
   private scanning = false;
-  /** The last scan: path → version and type (undefined until one succeeds). */
-  private scanned: Map<string, { version: string; type: EntryType; size: number }> | undefined;
+  /** The last scan, while scanning: path → version, type and size (undefined until one succeeds). */
+  private scanned: Map<string, Seen> | undefined;
   private closed = false;
 
   constructor(
@@ -63,34 +66,89 @@ export class OutsideChanges {
     private readonly options: OutsideOptions,
   ) {}
 
-  /** Starts watching (or scanning); never fails: without notifications, it scans. */
+  /**
+   * Journals what changed while no daemon ran, then starts watching (or
+   * scanning); never fails: without notifications, it scans; without a
+   * listing from the last daemon, watchers are told what it could not see.
+   */
   async start(): Promise<void> {
     this.journal.onAppend((workspaceId, records) => {
       if (workspaceId === this.workspace.id) this.remember(records);
     });
     if (this.options.mode === "off") return;
+    // First in the chain: the notifications' first looks wait for it.
+    this.chain = this.catchUp().catch((error: unknown) => {
+      this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "outside catch-up failed");
+      // Never a host path in what watchers are told: the workspace's own errors name workspace paths only.
+      this.cannotTell(`its tree could not be read (${error instanceof FileToolsError ? error.message : "see the daemon's log"})`);
+    });
     if (this.options.mode === "notify") {
       try {
         this.subscription = await this.workspace.watchOutside(
           (events) => this.queue(events),
           (error) => this.fallBack(`the kernel's notifications failed (${error.message})`),
         );
-        return;
       } catch (error) {
         this.fallBack(`the kernel's notifications are unavailable (${(error as Error).message})`);
-        return;
       }
+    } else {
+      this.fallBack("--outside-watch is scan");
     }
-    this.fallBack("--outside-watch is scan");
+    await this.chain;
   }
 
+  /** Keeps the listing the next start compares with, then stops. */
   async close(): Promise<void> {
+    if (this.options.mode !== "off" && !this.closed) {
+      await this.keepListing().catch((error: unknown) => this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "outside listing not kept"));
+    }
     this.closed = true;
     clearTimeout(this.settleTimer);
     clearTimeout(this.scanTimer);
     await this.subscription?.close().catch(() => undefined);
     this.subscription = undefined;
     await this.chain;
+  }
+
+  /** The tree now against the last daemon's listing: what differs, and is not what the journal has since, changed while no daemon ran. */
+  private async catchUp(): Promise<void> {
+    const file = await this.journal.listingFile(this.workspace.id);
+    const kept = await readListing(file);
+    const { last } = await this.journal.bounds(this.workspace.id);
+    if (kept) {
+      this.remember(await this.journal.read(this.workspace.id, kept.cursor, Number.MAX_SAFE_INTEGER));
+      // A tree the daemon moved or deleted is no reason to pass over what is under it now: better told twice than missed.
+      this.trees = [];
+    } else if (last > 0) this.cannotTell("the last daemon kept no listing of its tree");
+    const now = await this.scan();
+    if (kept) await this.journalDifferences(kept.entries, now);
+    if (this.scanning) this.scanned = now;
+    // Not kept (a full disk): the next start compares with the older listing, whose cursor is older too.
+    await writeListing(file, { cursor: last, entries: now }).catch((error: unknown) => this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "outside listing not kept"));
+  }
+
+  /**
+   * For the next start: the journal's cursor, then the tree, then what was
+   * pending looked at (journaled after the cursor, so not told twice).
+   */
+  private async keepListing(): Promise<void> {
+    await this.chain;
+    clearTimeout(this.scanTimer); // no scan of the timer's meanwhile: this one is the last
+    const cursor = (await this.journal.bounds(this.workspace.id)).last;
+    const now = await this.scan();
+    await this.subscription?.close().catch(() => undefined);
+    this.subscription = undefined;
+    clearTimeout(this.settleTimer);
+    this.settleTimer = undefined;
+    await this.look(this.pending.splice(0));
+    if (this.scanned) await this.journalDifferences(this.scanned, now);
+    await writeListing(await this.journal.listingFile(this.workspace.id), { cursor, entries: now });
+  }
+
+  private cannotTell(why: string): void {
+    const message = `what changed in workspace ${this.workspace.id} while no daemon ran could not be determined: ${why}`;
+    this.options.logger?.warn({ workspace: this.workspace.id }, message);
+    this.journal.setCondition(this.workspace.id, message);
   }
 
   private remember(records: readonly JournalRecord[]): void {
@@ -178,8 +236,8 @@ export class OutsideChanges {
     scanThenWait();
   }
 
-  private async scan(): Promise<Map<string, { version: string; type: EntryType; size: number }>> {
-    const seen = new Map<string, { version: string; type: EntryType; size: number }>();
+  private async scan(): Promise<Map<string, Seen>> {
+    const seen = new Map<string, Seen>();
     for await (const entry of this.workspace.walk([] as Components, { recursive: true, maxDepth: 1024, includeHidden: true, respectGitignore: false })) {
       seen.set(displayPath(entry.parts), { version: entry.version, type: entry.type, size: entry.type === "file" ? Number(entry.size) : 0 });
     }
@@ -195,7 +253,12 @@ export class OutsideChanges {
     const now = await this.scan();
     // What the daemon itself was changing while the scan ran is in the journal once it settles.
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    const before = this.scanned;
+    await this.journalDifferences(this.scanned, now);
+    this.scanned = now;
+  }
+
+  /** Journals what differs between two scans, but for what the journal already has (or the daemon moved or deleted whole). */
+  private async journalDifferences(before: ReadonlyMap<string, Seen>, now: ReadonlyMap<string, Seen>): Promise<void> {
     const notes: ChangeNote[] = [];
     const at = Date.now();
     this.trees = this.trees.filter((tree) => at - tree.at <= REMEMBER_MS);
@@ -211,7 +274,6 @@ export class OutsideChanges {
       if (now.has(path) || this.known.get(path)?.version === "" || own(path)) continue;
       notes.push(outsideNote("deleted", path, was.type, 0, was.version, ""));
     }
-    this.scanned = now;
     if (notes.length > 0 && !this.closed) await this.journal.append(this.workspace.id, notes, NO_ACTOR, true);
   }
 }

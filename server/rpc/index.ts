@@ -4,6 +4,7 @@ import type { Workspaces } from "@filetools/proto/filetools/v1/workspaces_pb.js"
 import type { Journal as JournalService } from "@filetools/proto/filetools/v1/journal_pb.js";
 import { Journal } from "../journal/journal.js";
 import { OutsideChanges } from "../journal/outside.js";
+import { SpaceReserve } from "../journal/reserve.js";
 import { watchHandler } from "./journal/watch.js";
 import { getJournalHandler } from "./journal/get-journal.js";
 import path from "node:path";
@@ -96,6 +97,9 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
   const journal = new Journal(path.join(config.dataDir, "journal"), { retention: config.journal, watchQueue: config.watchQueue, logger });
   const existing = new Set((await workspaces.list()).map((workspace) => workspace.id));
   await journal.sweep((id) => existing.has(id));
+  const reserve = new SpaceReserve(path.join(config.dataDir, "journal-reserve"));
+  // A disk already full is no reason not to start: changes are refused until it has room.
+  await reserve.ensure().catch((error: unknown) => logger?.warn({ err: error }, "no room set aside for the journal"));
   // Bound workspaces: changes made behind the daemon's back are journaled too.
   const outside: OutsideChanges[] = [];
   for (const bind of config.binds) {
@@ -110,7 +114,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
     quotaUsage: () => quotas.fullest(),
     journal: () => journal.stats(),
   });
-  const deps: Deps = { workspaces, patches, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots, leases, quotas, copies, node: config.nodeName, recoveries: new Map(), finishing: new Map(), metrics, logger, journal };
+  const deps: Deps = { workspaces, patches, maxReadBytes: config.maxReadBytes, lineIndex, runs, snapshots, leases, quotas, copies, node: config.nodeName, recoveries: new Map(), finishing: new Map(), metrics, logger, journal, reserve };
   // Runs this daemon left active: resumed while they still hold their workspace, else ended with their work kept.
   await resumeRuns(deps);
   return {

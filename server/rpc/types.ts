@@ -8,6 +8,7 @@ import type { PatchJournal } from "../patch/journal.js";
 import type { Quotas } from "../quotas/quotas.js";
 import type { RunServices } from "../runs/lifecycle.js";
 import type { Journal } from "../journal/journal.js";
+import type { SpaceReserve } from "../journal/reserve.js";
 
 /** The run services (workspaces, runs, snapshots, copies, leases), and what the file tools need besides. */
 export interface Deps extends RunServices {
@@ -21,6 +22,8 @@ export interface Deps extends RunServices {
   patches: PatchJournal;
   /** The journal of changes of every workspace (DATA_DIR/journal): Watch and GetJournal read it. */
   journal: Journal;
+  /** Room on the data directory's disk for the journal entries of the changes in flight: ensured before every change. */
+  reserve: SpaceReserve;
 }
 
 export type FilesHandler<K extends keyof MethodsOf<typeof Files>> = HandlerFor<MethodsOf<typeof Files>[K]>;

@@ -77,7 +77,7 @@ export class RunManager {
     if (!run) return;
     const line = JSON.stringify({ ...change, time: new Date().toISOString() }) + "\n";
     const previous = this.queues.get(run.id) ?? Promise.resolve();
-    const next = previous.then(() => fsp.appendFile(this.changesPath(run.id), line));
+    const next = previous.then(() => appendWhole(this.changesPath(run.id), line));
     this.queues.set(run.id, next.catch(() => undefined));
     await next;
   }
@@ -205,6 +205,22 @@ export class RunManager {
 
   private changesPath(runId: string): string {
     return path.join(this.dir, `${runId}.changes.jsonl`);
+  }
+}
+
+/** Appends `line`, or cuts the file back to what it held: an append made again after a full disk is not glued to a torn line. */
+async function appendWhole(file: string, line: string): Promise<void> {
+  const handle = await fsp.open(file, "a");
+  try {
+    const { size } = await handle.stat();
+    try {
+      await handle.writeFile(line);
+    } catch (error) {
+      await handle.truncate(size).catch(() => undefined);
+      throw error;
+    }
+  } finally {
+    await handle.close();
   }
 }
 

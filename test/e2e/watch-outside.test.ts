@@ -2,7 +2,7 @@
 // journal as `outside`, within a bound this test measures (and prints); the
 // daemon's own changes appear once, as its own. With notifications, and with
 // the stat scan that replaces them where they are unavailable.
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -137,5 +137,110 @@ describe("outside changes by a stat scan", () => {
       ["/daemon.txt", JournalKind.CREATED, false],
       ["/new.txt", JournalKind.DELETED, true],
     ]);
+  });
+});
+
+describe.each([
+  ["notify", []],
+  ["scan", ["--outside-scan-ms", "100"]],
+])("outside changes made while the daemon was down (%s)", (mode, extra) => {
+  let dir: string;
+  let dataDir: string;
+  let d: Daemon | undefined;
+  const start = () => startDaemon({ dataDir, binds: { down: dir }, args: ["--outside-watch", mode, ...extra] });
+  const entriesAfter = async (cursor: bigint) => (await d!.client.workspace("down").journal({ afterCursor: cursor })).map((e) => [e.path, e.kind, e.outside]);
+  const lastCursor = async () => {
+    const entries = await d!.client.workspace("down").journal();
+    return entries.length === 0 ? 0n : entries[entries.length - 1]!.cursor;
+  };
+  const killed = async () => {
+    d!.proc.kill("SIGKILL");
+    await new Promise((resolve) => (d!.proc.signalCode !== null ? resolve(null) : d!.proc.once("exit", resolve)));
+  };
+  const byPath = (a: unknown[], b: unknown[]) => String(a[0]).localeCompare(String(b[0]));
+  beforeAll(() => {
+    dir = realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-outside-down-")));
+    dataDir = realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-outside-down-data-")));
+    for (const name of ["keep.txt", "change.txt", "gone.txt", "from.txt"]) writeFileSync(path.join(dir, name), `${name}\n`);
+    mkdirSync(path.join(dir, "sub"));
+    writeFileSync(path.join(dir, "sub", "inner.txt"), "inner\n");
+  });
+  afterAll(async () => {
+    await d?.stop();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("after a stop: what was changed, made, deleted and moved meanwhile appears as outside, from the old cursor, once", async () => {
+    d = await start();
+    await d.client.workspace("down").writeText("/own.txt", "the daemon's\n");
+    const cursor = await lastCursor();
+    await d.stop();
+    writeFileSync(path.join(dir, "change.txt"), "changed while down\n");
+    writeFileSync(path.join(dir, "new.txt"), "made while down\n");
+    rmSync(path.join(dir, "gone.txt"));
+    renameSync(path.join(dir, "from.txt"), path.join(dir, "to.txt"));
+    mkdirSync(path.join(dir, "newdir"));
+    writeFileSync(path.join(dir, "newdir", "f.txt"), "f\n");
+    rmSync(path.join(dir, "sub"), { recursive: true });
+    d = await start();
+    const expected = [
+      ["/change.txt", JournalKind.MODIFIED, true],
+      ["/from.txt", JournalKind.DELETED, true],
+      ["/gone.txt", JournalKind.DELETED, true],
+      ["/new.txt", JournalKind.CREATED, true],
+      ["/newdir", JournalKind.MADE_DIRECTORY, true],
+      ["/newdir/f.txt", JournalKind.CREATED, true],
+      ["/sub", JournalKind.DELETED, true],
+      ["/sub/inner.txt", JournalKind.DELETED, true],
+      ["/to.txt", JournalKind.CREATED, true],
+    ];
+    const controller = new AbortController();
+    const seen: unknown[][] = [];
+    for await (const entry of d.client.workspace("down").watch({ since: cursor, signal: controller.signal })) {
+      seen.push([entry.path, entry.kind, entry.outside]);
+      if (seen.length === expected.length) break;
+    }
+    controller.abort();
+    expect(seen.sort(byPath)).toEqual(expected);
+    // Nothing else: the daemon's own write is not told again.
+    expect((await entriesAfter(cursor)).sort(byPath)).toEqual(expected);
+  });
+
+  it("after a SIGKILL too, and what was journaled before it is not told again", async () => {
+    const w = d!.client.workspace("down");
+    await w.writeText("/own2.txt", "the daemon's, again\n");
+    writeFileSync(path.join(dir, "live.txt"), "seen while the daemon ran\n");
+    // Journaled live before the kill.
+    for (let tries = 0; !(await w.journal()).some((e) => e.path === "/live.txt"); tries++) {
+      expect(tries).toBeLessThan(100);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const cursor = await lastCursor();
+    await killed();
+    writeFileSync(path.join(dir, "keep.txt"), "changed while killed\n");
+    rmSync(path.join(dir, "new.txt"));
+    d = await start();
+    expect((await entriesAfter(cursor)).sort(byPath)).toEqual([
+      ["/keep.txt", JournalKind.MODIFIED, true],
+      ["/new.txt", JournalKind.DELETED, true],
+    ]);
+  });
+
+  it("without the last daemon's listing, each watcher is told that what changed meanwhile could not be determined", async () => {
+    await killed();
+    rmSync(path.join(dataDir, "journal", "down", "outside-listing.json"));
+    d = await start();
+    const controller = new AbortController();
+    const notices: string[] = [];
+    const watching = d.client.workspace("down").watch({ signal: controller.signal, onNotice: (message) => notices.push(message) });
+    const ended = watching.next().catch(() => undefined);
+    for (let tries = 0; notices.length === 0; tries++) {
+      expect(tries).toBeLessThan(100);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    controller.abort();
+    await ended;
+    expect(notices.join("\n")).toMatch(/what changed in workspace down while no daemon ran could not be determined/);
   });
 });

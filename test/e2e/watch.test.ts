@@ -142,9 +142,15 @@ describe("watch: resume, restart, SIGKILL", () => {
     }
   });
 
-  it("after a SIGKILL mid-write, every acknowledged write is in the journal", async () => {
+  it("after a SIGKILL mid-write, every acknowledged write is in the journal, and a watcher resumes from its cursor without a miss or a repeat", async () => {
     const d = await setup("killed");
     const w = d.client.workspace(d.ws);
+    // A watcher follows the writes until the daemon dies.
+    const watch = await liveWatch(d.client, d.ws);
+    const seenBefore: JournalEntry[] = [];
+    const reading = (async () => {
+      for (let next = await watch.iterator.next(); !next.done; next = await watch.iterator.next()) seenBefore.push(next.value);
+    })().catch(() => undefined);
     const acknowledged: Array<{ path: string; version: string }> = [];
     let stop = false;
     const writers = Array.from({ length: 4 }, async (_, k) => {
@@ -162,6 +168,8 @@ describe("watch: resume, restart, SIGKILL", () => {
     stop = true;
     await Promise.all(writers);
     await new Promise((r) => (d.proc.exitCode !== null || d.proc.signalCode !== null ? r(null) : d.proc.once("exit", r)));
+    watch.stop();
+    await reading;
     const again = await startDaemon({ dataDir: d.dataDir });
     try {
       const journal = await again.client.workspace(d.ws).journal();
@@ -169,6 +177,12 @@ describe("watch: resume, restart, SIGKILL", () => {
       const lost = acknowledged.filter((a) => !journaled.has(`${a.path} ${a.version}`));
       expect(lost).toEqual([]);
       expect(journal.map((e) => Number(e.cursor))).toEqual(Array.from({ length: journal.length }, (_, i) => i + 1));
+      // The watcher, on the new daemon, from the last cursor it saw: together, the journal once, in order.
+      const cursor = seenBefore.length === 0 ? 0 : Number(seenBefore[seenBefore.length - 1]!.cursor);
+      const resumed = await liveWatch(again.client, d.ws, { since: cursor });
+      const seenAfter = await take(resumed.iterator, journal.length - cursor);
+      resumed.stop();
+      expect([...seenBefore, ...seenAfter].map((e) => Number(e.cursor))).toEqual(journal.map((e) => Number(e.cursor)));
     } finally {
       await again.stop();
     }

@@ -8,7 +8,7 @@ const ACTIONS = { added: PatchAction.ADDED, updated: PatchAction.UPDATED, delete
 export function applyPatchHandler(deps: Deps): FilesHandler<"applyPatch"> {
   return async (request, ctx) => {
     const workspace = await deps.workspaces.get(request.workspace);
-    const files = await applyPatch(workspace, deps.patches, { patch: request.patch, dryRun: request.dryRun }, recorderOf(deps, ctx), ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    const files = await applyPatch(workspace, deps.patches, { patch: request.patch, dryRun: request.dryRun }, await recorderOf(deps, ctx), ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
     if (!request.dryRun) ctx.committed();
     return { files: files.map((f) => ({ ...f, action: ACTIONS[f.action] })) };
   };

@@ -11,7 +11,7 @@ export function editHandler(deps: Deps): FilesHandler<"edit"> {
       dryRun: request.dryRun,
       ifVersion: request.ifVersion || undefined,
       encoding: request.encoding,
-    }, recorderOf(deps, ctx), ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    }, await recorderOf(deps, ctx), ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
     if (!request.dryRun) ctx.committed();
     return { ...result, replacements: BigInt(result.replacements) };
   };

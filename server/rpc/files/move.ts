@@ -10,7 +10,7 @@ export function moveHandler(deps: Deps): FilesHandler<"move"> {
       overwrite: request.overwrite,
       createDirs: request.createDirs ?? true,
       ifVersion: request.ifVersion || undefined,
-    }, recorderOf(deps, ctx), ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    }, await recorderOf(deps, ctx), ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
     ctx.committed();
     return { source: moved.source, destination: moved.destination, file: fileInfo(moved.entry) };
   };

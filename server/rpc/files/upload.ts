@@ -16,7 +16,7 @@ export function uploadHandler(deps: Deps): FilesHandler<"upload"> {
       ifVersion: header.ifVersion || undefined,
       sha256: header.sha256,
     };
-    const result = await uploadFile(workspace, target, chunks, recorderOf(deps, ctx), ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    const result = await uploadFile(workspace, target, chunks, await recorderOf(deps, ctx), ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
     ctx.committed();
     return { path: result.entry.path, size: result.entry.size, created: result.created, sha256: result.sha256, version: result.entry.version };
   };

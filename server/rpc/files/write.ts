@@ -27,7 +27,7 @@ export function writeHandler(deps: Deps): FilesHandler<"write"> {
       mode: request.mode === WriteMode.APPEND ? "append" : writeMode(request.mode),
       newline,
       ifVersion: request.ifVersion || undefined,
-    }, recorderOf(deps, ctx), ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
+    }, await recorderOf(deps, ctx), ctx.signal, await deps.quotas.gate(workspace, ctx.tokenQuota()));
     ctx.committed();
     return { path: result.entry.path, size: result.entry.size, created: result.created, sha256: result.sha256, version: result.entry.version };
   };

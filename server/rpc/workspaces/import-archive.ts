@@ -9,6 +9,7 @@ export function importArchiveHandler(deps: Deps): WorkspacesHandler<"importArchi
     ctx.setWorkspace(header.workspace);
     await deps.workspaces.get(header.workspace);
     const into = parsePath(header.path);
+    await deps.reserve.ensure();
     const result = await deps.snapshots.importArchive(header.workspace, into, chunks, ctx.signal, { tokenQuota: ctx.tokenQuota() });
     ctx.committed();
     await journalReplacedTree(deps, ctx, header.workspace, displayPath(into));

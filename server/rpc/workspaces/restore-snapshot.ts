@@ -6,6 +6,7 @@ import { journalReplacedTree } from "../recorder.js";
 export function restoreSnapshotHandler(deps: Deps): WorkspacesHandler<"restoreSnapshot"> {
   return async (request, ctx) => {
     await deps.workspaces.get(request.workspace);
+    await deps.reserve.ensure();
     const manifest = await restoreSnapshot(deps, request.workspace, request.snapshotId, ctx.signal, { tokenQuota: ctx.tokenQuota() });
     ctx.committed();
     await journalReplacedTree(deps, ctx, request.workspace, "/");
