@@ -53,6 +53,8 @@ interface Held {
   timer: NodeJS.Timeout;
   /** Why the lease is no longer ours, once it is not. */
   lost?: string;
+  /** The renewal under way: one at a time, as each is conditional on the ETag the one before got. */
+  renewing?: Promise<void>;
 }
 
 export class Leases {
@@ -141,6 +143,8 @@ export class Leases {
     if (!held || held.runId !== runId) return;
     clearInterval(held.timer);
     this.held.delete(workspace);
+    // A renewal under way would move the ETag under the release, which would then find the lease changed and leave it held.
+    await held.renewing?.catch(() => undefined);
     if (held.lost) return;
     // Only if it is still ours (If-Match); overwritten as released, never deleted (see the file comment).
     const released = await this.store.replaceIfMatch(leaseKey(workspace), this.body(runId, held.startedAt, "released"), held.etag).catch(() => null);
@@ -211,12 +215,30 @@ export class Leases {
     this.held.set(workspace, held);
   }
 
-  /** One renewal; `strict` (a run about to publish): a store that cannot be reached fails it rather than waiting for the next tick. */
+  /**
+   * One renewal; `strict` (a run about to publish): a store that cannot be
+   * reached fails it rather than waiting for the next tick. Renewals of a
+   * lease run one after another: two sent with the same ETag would see each
+   * other's write as the lease changing hands. A tick that finds one under
+   * way leaves it at that one.
+   */
   private async renew(workspace: string, held: Held, options: { signal?: AbortSignal; strict: boolean }): Promise<void> {
+    if (!options.strict && held.renewing) return;
+    while (held.renewing) await held.renewing.catch(() => undefined);
+    const renewing = this.renewOnce(workspace, held, options);
+    held.renewing = renewing;
+    try {
+      await renewing;
+    } finally {
+      if (held.renewing === renewing) held.renewing = undefined;
+    }
+  }
+
+  private async renewOnce(workspace: string, held: Held, options: { signal?: AbortSignal; strict: boolean }): Promise<void> {
     if (held.lost) return;
     try {
       const body = this.body(held.runId, held.startedAt);
-      const etag = (await this.store.replaceIfMatch(leaseKey(workspace), body, held.etag, options.signal)) ?? (await this.ownWrite(workspace, body, options.signal));
+      const etag = (await this.store.replaceIfMatch(leaseKey(workspace), body, held.etag, options.signal)) ?? (await this.stillOurs(workspace, held, body, options.signal));
       if (etag !== undefined) {
         held.etag = etag;
         this.metrics?.lease("renew", "ok");
@@ -240,10 +262,19 @@ export class Leases {
     return current && { ...current, lease: parseLease(current.text) };
   }
 
-  /** The lease's ETag when it holds exactly `body`: a renewal whose answer was lost, met by the SDK's retry as a 412. */
-  private async ownWrite(workspace: string, body: Buffer, signal?: AbortSignal): Promise<string | undefined> {
+  /**
+   * After a 412: the ETag of a lease that still names this run as held by
+   * this node — a renewal whose answer was lost (the SDK's retry then meets
+   * its own write, or the next tick an ETag it never learnt) — renewed with
+   * `body`; undefined when it names another run or was ended. Nobody else
+   * writes a lease that names this run and holder: taking one over, or
+   * abandoning it, changes its run or its state.
+   */
+  private async stillOurs(workspace: string, held: Held, body: Buffer, signal?: AbortSignal): Promise<string | undefined> {
     const current = await this.read(workspace, signal);
-    return current && current.text === body.toString() ? current.etag : undefined;
+    const lease = current?.lease;
+    if (!current || !lease || lease.runId !== held.runId || lease.holder !== this.holder || lease.state !== "held" || lease.startedAt !== held.startedAt) return undefined;
+    return current.text === body.toString() ? current.etag : this.store.replaceIfMatch(leaseKey(workspace), body, current.etag, signal);
   }
 
   private body(runId: string, startedAt: string, state: Lease["state"] = "held"): Buffer {
