@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSeaweedfs, type Seaweedfs } from "../support/seaweedfs.js";
 import { ensureBuilt, expectError, startDaemon, type Daemon } from "./daemon.js";
 
-const TTL_MS = 1500;
+// Long enough that a call made just after a kill still finds the lease live on a loaded machine (2 shared cores).
+const TTL_MS = 3000;
 let s3: Seaweedfs;
 const daemons: Daemon[] = [];
 
@@ -69,7 +70,8 @@ describe("run leases on an s3:// store", () => {
 
   it("a holder killed with SIGKILL: its lease expires, and the next runtime restores the last published snapshot", async () => {
     const store = `s3://${s3.bucket}/kill-${randomUUID()}`;
-    const a = await daemonOn(store);
+    // B started first: a daemon's start can outlast the TTL on a loaded machine, and the lease must still be live when B asks.
+    const [a, b] = await Promise.all([daemonOn(store), daemonOn(store)]);
     const first = await startWhenFree(a);
     await write(a, "/kept.txt", "published\n");
     const published = (await a.client.workspaces.finishRun({ workspace: "w", runId: first.id })).snapshot!;
@@ -77,7 +79,6 @@ describe("run leases on an s3:// store", () => {
     await write(a, "/lost.txt", "never published\n");
     a.proc.kill("SIGKILL");
 
-    const b = await daemonOn(store);
     await expectError(b.client.workspaces.startRun({ workspace: "w" }), "FAILED_PRECONDITION", "RUN_ACTIVE");
     const run = await startWhenFree(b); // once the lease of the killed run has expired
     expect(run.restoredFrom).toBe(published.id);
