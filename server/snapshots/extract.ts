@@ -256,7 +256,7 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
       const { header } = entry;
       const isFile = header.type === "file" || header.type === "contiguous-file";
       if (!isFile) entry.resume();
-      yield { ...heldMemberNames(header), type: isFile ? "file" : String(header.type), size: header.size ?? 0, mode: header.mode ?? 0o644, content: isFile ? (entry as AsyncIterable<Uint8Array>) : undefined };
+      yield { ...heldMemberNames(header), type: isFile ? "file" : String(header.type), size: header.size ?? 0, mode: header.mode ?? (isFile ? 0o644 : 0o755), content: isFile ? (entry as AsyncIterable<Uint8Array>) : undefined };
     }
     const streamError = await done;
     if (streamError) throw streamError;
@@ -310,7 +310,7 @@ async function stageMembers(source: AsyncIterable<ArchiveMember>, staging: Stagi
       options.staged?.({ bytes: sizeBytes + (isFile ? member.size : 0), entries: dirs.size + files.size + links.size + (member.type === "directory" ? 0 : 1) });
       switch (member.type) {
         case "directory":
-          if (parts.length > 0) await staging.mkdir(parts);
+          if (parts.length > 0) await staging.mkdir(parts, member.mode);
           break;
         case "file": {
           if (parts.length === 0) unsafe("archive file member names the extraction root");

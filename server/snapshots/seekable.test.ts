@@ -4,7 +4,7 @@
 // tampered store may hold, each refused with DATA_LOSS, changing nothing.
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
@@ -216,10 +216,12 @@ describe("a restore into a copy the last snapshot read", () => {
     // Past the racy window of what the last tests wrote (files changed within 50 ms of a snapshot are read again next time).
     const settle = () => new Promise((resolve) => setTimeout(resolve, 120));
     rmSync(path.join(root, "link")); // a tree with links is restored whole
+    chmodSync(path.join(root, "src"), 0o700); // a private directory stays private
     await settle();
     const before = await snapshot();
     const beforeTree = tree(root);
     writeFileSync(path.join(root, "src", "a.txt"), "changed after\n");
+    chmodSync(path.join(root, "src"), 0o755);
     rmSync(path.join(root, "empty.txt"));
     mkdirSync(path.join(root, "added", "deeper"), { recursive: true });
     writeFileSync(path.join(root, "added", "deeper", "z.txt"), "z\n");
@@ -228,6 +230,7 @@ describe("a restore into a copy the last snapshot read", () => {
     const [reads, bytes] = [rangedReads, rangedBytes];
     await snapshots.restore("w", before);
     expect(tree(root)).toEqual(beforeTree);
+    expect(statSync(path.join(root, "src")).mode & 0o777).toBe(0o700);
     // a.txt (and empty.txt, which has no chunk); not big.bin's 9 MiB, nor any unchanged file.
     expect(rangedReads - reads).toBe(1);
     expect(rangedBytes - bytes).toBeLessThan(1024);

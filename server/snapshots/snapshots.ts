@@ -752,7 +752,7 @@ export class Snapshots {
         applied = nowNs();
         try {
           for (const parts of plan.remove) await workspace.remove(parts, { recursive: true });
-          await workspace.mergeStaging(staging, [], async () => undefined);
+          await workspace.mergeStaging(staging, [], async () => undefined, { directoryModes: true });
         } finally {
           this.quotas?.recount(workspace);
         }

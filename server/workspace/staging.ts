@@ -7,7 +7,7 @@
 // Calls are synchronous: an archive holds thousands of members, each a few
 // cheap system calls, and an async thread-pool round trip per call made
 // restores several times slower than GNU tar.
-import { closeSync, constants, fchmodSync, linkSync, lstatSync, mkdirSync, openSync, promises as fsp, readlinkSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, constants, fchmodSync, linkSync, lstatSync, mkdirSync, openSync, promises as fsp, readlinkSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { fail } from "../errors.js";
@@ -49,15 +49,21 @@ export class Staging {
     readonly dir: Directory,
   ) {}
 
-  /** Creates a directory (and its parents); an existing directory is fine. */
-  async mkdir(parts: readonly string[]): Promise<void> {
+  /**
+   * Creates a directory (and its parents) with permission bits `mode`, the
+   * owner's always among them (the daemon writes below it); an existing
+   * directory (a parent a member before made) takes them too.
+   */
+  async mkdir(parts: readonly string[], mode: number): Promise<void> {
     const target = inside(this.parentOf(parts), parts[parts.length - 1]!);
     try {
-      mkdirSync(target, 0o755);
+      mkdirSync(target, 0o700);
     } catch (error) {
       if (errnoOf(error) !== "EEXIST") throw error;
       if (!lstatSync(target).isDirectory()) unsafe(`archive member ${parts.join("/")} is both a directory and something else`);
     }
+    // Not left to mkdir's mode, which the umask narrows.
+    chmodSync(target, (mode & 0o755) | 0o700);
   }
 
   /** Creates a regular file from `content`; a regular file of the same name is replaced. Returns its size. */

@@ -1,7 +1,7 @@
 // One workspace: the only place where the file tools touch the file system.
 // Every operation resolves its path through the Resolver (held directory
 // descriptors, /proc/self/fd) and reports workspace paths only.
-import { closeSync, constants, createReadStream, fstatSync, lstatSync, openSync, promises as fsp, readlinkSync } from "node:fs";
+import { closeSync, constants, createReadStream, fchmodSync, fstatSync, lstatSync, openSync, promises as fsp, readlinkSync } from "node:fs";
 import type { BigIntStats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { fail, FileToolsError } from "../errors.js";
@@ -498,7 +498,12 @@ export class Workspace {
    * `beforeMerge` sees the target's components from the root (links
    * resolved) and a view of the tree as it is, and may refuse the merge.
    */
-  async mergeStaging(staging: Staging, parts: Components, beforeMerge: (into: string[], entryAt: (parts: readonly string[]) => TreeEntry) => Promise<void>): Promise<void> {
+  async mergeStaging(
+    staging: Staging,
+    parts: Components,
+    beforeMerge: (into: string[], entryAt: (parts: readonly string[]) => TreeEntry) => Promise<void>,
+    options: { directoryModes?: boolean } = {},
+  ): Promise<void> {
     const shown = displayPath(parts);
     await staging.release();
     let dest: Directory;
@@ -527,7 +532,7 @@ export class Workspace {
       } finally {
         root.close();
       }
-      await mergeInto(staging.dir, dest);
+      await mergeInto(staging.dir, dest, options.directoryModes === true);
       await dest.sync();
     } finally {
       dest.close();
@@ -806,7 +811,23 @@ async function sweep(dir: Directory): Promise<number> {
  * Moves every entry of `src` into `dst`, merging directories present on both
  * sides. Iterative, the two trees walked in step (tree.ts): any depth.
  */
-async function mergeInto(src: Directory, dst: Directory): Promise<void> {
+/**
+ * Gives the directory `dir` (whose mode was `had`) the permission bits of
+ * `wanted`, through its descriptor (never through a link: the name may have
+ * changed since it was looked at). Left as it is when the daemon may not
+ * (a bound directory another user owns): the entries below it still merge.
+ */
+function takeMode(dir: Directory, had: number, wanted: number): void {
+  if ((had & 0o7777) === (wanted & 0o7777)) return;
+  try {
+    fchmodSync(dir.fd, wanted & 0o7777);
+  } catch (error) {
+    if (errnoOf(error) !== "EPERM") throw error;
+  }
+}
+
+/** `directoryModes`: a directory present on both sides takes the staged one's permission bits (a restore), else keeps its own (an import). */
+async function mergeInto(src: Directory, dst: Directory, directoryModes: boolean): Promise<void> {
   const from = new HeldPath(Directory.open(self(src), true));
   const to = new HeldPath(Directory.open(self(dst), true));
   try {
@@ -819,6 +840,7 @@ async function mergeInto(src: Directory, dst: Directory): Promise<void> {
       const child = step.entry;
       const present = await fsp.lstat(at(to.current(), child.name)).catch(() => null);
       if (child.kind === "directory" && present?.isDirectory() && to.enter(child.name)) {
+        if (directoryModes) takeMode(to.current(), present.mode, lstatSync(at(from.current(), child.name)).mode);
         if (walk.descend(child.name)) continue;
         to.leave();
         continue; // gone from the staging tree: nothing to move

@@ -88,6 +88,9 @@ describe("round trip: FinishRun → a fresh daemon → StartRun restore", () => 
       await c.makeDir({ workspace: ws, path: "/nested/empty/dirs", parents: true });
       await write("/run.sh", "#!/bin/sh\necho hi\n");
       chmodSync(path.join(a.hostDir(ws), "run.sh"), 0o755);
+      mkdirSync(path.join(a.hostDir(ws), "private"), 0o700);
+      chmodSync(path.join(a.hostDir(ws), "private"), 0o700);
+      writeFileSync(path.join(a.hostDir(ws), "private", "key.txt"), "kept private\n");
       // what an agent's shell makes: non-UTF-8 names, links (one with the longest target there is)
       writeFileSync(bytes(a.hostDir(ws), "/", [0x62, 0xff]), "b\\xff\n");
       mkdirSync(bytes(a.hostDir(ws), "/", "d", [0xfe]));
