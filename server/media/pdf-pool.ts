@@ -1,8 +1,9 @@
 // The PDF worker pool (piscina): pdf.js parses untrusted documents, so it runs
 // off the main thread, bounded in memory (a worker past its heap limit, or
 // holding more buffers than that, dies, and its task fails), in time (a task
-// past its budget has its worker terminated) and by the call's cancellation. Started on the first PDF and
-// ended after a minute idle: a daemon that never reads a PDF pays nothing.
+// past its budget has its worker terminated) and by the call's cancellation.
+// Started on the first PDF and ended after a minute idle: a daemon that never
+// reads a PDF pays nothing.
 import { Piscina } from "piscina";
 import { fail } from "../errors.js";
 import type { PdfTask, PdfText, PdfWorkerData } from "./pdf-worker.js";
