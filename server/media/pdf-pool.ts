@@ -1,14 +1,16 @@
 // The PDF worker pool (piscina): pdf.js parses untrusted documents, so it runs
-// off the main thread, bounded in memory (a worker past its heap limit dies,
-// and its task fails), in time (a task past its budget has its worker
-// terminated) and by the call's cancellation. Started on the first PDF and
-// ended after a minute idle: a daemon that never reads a PDF pays nothing.
+// off the main thread, bounded in memory (a worker past its heap limit, or
+// holding more buffers than that, dies, and its task fails), in time (a task
+// past its budget has its worker terminated) and by the call's cancellation.
+// Started on the first PDF and ended after a minute idle: a daemon that never
+// reads a PDF pays nothing.
 import { Piscina } from "piscina";
 import { fail } from "../errors.js";
-import type { PdfTask, PdfText } from "./pdf-worker.js";
+import type { PdfTask, PdfText, PdfWorkerData } from "./pdf-worker.js";
 
-/** Heap a PDF worker may use: a document's objects and one page's text at a time. */
-const WORKER_HEAP_MB = 512;
+/** Memory a PDF worker may use: a document's objects and one page's text at a time on its heap, and as much again in
+ * buffers (decoded streams, which V8's heap limit does not count: pdf-worker.ts watches them). */
+const WORKER_MEMORY_MB = 512;
 /** Time one PDF call may take in a worker. */
 export const PDF_TIME_BUDGET_MS = 30_000;
 const IDLE_MS = 60_000;
@@ -28,7 +30,8 @@ function started(): Piscina<PdfTask, PdfText> {
     minThreads: 0,
     maxThreads: THREADS,
     idleTimeout: IDLE_MS,
-    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+    resourceLimits: { maxOldGenerationSizeMb: WORKER_MEMORY_MB },
+    workerData: { maxBufferBytes: WORKER_MEMORY_MB * 2 ** 20 } satisfies PdfWorkerData,
   });
   // A worker that fails fails its task (its caller hears of it); an 'error' event nobody listened to would end the daemon.
   pool.on("error", () => undefined);
@@ -46,7 +49,7 @@ export async function pdfText(path: string, task: PdfTask, signal: AbortSignal):
     signal.throwIfAborted();
     if (budget.aborted) fail("MEDIA_UNREADABLE", `${path}: its text took more than ${PDF_TIME_BUDGET_MS / 1000} s to extract`);
     const memory = error instanceof Error && /memory/i.test(`${(error as { code?: string }).code ?? ""} ${error.message}`);
-    fail("MEDIA_UNREADABLE", `${path}: ${memory ? `its text needs more than ${WORKER_HEAP_MB} MiB to extract` : "the PDF reader failed on it"}`);
+    fail("MEDIA_UNREADABLE", `${path}: ${memory ? `its text needs more than ${WORKER_MEMORY_MB} MiB to extract` : "the PDF reader failed on it"}`);
   }
   if (result.unreadable !== undefined) fail("MEDIA_UNREADABLE", `${path} cannot be read as a PDF: ${result.unreadable}`);
   return result;

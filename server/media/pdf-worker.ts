@@ -1,6 +1,25 @@
 // A PDF pool worker (pdf-pool.ts): the text of a window of a PDF's pages,
 // with pdf.js. No gRPC, no file system: the bytes come in the task.
+import { workerData } from "node:worker_threads";
 import { getDocument } from "pdfjs-dist/legacy/build/pdf.mjs";
+
+export interface PdfWorkerData {
+  /** Bytes of buffers past which the worker ends itself (and so its task). */
+  maxBufferBytes: number;
+}
+
+/** How often the buffers are counted. pdf.js yields to the event loop as it goes, and decodes a stream in blocks. */
+const WATCH_MS = 20;
+
+// A stream pdf.js decodes is held whole in a buffer, outside the heap that the
+// pool's resource limit bounds: a few hundred kilobytes of deflated zeros grow
+// to gigabytes (a decompression bomb). Past the limit, an exception nobody
+// catches ends this worker, and the pool fails its task.
+const { maxBufferBytes } = workerData as PdfWorkerData;
+setInterval(() => {
+  const held = process.memoryUsage().arrayBuffers;
+  if (held > maxBufferBytes) throw new Error(`out of memory: the PDF worker held ${held} bytes of buffers (at most ${maxBufferBytes})`);
+}, WATCH_MS).unref();
 
 export interface PdfTask {
   data: Uint8Array;

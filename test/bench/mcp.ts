@@ -6,6 +6,7 @@
 //      server-filesystem profile against the reference (target: p50 ≤ 1.5×),
 //      our default profile's read, and the same read straight through the
 //      TypeScript client (gRPC only: what the MCP hop adds is the difference);
+//      with BENCH_BASELINE, the baseline build's profile in the same rounds;
 //   2. the 50-line window at line 10,000,000 of the 2 GB file through read:
 //      the first call on a fresh daemon (target < 1 s), then windows at other
 //      far lines (target < 20 ms); and what the reference does with the need;
@@ -58,12 +59,15 @@ const startOurs = (daemon: Daemon, ...extra: string[]) => startCli(CLI, daemon, 
 const startCli = (cli: string, daemon: Daemon, ...extra: string[]) =>
   McpStdioServer.start(process.execPath, [...OUR_NODE_FLAGS, cli, "--address", daemon.address, "mcp", "--workspace", WORKSPACE, ...extra]);
 
-/** With BENCH_BASELINE (another checkout's bin/filetoolsd, built): that build's daemon and MCP server (its clients/ts CLI), for the search row's baseline column. */
-async function startBaseline(): Promise<{ daemon: Daemon; mcp: McpStdioServer } | undefined> {
+/**
+ * With BENCH_BASELINE (another checkout's bin/filetoolsd, built): that build's daemon (with `daemonArgs`) and MCP
+ * server (its clients/ts CLI, with `mcpArgs`), for the baseline column of the small-read and search rows.
+ */
+async function startBaseline(daemonArgs: string[] = [], ...mcpArgs: string[]): Promise<{ daemon: Daemon; mcp: McpStdioServer } | undefined> {
   const launcher = process.env.BENCH_BASELINE;
   if (!launcher) return undefined;
-  const daemon = await Daemon.start({ [WORKSPACE]: DATA }, [], launcher);
-  return { daemon, mcp: await startCli(path.join(checkoutOf(launcher), "clients/ts/dist/cli/main.js"), daemon) };
+  const daemon = await Daemon.start({ [WORKSPACE]: DATA }, daemonArgs, launcher);
+  return { daemon, mcp: await startCli(path.join(checkoutOf(launcher), "clients/ts/dist/cli/main.js"), daemon, ...mcpArgs) };
 }
 
 async function main(): Promise<void> {
@@ -105,10 +109,12 @@ interface Timed {
 }
 
 async function smallReadRows(referenceEntry: string): Promise<Row[]> {
-  const daemon = await Daemon.start({ [WORKSPACE]: DATA }, ["--log-level", "info"]); // as deployed: one log line per call
+  const asDeployed = ["--log-level", "info"]; // one log line per call
+  const daemon = await Daemon.start({ [WORKSPACE]: DATA }, asDeployed);
   const reference = await McpStdioServer.filesystem(referenceEntry, DATA);
   const profile = await startOurs(daemon, "--profile", "server-filesystem");
   const native = await startOurs(daemon);
+  const baseline = await startBaseline(asDeployed, "--profile", "server-filesystem");
   const direct = daemon.client.workspace(WORKSPACE);
   const text = async (result: Promise<ToolCall>) => {
     const r = await result;
@@ -129,6 +135,8 @@ async function smallReadRows(referenceEntry: string): Promise<Row[]> {
     },
     // What the profile's read_text_file asks the daemon, from this process: the gRPC part of the MCP server's call.
     { label: "direct", call: async () => (await direct.readText(SMALL, { maxBytes: 1 << 20 })).text, check: whole, samples: [], cpuMs: 0 },
+    // The baseline build's profile on its own daemon, in the same rounds.
+    ...(baseline ? [{ label: "baseline", call: () => text(baseline.mcp.callTool("read_text_file", { path: SMALL })), check: whole, pid: baseline.mcp.pid, samples: [], cpuMs: 0 }] : []),
   ];
   const daemonCpu = new Map<string, number>();
   let peak = 0;
@@ -139,14 +147,15 @@ async function smallReadRows(referenceEntry: string): Promise<Row[]> {
       for (let round = 0; round < ROUNDS; round++) {
         for (const t of timed) {
           const cpu = t.pid === undefined ? 0 : processCpuMs(t.pid);
-          const daemonBefore = daemon.cpuMs();
+          const itsDaemon = t.label === "baseline" ? baseline!.daemon : daemon;
+          const daemonBefore = itsDaemon.cpuMs();
           for (let i = 0; i < CALLS / ROUNDS; i++) {
             const started = process.hrtime.bigint();
             const result = await t.call();
             t.samples.push(ms(started));
             if (!t.check(result)) throw new Error(`${t.label}: unexpected text`);
           }
-          daemonCpu.set(t.label, (daemonCpu.get(t.label) ?? 0) + daemon.cpuMs() - daemonBefore);
+          daemonCpu.set(t.label, (daemonCpu.get(t.label) ?? 0) + itsDaemon.cpuMs() - daemonBefore);
           if (t.pid !== undefined) t.cpuMs += processCpuMs(t.pid) - cpu;
         }
       }
@@ -155,18 +164,27 @@ async function smallReadRows(referenceEntry: string): Promise<Row[]> {
     const rss = (s: McpStdioServer) => mib(processMemory(s.pid, "VmHWM"));
     log(`  peak RSS: reference ${rss(reference)}, our profile ${rss(profile)}, our default ${rss(native)} (the MCP processes), daemon ${mib(peak)}`);
   } finally {
-    await Promise.all([reference, profile, native].map((s) => s.stop()));
+    await Promise.all([reference, profile, native, ...(baseline ? [baseline.mcp] : [])].map((s) => s.stop()));
     await daemon.stop();
+    await baseline?.daemon.stop();
   }
-  const [ref, prof, nat, dir] = timed as [Timed, Timed, Timed, Timed];
+  const [ref, prof, nat, dir, base] = timed as [Timed, Timed, Timed, Timed, Timed | undefined];
   const perCall = (total: number) => `${(total / CALLS).toFixed(2)} ms/call`;
+  const baselineNote = base ? `; baseline: MCP server ${perCall(base.cpuMs)}, daemon ${perCall(daemonCpu.get("baseline")!)}` : "";
   const cpu = (t: Timed) => `CPU: MCP server ${perCall(t.cpuMs)}, daemon ${perCall(daemonCpu.get(t.label)!)}`;
   const p = (t: Timed, q: number) => quantile(t.samples, q);
   const vs = (q: number) => [{ tool: `reference read_text_file ${q === 0.5 ? "p50" : "p99"}`, ms: p(ref, q) }];
   const n = CALLS.toLocaleString("en");
   return [
-    { name: `1 KB read_text_file, ${n} sequential: p50, --profile server-filesystem`, daemon: p(prof, 0.5), tools: vs(0.5), peakRss: peak, note: `target ≤ 1.5; ${cpu(prof)}; reference's own CPU ${perCall(ref.cpuMs)}` },
-    { name: `1 KB read_text_file, ${n} sequential: p99, --profile server-filesystem`, daemon: p(prof, 0.99), tools: vs(0.99) },
+    {
+      name: `1 KB read_text_file, ${n} sequential: p50, --profile server-filesystem`,
+      daemon: p(prof, 0.5),
+      tools: vs(0.5),
+      peakRss: peak,
+      baseline: base && p(base, 0.5),
+      note: `target ≤ 1.5; ${cpu(prof)}; reference's own CPU ${perCall(ref.cpuMs)}${baselineNote}`,
+    },
+    { name: `1 KB read_text_file, ${n} sequential: p99, --profile server-filesystem`, daemon: p(prof, 0.99), tools: vs(0.99), baseline: base && p(base, 0.99) },
     { name: `1 KB read (default profile), ${n} sequential: p50`, daemon: p(nat, 0.5), tools: vs(0.5), note: `numbered lines; ${cpu(nat)}` },
     { name: `1 KB read (default profile), ${n} sequential: p99`, daemon: p(nat, 0.99), tools: vs(0.99) },
     {

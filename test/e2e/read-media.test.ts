@@ -1,14 +1,15 @@
 // ReadMedia through a real daemon and the TypeScript client: images passed
 // through or downscaled (sharp), PDFs' text by page windows (pdf.js in the
 // worker pool), Read's BINARY_FILE naming the media type, and hostile files
-// (cut short, a header that lies, garbage after a PDF signature) refused with
-// MEDIA_UNREADABLE while the daemon goes on serving.
+// (cut short, a header that lies, garbage after a PDF signature, PDFs past the
+// pool's memory and time limits) refused with MEDIA_UNREADABLE while the
+// daemon goes on serving.
 import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WorkspaceClient } from "../../clients/ts/src/workspace.js";
-import { makePdf, noisyPng, pngClaiming, solidImage } from "../support/media.js";
+import { deflatedRepeat, makePdf, noisyPng, pdfOfManyPages, pdfWithDeflatedPage, pngClaiming, solidImage } from "../support/media.js";
 import { expectError, forbidHostPath, startDaemon, type Daemon } from "./daemon.js";
 
 let daemon: Daemon;
@@ -154,6 +155,32 @@ describe("PDFs", () => {
     expect(error.message).toMatch(new RegExp(`^/${file.replace(".", "\\.")} cannot be read as a PDF: Invalid PDF structure`));
     expect((await ws.readMedia("doc.pdf", { pageCount: 1 })).pages[0]!.number).toBe(1);
   });
+});
+
+describe("PDFs past the worker pool's limits", () => {
+  it(
+    "a decompression bomb, a page of a gigabyte of text and a million pages are MEDIA_UNREADABLE, saying which limit; the daemon serves meanwhile, and the pool reads the next PDF",
+    async () => {
+      // 4 GiB of zeros and 1 GiB of text operators, each deflated to a few megabytes: held whole once inflated.
+      await ws.writeBytes("limits/bomb.pdf", pdfWithDeflatedPage(deflatedRepeat(Buffer.alloc(1 << 20), 4096)));
+      await ws.writeBytes("limits/text.pdf", pdfWithDeflatedPage(deflatedRepeat(Buffer.from("(ab) Tj ".repeat(1 << 17)), 1024)));
+      // A page tree pdf.js walks for longer than the time budget, in little memory.
+      await ws.writeBytes("limits/pages.pdf", pdfOfManyPages(1_000_000));
+      const refused = (file: string) => expectError(ws.readMedia(`limits/${file}`), "FAILED_PRECONDITION", "MEDIA_UNREADABLE");
+      const [bomb, text, pages] = await Promise.all([
+        refused("bomb.pdf"),
+        refused("text.pdf"),
+        refused("pages.pdf"),
+        // The daemon's own thread is not the pool's: other calls are answered while the workers are busy.
+        ws.readText("notes.txt").then((read) => expect(read.text).toBe("just text\n")),
+      ]);
+      expect(bomb.message).toBe("/limits/bomb.pdf: its text needs more than 512 MiB to extract");
+      expect(text.message).toBe("/limits/text.pdf: its text needs more than 512 MiB to extract");
+      expect(pages.message).toBe("/limits/pages.pdf: its text took more than 30 s to extract");
+      expect((await ws.readMedia("doc.pdf", { pageCount: 1 })).pages[0]).toEqual({ number: 1, text: "Page 1 first line\nand its second (line)\n", cut: false });
+    },
+    180_000,
+  );
 });
 
 describe("at a snapshot", () => {

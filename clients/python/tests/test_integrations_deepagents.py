@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 import re
+import struct
 import tempfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -62,16 +65,64 @@ def test_read_returns_one_window_with_the_protocol_s_paging(client: filetools.Cl
     assert backend.read("/empty.txt") == ReadResult(file_data={"content": "", "encoding": "utf-8"})
 
 
-def test_an_image_is_read_whole_as_base64_as_deep_agents_backends_do(client: filetools.Client, backend: FiletoolsBackend) -> None:
-    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
-    client.write_bytes(WORKSPACE, "/shots/screen.png", png)
-    result = backend.read("/shots/screen.png")
-    assert result.error is None and result.file_data is not None
+def _png(width: int, height: int, *, noise: bool = False) -> bytes:
+    """An RGB PNG: grey, or noise (which compresses to about 3 bytes a pixel)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + (os.urandom(width * 3) if noise else b"\x80" * (width * 3)) for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data.startswith(b"\x89PNG\r\n\x1a\n"), data[:8]
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def _decoded(result: ReadResult) -> bytes:
+    assert result.error is None and result.file_data is not None, result.error
     assert result.file_data["encoding"] == "base64"
-    assert base64.standard_b64decode(result.file_data["content"]) == png
+    return base64.standard_b64decode(result.file_data["content"])
+
+
+def test_an_image_within_the_cap_is_read_whole_as_base64_as_deep_agents_backends_do(
+    client: filetools.Client, backend: FiletoolsBackend
+) -> None:
+    png = _png(40, 30)
+    client.write_bytes(WORKSPACE, "/shots/screen.png", png)
+    assert _decoded(backend.read("/shots/screen.png")) == png
     assert backend.read("/shots/missing.png").error == (
         "/shots/missing.png does not exist (NOT_FOUND).\nCheck the path with ls or glob, or create the file with write_file.\n"
     )
+
+
+def test_an_image_past_the_caps_comes_back_downscaled_and_another_binary_file_past_them_is_refused(
+    client: filetools.Client, backend: FiletoolsBackend
+) -> None:
+    client.write_bytes(WORKSPACE, "/wide.png", _png(8000, 100))
+    assert _png_size(_decoded(backend.read("/wide.png"))) == (2000, 25)  # the daemon's 2,000 pixels a side
+
+    small = FiletoolsBackend(client, WORKSPACE, read_max_media_bytes=100_000)
+    noise = _png(300, 300, noise=True)  # 270 KB: within 100,000 bytes only as a JPEG
+    client.write_bytes(WORKSPACE, "/noise.png", noise)
+    assert small.read("/noise.png").error == (
+        f"/noise.png (300x300 pixels, {len(noise)} bytes) fits in 100000 bytes only as image/jpeg, "
+        "but read_file shows it as image/png, by its name (NOT_MEDIA).\n"
+    )
+    client.write_bytes(WORKSPACE, "/fake.png", b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40)  # a PNG's signature, then no image
+    assert str(small.read("/fake.png").error).startswith("/fake.png cannot be decoded as an image")
+
+    pdf = b"%PDF-1.4\n" + bytes(100_000)
+    client.write_bytes(WORKSPACE, "/docs/big.pdf", pdf)
+    assert small.read("/docs/big.pdf").error == (
+        "/docs/big.pdf is 100009 bytes; read_file shows a file of this type only up to 100000 bytes (QUOTA_EXCEEDED).\n"
+        "If no quota is named above, a size limit was hit: make the request smaller (read_file with a smaller limit, edit_file instead of write_file).\n"
+    )
+    client.write_bytes(WORKSPACE, "/docs/small.pdf", pdf[:1000])
+    assert _decoded(small.read("/docs/small.pdf")) == pdf[:1000]
     assert list(Path(tempfile.gettempdir()).glob("filetools-read-*")) == []  # the scratch copies are gone
 
 
@@ -166,9 +217,9 @@ def test_the_async_twins_on_an_async_client(daemon: Daemon, client: filetools.Cl
                 await backend.aread("/c.png"),
             ]
 
-    client.write_bytes(WORKSPACE, "/c.png", b"\x89PNG\r\n")
+    client.write_bytes(WORKSPACE, "/c.png", _png(3, 2))
     read, grep, edit, write, glob, ls, up, down, delete, escaped, image = asyncio.run(main())
-    assert image.file_data == {"content": base64.standard_b64encode(b"\x89PNG\r\n").decode(), "encoding": "base64"}
+    assert image.file_data == {"content": base64.standard_b64encode(_png(3, 2)).decode(), "encoding": "base64"}
     assert read.file_data["content"] == "step 14321 FAILED\n"
     assert grep.matches == [{"path": "/big.log", "line": 14321, "text": "step 14321 FAILED"}]
     assert edit.occurrences == 1 and write.path == "/b.txt"
@@ -219,6 +270,26 @@ def test_a_deep_agent_works_on_the_workspace_through_its_own_file_tools(client: 
     assert out["messages"][-1].content == "done"
     assert client.read_text(WORKSPACE, "/big.log", 14321, 1).text == "step 14321 retried\n"
     assert client.read_text(WORKSPACE, "/notes.md").text == "retried 14321\n"
+
+
+def test_a_deep_agent_reads_a_huge_image_downscaled_and_is_told_why_a_large_pdf_is_not_shown(client: filetools.Client) -> None:
+    client.write_bytes(WORKSPACE, "/wide.png", _png(8000, 100))
+    client.write_bytes(WORKSPACE, "/big.pdf", b"%PDF-1.4\n" + bytes(200_000))
+    script = [
+        _ask("read_file", {"file_path": "/wide.png"}, 1),
+        _ask("read_file", {"file_path": "/big.pdf"}, 2),
+        AIMessage(content="done"),
+    ]
+    backend = FiletoolsBackend(client, WORKSPACE, read_max_media_bytes=100_000)
+    agent = create_deep_agent(model=ScriptedModel(messages=iter(script)), backend=backend)
+    out = agent.invoke({"messages": [HumanMessage("look at the picture and the document")]})
+    replies = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
+    [image] = replies["call-1"].content_blocks
+    assert image["type"] == "image" and image["mime_type"] == "image/png"  # type: ignore[typeddict-item]
+    assert _png_size(base64.standard_b64decode(image["base64"])) == (2000, 25)  # type: ignore[typeddict-item]
+    assert replies["call-2"].content.startswith(  # type: ignore[union-attr]
+        "Error: /big.pdf is 200009 bytes; read_file shows a file of this type only up to 100000 bytes (QUOTA_EXCEEDED).\n"
+    )
 
 
 #: Words of the catalogue's own tools and of the daemon's API that deep agents' tools do not have.

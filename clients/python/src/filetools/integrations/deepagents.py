@@ -13,7 +13,13 @@ one window of the file however large it is, and a path out of bounds is an
 error, never a host file.
 
 A file deep agents takes as bytes by its extension (an image, a PDF, audio,
-video) is read whole and returned base64, as its own backends do.
+video) is returned base64, as its own backends do, within ``read_max_media_bytes``
+(3.75 MiB: 5 MiB as base64, the most a model API takes in one image): an image
+larger than that, or than 2,000 pixels a side, comes back downscaled by the
+daemon (ReadMedia), and any other file larger than that is refused, saying so.
+An image the daemon could fit only in another format than its name says (a PNG
+of noise as JPEG, a GIF as PNG) is refused too: deep agents labels the bytes
+by the file's extension, and a model API refuses an image labelled wrongly.
 
 As the protocol asks, nothing raises: a failure is the result's ``error``, in
 the words of the tool dispatcher (``Error (REASON): message`` and what to do
@@ -26,12 +32,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import mimetypes
 import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Generic, TypeVar
 
 from deepagents.backends.protocol import (
@@ -57,7 +64,7 @@ from deepagents.backends.utils import _get_backend_read_file_type
 from filetools import errors
 from filetools.aio import AsyncClient
 from filetools.client import Client
-from filetools.models import TextWindow
+from filetools.models import MediaRead, SavedFile, TextWindow
 from filetools.tools import _texts as texts
 from filetools.v1 import common_pb2 as c
 from filetools.v1 import files_pb2 as f
@@ -70,6 +77,11 @@ R = TypeVar("R")
 GREP_MAX_RESULTS = 10_000
 #: Files a glob returns at most.
 GLOB_MAX_ENTRIES = 10_000
+#: Bytes of an image or other binary file a read returns at most: 5 MiB as base64, the most a model API takes
+#: in one image (the daemon's ReadMedia default).
+READ_MAX_MEDIA_BYTES = 15 * 2**20 // 4
+#: The images ReadMedia fits to a size (by deep agents' label for the file's extension).
+_FITTED_IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 
 @dataclass(frozen=True)
@@ -130,7 +142,8 @@ class FiletoolsBackend(BackendProtocol):
     """deep agents' file backend on one workspace of a daemon.
 
     ``read_max_bytes`` bounds the text one ``read`` returns (a window cut short
-    by it says where to go on, through ``next_offset``).
+    by it says where to go on, through ``next_offset``); ``read_max_media_bytes``
+    the bytes of an image (downscaled to fit) or other binary file (refused past it).
     """
 
     def __init__(
@@ -140,11 +153,13 @@ class FiletoolsBackend(BackendProtocol):
         *,
         async_client: AsyncClient | None = None,
         read_max_bytes: int = 1_000_000,
+        read_max_media_bytes: int = READ_MAX_MEDIA_BYTES,
     ) -> None:
         self._client = client
         self._async_client = async_client
         self._workspace = workspace
         self._read_max_bytes = read_max_bytes
+        self._read_max_media_bytes = read_max_media_bytes
 
     # --- running a call on either client ---------------------------------
 
@@ -191,13 +206,45 @@ class FiletoolsBackend(BackendProtocol):
         return _Op("list_dir", {"path": path, "max_entries": GLOB_MAX_ENTRIES}, finish, lambda e: LsResult(error=e), stream=True)
 
     def _read_binary(self, file_path: str) -> _Op[ReadResult]:
-        """A file deep agents reads as bytes (an image, a PDF, audio, video: by its extension), whole and base64."""
-        scratch = Path(tempfile.mkdtemp(prefix="filetools-read-"))
-        local = scratch / "file"
+        """A file deep agents reads as bytes (by its extension): an image fitted to the cap by the daemon, any other
+        file whole within the cap; base64 either way."""
+        # The media type deep agents gives the model for these bytes, as its read_file tool works it out.
+        label = mimetypes.guess_type("file" + PurePosixPath(file_path).suffix)[0] or "application/octet-stream"
+        if label in _FITTED_IMAGES:
+            return self._read_image(file_path, label)
 
-        def finish(_: object) -> ReadResult:
+        def sized(info: c.FileInfo) -> ReadResult | _Op[ReadResult]:
+            if info.type == c.FILE_TYPE_FILE and info.size > self._read_max_media_bytes:
+                return self._too_large(info.path, info.size)
+            return self._download_binary(file_path)
+
+        return _Op("stat", {"path": file_path}, sized, lambda e: ReadResult(error=e))
+
+    def _read_image(self, file_path: str, label: str) -> _Op[ReadResult]:
+        def finish(m: MediaRead) -> ReadResult:
+            shown = m.image.media_type if m.image is not None else m.media_type
+            if m.image is None or shown != label:
+                if m.image is not None and m.image.downscaled:
+                    message = (
+                        f"{m.path} ({m.image.original_width}x{m.image.original_height} pixels, {m.size} bytes) fits in "
+                        f"{self._read_max_media_bytes} bytes only as {shown}, but read_file shows it as {label}, by its name"
+                    )
+                else:
+                    message = f"{m.path} is {shown}, but read_file shows it as {label}, by its name"
+                return ReadResult(error=texts.error_text("NOT_MEDIA", message, {}, tool_set=TOOL_SET))
+            return ReadResult(file_data={"content": base64.standard_b64encode(m.image.data).decode("ascii"), "encoding": "base64"})
+
+        kwargs = {"path": file_path, "max_image_bytes": self._read_max_media_bytes}
+        return _Op("read_media", kwargs, finish, lambda e: ReadResult(error=e))
+
+    def _download_binary(self, file_path: str) -> _Op[ReadResult]:
+        scratch = Path(tempfile.mkdtemp(prefix="filetools-read-"))
+
+        def finish(saved: SavedFile) -> ReadResult:
             try:
-                raw = local.read_bytes()
+                if saved.size > self._read_max_media_bytes:  # it grew since it was looked at
+                    return self._too_large(file_path, saved.size)
+                raw = saved.path.read_bytes()
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
             return ReadResult(file_data={"content": base64.standard_b64encode(raw).decode("ascii"), "encoding": "base64"})
@@ -206,7 +253,11 @@ class FiletoolsBackend(BackendProtocol):
             shutil.rmtree(scratch, ignore_errors=True)
             return ReadResult(error=error)
 
-        return _Op("download", {"path": file_path, "to": local}, finish, fail)
+        return _Op("download", {"path": file_path, "to": scratch / "file"}, finish, fail)
+
+    def _too_large(self, path: str, size: int) -> ReadResult:
+        message = f"{path} is {size} bytes; read_file shows a file of this type only up to {self._read_max_media_bytes} bytes"
+        return ReadResult(error=texts.error_text("QUOTA_EXCEEDED", message, {}, tool_set=TOOL_SET))
 
     def _read(self, file_path: str, offset: int, limit: int) -> _Op[ReadResult] | ReadResult:
         if _get_backend_read_file_type(file_path) != "text":
