@@ -49,10 +49,10 @@ const TTL_MS = 2000;
 const SLACK_MS = 8000;
 const DAEMONS = 5;
 const WORKSPACES = ["fleet-a", "fleet-b", "fleet-c", "fleet-d"];
-/** The run phase ends at this many runs started, or at PHASE_MS. */
+/** The run phase ends at this many runs started, or at PHASE_MS (a loaded machine: 183 runs in 150 s at load 12-15). */
 const TARGET_RUNS = 240;
 const MIN_RUNS = 200;
-const PHASE_MS = 150_000;
+const PHASE_MS = 240_000;
 /** Share of runs whose daemon is killed: half mid-run, half mid-FinishRun. */
 const KILL_RATE = 0.1;
 /** How long a worker waits for a workspace held by another run before picking another. */
@@ -753,5 +753,5 @@ describe("a fleet of daemons on one s3:// store, with SIGKILLs and restarts", ()
     expect.soft(first(notKept), "6. refused or killed runs' work not kept as a recovered snapshot").toEqual([]);
     expect.soft(first(wrongNodes), "Run.node names the daemon's --node-name").toEqual([]);
     expect.soft(first([...harnessErrors, ...exportFailures]), "calls that failed unexpectedly").toEqual([]);
-  }, 330_000);
+  }, 420_000);
 });
