@@ -19,7 +19,12 @@ const CALLS_PER_RPC = 1_000;
 const AT_ONCE = 50;
 const CONNECTIONS = 4;
 const MiB = 1024 * 1024;
-/** Far above the ~200 MiB the daemon peaks at here, far below what an unbounded leak of 7,000 streams reaches. */
+/**
+ * Above the 450-760 MiB the daemon peaks at here, far below what an unbounded
+ * leak of 7,000 streams reaches. The peak is the Read storm's buffers, then
+ * the List storm's garbage, which V8's default heap growth leaves uncollected
+ * a while (bin/filetoolsd's V8 flags keep the whole run under ~530 MiB).
+ */
 const RSS_LIMIT_BYTES = 1024 * MiB;
 
 let d: Awaited<ReturnType<typeof setup>>;
