@@ -13,6 +13,7 @@ import { descriptorsUnder } from "../../test/support/process-health.js";
 import { CreateWorkspaceRequestSchema, ExportSnapshotRequestSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../config.js";
+import { FileToolsError } from "../errors.js";
 import type { CallContext } from "../grpc/handlers.js";
 import { createHandlers, type Handlers } from "./index.js";
 
@@ -64,6 +65,24 @@ describe("a streaming handler stopped at a yield releases what it holds", () => 
   it("List stopped after its first batch closes the directories it walks", async () => {
     const before = openDescriptors();
     await stopAfter(handlers.files.list!(create(ListRequestSchema, { workspace: "w", path: "/many" }), ctx), 1);
+    expect(openDescriptors()).toBeLessThanOrEqual(before);
+  });
+
+  it("List whose call is cancelled fails with the abort's reason at the next entry, rather than finish a batch nobody reads, and closes its directories", async () => {
+    const before = openDescriptors();
+    const cancelled = new FileToolsError("CANCELLED", "the client cancelled the call");
+    const list = () => {
+      const controller = new AbortController();
+      const stream = handlers.files.list!(create(ListRequestSchema, { workspace: "w", path: "/many" }), { ...ctx, signal: controller.signal });
+      return { messages: stream[Symbol.asyncIterator](), cancel: () => controller.abort(cancelled) };
+    };
+    const midway = list();
+    expect((await midway.messages.next()).done).toBe(false); // the first batch of 500; 700 entries to go
+    midway.cancel();
+    await expect(midway.messages.next()).rejects.toBe(cancelled);
+    const early = list();
+    early.cancel();
+    await expect(early.messages.next()).rejects.toBe(cancelled);
     expect(openDescriptors()).toBeLessThanOrEqual(before);
   });
 

@@ -22,8 +22,14 @@ export interface ListSummary {
   truncated: boolean;
 }
 
-/** Yields matching entries, then returns the summary. */
-export async function* listEntries(source: ReadSource, rawPath: string, options: ListOptions): AsyncGenerator<Entry, ListSummary> {
+/**
+ * Yields matching entries, then returns the summary. Once `signal` aborts it
+ * throws the abort's reason at the next entry: a cancelled List walks no
+ * further (the caller batches entries, and would otherwise finish a batch
+ * nobody reads).
+ */
+export async function* listEntries(source: ReadSource, rawPath: string, options: ListOptions, signal: AbortSignal): AsyncGenerator<Entry, ListSummary> {
+  signal.throwIfAborted(); // cancelled before it began: not even the directory is read
   const parts = parsePath(rawPath);
   const maxEntries = countArgument("max_entries", options.maxEntries, DEFAULT_MAX_ENTRIES, MAX_ENTRIES_LIMIT) || DEFAULT_MAX_ENTRIES;
   const maxDepth = countArgument("max_depth", options.maxDepth, 0);
@@ -37,6 +43,7 @@ export async function* listEntries(source: ReadSource, rawPath: string, options:
   });
   let total = 0;
   for await (const entry of walk) {
+    signal.throwIfAborted();
     if (!matches(entry.path.slice(prefixLength))) continue;
     if (total === maxEntries) return { total, truncated: true }; // closes the walk
     total++;

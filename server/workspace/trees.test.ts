@@ -68,7 +68,7 @@ describe("names that are not UTF-8", () => {
     expect(found).toEqual(["/b\\xff", "/d\\xfe/in"]);
     const { listEntries } = await import("../tools/list.js");
     const below = [];
-    for await (const entry of listEntries(workspace, "/d\\xfe", { pattern: "i*", recursive: true })) below.push(entry.path);
+    for await (const entry of listEntries(workspace, "/d\\xfe", { pattern: "i*", recursive: true }, new AbortController().signal)) below.push(entry.path);
     expect(below).toEqual(["/d\\xfe/in"]); // the pattern sees the path relative to the listed (escaped) directory
     const file = await workspace.openFile(parseFilePath("/d\\xfe/in"));
     expect((await file.readAt(0, 100)).toString()).toBe("needle too\n");

@@ -23,6 +23,9 @@ export function ensureBuilt(): void {
   });
 }
 
+/** How much of a daemon's stderr an unexpected exit shows (its last log lines, a stack trace, V8's fatal error). */
+const STDERR_TAIL_CHARS = 4_000;
+
 export interface Daemon {
   client: FileToolsClient;
   address: string;
@@ -32,6 +35,8 @@ export interface Daemon {
   hostDir(workspace: string): string;
   /** What the daemon wrote to stderr so far (its JSON log lines). */
   logs(): string;
+  /** How the daemon ended, with the tail of its stderr, if it ended without the test ending it (stop() or a signal); else undefined. */
+  unexpectedExit(): string | undefined;
   /** SIGTERM and wait; removes the data dir this helper created unless keepData. */
   stop(keepData?: boolean): Promise<void>;
 }
@@ -72,6 +77,16 @@ export async function startDaemon(
       reject(new Error(`daemon exited ${code}: ${stderr}`));
     });
   });
+  // A daemon that dies mid-test fails calls with UNAVAILABLE and says no more: say how it ended, at once.
+  // One the test signalled itself (proc.kill: SIGKILL, SIGSTOP…) is the test's doing.
+  let stopping = false;
+  let unexpectedExit: string | undefined;
+  proc.once("close", (code, signal) => {
+    if (stopping || proc.killed) return;
+    const tail = stderr.slice(-STDERR_TAIL_CHARS) || "(nothing)\n";
+    unexpectedExit = `filetoolsd (pid ${proc.pid}) ended while the test still used it, by ${signal ? `signal ${signal}` : `exit code ${code}`}; its stderr ended with:\n${tail}`;
+    console.error(unexpectedExit);
+  });
   const client = connect(address, { credentials: opts.credentials });
   return {
     client,
@@ -80,7 +95,9 @@ export async function startDaemon(
     proc,
     hostDir: (ws) => path.join(dataDir, "workspaces", ws),
     logs: () => stderr,
+    unexpectedExit: () => unexpectedExit,
     async stop(keepData = false) {
+      stopping = true;
       client.close();
       // A daemon a test killed has a signalCode and no exitCode: it has exited already.
       if (proc.exitCode === null && proc.signalCode === null) {

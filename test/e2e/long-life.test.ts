@@ -19,7 +19,12 @@ const CALLS_PER_RPC = 1_000;
 const AT_ONCE = 50;
 const CONNECTIONS = 4;
 const MiB = 1024 * 1024;
-/** Far above the ~200 MiB the daemon peaks at here, far below what an unbounded leak of 7,000 streams reaches. */
+/**
+ * Above the 450-760 MiB the daemon peaks at here, far below what an unbounded
+ * leak of 7,000 streams reaches. The peak is the Read storm's buffers, then
+ * the List storm's garbage, which V8's default heap growth leaves uncollected
+ * a while (bin/filetoolsd's V8 flags keep the whole run under ~530 MiB).
+ */
 const RSS_LIMIT_BYTES = 1024 * MiB;
 
 let d: Awaited<ReturnType<typeof setup>>;
@@ -177,16 +182,20 @@ describe("1,000 cancelled calls of each streaming RPC over four connections", ()
   let peakRss = 0;
 
   it.each(rpcs)("%s: every call ends CANCELLED or OK; descriptors and scratch files come back; the connections still serve", async (rpc) => {
+    expect(d.unexpectedExit(), "the daemon died before this storm").toBeUndefined();
     const baseline = openDescriptors();
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssBytes())), 100);
+    const started = performance.now();
     let codes: Record<string, number>;
     try {
       codes = await storm(rpc, CALLS_PER_RPC);
     } finally {
       clearInterval(sampler);
     }
-    // Figures for people (no assertion on them): how the calls ended, descriptors, peak RSS so far.
-    console.log(`${rpc}: ${JSON.stringify(codes)}, descriptors ${baseline} before, ${openDescriptors()} just after, peak RSS ${Math.round(peakRss / MiB)} MiB`);
+    // Figures for people (no assertion on them): how the calls ended, how long the storm took, descriptors, peak RSS so far.
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    console.log(`${rpc}: ${JSON.stringify(codes)} in ${seconds} s, descriptors ${baseline} before, ${openDescriptors()} just after, peak RSS ${Math.round(peakRss / MiB)} MiB`);
+    expect(d.unexpectedExit(), "the daemon died during this storm").toBeUndefined();
     expect(Object.keys(codes).filter((code) => code !== "CANCELLED" && code !== "OK"), JSON.stringify(codes)).toEqual([]);
     expect(codes.CANCELLED ?? 0).toBeGreaterThan(CALLS_PER_RPC / 2);
     expect(await settled(openDescriptors, (count) => count <= baseline)).toBeLessThanOrEqual(baseline);
@@ -199,6 +208,6 @@ describe("1,000 cancelled calls of each streaming RPC over four connections", ()
 
   it("printed no listener warning and logged no internal error", () => {
     expect(d.logs()).not.toContain("MaxListenersExceededWarning");
-    expect(d.logs()).not.toMatch(/"level":50/);
+    expect(d.logs()).not.toMatch(/"level":"(error|fatal)"/);
   });
 });

@@ -11,14 +11,19 @@ const BATCH_SIZE = 500;
 export function listHandler(deps: Deps): FilesHandler<"list"> {
   return async function* (request, ctx) {
     const source = await readSource(deps, request, ctx.signal);
-    const entries = listEntries(source, request.path, {
-      pattern: request.pattern,
-      recursive: request.recursive,
-      maxDepth: request.maxDepth,
-      includeHidden: request.includeHidden,
-      respectGitignore: request.respectGitignore,
-      maxEntries: request.maxEntries,
-    });
+    const entries = listEntries(
+      source,
+      request.path,
+      {
+        pattern: request.pattern,
+        recursive: request.recursive,
+        maxDepth: request.maxDepth,
+        includeHidden: request.includeHidden,
+        respectGitignore: request.respectGitignore,
+        maxEntries: request.maxEntries,
+      },
+      ctx.signal,
+    );
     let batch: MessageInitShape<typeof FileInfoSchema>[] = [];
     try {
       for (;;) {
