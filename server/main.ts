@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   // google.rpc.ErrorInfo too, so that reflection clients such as grpcurl can decode error details.
   addReflection(server, [Files.file, Workspaces.file, Multiplex.file, Daemon.file, Journal.file, Health.file, file_google_rpc_error_details]);
 
-  const address = await listen(server, config.listen, credentialsOf(config.tls));
+  const address = await listen(server, config.listen, credentialsOf(config.tls), (error) => logger.error({ err: error }, "the listening socket reported an error; serving on"));
   process.stdout.write(`filetoolsd listening on ${address}\n`);
   if (metrics && config.metricsListen) {
     const { url } = await metrics.listen(config.metricsListen.host, config.metricsListen.port);

@@ -20,6 +20,17 @@ describe("listen", () => {
     expect(await listen(server, "127.0.0.1:0")).toMatch(/^127\.0\.0\.1:[1-9]\d*$/);
   });
 
+  it("an error the listening socket reports once bound (a failed accept) is heard, not thrown", async () => {
+    const server = createServer({ maxMessageBytes: 8 << 20 });
+    cleanups.push(() => server.forceShutdown());
+    const heard: string[] = [];
+    await listen(server, "127.0.0.1:0", undefined, (error) => heard.push(error.message));
+    // grpc-js's own listening server (a private field): what net.Server emits on an accept that fails.
+    const [http2Server] = (server as unknown as { http2Servers: Map<NodeJS.EventEmitter, unknown> }).http2Servers.keys();
+    expect(() => http2Server!.emit("error", Object.assign(new Error("accept EMFILE"), { code: "EMFILE" }))).not.toThrow();
+    expect(heard).toEqual(["accept EMFILE"]);
+  });
+
   it("serves on a unix socket only its owner can open", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "filetoolsd-sock-"));
     const server = createServer({ maxMessageBytes: 8 << 20 });

@@ -2,6 +2,7 @@
 // TLS), and graceful shutdown.
 import type { InFlightCalls } from "./call.js";
 import { lstat, unlink } from "node:fs/promises";
+import { EventEmitter } from "node:events";
 import { connect } from "node:net";
 import { Server, ServerCredentials, ServerInterceptingCall, type ServerInterceptor } from "@grpc/grpc-js";
 import type { TlsFiles } from "../config.js";
@@ -56,7 +57,7 @@ export function credentialsOf(tls: TlsFiles | undefined): ServerCredentials {
  * Binds `address` ("host:port" or "unix:///path") and returns where the server
  * actually listens: the real port when 0 was asked for.
  */
-export async function listen(server: Server, address: string, credentials = ServerCredentials.createInsecure()): Promise<string> {
+export async function listen(server: Server, address: string, credentials = ServerCredentials.createInsecure(), onListenerError: (error: Error) => void = () => undefined): Promise<string> {
   const isUnix = address.startsWith("unix:");
   if (isUnix) await removeStaleSocket(address.slice("unix://".length));
   // A socket created under umask 077 is usable by its owner only (no chmod race after bind).
@@ -67,9 +68,24 @@ export async function listen(server: Server, address: string, credentials = Serv
         error ? reject(error) : resolve(boundPort),
       ),
     );
+    hearListenerErrors(server, onListenerError);
     return isUnix ? address : `${address.slice(0, address.lastIndexOf(":"))}:${port}`;
   } finally {
     if (previousUmask !== undefined) process.umask(previousUmask);
+  }
+}
+
+/**
+ * grpc-js removes its own 'error' listener from each listening HTTP/2 server
+ * once it is bound, so an error the server emits later (net.Server emits a
+ * failed accept) would have no listener and end the process. Its servers are
+ * a private map of grpc-js 1.14 (pinned); if that changes, nothing is added.
+ */
+function hearListenerErrors(server: Server, onError: (error: Error) => void): void {
+  const listening = (server as unknown as { http2Servers?: unknown }).http2Servers;
+  if (!(listening instanceof Map)) return;
+  for (const http2Server of listening.keys()) {
+    if (http2Server instanceof EventEmitter && http2Server.listenerCount("error") === 0) http2Server.on("error", onError);
   }
 }
 
