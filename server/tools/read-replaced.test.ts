@@ -93,7 +93,7 @@ it("Read, Stat, Download and ReadMedia: a file replaced after each of 3 opens is
   ];
   for (const call of calls) {
     replacedAfterOpens(5, 128);
-    await expect(call()).rejects.toMatchObject({ reason: "CONTENT_CHANGED", message: "/leaf was replaced each time it was read; read it again" });
+    await expect(call()).rejects.toMatchObject({ reason: "CONTENT_CHANGED", message: "/leaf was replaced or changed each time it was read; read it again" });
     expect(hook.opens).toBe(3);
   }
 });

@@ -11,7 +11,7 @@
 // again. The snapshot packer and live diffs check by name after the read
 // (isLoneByName).
 import { fstatSync, lstatSync, readlinkSync, renameSync, type BigIntStats } from "node:fs";
-import { fail, FileToolsError } from "../errors.js";
+import { fail } from "../errors.js";
 import { errnoOf } from "./errno.js";
 import { bytesOfName, fsPath } from "./names.js";
 
@@ -22,25 +22,16 @@ export function isLoneFile(fd: number): boolean {
 }
 
 /**
- * A file whose inode has no link left: replaced (an atomic write renamed
- * another file over its name) or removed since it was opened. Its bytes are
- * not used; opened again by name, it is the new file (openAndRead).
- */
-export class FileReplaced extends FileToolsError {
-  constructor(shown: string) {
-    super("CONTENT_CHANGED", `${shown} was replaced or removed while it was being read; read it again`);
-  }
-}
-
-/**
  * Refuses the bytes just read from `fd` unless it is (still) a lone regular
- * file: FileReplaced when it has no link left, PATH_ESCAPES_WORKSPACE when it
- * has more than one.
+ * file: PATH_ESCAPES_WORKSPACE when it has more than one link; CONTENT_CHANGED
+ * when it has none, replaced (an atomic write renamed another file over its
+ * name) or removed since it was opened: opened again by name, it is the new
+ * file (openAndRead).
  */
 export function assertLoneFile(fd: number, shown: string): void {
   const stats = fstatSync(fd);
   if (stats.isFile() && stats.nlink === 1) return;
-  if (stats.isFile() && stats.nlink === 0) throw new FileReplaced(shown);
+  if (stats.isFile() && stats.nlink === 0) fail("CONTENT_CHANGED", `${shown} was replaced or removed while it was being read; read it again`);
   fail("PATH_ESCAPES_WORKSPACE", `${shown} has more than one hard link and may be shared with a file outside the workspace`);
 }
 

@@ -39,7 +39,7 @@ export class OpenFile {
   /**
    * Fills `buffer` from `position` (less at the end of the file); returns the
    * bytes read. The caller may reuse the buffer. PATH_ESCAPES_WORKSPACE when
-   * the file gained a hard link meanwhile, FileReplaced when it lost its name.
+   * the file gained a hard link meanwhile, CONTENT_CHANGED when it lost its name.
    */
   async readInto(buffer: Buffer, position: number): Promise<number> {
     let filled = 0;

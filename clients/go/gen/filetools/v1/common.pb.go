@@ -121,9 +121,9 @@ const (
 	ErrorReason_ERROR_REASON_OLD_TEXT_NOT_UNIQUE ErrorReason = 10
 	// FAILED_PRECONDITION: if_version differs from the current version.
 	// Metadata: current_version. Also, without metadata: a file replaced (a
-	// Write renamed a new file over it) or removed while a read (Read,
-	// Download, Stat's counts, ReadMedia) ran, each of the three times the
-	// daemon opened its name again, or after a streamed answer had begun:
+	// Write renamed a new file over it), removed or changed while a read
+	// (Read, Download, Stat's counts, ReadMedia) ran, each of the three times
+	// the daemon opened its name again, or after a streamed answer had begun:
 	// read it again.
 	ErrorReason_ERROR_REASON_CONTENT_CHANGED ErrorReason = 11
 	// FAILED_PRECONDITION: the edit or write cannot be encoded without loss.
