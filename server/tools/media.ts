@@ -11,7 +11,7 @@ import { fitImage, type FittedImage } from "../media/image.js";
 import { pdfText } from "../media/pdf-pool.js";
 import type { PdfText } from "../media/pdf-worker.js";
 import { countArgument } from "./arguments.js";
-import type { ReadSource } from "./source.js";
+import { openAndRead, type ReadSource } from "./source.js";
 
 /** The largest file ReadMedia reads (it holds the file in memory to decode it). */
 export const MAX_MEDIA_FILE_BYTES = 64 << 20;
@@ -44,11 +44,8 @@ export async function readMedia(source: ReadSource, rawPath: string, options: Re
   const maxImageBytes = Math.min(countArgument("max_image_bytes", options.maxImageBytes, 0) || MAX_IMAGE_BYTES, MAX_IMAGE_BYTES);
   const maxSide = countArgument("max_image_side", options.maxImageSide, 0, MAX_IMAGE_SIDE) || DEFAULT_IMAGE_SIDE;
 
-  const file = await source.openFile(parts);
-  let data: Buffer;
-  let mediaType: MediaType | undefined;
-  try {
-    mediaType = mediaTypeOf(await file.readAt(0, 16));
+  const { file, read: media } = await openAndRead(source, parts, async (file) => {
+    const mediaType = mediaTypeOf(await file.readAt(0, 16));
     if (!mediaType) fail("NOT_MEDIA", `${file.entry.path} is not a PNG, JPEG, GIF, WebP or PDF file`);
     if (file.size > MAX_MEDIA_FILE_BYTES) fail("QUOTA_EXCEEDED", `${file.entry.path} is ${file.size} bytes; ReadMedia reads files of at most ${MAX_MEDIA_FILE_BYTES} bytes`);
     const pieces: Buffer[] = [];
@@ -59,10 +56,10 @@ export async function readMedia(source: ReadSource, rawPath: string, options: Re
       if (read > MAX_MEDIA_FILE_BYTES) fail("QUOTA_EXCEEDED", `${file.entry.path} grew past ${MAX_MEDIA_FILE_BYTES} bytes while it was read`);
       pieces.push(piece);
     }
-    data = Buffer.concat(pieces);
-  } finally {
-    await file.close();
-  }
+    return { mediaType, data: Buffer.concat(pieces) };
+  });
+  file.close();
+  const { mediaType, data } = media;
   const path = file.entry.path;
   if (isImage(mediaType)) return { entry: file.entry, mediaType, image: await fitImage(path, mediaType, data, { maxBytes: maxImageBytes, maxSide }) };
   const task = { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), startPage, pageCount, maxBytes };

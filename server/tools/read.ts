@@ -3,12 +3,12 @@
 // large file's lines first: see tailLines).
 import { fail } from "../errors.js";
 import type { Entry } from "../workspace/entry.js";
-import type { ReadableFile, ReadSource } from "./source.js";
+import { openAndRead, type ReadableFile, type ReadSource } from "./source.js";
 import { parseFilePath } from "../workspace/paths.js";
 import { BINARY_HEAD_BYTES, looksBinary } from "../text/binary.js";
 import { mediaTypeOf } from "../media/kind.js";
 import { parseEncoding, resolveEncoding, type TextEncoding } from "../text/encoding.js";
-import { readLineWindow, tailLines, wholeTextWindow, type LineChunk, type LineTrailer, type LineWindow } from "../text/lines.js";
+import { readLineWindow, tailLines, wholeTextWindow, type LineChunk, type LineTrailer, type LineWindow, type LineWindowOptions } from "../text/lines.js";
 import { countArgument } from "./arguments.js";
 import type { LineIndex } from "../lineindex/line-index.js";
 import { indexedLineWindow } from "../lineindex/window.js";
@@ -53,46 +53,65 @@ export async function* readFile(
   const utf8 = options.utf8Chunks;
   parseEncoding(options.encoding); // an unknown encoding fails before the file is opened
 
-  const file = await source.openFile(parts);
+  const windowOptions = { startLine, lineCount, maxBytes, utf8 };
+  // Everything up to the first chunk is read before the header is sent: a
+  // file replaced until then is read again, whole, from its new version.
+  const { file, read } = await openAndRead(source, parts, (file) => startWindow(file, options, windowOptions, lineIndex, signal));
   try {
-    const head = await file.readAt(0, BINARY_HEAD_BYTES);
-    const encoding = encodingOfHead(file, head, options.encoding);
-    // A file shorter than the head has just been read whole: its window needs no further read, nor the line index.
-    const whole = head.length < BINARY_HEAD_BYTES ? head : undefined;
-    let window: LineWindow;
-    if (options.tailLines !== undefined) {
-      const n = countArgument("tail_lines", options.tailLines, 0);
-      // Read backwards from the end; the line count only if the index knows it already (else tailLines counts a small file, or numbers a large one's tail from the end).
-      const knownTotal = lineIndex?.knownTotalLines(file, encoding);
-      const tail = await tailLines((position, length) => file.readAt(position, length), file.size, n, encoding, maxBytes, undefined, knownTotal);
-      yield { entry: file.entry, encoding, totalLines: tail.totalLines };
-      window = tail.chunks;
-    } else if (whole) {
-      yield { entry: file.entry, encoding, totalLines: lineIndex?.knownTotalLines(file, encoding) };
-      const windowOptions = { encoding, startLine, lineCount, maxBytes, utf8 };
-      // Most small reads ask for the whole file: answered without the line window's machinery.
-      const answer = wholeTextWindow(whole, windowOptions);
-      if (answer) {
-        if (answer.chunk) yield answer.chunk;
-        return answer.trailer;
-      }
-      window = readLineWindow(bytesOnce(whole), windowOptions);
-    } else if (lineIndex) {
-      window = await indexedLineWindow(lineIndex, file, { encoding, startLine, lineCount, maxBytes, utf8 }, signal);
-      yield { entry: file.entry, encoding, totalLines: lineIndex.knownTotalLines(file, encoding) };
-    } else {
-      yield { entry: file.entry, encoding };
-      window = readLineWindow(file.chunks(), { encoding, startLine, lineCount, maxBytes, utf8 });
-    }
+    yield read.header;
+    let next = read.first;
     for (;;) {
-      signal.throwIfAborted();
-      const next = await window.next();
       if (next.done) return next.value;
       yield next.value;
+      signal.throwIfAborted();
+      next = await read.window.next();
     }
   } finally {
     await file.close();
   }
+}
+
+interface StartedWindow {
+  header: ReadHeader;
+  window: LineWindow;
+  /** The window's first step, taken. */
+  first: IteratorResult<LineChunk, LineTrailer>;
+}
+
+/** The header and the window of lines `options` ask for, and the window's first chunk (or trailer). */
+async function startWindow(
+  file: ReadableFile,
+  options: ReadOptions,
+  windowOptions: Omit<LineWindowOptions, "encoding">,
+  lineIndex: LineIndex | undefined,
+  signal: AbortSignal,
+): Promise<StartedWindow> {
+  const head = await file.readAt(0, BINARY_HEAD_BYTES);
+  const encoding = encodingOfHead(file, head, options.encoding);
+  // A file shorter than the head has just been read whole: its window needs no further read, nor the line index.
+  const whole = head.length < BINARY_HEAD_BYTES ? head : undefined;
+  let header: ReadHeader;
+  let window: LineWindow;
+  if (options.tailLines !== undefined) {
+    const n = countArgument("tail_lines", options.tailLines, 0);
+    // Read backwards from the end; the line count only if the index knows it already (else tailLines counts a small file, or numbers a large one's tail from the end).
+    const knownTotal = lineIndex?.knownTotalLines(file, encoding);
+    const tail = await tailLines((position, length) => file.readAt(position, length), file.size, n, encoding, windowOptions.maxBytes, undefined, knownTotal);
+    header = { entry: file.entry, encoding, totalLines: tail.totalLines };
+    window = tail.chunks;
+  } else if (whole) {
+    header = { entry: file.entry, encoding, totalLines: lineIndex?.knownTotalLines(file, encoding) };
+    // Most small reads ask for the whole file: answered without the line window's machinery.
+    const answer = wholeTextWindow(whole, { ...windowOptions, encoding });
+    window = answer ? answered(answer) : readLineWindow(bytesOnce(whole), { ...windowOptions, encoding });
+  } else if (lineIndex) {
+    window = await indexedLineWindow(lineIndex, file, { ...windowOptions, encoding }, signal);
+    header = { entry: file.entry, encoding, totalLines: lineIndex.knownTotalLines(file, encoding) };
+  } else {
+    header = { entry: file.entry, encoding };
+    window = readLineWindow(file.chunks(), { ...windowOptions, encoding });
+  }
+  return { header, window, first: await window.next() };
 }
 
 /** The encoding of an open text file; BINARY_FILE when it is not text. */
@@ -113,4 +132,9 @@ function encodingOfHead(file: ReadableFile, head: Buffer, requested: string): Te
 
 async function* bytesOnce(bytes: Buffer): AsyncGenerator<Buffer> {
   yield bytes;
+}
+
+async function* answered(answer: { chunk?: LineChunk; trailer: LineTrailer }): LineWindow {
+  if (answer.chunk) yield answer.chunk;
+  return answer.trailer;
 }

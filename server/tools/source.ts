@@ -2,10 +2,14 @@
 // workspace (workspace/workspace.ts), or a tree at a stored snapshot
 // (snapshots/at-snapshot.ts). Both resolve paths from lexically checked
 // components (workspace/paths.ts) and answer with workspace paths only.
+import { fail, FileToolsError } from "../errors.js";
 import type { StreamableFile } from "../lineindex/window.js";
 import type { Entry } from "../workspace/entry.js";
-import type { Components } from "../workspace/paths.js";
+import { displayPath, type Components } from "../workspace/paths.js";
 import type { WalkOptions } from "../workspace/walk.js";
+
+/** Opens of a file that changed while its first reads ran (openAndRead), before the call gives up. */
+const READ_ATTEMPTS = 3;
 
 /** A regular file opened for reading: the workspace's OpenFile, or a file of a snapshot. */
 export interface ReadableFile extends StreamableFile {
@@ -29,4 +33,27 @@ export interface ReadSource {
   openFile(parts: Components): Promise<ReadableFile>;
   /** Entries below a directory, in walk order (walk.ts). */
   walk(parts: Components, options: Pick<WalkOptions, "recursive" | "maxDepth" | "includeHidden" | "respectGitignore">): AsyncIterable<Entry>;
+}
+
+/**
+ * Opens the file `parts` and runs `firstReads` on it: what the caller reads
+ * before it answers anything. A file that changed meanwhile (CONTENT_CHANGED:
+ * replaced, as an atomic write renames another file over its name, or
+ * removed; or cut short, or of a new version when the line index scanned it)
+ * is opened again by name and read from its start, so the caller answers from
+ * one version whole: the old one, the new one, or NOT_FOUND. One that changed
+ * each of READ_ATTEMPTS times is CONTENT_CHANGED. The file is left open for
+ * the caller to close (closed here when this fails).
+ */
+export async function openAndRead<T>(source: ReadSource, parts: Components, firstReads: (file: ReadableFile) => Promise<T>): Promise<{ file: ReadableFile; read: T }> {
+  for (let attempt = 1; ; attempt++) {
+    const file = await source.openFile(parts);
+    try {
+      return { file, read: await firstReads(file) };
+    } catch (error) {
+      file.close();
+      if (!(error instanceof FileToolsError && error.reason === "CONTENT_CHANGED")) throw error;
+      if (attempt === READ_ATTEMPTS) fail("CONTENT_CHANGED", `${displayPath(parts)} was replaced or changed each time it was read; read it again`);
+    }
+  }
 }

@@ -1,5 +1,5 @@
 // Stat: the entry itself, plus on request whether it is binary and its line count.
-import type { ReadSource } from "./source.js";
+import { openAndRead, type ReadSource } from "./source.js";
 import type { Entry } from "../workspace/entry.js";
 import { parsePath } from "../workspace/paths.js";
 import { BINARY_HEAD_BYTES, looksBinary } from "../text/binary.js";
@@ -20,15 +20,14 @@ export async function statPath(source: ReadSource, rawPath: string, options: { d
   const parts = parsePath(rawPath);
   const entry = await source.stat(parts);
   if (entry.type !== "file" || (!options.detectBinary && !options.countLines)) return { entry };
-  const file = await source.openFile(parts);
-  try {
+  const { file, read } = await openAndRead(source, parts, async (file) => {
     const head = await file.readAt(0, BINARY_HEAD_BYTES);
     const { encoding } = resolveEncoding("", head);
     const isBinary = looksBinary(head, encoding);
     const count = async (): Promise<number> => (lineIndex ? lineIndex.totalLines(file, encoding) : countLines(file.chunks(), encoding));
     const lineCount = options.countLines && !isBinary ? BigInt(await count()) : undefined;
     return { entry, isBinary: options.detectBinary ? isBinary : undefined, lineCount };
-  } finally {
-    await file.close();
-  }
+  });
+  file.close();
+  return read;
 }

@@ -8,7 +8,7 @@ import type { Entry } from "../workspace/entry.js";
 import { displayPath, parseFilePath } from "../workspace/paths.js";
 import { pathKey, withPathLocks } from "./locks.js";
 import { sha256OrEmpty, writtenFacts, type ChangeRecorder } from "./changes.js";
-import type { ReadableFile, ReadSource } from "./source.js";
+import { openAndRead, type ReadableFile, type ReadSource } from "./source.js";
 
 /** gRPC messages stay well under the 4 MiB default limits. */
 export const TRANSFER_CHUNK_BYTES = 1 << 20;
@@ -22,15 +22,16 @@ export interface DownloadHeader {
 /**
  * Yields the header (size and sha256, from a first pass over the open file,
  * or as a snapshot's table of contents gives them), then the bytes. If the
- * file changes between the passes the stream fails with CONTENT_CHANGED
+ * file changes (or is replaced) between the passes the stream fails with CONTENT_CHANGED
  * rather than send bytes that do not match the header (a snapshot's file
  * whose bytes do not match fails DATA_LOSS as they are read).
  */
 export async function* downloadFile(source: ReadSource, rawPath: string, signal: AbortSignal): AsyncGenerator<DownloadHeader | Buffer> {
   const parts = parseFilePath(rawPath);
-  const file = await source.openFile(parts);
+  // The first pass is read before the header is sent: a file replaced during it is measured again, from its new version.
+  const { file, read } = await openAndRead(source, parts, (file) => (file.sha256 === undefined ? measure(file, signal) : Promise.resolve({ size: file.size, sha256: file.sha256 })));
   try {
-    const { size, sha256 } = file.sha256 === undefined ? await measure(file, signal) : { size: file.size, sha256: file.sha256 };
+    const { size, sha256 } = read;
     yield { entry: file.entry, size, sha256 };
     const second = createHash("sha256");
     for await (const chunk of file.chunks(0, TRANSFER_CHUNK_BYTES)) {

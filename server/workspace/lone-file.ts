@@ -21,9 +21,18 @@ export function isLoneFile(fd: number): boolean {
   return stats.isFile() && stats.nlink === 1;
 }
 
-/** Refuses the bytes just read from `fd` unless it is (still) a lone regular file. */
+/**
+ * Refuses the bytes just read from `fd` unless it is (still) a lone regular
+ * file: PATH_ESCAPES_WORKSPACE when it has more than one link; CONTENT_CHANGED
+ * when it has none, replaced (an atomic write renamed another file over its
+ * name) or removed since it was opened: opened again by name, it is the new
+ * file (openAndRead).
+ */
 export function assertLoneFile(fd: number, shown: string): void {
-  if (!isLoneFile(fd)) fail("PATH_ESCAPES_WORKSPACE", `${shown} has more than one hard link and may be shared with a file outside the workspace`);
+  const stats = fstatSync(fd);
+  if (stats.isFile() && stats.nlink === 1) return;
+  if (stats.isFile() && stats.nlink === 0) fail("CONTENT_CHANGED", `${shown} was replaced or removed while it was being read; read it again`);
+  fail("PATH_ESCAPES_WORKSPACE", `${shown} has more than one hard link and may be shared with a file outside the workspace`);
 }
 
 /**

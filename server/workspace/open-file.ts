@@ -39,7 +39,7 @@ export class OpenFile {
   /**
    * Fills `buffer` from `position` (less at the end of the file); returns the
    * bytes read. The caller may reuse the buffer. PATH_ESCAPES_WORKSPACE when
-   * the file gained a hard link meanwhile.
+   * the file gained a hard link meanwhile, CONTENT_CHANGED when it lost its name.
    */
   async readInto(buffer: Buffer, position: number): Promise<number> {
     let filled = 0;
@@ -55,8 +55,10 @@ export class OpenFile {
       // further read to see 0 bytes (one syscall of every small Read).
       if (bytesRead < length && position + filled >= this.size) break;
     }
-    // Checked after the read, before anyone uses the bytes (lone-file.ts).
-    assertLoneFile(this.held.fd, this.entry.path);
+    // Checked after the read, before anyone uses the bytes (lone-file.ts);
+    // a read that found the end has no bytes to refuse (the probe for growth
+    // of a file read to its size, which an atomic write may replace meanwhile).
+    if (filled > 0) assertLoneFile(this.held.fd, this.entry.path);
     return filled;
   }
 

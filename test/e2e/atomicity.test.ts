@@ -1,6 +1,7 @@
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { FileToolsError } from "../../clients/ts/src/client.js";
 import { readAll, setup } from "./daemon.js";
 
 let d: Awaited<ReturnType<typeof setup>>;
@@ -25,6 +26,33 @@ describe("atomicity", () => {
     for (const r of await Promise.all(reads)) {
       expect(versions.includes(r.text), "a read saw a mix of versions").toBe(true);
     }
+  });
+
+  it("Reads racing Writes that replace the file: each answers one version whole, never PATH_ESCAPES", async () => {
+    // Each Write renames a new file over the name, so the file a Read opened often loses its last link while it
+    // is read; the Read opens the name again. Readers read on while one writer replaces the file back to back.
+    // 1 MiB: read whole before the Read answers anything, so every replacement it meets is met in time to read the name again.
+    const versions = Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(97 + i)}`.repeat(1024 * 1024 - 1) + "\n");
+    const file = "race/replaced.txt";
+    await d.client.files.write({ workspace: d.ws, path: file, body: { case: "content", value: versions[0]! } });
+    let writing = true;
+    const writer = (async () => {
+      for (const v of versions) await d.client.files.write({ workspace: d.ws, path: file, body: { case: "content", value: v } });
+      writing = false;
+    })();
+    const answers: string[] = [];
+    const reader = async () => {
+      while (writing) {
+        answers.push(
+          await readAll(d.client, { workspace: d.ws, path: file }).then(
+            (r) => (versions.includes(r.text) ? "whole" : "mixed"),
+            (error: FileToolsError) => error.reason,
+          ),
+        );
+      }
+    };
+    await Promise.all([writer, ...Array.from({ length: 4 }, reader)]);
+    expect(answers.filter((a) => a !== "whole")).toEqual([]);
   });
 
   it("leaves no temp files behind", () => {

@@ -120,7 +120,11 @@ const (
 	// replace_all is false. Metadata: edit_index, count.
 	ErrorReason_ERROR_REASON_OLD_TEXT_NOT_UNIQUE ErrorReason = 10
 	// FAILED_PRECONDITION: if_version differs from the current version.
-	// Metadata: current_version.
+	// Metadata: current_version. Also, without metadata: a file replaced (a
+	// Write renamed a new file over it), removed or changed while a read
+	// (Read, Download, Stat's counts, ReadMedia) ran, each of the three times
+	// the daemon opened its name again, or after a streamed answer had begun:
+	// read it again.
 	ErrorReason_ERROR_REASON_CONTENT_CHANGED ErrorReason = 11
 	// FAILED_PRECONDITION: the edit or write cannot be encoded without loss.
 	ErrorReason_ERROR_REASON_LOSSY_ENCODING ErrorReason = 12

@@ -533,7 +533,10 @@ func (*ReadResponse_Trailer) isReadResponse_Event() {}
 
 type ReadHeader struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The file as it was opened.
+	// The file as it was opened. A file replaced before the header is sent
+	// (the daemon reads up to the first chunk first, 1 MiB of the file) is
+	// opened again and read from its new version; replaced later, the stream
+	// ends with FAILED_PRECONDITION / CONTENT_CHANGED.
 	File *FileInfo `protobuf:"bytes,1,opt,name=file,proto3" json:"file,omitempty"`
 	// The encoding used to decode the text.
 	Encoding string `protobuf:"bytes,2,opt,name=encoding,proto3" json:"encoding,omitempty"`
@@ -3377,8 +3380,9 @@ type DownloadHeader struct {
 	File *FileInfo `protobuf:"bytes,1,opt,name=file,proto3" json:"file,omitempty"`
 	// Bytes that follow.
 	Size int64 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
-	// SHA-256 (hex) of those bytes. If the file changes while it is sent, the
-	// stream ends with ABORTED / CONTENT_CHANGED instead of wrong bytes.
+	// SHA-256 (hex) of those bytes. If the file changes (or is replaced) while
+	// it is sent, the stream ends with FAILED_PRECONDITION / CONTENT_CHANGED
+	// instead of wrong bytes.
 	Sha256        string `protobuf:"bytes,3,opt,name=sha256,proto3" json:"sha256,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -276,7 +276,11 @@ export enum ErrorReason {
 
   /**
    * FAILED_PRECONDITION: if_version differs from the current version.
-   * Metadata: current_version.
+   * Metadata: current_version. Also, without metadata: a file replaced (a
+   * Write renamed a new file over it), removed or changed while a read
+   * (Read, Download, Stat's counts, ReadMedia) ran, each of the three times
+   * the daemon opened its name again, or after a streamed answer had begun:
+   * read it again.
    *
    * @generated from enum value: ERROR_REASON_CONTENT_CHANGED = 11;
    */

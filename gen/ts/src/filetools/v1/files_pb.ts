@@ -130,7 +130,10 @@ export const ReadResponseSchema: GenMessage<ReadResponse> = /*@__PURE__*/
  */
 export type ReadHeader = Message<"filetools.v1.ReadHeader"> & {
   /**
-   * The file as it was opened.
+   * The file as it was opened. A file replaced before the header is sent
+   * (the daemon reads up to the first chunk first, 1 MiB of the file) is
+   * opened again and read from its new version; replaced later, the stream
+   * ends with FAILED_PRECONDITION / CONTENT_CHANGED.
    *
    * @generated from field: filetools.v1.FileInfo file = 1;
    */
@@ -1701,8 +1704,9 @@ export type DownloadHeader = Message<"filetools.v1.DownloadHeader"> & {
   size: bigint;
 
   /**
-   * SHA-256 (hex) of those bytes. If the file changes while it is sent, the
-   * stream ends with ABORTED / CONTENT_CHANGED instead of wrong bytes.
+   * SHA-256 (hex) of those bytes. If the file changes (or is replaced) while
+   * it is sent, the stream ends with FAILED_PRECONDITION / CONTENT_CHANGED
+   * instead of wrong bytes.
    *
    * @generated from field: string sha256 = 3;
    */
