@@ -292,8 +292,9 @@ async function stageMembers(source: AsyncIterable<ArchiveMember>, staging: Stagi
   let members = 0;
   let sizeBytes = 0;
   let fileCount = 0;
-  const addParents = (parts: readonly string[], self: boolean) => {
-    for (let i = 1; i < parts.length + (self ? 1 : 0); i++) dirs.add(parts.slice(0, i).join("/"));
+  /** Adds the member's directories, deepest first, down to one already there (whose own are then too): one path a member, mostly. */
+  const addParents = (name: string, self: boolean) => {
+    for (let dir = self ? name : name.slice(0, Math.max(0, name.lastIndexOf("/"))); dir !== "" && !dirs.has(dir); dir = dir.slice(0, Math.max(0, dir.lastIndexOf("/")))) dirs.add(dir);
   };
   try {
     for await (const member of source) {
@@ -301,10 +302,11 @@ async function stageMembers(source: AsyncIterable<ArchiveMember>, staging: Stagi
       const parts = memberParts(member.name, limits);
       const linkname = member.linkname;
       const name = parts.join("/");
-      for (let i = 1; i < parts.length; i++) {
+      // Only the archive's own links, read so far, can be in the way: none, nothing to check.
+      for (let i = 1; links.size > 0 && i < parts.length; i++) {
         if (links.has(parts.slice(0, i).join("/"))) unsafe(`archive member ${name} goes through the symbolic link ${parts.slice(0, i).join("/")}`);
       }
-      addParents(parts, member.type === "directory");
+      addParents(name, member.type === "directory");
       // Before the member is staged: the one that would pass a quota is never written.
       const isFile = member.type === "file";
       options.staged?.({ bytes: sizeBytes + (isFile ? member.size : 0), entries: dirs.size + files.size + links.size + (member.type === "directory" ? 0 : 1) });
