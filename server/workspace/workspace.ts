@@ -211,18 +211,11 @@ export class Workspace {
       if (!existing && options.mode === "replace-only") fail("NOT_FOUND", `${shown} does not exist`);
       checkVersion(existing, options.ifVersion, shown);
       const permissions = existing ? Number(existing.mode & 0o7777n) : NEW_FILE_MODE;
-      const temp = content instanceof StagedFile ? await content.moveInto(loc.dir, permissions, shown) : await writeTempFile(loc.dir, content, permissions, shown);
-      try {
-        if (options.mode === "create-only") {
-          // link(2) fails on an existing name: no-clobber even against other processes.
-          await fsp.link(at(loc.dir, temp), at(loc.dir, loc.name));
-          await fsp.unlink(at(loc.dir, temp));
-        } else {
-          await fsp.rename(at(loc.dir, temp), at(loc.dir, loc.name));
-        }
-      } catch (error) {
-        await fsp.unlink(at(loc.dir, temp)).catch(() => undefined);
-        throw translateErrno(error, shown);
+      const createOnly = options.mode === "create-only";
+      if (content instanceof StagedFile) {
+        await content.placeAt(loc.dir, loc.name, permissions, createOnly, shown);
+      } else {
+        await placeTempFile(loc.dir, await writeTempFile(loc.dir, content, permissions, shown), loc.name, createOnly, shown);
       }
       const result = { entry: await statAt(loc, shown), created: !existing, versionBefore: existing ? versionOf(existing) : "" };
       await both(loc.dir.sync(), options.whilePlacing?.(result));
@@ -722,26 +715,25 @@ export class StagedFile {
     await this.root.sync();
   }
 
-  /** Moves the bytes into `dir` under a new temp name, with `permissions`; returns that name. */
-  async moveInto(dir: Directory, permissions: number, shown: string): Promise<string> {
-    const name = tempFileName();
+  /**
+   * Puts the bytes at `name` in `dir`, with `permissions`, in one step from
+   * the temp name they have (a rename, or a link for `createOnly`): at any
+   * moment they are either still at that name or in place, so a journal
+   * that names it (a patch's) can always tell and finish the change. Across
+   * file systems (a bound workspace with a mount below its root) they are
+   * copied beside the target first, and leave their temp name only once in
+   * place.
+   */
+  async placeAt(dir: Directory, name: string, permissions: number, createOnly: boolean, shown: string): Promise<void> {
     try {
-      await fsp.rename(at(this.root, this.name), at(dir, name));
+      await chmodNoFollow(at(this.root, this.name), permissions);
+      await (createOnly ? linkThenUnlink(at(this.root, this.name), at(dir, name)) : fsp.rename(at(this.root, this.name), at(dir, name)));
     } catch (error) {
-      // A bound workspace may hold another file system below its root: copy across it.
       if (errnoOf(error) !== "EXDEV") throw translateErrno(error, shown);
-      const copied = await writeTempFile(dir, createReadStream(at(this.root, this.name)), permissions, shown);
-      await this.discard();
-      return copied;
+      await placeTempFile(dir, await writeTempFile(dir, createReadStream(at(this.root, this.name)), permissions, shown), name, createOnly, shown);
+      await fsp.unlink(at(this.root, this.name)).catch(() => undefined);
     }
     this.placed = true;
-    try {
-      await fsp.chmod(at(dir, name), permissions);
-    } catch (error) {
-      await fsp.unlink(at(dir, name)).catch(() => undefined);
-      throw translateErrno(error, shown);
-    }
-    return name;
   }
 
   async discard(): Promise<void> {
@@ -749,6 +741,32 @@ export class StagedFile {
     this.placed = true;
     this.root.close();
   }
+}
+
+/** Renames the temp file `temp` of `dir` over `name` (for `createOnly`, links it: no-clobber even against other processes); a failure removes it. */
+async function placeTempFile(dir: Directory, temp: string, name: string, createOnly: boolean, shown: string): Promise<void> {
+  try {
+    await (createOnly ? linkThenUnlink(at(dir, temp), at(dir, name)) : fsp.rename(at(dir, temp), at(dir, name)));
+  } catch (error) {
+    await fsp.unlink(at(dir, temp)).catch(() => undefined);
+    throw translateErrno(error, shown);
+  }
+}
+
+/** chmod of the file itself, never through a link another process put at its name. */
+async function chmodNoFollow(file: string | Buffer, permissions: number): Promise<void> {
+  const handle = await fsp.open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  try {
+    await handle.chmod(permissions);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** link(2) fails on an existing name: a create that never replaces. */
+async function linkThenUnlink(from: string | Buffer, to: string | Buffer): Promise<void> {
+  await fsp.link(from, to);
+  await fsp.unlink(from);
 }
 
 async function writeTempFile(dir: Directory, content: Uint8Array | AsyncIterable<Uint8Array>, permissions: number, shown: string): Promise<string> {
