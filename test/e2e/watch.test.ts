@@ -27,6 +27,8 @@ async function liveWatch(client: FileToolsClient, ws: string, options: Parameter
   const isLive = new Promise<void>((resolve) => (live = resolve));
   const iterator = client.workspace(ws).watch({ ...options, signal: controller.signal, onLive: () => live() });
   const first = iterator.next(); // starts the call
+  // Handled here too: a watch stopped before its first entry is taken (a resume with nothing left to see) rejects it, CANCELLED, to nobody.
+  first.catch(() => undefined);
   // With a history to send, the call is under way once its first entry is asked for; live only after it is read.
   if (options.since === undefined) await isLive;
   let taken = false;
