@@ -174,8 +174,9 @@ describe("PDFs past the worker pool's limits", () => {
         // The daemon's own thread is not the pool's: other calls are answered while the workers are busy.
         ws.readText("notes.txt").then((read) => expect(read.text).toBe("just text\n")),
       ]);
-      expect(bomb.message).toBe("/limits/bomb.pdf: its text needs more than 512 MiB to extract");
-      expect(text.message).toBe("/limits/text.pdf: its text needs more than 512 MiB to extract");
+      // Memory is the bound these two reach first on an idle machine; on a loaded one (three PDFs and other test files at once) the 30 s budget can come first.
+      expect(bomb.message).toMatch(/^\/limits\/bomb\.pdf: its text (needs more than 512 MiB|took more than 30 s) to extract$/);
+      expect(text.message).toMatch(/^\/limits\/text\.pdf: its text (needs more than 512 MiB|took more than 30 s) to extract$/);
       expect(pages.message).toBe("/limits/pages.pdf: its text took more than 30 s to extract");
       expect((await ws.readMedia("doc.pdf", { pageCount: 1 })).pages[0]).toEqual({ number: 1, text: "Page 1 first line\nand its second (line)\n", cut: false });
     },
