@@ -398,7 +398,9 @@ export class Snapshots {
    */
   private async resolveTable(workspaceId: string, chain: readonly TableRef[], signal?: AbortSignal): Promise<Contents> {
     const fetched: Array<Promise<Contents | ContentsDelta>> = [];
-    while (fetched.length < chain.length && !this.recentContents.has(chain[fetched.length]!.sha256)) {
+    // Taken from the cache now: other calls may evict it while the fetches below are awaited.
+    let base: Contents | undefined;
+    while (fetched.length < chain.length && !(base = this.recentContents.get(chain[fetched.length]!.sha256))) {
       const table = this.fetchTable(workspaceId, chain[fetched.length]!, signal);
       table.catch(() => undefined); // awaited below, unless a table above it fails first
       fetched.push(table);
@@ -406,7 +408,6 @@ export class Snapshots {
     const tables = await Promise.all(fetched);
     // The deltas above the first whole table, top first; each must stand on the next one down the chain.
     const deltas: ContentsDelta[] = [];
-    let base = this.recentContents.get(chain[fetched.length]?.sha256 ?? "");
     for (const [k, table] of tables.entries()) {
       if (table.format === 1) {
         base = table;
