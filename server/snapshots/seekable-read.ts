@@ -76,11 +76,15 @@ export function membersOf(contents: Contents, snapshotId: string): TreeMember[] 
 /** The tree's members for a restore to stage (extract.ts): no tar between, each file's content read ahead and checked as it is taken. */
 export async function* archiveMembers(store: SnapshotStore, members: readonly TreeMember[], signal?: AbortSignal): AsyncGenerator<ArchiveMember> {
   const chunks = readChunks(store, members, signal);
-  for (const { header, chunks: refs } of members) {
-    const member = { type: header.type, name: header.name, linkname: header.linkname ?? "", size: header.size, mode: header.mode };
-    if (header.type !== "file") yield member;
-    else if (refs.length <= 1) yield { ...member, content: refs.length === 0 ? Buffer.alloc(0) : contentOf(await next(chunks)) };
-    else yield { ...member, content: fileContent(chunks, refs.length) };
+  try {
+    for (const { header, chunks: refs } of members) {
+      const member = { type: header.type, name: header.name, linkname: header.linkname ?? "", size: header.size, mode: header.mode };
+      if (header.type !== "file") yield member;
+      else if (refs.length <= 1) yield { ...member, content: refs.length === 0 ? Buffer.alloc(0) : contentOf(await next(chunks)) };
+      else yield { ...member, content: fileContent(chunks, refs.length) };
+    }
+  } finally {
+    await chunks.return(undefined); // a restore that stopped early reads no further ahead
   }
 }
 
