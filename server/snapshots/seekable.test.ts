@@ -4,7 +4,7 @@
 // tampered store may hold, each refused with DATA_LOSS, changing nothing.
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
@@ -249,6 +249,9 @@ describe("a table of contents that lies is refused with DATA_LOSS, and the works
     ["a chunk whose content is not its SHA-256", (c) => void (c.files.sha256 = Buffer.alloc(Buffer.from(c.files.sha256, "base64").length).toString("base64"))],
     ["a chunk of a large file whose content is not its SHA-256", (c) => void (c.chunks.sha256 = Buffer.alloc(Buffer.from(c.chunks.sha256, "base64").length).toString("base64")), "big.bin"],
     ["a path that climbs out", (c) => void (c.files.paths[0] = "/../../escape.txt")],
+    // A restore writes files in parallel (gzip-worker.ts): two files of one name, or one below another, would race.
+    ["a path named twice", (c) => void (c.files.paths[2] = c.files.paths[1]!)],
+    ["a path below a file", (c) => void (c.files.paths[2] = `${c.files.paths[1]}/below.txt`)],
   ];
   it.each(lies)("%s", async (_name, lie, missing) => {
     // Written whole (no parent), so that every lie is in an entry of the stored table.
@@ -264,5 +267,6 @@ describe("a table of contents that lies is refused with DATA_LOSS, and the works
     // Filtered: assembled from the table of contents even when the snapshot's own tarball is the whole tree.
     await expect(snapshots.exportFiltered({ manifest: planted }, ["**"]).then((s) => s.release())).rejects.toMatchObject({ reason: expect.stringMatching(/^(DATA_LOSS|UNSAFE_ARCHIVE)$/) });
     expect(tree(root)).toEqual(before);
+    expect(readdirSync(path.join(base, "data", "workspaces")).filter((name) => name.startsWith("."))).toEqual([]); // no staging left
   });
 });

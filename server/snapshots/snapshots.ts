@@ -30,7 +30,7 @@ import { diffRecords, type DiffCounts, type DiffEntry } from "./diff.js";
 import { recordsOf, tarBytesFor, type FileList } from "./file-list.js";
 import {
   extractArchive,
-  extractMembers,
+  extractTree,
   heldMemberNames,
   inspectArchive,
   nameExactExtract,
@@ -44,7 +44,7 @@ import { packMember } from "./pack.js";
 import { encodeContents, type Contents } from "./contents.js";
 import { applyDeltas, deltaOf, parseTable, type ContentsDelta } from "./contents-delta.js";
 import { packSeekable } from "./seekable.js";
-import { archiveMembers, gzipTar, membersOf, type TreeMember } from "./seekable-read.js";
+import { gzipTar, membersOf, stageTreeFiles, type TreeMember } from "./seekable-read.js";
 import { nowNs, RACY_MARGIN_MS, settled, StatCache, type KnownFiles, type StatRecord } from "./stat-cache.js";
 import { planInPlace } from "./in-place.js";
 import { SnapshotTree } from "./at-snapshot.js";
@@ -696,7 +696,7 @@ export class Snapshots {
         const rules = { limits: this.limits, damaged: "DATA_LOSS" as const, staged: hold.staged };
         let extract: (staging: Staging) => Promise<StagedArchive>;
         if (members) {
-          extract = (staging) => extractMembers(archiveMembers(this.store, members, signal), staging, rules);
+          extract = (staging) => extractTree(members, staging, rules, (files) => stageTreeFiles(this.store, files, staging, signal));
         } else {
           const source = scratchTar((verified = await this.download(manifest, signal)));
           extract = (staging) => extractArchive(source, staging, rules);
@@ -739,7 +739,8 @@ export class Snapshots {
     const staging = await this.registry.createStaging(workspaceId);
     let applied = 0n;
     try {
-      const fetch = async (fetched: TreeMember[]): Promise<void> => void (await extractMembers(archiveMembers(this.store, fetched, signal), staging, { limits: this.limits, damaged: "DATA_LOSS" }));
+      const fetch = async (fetched: TreeMember[]): Promise<void> =>
+        void (await extractTree(fetched, staging, { limits: this.limits, damaged: "DATA_LOSS" }, (files) => stageTreeFiles(this.store, files, staging, signal)));
       await fetch(planned.fetch);
       signal?.throwIfAborted();
       await this.locks.with([workspaceId], async () => {
