@@ -11,6 +11,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tree } from "../../test/support/trees.js";
 import { plantContents, storedContents, type StoredContents } from "../../test/support/old-format.js";
+import { listTree } from "../workspace/fingerprint.js";
 import { WorkspaceRegistry } from "../workspace/registry.js";
 import { FileStore } from "./file-store.js";
 import { chunksByFile, type Contents } from "./contents.js";
@@ -144,12 +145,17 @@ describe("the seekable format", () => {
   it("a restore from a chain of snapshots reads their chunks by ranges and gives the tree back", async () => {
     writeFileSync(path.join(root, "src", "a.txt"), "live edit\n");
     const before = rangedReads;
-    await snapshots.restore("w", second);
+    const restored = await snapshots.restore("w", second);
     expect(rangedReads - before).toBeGreaterThan(0);
     expect(tree(root)).toEqual(secondTree);
     // The stat cache vouches for every restored file: the next snapshot reads none of them.
     const cache = JSON.parse(readFileSync(path.join(base, "data", "stat-cache", "w.json"), "utf8"));
     expect(cache.paths.length).toBe(second.fileCount);
+    // Both taken of the staging tree before the swap (listStaged): what a walk of the restored tree gives.
+    const walked = await listTree(await registry.get("w"));
+    expect(restored.fingerprint).toBe(walked.fingerprint);
+    const versions = new Map(walked.listing.map((entry) => [entry.path, entry.version]));
+    expect(cache.versions).toEqual(cache.paths.map((p: string) => versions.get(p)));
   });
 });
 

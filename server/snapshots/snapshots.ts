@@ -25,7 +25,7 @@ import { WORKSPACE_ID_PATTERN, type WorkspaceRegistry } from "../workspace/regis
 import type { Components } from "../workspace/paths.js";
 import { escapeName } from "../workspace/names.js";
 import { hashTree } from "../workspace/hash-tree.js";
-import { listTree, TreeFingerprint, type ListedEntry } from "../workspace/fingerprint.js";
+import { listStaged, listTree, TreeFingerprint, type ListedEntry, type TreeListing } from "../workspace/fingerprint.js";
 import { diffRecords, type DiffCounts, type DiffEntry } from "./diff.js";
 import { recordsOf, tarBytesFor, type FileList } from "./file-list.js";
 import {
@@ -689,6 +689,7 @@ export class Snapshots {
       const members = manifest.contents ? await this.membersMatching(manifest, [], signal) : undefined;
       const known = members && (await this.statCache?.load(workspaceId));
       let appliedNs = 0n;
+      let listed: TreeListing | undefined;
       if (members && known && known.size > 0 && !members.some((m) => m.header.type === "symlink")) {
         appliedNs = await this.restoreInPlace(workspaceId, members, known, hold.staged, options);
       } else {
@@ -696,7 +697,14 @@ export class Snapshots {
         const rules = { limits: this.limits, damaged: "DATA_LOSS" as const, staged: hold.staged };
         let extract: (staging: Staging) => Promise<StagedArchive>;
         if (members) {
-          extract = (staging) => extractTree(members, staging, rules, (files) => stageTreeFiles(this.store, files, staging, signal));
+          const workspace = await this.registry.get(workspaceId);
+          extract = async (staging) => {
+            const extracted = await extractTree(members, staging, rules, (files) => stageTreeFiles(this.store, files, staging, signal));
+            // A managed workspace's directory is swapped for the staging one whole (a bound one's entries are moved, which
+            // changes their ctime): the tree is listed for rememberRestored while the sync the swap needs runs.
+            if (!workspace.bound) [listed] = await Promise.all([listStaged(workspace, staging, signal), staging.sync()]);
+            return extracted;
+          };
         } else {
           const source = scratchTar((verified = await this.download(manifest, signal)));
           extract = (staging) => extractArchive(source, staging, rules);
@@ -710,7 +718,7 @@ export class Snapshots {
           await this.registry.replaceWithStaging(workspaceId, staging);
         });
       }
-      const fingerprint = members ? await this.rememberRestored(workspaceId, members, appliedNs).catch(() => undefined) : undefined;
+      const fingerprint = members ? await this.rememberRestored(workspaceId, members, appliedNs, listed).catch(() => undefined) : undefined;
       this.metrics?.snapshot("restore", (performance.now() - started) / 1000, manifest.sizeBytes);
       return { fingerprint };
     } finally {
@@ -772,12 +780,13 @@ export class Snapshots {
    * that changed one since moved its ctime past that moment (stat-cache.ts).
    * So the next snapshot reads only what its run changed, even on a runtime
    * whose copy came whole from the store. The same walk takes the restored
-   * tree's fingerprint (returned).
+   * tree's fingerprint (returned). `listed`: the tree as staged, when the
+   * swap left it as it was (listStaged); else it is walked now.
    */
-  private async rememberRestored(workspaceId: string, members: readonly TreeMember[], appliedNs: bigint): Promise<string> {
+  private async rememberRestored(workspaceId: string, members: readonly TreeMember[], appliedNs: bigint, listed?: TreeListing): Promise<string> {
     const sha256 = new Map(members.filter((m) => m.header.type === "file").map((m) => [m.path, m.sha256]));
     const records: StatRecord[] = [];
-    const { fingerprint, listing } = await listTree(await this.registry.get(workspaceId));
+    const { fingerprint, listing } = listed ?? (await listTree(await this.registry.get(workspaceId)));
     for (const entry of listing) {
       const content = entry.type === "file" ? sha256.get(entry.path) : undefined;
       if (content !== undefined && settled(entry, appliedNs)) records.push({ path: entry.path, version: entry.version, sha256: content });

@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import type { Entry } from "./entry.js";
 import type { Workspace } from "./workspace.js";
 import type { WalkEntry } from "./walk.js";
+import type { Staging } from "./staging.js";
 
 /** A fingerprint taken entry by entry, by any walk of the whole tree (a snapshot's pack takes one as it goes). */
 export class TreeFingerprint {
@@ -29,11 +30,30 @@ export class TreeFingerprint {
 /** An entry as a walk of the whole tree saw it (stat only): what a fingerprint and a restore's plan need. */
 export type ListedEntry = Pick<WalkEntry, "parts" | "path" | "type" | "version" | "mode" | "ctimeNs" | "mtimeNs">;
 
+/** The whole tree, as a fingerprint sees it. */
+const WHOLE_TREE = { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false };
+
+/** A tree's entries in walk order, and its fingerprint (one walk for both). */
+export type TreeListing = { fingerprint: string; listing: ListedEntry[] };
+
 /** The tree's entries in walk order, and its fingerprint (one walk for both). */
-export async function listTree(workspace: Workspace, signal?: AbortSignal): Promise<{ fingerprint: string; listing: ListedEntry[] }> {
+export function listTree(workspace: Workspace, signal?: AbortSignal): Promise<TreeListing> {
+  return listed(workspace.walk([], WHOLE_TREE), signal);
+}
+
+/**
+ * The same of the tree a staging directory holds: what listTree gives once
+ * a managed workspace's directory is swapped for it (the swap renames only
+ * the directory itself), unless something changes it after.
+ */
+export function listStaged(workspace: Workspace, staging: Staging, signal?: AbortSignal): Promise<TreeListing> {
+  return listed(workspace.walkStaging(staging, WHOLE_TREE), signal);
+}
+
+async function listed(entries: AsyncIterable<WalkEntry>, signal?: AbortSignal): Promise<TreeListing> {
   const fingerprint = new TreeFingerprint();
   const listing: ListedEntry[] = [];
-  for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false })) {
+  for await (const entry of entries) {
     signal?.throwIfAborted();
     fingerprint.add(entry);
     listing.push({ parts: entry.parts, path: entry.path, type: entry.type, version: entry.version, mode: entry.mode, ctimeNs: entry.ctimeNs, mtimeNs: entry.mtimeNs });

@@ -446,6 +446,11 @@ export class Workspace {
     yield* walk(start, parts, options, this.resolver);
   }
 
+  /** Entries under a staging directory (see createStaging and the registry's), as walk gives them: workspace paths of the tree it holds. */
+  async *walkStaging(staging: Staging, options: WalkOptions): AsyncGenerator<WalkEntry> {
+    yield* walk(Directory.open(self(staging.dir), true), [], options, this.resolver);
+  }
+
   /** Candidate files under a directory for the search workers, in batches in walk order (see walkFiles). */
   async *heldFiles(parts: Components, options: FileWalkOptions): AsyncGenerator<HeldBatch> {
     const start = await this.openDirectory(parts, displayPath(parts));
