@@ -697,14 +697,7 @@ export class Snapshots {
         const rules = { limits: this.limits, damaged: "DATA_LOSS" as const, staged: hold.staged };
         let extract: (staging: Staging) => Promise<StagedArchive>;
         if (members) {
-          const workspace = await this.registry.get(workspaceId);
-          extract = async (staging) => {
-            const extracted = await extractTree(members, staging, rules, (files) => stageTreeFiles(this.store, files, staging, signal));
-            // A managed workspace's directory is swapped for the staging one whole (a bound one's entries are moved, which
-            // changes their ctime): the tree is listed for rememberRestored while the sync the swap needs runs.
-            if (!workspace.bound) [listed] = await Promise.all([listStaged(workspace, staging, signal), staging.sync()]);
-            return extracted;
-          };
+          extract = (staging) => extractTree(members, staging, rules, (files) => stageTreeFiles(this.store, files, staging, signal));
         } else {
           const source = scratchTar((verified = await this.download(manifest, signal)));
           extract = (staging) => extractArchive(source, staging, rules);
@@ -715,7 +708,12 @@ export class Snapshots {
           // The files extracted last settle first, so that the stat cache can vouch for them all (rememberRestored).
           if (members) await new Promise((resolve) => setTimeout(resolve, RACY_MARGIN_MS));
           appliedNs = nowNs();
-          await this.registry.replaceWithStaging(workspaceId, staging);
+          // For rememberRestored, beside the swap's sync; past the commit point, a listing that fails leaves it to walk the tree.
+          const workspace = await this.registry.get(workspaceId);
+          const listStagedTree = async () => {
+            if (members) listed = await listStaged(workspace, staging).catch(() => undefined);
+          };
+          await this.registry.replaceWithStaging(workspaceId, staging, listStagedTree);
         });
       }
       const fingerprint = members ? await this.rememberRestored(workspaceId, members, appliedNs, listed).catch(() => undefined) : undefined;

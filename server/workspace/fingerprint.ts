@@ -44,7 +44,7 @@ export function listTree(workspace: Workspace, signal?: AbortSignal): Promise<Tr
 /**
  * The same of the tree a staging directory holds: what listTree gives once
  * a managed workspace's directory is swapped for it (the swap renames only
- * the directory itself), unless something changes it after.
+ * the directory itself; see replaceWithStaging), unless something changes it after.
  */
 export function listStaged(workspace: Workspace, staging: Staging, signal?: AbortSignal): Promise<TreeListing> {
   return listed(workspace.walkStaging(staging, WHOLE_TREE), signal);
