@@ -39,7 +39,7 @@ afterAll(async () => {
 
 /** The staging directory's host path (inside the root, temp-named). */
 function stagingPath(): string {
-  return path.join(root, readdirSync(root).find((name) => name !== "")!);
+  return path.join(root, readdirSync(root)[0]!);
 }
 
 /** Files as a restore hands them to a worker: one range of gzip members, each a file's whole content. */
