@@ -8,7 +8,10 @@
 // (a copy one run behind stages a few files, not the tree's skeleton, which
 // the merge would walk and the staging's discard remove again), and every
 // live entry the snapshot does not hold as the same kind of entry is removed.
-// The tree after the merge is the snapshot's, entry for entry. No I/O here.
+// The tree after the merge is the snapshot's, entry for entry: a walk of it
+// is the kept entries as they were, and what the merge touched read again
+// (afterMerge), so the restore need not walk the whole tree twice more. No
+// I/O here.
 import type { Components } from "../workspace/paths.js";
 import type { ListedEntry } from "../workspace/fingerprint.js";
 import type { TreeMember } from "./seekable-read.js";
@@ -19,6 +22,8 @@ export interface InPlacePlan {
   fetch: TreeMember[];
   /** Live entries to remove first (directories with what they hold), parents before children, none below another. */
   remove: Components[];
+  /** Paths of the live entries the snapshot holds as they are. */
+  kept: ReadonlySet<string>;
 }
 
 export function planInPlace(target: readonly TreeMember[], live: readonly ListedEntry[], known: KnownFiles): InPlacePlan {
@@ -51,5 +56,21 @@ export function planInPlace(target: readonly TreeMember[], live: readonly Listed
     fetched.add(member.path);
     for (let slash = member.path.lastIndexOf("/"); slash > 0 && !fetched.has(member.path.slice(0, slash)); slash = member.path.lastIndexOf("/", slash - 1)) fetched.add(member.path.slice(0, slash));
   }
-  return { fetch: target.filter((member) => fetched.has(member.path)), remove };
+  return { fetch: target.filter((member) => fetched.has(member.path)), remove, kept };
+}
+
+/**
+ * What a walk would list after the merge of `plan`, from the walk it was
+ * planned from: the kept entries the merge leaves alone, as `live` listed
+ * them, and the entries whose stat it changes, to be read again — what it
+ * placed, the directories it went through (given as `fetchedParts`, the
+ * components of each fetched member), and those it removed entries from.
+ */
+export function afterMerge(live: readonly ListedEntry[], plan: InPlacePlan, fetchedParts: readonly Components[]): { untouched: ListedEntry[]; touched: Components[] } {
+  const touched = new Map<string, Components>();
+  for (const parts of [...fetchedParts, ...plan.remove.map((parts) => parts.slice(0, -1))]) {
+    if (parts.length > 0) touched.set(parts.join("/"), parts); // the root is not listed
+  }
+  const untouched = live.filter((entry) => plan.kept.has(entry.path) && !touched.has(entry.parts.join("/")));
+  return { untouched, touched: [...touched.values()] };
 }
