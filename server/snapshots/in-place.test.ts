@@ -1,9 +1,10 @@
 // planInPlace: what a restore into a copy that the last snapshot read fetches
 // and removes. A copy one run behind fetches the files that changed and the
-// directories on the way to them, not the tree's skeleton.
+// directories on the way to them, not the tree's skeleton; afterMerge: which
+// entries a walk after the merge would find as the plan's walk listed them.
 import { describe, expect, it } from "vitest";
 import type { ListedEntry } from "../workspace/fingerprint.js";
-import { planInPlace } from "./in-place.js";
+import { afterMerge, planInPlace } from "./in-place.js";
 import type { TreeMember } from "./seekable-read.js";
 import type { EntryType } from "../workspace/entry.js";
 
@@ -30,26 +31,31 @@ describe("planInPlace", () => {
     ["/c/same.txt", { version: "v", sha256: "same" }],
   ]);
 
+  const behind = [
+    live("", "directory", 0o755),
+    live("/a", "directory", 0o755),
+    live("/a/b", "directory", 0o755),
+    live("/a/b/changed.txt", "file", 0o644),
+    live("/a/b/same.txt", "file", 0o644),
+    live("/a/b/extra.txt", "file", 0o644),
+    live("/c", "directory", 0o755),
+    live("/c/same.txt", "file", 0o644),
+    live("/d", "directory", 0o755), // its mode differs: fetched
+    live("/gone", "directory", 0o755),
+    live("/gone/inside.txt", "file", 0o644),
+  ];
+
   it("fetches what differs and the directories on the way to it, keeps the rest, and removes what the snapshot does not hold", () => {
-    const plan = planInPlace(
-      target,
-      [
-        live("", "directory", 0o755),
-        live("/a", "directory", 0o755),
-        live("/a/b", "directory", 0o755),
-        live("/a/b/changed.txt", "file", 0o644),
-        live("/a/b/same.txt", "file", 0o644),
-        live("/a/b/extra.txt", "file", 0o644),
-        live("/c", "directory", 0o755),
-        live("/c/same.txt", "file", 0o644),
-        live("/d", "directory", 0o755), // its mode differs: fetched
-        live("/gone", "directory", 0o755),
-        live("/gone/inside.txt", "file", 0o644),
-      ],
-      known,
-    );
+    const plan = planInPlace(target, behind, known);
     expect(plan.fetch.map((m) => m.path)).toEqual(["/a", "/a/b", "/a/b/changed.txt", "/d", "/e", "/e/f", "/e/f/new.txt"]);
     expect(plan.remove).toEqual([["a", "b", "extra.txt"], ["gone"]]);
+  });
+
+  it("after the merge: the kept entries it left alone stay as listed; what it placed, went through or removed from is read again (not the root)", () => {
+    const plan = planInPlace(target, behind, known);
+    const { untouched, touched } = afterMerge(behind, plan, plan.fetch.map((m) => m.path.split("/").slice(1)));
+    expect(untouched.map((e) => e.path)).toEqual(["/a/b/same.txt", "/c", "/c/same.txt"]);
+    expect(touched.map((parts) => parts.join("/"))).toEqual(["a", "a/b", "a/b/changed.txt", "d", "e", "e/f", "e/f/new.txt"]);
   });
 
   it("fetches everything into an empty copy", () => {

@@ -100,6 +100,9 @@ export interface SnapshotsOptions {
 const DEFAULT_PRESIGN_SECONDS = 3600;
 /** S3's limit for a SigV4 presigned URL. */
 const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
+/** Entries stat'ed at once after an in-place merge. */
+const STAT_BATCH = 64;
+
 /** Reads of a verified tarball during a restore: fewer thread-pool round trips than the 64 KiB default. */
 const RESTORE_READ_BYTES = 1 << 20;
 /** Tables of contents kept in memory (a few MB each for 100,000 files). */
@@ -784,20 +787,20 @@ export class Snapshots {
   /**
    * The tree after an in-place merge, in walk order, as a walk would list it
    * (in-place.ts: afterMerge): the kept entries as `live` listed them, and
-   * what the merge touched stat'ed again (an entry gone since is left out).
-   * A call that changes a kept entry meanwhile gives it a version this
-   * listing lacks, so the copy looks changed, never clean.
+   * what the merge touched stat'ed again (an entry gone since is left out),
+   * a batch at a time (a bounded number of descriptors); walked instead when
+   * the merge touched most of the tree. A call that changes a kept entry
+   * meanwhile gives it a version this listing lacks, so the copy looks
+   * changed, never clean.
    */
   private async listedAfterMerge(workspace: Workspace, live: readonly ListedEntry[], plan: InPlacePlan): Promise<ListedEntry[]> {
     const { untouched, touched } = afterMerge(live, plan, plan.fetch.map((member) => memberParts(member.header.name, this.limits)));
-    const read = await Promise.all(touched.map((parts) => workspace.stat(parts).then(
-      (entry): ListedEntry => ({ parts, path: entry.path, type: entry.type, version: entry.version, mode: entry.mode, ctimeNs: entry.ctimeNs, mtimeNs: entry.mtimeNs }),
-      (error: unknown) => {
-        if (error instanceof FileToolsError && error.reason === "NOT_FOUND") return undefined;
-        throw error;
-      },
-    )));
-    return [...untouched, ...read.filter((entry) => entry !== undefined)].sort(walkOrder);
+    if (touched.length > untouched.length) return (await listTree(workspace)).listing;
+    const listing = [...untouched];
+    for (let i = 0; i < touched.length; i += STAT_BATCH) {
+      for (const entry of await Promise.all(touched.slice(i, i + STAT_BATCH).map((parts) => listedEntry(workspace, parts)))) if (entry) listing.push(entry);
+    }
+    return listing.sort(walkOrder);
   }
 
   /**
@@ -1213,6 +1216,17 @@ async function filterTarball(source: AsyncIterable<Uint8Array>, include: readonl
   await consume(gzip);
   await repack;
   return fileCount;
+}
+
+/** The entry at `parts` as a walk lists it; undefined when there is none. */
+async function listedEntry(workspace: Workspace, parts: Components): Promise<ListedEntry | undefined> {
+  try {
+    const entry = await workspace.stat(parts);
+    return { parts, path: entry.path, type: entry.type, version: entry.version, mode: entry.mode, ctimeNs: entry.ctimeNs, mtimeNs: entry.mtimeNs };
+  } catch (error) {
+    if (error instanceof FileToolsError && error.reason === "NOT_FOUND") return undefined;
+    throw error;
+  }
 }
 
 function asDamaged(error: unknown): Error {

@@ -2,12 +2,13 @@
 // an in-place restore skips its walk under the lock on that word alone, so
 // every change the daemon makes, and every tree it cannot vouch for, must
 // make it false.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { listTree } from "./fingerprint.js";
 import { parsePath } from "./paths.js";
+import { walkOrder } from "./walk.js";
 import { Workspace } from "./workspace.js";
 
 let base: string;
@@ -63,5 +64,16 @@ describe("a listing of a bound workspace", () => {
     } finally {
       bound.close();
     }
+  });
+});
+
+describe("walkOrder", () => {
+  it("is the order a walk lists entries in, names that sort differently joined or apart included", async () => {
+    for (const dir of ["a", "a/b", "a-b", "a.b", "B", "é", "z/y"]) mkdirSync(path.join(base, dir), { recursive: true });
+    for (const file of ["a/b/c", "a/b-c", "a-b/x", "a.b/x", "B/x", "é/x", "z/y/x", "a0", "_"]) writeFileSync(path.join(base, file), "x");
+    const { listing } = await listTree(managed);
+    const shuffled = [...listing].reverse();
+    shuffled.push(...shuffled.splice(0, 5));
+    expect(shuffled.sort(walkOrder).map((e) => e.path)).toEqual(listing.map((e) => e.path));
   });
 });
