@@ -727,9 +727,10 @@ export class Snapshots {
 
   /**
    * A restore into a copy that the last snapshot read (in-place.ts): only the
-   * files that differ are fetched (staged first, checked like any restore),
-   * then, with the workspace locked, what the snapshot does not hold is
-   * removed and the staged entries merged in. Calls may have changed the tree
+   * files that differ are fetched (staged first, checked like any restore;
+   * those whose directory is kept staged loose), then, with the workspace
+   * locked, what the snapshot does not hold is removed, the staged tree
+   * merged in and the loose files moved into place. Calls may have changed the tree
    * while the fetch ran: unless the walk it was planned from is still
    * current (a managed tree no call changed since: ListedTree), it is walked
    * and planned again under the lock, and what else differs fetched then.
@@ -752,32 +753,53 @@ export class Snapshots {
     staged?.(usage);
     const first = options.listed ?? (await listTree(await this.registry.get(workspaceId), signal));
     const planned = planInPlace(members, first.listing, known);
+    const rules = { limits: this.limits, damaged: "DATA_LOSS" as const };
     const staging = await this.registry.createStaging(workspaceId);
     let appliedNs = 0n;
     let after: ListedEntry[] | undefined;
     try {
-      const fetch = async (fetched: TreeMember[]): Promise<void> => void (await extractMembers(archiveMembers(this.store, fetched, signal), staging, { limits: this.limits, damaged: "DATA_LOSS" }));
-      await fetch(planned.fetch);
-      signal?.throwIfAborted();
-      await this.locks.with([workspaceId], async () => {
-        const workspace = await this.registry.get(workspaceId);
-        const listed = first.current(workspace) ? first : await listTree(workspace, signal);
-        const plan = listed === first ? planned : planInPlace(members, listed.listing, known);
-        const staged = new Set(planned.fetch.map((m) => m.path));
-        const more = plan.fetch.filter((m) => !staged.has(m.path));
-        if (more.length > 0) await fetch(more);
-        signal?.throwIfAborted(); // the commit point
-        await options.beforeApply?.();
-        appliedNs = nowNs();
-        try {
-          for (const parts of plan.remove) await workspace.remove(parts, { recursive: true });
-          await workspace.mergeStaging(staging, [], async () => undefined, { directoryModes: true });
-        } finally {
-          this.quotas?.recount(workspace);
-        }
-        // Past the commit point: a tree that cannot be read now is walked later.
-        after = await this.listedAfterMerge(workspace, listed.listing, plan).catch(() => undefined);
-      }, signal);
+      // Loose files, each staged under its index in `moves` (their names checked as the staging checks the others').
+      const loose = await this.registry.createStaging(workspaceId);
+      try {
+        const moves: Array<{ name: string; parts: Components }> = [];
+        /** The components of every member staged so far, by path. */
+        const staged = new Map<string, Components>();
+        const fetch = async (plan: InPlacePlan): Promise<void> => {
+          const atPaths = plan.fetch.filter((m) => !staged.has(m.path));
+          const apart = plan.loose.filter((m) => !staged.has(m.path));
+          await extractMembers(archiveMembers(this.store, atPaths, signal), staging, rules);
+          for (const m of atPaths) staged.set(m.path, memberParts(m.header.name, this.limits));
+          const named = apart.map((m, i) => ({ ...m, header: { ...m.header, name: String(moves.length + i) } }));
+          const parts = apart.map((m) => memberParts(m.header.name, this.limits));
+          await extractMembers(archiveMembers(this.store, named, signal), loose, rules);
+          apart.forEach((m, i) => {
+            staged.set(m.path, parts[i]!);
+            moves.push({ name: named[i]!.header.name, parts: parts[i]! });
+          });
+        };
+        await fetch(planned);
+        signal?.throwIfAborted();
+        await this.locks.with([workspaceId], async () => {
+          const workspace = await this.registry.get(workspaceId);
+          const listed = first.current(workspace) ? first : await listTree(workspace, signal);
+          const plan = listed === first ? planned : planInPlace(members, listed.listing, known);
+          if (plan !== planned) await fetch(plan);
+          signal?.throwIfAborted(); // the commit point
+          await options.beforeApply?.();
+          appliedNs = nowNs();
+          try {
+            for (const parts of plan.remove) await workspace.remove(parts, { recursive: true });
+            await workspace.mergeStaging(staging, [], async () => undefined, { directoryModes: true });
+            await workspace.placeStaged(loose, moves);
+          } finally {
+            this.quotas?.recount(workspace);
+          }
+          // Past the commit point: a tree that cannot be read now is walked later.
+          after = await this.listedAfterMerge(workspace, listed.listing, plan, [...staged.values()]).catch(() => undefined);
+        }, signal);
+      } finally {
+        await loose.discard(); // nothing once placed
+      }
     } finally {
       await staging.discard(); // nothing once merged
     }
@@ -793,8 +815,8 @@ export class Snapshots {
    * meanwhile gives it a version this listing lacks, so the copy looks
    * changed, never clean.
    */
-  private async listedAfterMerge(workspace: Workspace, live: readonly ListedEntry[], plan: InPlacePlan): Promise<ListedEntry[]> {
-    const { untouched, touched } = afterMerge(live, plan, plan.fetch.map((member) => memberParts(member.header.name, this.limits)));
+  private async listedAfterMerge(workspace: Workspace, live: readonly ListedEntry[], plan: InPlacePlan, placed: readonly Components[]): Promise<ListedEntry[]> {
+    const { untouched, touched } = afterMerge(live, plan, placed);
     if (touched.length > untouched.length) return (await listTree(workspace)).listing;
     const listing = [...untouched];
     for (let i = 0; i < touched.length; i += STAT_BATCH) {

@@ -579,6 +579,26 @@ export class Workspace {
   }
 
   /**
+   * Moves entries staged under plain names at the top of `staging` into
+   * place (a restore's files whose directories the tree already holds, so
+   * that none is staged for them): each replaces what is at its path (a
+   * directory there is removed first), its directories made when missing.
+   */
+  async placeStaged(staging: Staging, moves: ReadonlyArray<{ name: string; parts: Components }>): Promise<void> {
+    return this.changing(async () => {
+      await staging.release();
+      for (const { name, parts } of moves) {
+        const loc = await this.resolver.locate(parts, true);
+        await withClosed(loc.dir, async () => {
+          const present = await lstatOrNull(at(loc.dir, loc.name), displayPath(parts));
+          if (present?.isDirectory()) await removeTree(loc.dir, loc.name);
+          await fsp.rename(at(staging.dir, name), at(loc.dir, loc.name));
+        });
+      }
+    });
+  }
+
+  /**
    * Replaces the workspace's contents by the staging directory's, in place
    * (for bound workspaces, whose directory cannot be swapped): the old entries
    * move to a trash directory first, then the new ones move up. Not atomic.
