@@ -730,16 +730,16 @@ export class Snapshots {
    * files that differ are fetched (staged first, checked like any restore;
    * those whose directory is kept staged loose), then, with the workspace
    * locked, what the snapshot does not hold is removed, the staged tree
-   * merged in and the loose files moved into place. Calls may have changed the tree
-   * while the fetch ran: unless the walk it was planned from is still
-   * current (a managed tree no call changed since: ListedTree), it is walked
-   * and planned again under the lock, and what else differs fetched then.
-   * Not atomic like a swap; options.beforeApply marks the copy as being
-   * replaced first, so that a crash part-way leaves a copy whose content
-   * belongs to nobody (the next run restores it), not work to keep. Trees
-   * with symbolic links are restored whole (their checks need the whole
-   * tree). Returns when the merge began, and the tree after it as a walk
-   * would list it (undefined when it could not be read).
+   * merged in and the loose files moved into place. Calls may have changed
+   * the tree while the fetch ran: unless the walk it was planned from is
+   * still current (a managed tree no call changed since: ListedTree), it is
+   * walked and planned again under the lock, and what else differs fetched
+   * then. Not atomic like a swap; options.beforeApply marks the copy as
+   * being replaced first, so that a crash part-way leaves a copy whose
+   * content belongs to nobody (the next run restores it), not work to keep.
+   * Trees with symbolic links are restored whole (their checks need the
+   * whole tree). Returns when the merge began, and the tree after it as a
+   * walk would list it (undefined when it could not be read).
    */
   private async restoreInPlace(
     workspaceId: string,
@@ -762,18 +762,18 @@ export class Snapshots {
       const loose = await this.registry.createStaging(workspaceId);
       try {
         const moves: Array<{ name: string; parts: Components }> = [];
-        /** The components of every member staged so far, by path. */
-        const staged = new Map<string, Components>();
+        /** The components of every member fetched so far, by path. */
+        const fetched = new Map<string, Components>();
         const fetch = async (plan: InPlacePlan): Promise<void> => {
-          const atPaths = plan.fetch.filter((m) => !staged.has(m.path));
-          const apart = plan.loose.filter((m) => !staged.has(m.path));
+          const atPaths = plan.fetch.filter((m) => !fetched.has(m.path));
+          const apart = plan.loose.filter((m) => !fetched.has(m.path));
           await extractMembers(archiveMembers(this.store, atPaths, signal), staging, rules);
-          for (const m of atPaths) staged.set(m.path, memberParts(m.header.name, this.limits));
+          for (const m of atPaths) fetched.set(m.path, memberParts(m.header.name, this.limits));
           const named = apart.map((m, i) => ({ ...m, header: { ...m.header, name: String(moves.length + i) } }));
           const parts = apart.map((m) => memberParts(m.header.name, this.limits));
           await extractMembers(archiveMembers(this.store, named, signal), loose, rules);
           apart.forEach((m, i) => {
-            staged.set(m.path, parts[i]!);
+            fetched.set(m.path, parts[i]!);
             moves.push({ name: named[i]!.header.name, parts: parts[i]! });
           });
         };
@@ -795,7 +795,7 @@ export class Snapshots {
             this.quotas?.recount(workspace);
           }
           // Past the commit point: a tree that cannot be read now is walked later.
-          after = await this.listedAfterMerge(workspace, listed.listing, plan, [...staged.values()]).catch(() => undefined);
+          after = await this.listedAfterMerge(workspace, listed.listing, plan, [...fetched.values()]).catch(() => undefined);
         }, signal);
       } finally {
         await loose.discard(); // nothing once placed
