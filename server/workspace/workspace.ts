@@ -380,6 +380,39 @@ export class Workspace {
     });
   }
 
+  /**
+   * Takes the file (or symlink) at `parts` out of the tree under a temp name
+   * beside it (never listed or snapshotted, swept at start-up), for a change
+   * that may have to put it back: ApplyPatch's removals, undone when a later
+   * step of the patch fails. Undefined when nothing is there.
+   */
+  async setAside(parts: Components): Promise<SetAsideFile | undefined> {
+    const shown = displayPath(parts);
+    if (parts.length === 0) fail("INVALID_PATH", "the workspace root cannot be deleted");
+    const loc = await this.resolver.locate(parts).catch((error: unknown) => {
+      if (error instanceof FileToolsError && error.reason === "NOT_FOUND") return null;
+      throw error;
+    });
+    if (!loc) return undefined;
+    try {
+      const stats = await lstatOrNull(at(loc.dir, loc.name), shown);
+      if (!stats) {
+        loc.dir.close();
+        return undefined;
+      }
+      if (stats.isDirectory()) fail("IS_A_DIRECTORY", `${shown} is a directory`);
+      const temp = tempFileName();
+      await fsp.rename(at(loc.dir, loc.name), at(loc.dir, temp)).catch((error: unknown) => {
+        throw translateErrno(error, shown);
+      });
+      await loc.dir.sync();
+      return new SetAsideFile(loc.dir, loc.name, temp, shown);
+    } catch (error) {
+      loc.dir.close();
+      throw error;
+    }
+  }
+
   /** Renames an entry (a symlink moves as a link). */
   async move(source: Components, destination: Components, options: { overwrite: boolean; createDirs: boolean; ifVersion?: string; gate?: UsageGate }): Promise<Entry> {
     return this.changing(async () => {
@@ -807,6 +840,38 @@ export class StagedFile {
     if (!this.placed) await fsp.unlink(at(this.root, this.name)).catch(() => undefined);
     this.placed = true;
     this.root.close();
+  }
+}
+
+/** A file setAside took out of the tree: dropped once the change is whole, or put back when it failed. */
+export class SetAsideFile {
+  constructor(
+    private readonly dir: Directory,
+    private readonly name: string,
+    private readonly temp: string,
+    private readonly shown: string,
+  ) {}
+
+  /** Removes it for good. */
+  async drop(): Promise<void> {
+    try {
+      await fsp.unlink(at(this.dir, this.temp));
+      await this.dir.sync();
+    } finally {
+      this.dir.close();
+    }
+  }
+
+  /** Puts it back under its name; never over an entry made there meanwhile (ALREADY_EXISTS, and it stays set aside until the start-up sweep). */
+  async putBack(): Promise<void> {
+    try {
+      await linkThenUnlink(at(this.dir, this.temp), at(this.dir, this.name)).catch((error: unknown) => {
+        throw translateErrno(error, this.shown);
+      });
+      await this.dir.sync();
+    } finally {
+      this.dir.close();
+    }
   }
 }
 
