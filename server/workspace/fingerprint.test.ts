@@ -38,6 +38,21 @@ describe("a listing of a managed workspace", () => {
     expect(again.current(managed)).toBe(false);
   });
 
+  it("is not current once a file is set aside (an ApplyPatch step), nor once it is put back or dropped", async () => {
+    const before = await listTree(managed);
+    const aside = (await managed.setAside(parsePath("/a.txt")))!;
+    expect(before.current(managed)).toBe(false);
+    const without = await listTree(managed);
+    await aside.putBack();
+    expect(without.current(managed)).toBe(false);
+    const back = await listTree(managed);
+    await (await managed.setAside(parsePath("/a.txt")))!.drop();
+    expect(back.current(managed)).toBe(false);
+    const dropped = await listTree(managed);
+    expect(dropped.current(managed)).toBe(true);
+    expect(dropped.listing).toEqual([]);
+  });
+
   it("is never current when a change was under way as its walk began (it may have landed behind the walk)", async () => {
     const writing = managed.writeFile(parsePath("/b.txt"), text("b\n"), { createDirs: false, mode: "create-or-replace" });
     const listed = await listTree(managed);

@@ -387,30 +387,32 @@ export class Workspace {
    * step of the patch fails. Undefined when nothing is there.
    */
   async setAside(parts: Components): Promise<SetAsideFile | undefined> {
-    const shown = displayPath(parts);
-    if (parts.length === 0) fail("INVALID_PATH", "the workspace root cannot be deleted");
-    const loc = await this.resolver.locate(parts).catch((error: unknown) => {
-      if (error instanceof FileToolsError && error.reason === "NOT_FOUND") return null;
-      throw error;
-    });
-    if (!loc) return undefined;
-    try {
-      const stats = await lstatOrNull(at(loc.dir, loc.name), shown);
-      if (!stats) {
-        loc.dir.close();
-        return undefined;
-      }
-      if (stats.isDirectory()) fail("IS_A_DIRECTORY", `${shown} is a directory`);
-      const temp = tempFileName();
-      await fsp.rename(at(loc.dir, loc.name), at(loc.dir, temp)).catch((error: unknown) => {
-        throw translateErrno(error, shown);
+    return this.changing(async () => {
+      const shown = displayPath(parts);
+      if (parts.length === 0) fail("INVALID_PATH", "the workspace root cannot be deleted");
+      const loc = await this.resolver.locate(parts).catch((error: unknown) => {
+        if (error instanceof FileToolsError && error.reason === "NOT_FOUND") return null;
+        throw error;
       });
-      await loc.dir.sync();
-      return new SetAsideFile(loc.dir, loc.name, temp, shown);
-    } catch (error) {
-      loc.dir.close();
-      throw error;
-    }
+      if (!loc) return undefined;
+      try {
+        const stats = await lstatOrNull(at(loc.dir, loc.name), shown);
+        if (!stats) {
+          loc.dir.close();
+          return undefined;
+        }
+        if (stats.isDirectory()) fail("IS_A_DIRECTORY", `${shown} is a directory`);
+        const temp = tempFileName();
+        await fsp.rename(at(loc.dir, loc.name), at(loc.dir, temp)).catch((error: unknown) => {
+          throw translateErrno(error, shown);
+        });
+        await loc.dir.sync();
+        return new SetAsideFile(loc.dir, loc.name, temp, shown, (change) => this.changing(change));
+      } catch (error) {
+        loc.dir.close();
+        throw error;
+      }
+    });
   }
 
   /** Renames an entry (a symlink moves as a link). */
@@ -850,28 +852,34 @@ export class SetAsideFile {
     private readonly name: string,
     private readonly temp: string,
     private readonly shown: string,
+    /** Its workspace's count of changes to the tree (removing it changes its directory's version; putting it back, the tree). */
+    private readonly changing: (change: () => Promise<void>) => Promise<void>,
   ) {}
 
   /** Removes it for good. */
   async drop(): Promise<void> {
-    try {
-      await fsp.unlink(at(this.dir, this.temp));
-      await this.dir.sync();
-    } finally {
-      this.dir.close();
-    }
+    return this.changing(async () => {
+      try {
+        await fsp.unlink(at(this.dir, this.temp));
+        await this.dir.sync();
+      } finally {
+        this.dir.close();
+      }
+    });
   }
 
   /** Puts it back under its name; never over an entry made there meanwhile (ALREADY_EXISTS, and it stays set aside until the start-up sweep). */
   async putBack(): Promise<void> {
-    try {
-      await linkThenUnlink(at(this.dir, this.temp), at(this.dir, this.name)).catch((error: unknown) => {
-        throw translateErrno(error, this.shown);
-      });
-      await this.dir.sync();
-    } finally {
-      this.dir.close();
-    }
+    return this.changing(async () => {
+      try {
+        await linkThenUnlink(at(this.dir, this.temp), at(this.dir, this.name)).catch((error: unknown) => {
+          throw translateErrno(error, this.shown);
+        });
+        await this.dir.sync();
+      } finally {
+        this.dir.close();
+      }
+    });
   }
 }
 
