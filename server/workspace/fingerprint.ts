@@ -29,8 +29,22 @@ export class TreeFingerprint {
 /** An entry as a walk of the whole tree saw it (stat only): what a fingerprint and a restore's plan need. */
 export type ListedEntry = Pick<WalkEntry, "parts" | "path" | "type" | "version" | "mode" | "ctimeNs" | "mtimeNs">;
 
+/** A walk of the whole tree: its entries in walk order and its fingerprint. */
+export interface ListedTree {
+  fingerprint: string;
+  listing: ListedEntry[];
+  /**
+   * Whether `workspace` still holds the tree listed: it is the object walked,
+   * managed (changed only through the daemon), with no change under way when
+   * the walk began and none begun since. False whenever that cannot be known.
+   */
+  current(workspace: Workspace): boolean;
+}
+
 /** The tree's entries in walk order, and its fingerprint (one walk for both). */
-export async function listTree(workspace: Workspace, signal?: AbortSignal): Promise<{ fingerprint: string; listing: ListedEntry[] }> {
+export async function listTree(workspace: Workspace, signal?: AbortSignal): Promise<ListedTree> {
+  // Taken before the walk: a change that begins while it runs is counted after the mark.
+  const mark = workspace.bound ? undefined : workspace.changeMark();
   const fingerprint = new TreeFingerprint();
   const listing: ListedEntry[] = [];
   for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false })) {
@@ -38,5 +52,9 @@ export async function listTree(workspace: Workspace, signal?: AbortSignal): Prom
     fingerprint.add(entry);
     listing.push({ parts: entry.parts, path: entry.path, type: entry.type, version: entry.version, mode: entry.mode, ctimeNs: entry.ctimeNs, mtimeNs: entry.mtimeNs });
   }
-  return { fingerprint: fingerprint.result().fingerprint, listing };
+  return {
+    fingerprint: fingerprint.result().fingerprint,
+    listing,
+    current: (now) => now === workspace && mark !== undefined && !workspace.changedSince(mark),
+  };
 }

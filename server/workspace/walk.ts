@@ -100,6 +100,15 @@ export async function* walk(start: Directory, startParts: Components, options: W
   }
 }
 
+/** Compares entries in the order walk lists them: a directory before what it holds, names sorted within each directory. */
+export function walkOrder(a: { parts: Components }, b: { parts: Components }): number {
+  const common = Math.min(a.parts.length, b.parts.length);
+  for (let i = 0; i < common; i++) {
+    if (a.parts[i] !== b.parts[i]) return a.parts[i]! < b.parts[i]! ? -1 : 1;
+  }
+  return a.parts.length - b.parts.length;
+}
+
 interface FoundEntry {
   name: string;
   entry: WalkEntry;

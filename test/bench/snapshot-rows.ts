@@ -122,6 +122,9 @@ export interface ChainResult {
  * workspace.
  */
 export async function chainRows(tree: string, work: string, rounds: number, behindRounds: number, leftovers: string[], launcher: string): Promise<ChainResult> {
+  // While iterating on one row: BENCH_CHAIN_RUNS=3 publishes 3 runs, not 20 (the store rows then say little), BENCH_CHAIN_RESTORES=0 skips the restores of the head.
+  const runs = Number(process.env.BENCH_CHAIN_RUNS ?? 20);
+  const restores = Number(process.env.BENCH_CHAIN_RESTORES ?? rounds);
   const copy = path.join(work, "chain-tree");
   const storeDir = path.join(work, "chain-store");
   const store = `file://${storeDir}`;
@@ -159,7 +162,7 @@ export async function chainRows(tree: string, work: string, rounds: number, behi
     if (first.run?.restoredFrom !== full.result.snapshot!.id) throw new Error("daemon A did not restore the full snapshot");
     await a.client.workspaces.finishRun({ workspace: "bench", runId: first.run.id, snapshot: false });
 
-    for (let i = 1; i <= 20; i++) {
+    for (let i = 1; i <= runs; i++) {
       const { run } = await p.client.workspaces.startRun({ workspace: "bench" });
       if (run?.restoredFrom) throw new Error(`run ${i} of the publisher restored ${run.restoredFrom}`);
       const chosen = pick(all, changed, 26_000 + i);
@@ -196,7 +199,7 @@ export async function chainRows(tree: string, work: string, rounds: number, behi
 
     const gnuTar = path.join(work, "chain-gnu.tar.gz");
     execFileSync("sh", ["-c", `tar -czf ${gnuTar} -C ${copy} .`]);
-    for (let round = 1; round <= rounds; round++) {
+    for (let round = 1; round <= restores; round++) {
       const out = path.join(work, `chain-x-${round}`);
       mkdirSync(out);
       r.tarXSync.push(timed(`cd ${out} && tar -xzf ${gnuTar} && sync -f .`));

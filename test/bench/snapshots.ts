@@ -11,7 +11,10 @@
 //               restore   = StartRun on a fresh daemon (LATEST)   vs  tar -xzf
 //   chain     20 runs each changing 1 % of a copy of the bench tree: FinishRun vs
 //             tar -czf of those files alone, store bytes after the 20, restore of
-//             the chain's head, StartRun on a daemon one run behind (snapshot-rows.ts)
+//             the chain's head, StartRun on a daemon one run behind (snapshot-rows.ts);
+//             BENCH_CHAIN_RUNS=N publishes N runs instead of 20 and
+//             BENCH_CHAIN_RESTORES=0 skips the head's restores (to iterate on
+//             the one-run-behind row: its StartRuns are the first ROUNDS runs)
 //   one-file  FinishRun after changing 1 file of BENCH_DATA/wide (20,000 files, ~800 MB)
 //   s3-read   Read of one 1 KB file at a snapshot on an s3:// store (SeaweedFS)
 //   list      ListSnapshots of 20 snapshots of BENCH_DATA/many (100,000 files)
