@@ -113,15 +113,15 @@ export interface ChainResult {
 /**
  * Daemon P binds a copy of the bench tree (file:// store, keep 20 as by
  * default, --snapshot-max-tarballs 21 so that the 20 runs stay one chain) and
- * publishes a full snapshot, then 20 runs, each changing 1 % of the files
+ * publishes a full snapshot, then `runs` runs (20 in the issue's rows), each changing 1 % of the files
  * behind its back (a line appended, written as a new file renamed over the
  * old). Daemon A, on the same store with a managed copy, restores the full
  * snapshot once; for the first `behindRounds` runs it then exports the
  * changed files and starts a run (one run behind: a restore of the new head).
- * After the 20 runs, `rounds` fresh daemons restore the head into an empty
+ * After the runs, `rounds` fresh daemons restore the head into an empty
  * workspace.
  */
-export async function chainRows(tree: string, work: string, rounds: number, behindRounds: number, leftovers: string[], launcher: string): Promise<ChainResult> {
+export async function chainRows(tree: string, work: string, runs: number, rounds: number, behindRounds: number, leftovers: string[], launcher: string): Promise<ChainResult> {
   const copy = path.join(work, "chain-tree");
   const storeDir = path.join(work, "chain-store");
   const store = `file://${storeDir}`;
@@ -159,7 +159,7 @@ export async function chainRows(tree: string, work: string, rounds: number, behi
     if (first.run?.restoredFrom !== full.result.snapshot!.id) throw new Error("daemon A did not restore the full snapshot");
     await a.client.workspaces.finishRun({ workspace: "bench", runId: first.run.id, snapshot: false });
 
-    for (let i = 1; i <= 20; i++) {
+    for (let i = 1; i <= runs; i++) {
       const { run } = await p.client.workspaces.startRun({ workspace: "bench" });
       if (run?.restoredFrom) throw new Error(`run ${i} of the publisher restored ${run.restoredFrom}`);
       const chosen = pick(all, changed, 26_000 + i);
