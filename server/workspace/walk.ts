@@ -27,16 +27,25 @@ const LOOKAHEAD = 64;
  * run in well under a millisecond, 2–3 times cheaper than a round trip to the
  * thread pool per name — yielding to the event loop every SLICE_MS; a run
  * slower than SLOW_RUN_MS (a cold cache, a network file system) moves the
- * rest of the walk to the thread pool, not to hold the event loop.
+ * walk to the thread pool, not to hold the event loop. A run is also slow
+ * when the process merely waited for a core (a busy machine: a 20,000-file
+ * walk then went to the pool for good, and spent about as long again in
+ * promises and their garbage), so after FIRST_POOL_RUNS runs a synchronous one
+ * is tried again, the wait doubling after each slow try.
  */
 const SLOW_RUN_MS = 8;
 const SLICE_MS = 5;
+const FIRST_POOL_RUNS = 8;
 
-/** How a walk calls lstat: synchronously until a run was slow. */
+/** How a walk calls lstat: synchronously while runs are fast. */
 interface Pace {
   sync: boolean;
   /** When the walk last let the event loop run. */
   sliceStart: number;
+  /** On the pool: runs left before a synchronous one is tried. */
+  poolRuns: number;
+  /** Runs on the pool after the next slow one. */
+  backoff: number;
 }
 
 export interface WalkOptions {
@@ -68,7 +77,7 @@ export async function* walk(start: Directory, startParts: Components, options: W
   const rootLevels = await startLevels(start, startParts, options.respectGitignore, resolver);
   const path = new HeldPath(start);
   const stack: DirectoryVisit[] = [];
-  const pace: Pace = { sync: true, sliceStart: performance.now() };
+  const pace: Pace = { sync: true, sliceStart: performance.now(), poolRuns: 0, backoff: FIRST_POOL_RUNS };
   try {
     stack.push(visit(path.current(), startParts, 1, rootLevels, options));
     while (stack.length > 0) {
@@ -138,6 +147,7 @@ async function lstatRun(dir: Directory, current: DirectoryVisit, options: WalkOp
   const run = current.names.slice(current.read, current.read + LOOKAHEAD);
   current.read += run.length;
   let allStats: (BigIntStats | null)[];
+  if (!pace.sync && pace.poolRuns-- === 0) pace.sync = true;
   if (pace.sync) {
     if (performance.now() - pace.sliceStart > SLICE_MS) {
       await new Promise((resolve) => setImmediate(resolve));
@@ -145,7 +155,12 @@ async function lstatRun(dir: Directory, current: DirectoryVisit, options: WalkOp
     }
     const started = performance.now();
     allStats = run.map((name) => lstatOrNull(at(dir, name)));
-    pace.sync = performance.now() - started < SLOW_RUN_MS;
+    if (performance.now() - started < SLOW_RUN_MS) pace.backoff = FIRST_POOL_RUNS;
+    else {
+      pace.sync = false;
+      pace.poolRuns = pace.backoff;
+      pace.backoff *= 2;
+    }
   } else {
     allStats = await Promise.all(run.map((name) => fsp.lstat(at(dir, name), { bigint: true }).catch(() => null)));
   }
