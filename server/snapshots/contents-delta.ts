@@ -66,6 +66,8 @@ export async function parseTable(workspaceId: string, snapshotId: string, stored
  * end (a chain of 20 costs about what one delta does).
  */
 export function applyDeltas(base: Contents, deltas: readonly ContentsDelta[]): Contents {
+  // A cached table (every run's base): no entries made only to be dropped.
+  if (deltas.length === 0) return base;
   const view = new TableView(base);
   let entries: TableEntries = {
     files: Array.from({ length: view.fileCount }, (_, i) => view.file(i)),
@@ -99,8 +101,7 @@ export function applyDeltas(base: Contents, deltas: readonly ContentsDelta[]): C
       directories: apply(delta.order.directories, entries.directories, (i) => added.directory(i), added.directoryCount),
     };
   }
-  const top = deltas.at(-1);
-  if (!top) return base;
+  const top = deltas.at(-1)!;
   const whole = tableOf(top.workspace, top.snapshot, [...tarballs].map(([key, bytes]) => ({ key, bytes })), entries);
   const problem = checkContents(whole);
   if (problem) damagedTable(top.workspace, top.snapshot)(problem);
