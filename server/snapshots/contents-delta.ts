@@ -17,7 +17,7 @@ import { parseRecord } from "../runs/records.js";
 import { MAX_ENTRIES } from "../workspace/limits.js";
 import { FileListBuilder } from "./file-list.js";
 import type { TableRef } from "./manifest.js";
-import { checkContents, ContentsBuilder, ContentsSchema, MAX_CONTENTS_BYTES, TableView, type Contents, type TableEntries } from "./contents.js";
+import { checkContents, ContentsBuilder, ContentsSchema, MAX_CONTENTS_BYTES, TableView, viewOf, type Contents, type TableEntries } from "./contents.js";
 
 const gunzip = promisify(gunzipCallback);
 
@@ -114,8 +114,8 @@ export function applyDeltas(base: Contents, deltas: readonly ContentsDelta[]): C
  * Compared column by column: only the entries that differ become objects.
  */
 export function deltaOf(base: Contents, baseRef: Omit<TableRef, "bytes">, whole: Contents): ContentsDelta | undefined {
-  const before = new TableView(base);
-  const after = new TableView(whole);
+  const before = viewOf(base);
+  const after = viewOf(whole);
   const files = runsOf(before.filePaths, after.filePaths, (i, j) => after.sameFile(i, before, j));
   const links = runsOf(base.files.links.paths, whole.files.links.paths, (i, j) => after.sameLink(i, before, j));
   const directories = runsOf(base.directories.paths, whole.directories.paths, (i, j) => after.sameDirectory(i, before, j));

@@ -126,19 +126,44 @@ export function checkContents(contents: Contents): string | undefined {
 
 /** Every file's chunks, by its index in the file list. */
 export function chunksByFile(contents: Contents): ContentRef[] {
-  const view = new TableView(contents);
+  const view = viewOf(contents);
   return Array.from({ length: view.fileCount }, (_, i) => view.chunks(i));
 }
 
-/** Every file's content by its SHA-256 (hex), for a later snapshot to point at instead of storing it again. */
-export function contentIndex(contents: Contents): Map<string, ContentRef> {
-  const view = new TableView(contents);
-  const index = new Map<string, ContentRef>();
+/** Content a later snapshot may point at instead of storing it again, by SHA-256 (hex). */
+export interface ContentIndex {
+  has(sha256: string): boolean;
+  get(sha256: string): ContentRef | undefined;
+}
+
+/** Every file's content by its SHA-256: the first file that has it, its chunks made only when asked (a run points at few). */
+export function contentIndex(contents: Contents): ContentIndex {
+  const view = viewOf(contents);
+  const first = new Map<string, number>();
   for (let i = 0; i < view.fileCount; i++) {
     const sha256 = view.fileSha256(i);
-    if (!index.has(sha256)) index.set(sha256, view.chunks(i));
+    if (!first.has(sha256)) first.set(sha256, i);
   }
-  return index;
+  return {
+    has: (sha256) => first.has(sha256),
+    get: (sha256) => {
+      const i = first.get(sha256);
+      return i === undefined ? undefined : view.chunks(i);
+    },
+  };
+}
+
+const views = new WeakMap<Contents, TableView>();
+
+/**
+ * A table's view, made once per table: a run's snapshot views its base (for
+ * the content it holds and for the delta) and its own table (for the delta,
+ * and as the next run's base). Tables are not changed once built or parsed.
+ */
+export function viewOf(contents: Contents): TableView {
+  let view = views.get(contents);
+  if (!view) views.set(contents, (view = new TableView(contents)));
+  return view;
 }
 
 /** Builds a table of contents while a snapshot is written. */

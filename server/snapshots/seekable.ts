@@ -35,7 +35,7 @@ import { MAX_CONTENT_BYTES, MAX_DEPTH, MAX_ENTRIES, MAX_PATH_BYTES, MAX_SYMLINK_
 import { byteLengthOfPath } from "../workspace/paths.js";
 import { bytesOfName } from "../workspace/names.js";
 import { FileListBuilder, type FileList } from "./file-list.js";
-import { CHUNK_BYTES, ContentsBuilder, contentIndex, type Contents, type ContentRef } from "./contents.js";
+import { CHUNK_BYTES, ContentsBuilder, contentIndex, type ContentIndex, type Contents, type ContentRef } from "./contents.js";
 import { END_OF_ARCHIVE, headerRecords, paddingOf } from "./tar-headers.js";
 import { Spool } from "./spool.js";
 import { compressMembers } from "./gzip-pool.js";
@@ -101,7 +101,7 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
   for (const tarball of options.base?.tarballs ?? []) contents.useTarball(tarball.key, tarball.bytes);
   // Content at hand by SHA-256: the base's chunks. Not this tarball's own: every file in it has its member, so that a
   // snapshot written whole is one tarball of the whole tree (an export streams it as stored).
-  const held: ReadonlyMap<string, ContentRef> = options.base ? contentIndex(options.base) : new Map();
+  const held: ContentIndex = options.base ? contentIndex(options.base) : new Map();
   const records: StatRecord[] = [];
   // A file changed this close to the walk's start may change again within its timestamp's tick, unseen: not cached.
   const startedNs = nowNs();

@@ -119,6 +119,8 @@ interface FoundEntry {
 
 interface DirectoryVisit {
   parts: Components;
+  /** Its shown path with a trailing "/": its entries' paths are this and their escaped names. */
+  prefix: string;
   depth: number;
   levels: IgnoreLevel | null;
   tested: IgnoreTest[];
@@ -139,7 +141,8 @@ function visit(dir: Directory, parts: Components, depth: number, levels: IgnoreL
     .map((child) => child.name)
     .filter((name) => !TEMP_FILE_PATTERN.test(name) && (options.includeHidden || !name.startsWith(".")))
     .sort();
-  return { parts, depth, levels, tested: forDirectory(levels), names, read: 0, found: [], next: 0 };
+  const prefix = parts.length === 0 ? "/" : displayPath(parts) + "/";
+  return { parts, prefix, depth, levels, tested: forDirectory(levels), names, read: 0, found: [], next: 0 };
 }
 
 /** lstat a run of names at once: in a row while that is fast (Pace), else one round trip to the thread pool per run, not per name. */
@@ -168,7 +171,7 @@ async function lstatRun(dir: Directory, current: DirectoryVisit, options: WalkOp
     const stats = allStats[k];
     if (!stats) return null; // removed while we walked
     const parts = [...current.parts, name];
-    const path = displayPath(parts);
+    const path = current.prefix + escapeName(name);
     if (options.respectGitignore && isIgnored(current.tested, path, name, stats.isDirectory())) return null;
     const entry: WalkEntry = { ...entryFromStats(path, stats), parts };
     return { name, entry, isDirectory: stats.isDirectory(), stats };
