@@ -155,7 +155,7 @@ function tableOf(workspace: string, snapshot: string, tarballs: ReadonlyArray<{ 
   for (const t of tarballs) builder.useTarball(t.key, t.bytes);
   const list = new FileListBuilder();
   for (const file of entries.files) {
-    list.addFile(file.path, file.size, file.mode, Buffer.from(file.sha256, "hex"));
+    list.addFile(file.path, file.size, file.mode, file.sha256);
     builder.addFile(file.mtime, file.chunks);
   }
   for (const link of entries.links) {

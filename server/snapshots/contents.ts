@@ -175,11 +175,10 @@ export class ContentsBuilder {
   private readonly offset: number[] = [];
   private readonly length: number[] = [];
   private readonly size: number[] = [];
-  private readonly digests: Buffer[] = [];
+  /** Per chunk slot, its own SHA-256 when its file is cut into several (only those are in the table: a file of one chunk has its file list's). */
+  private readonly digests: Array<Buffer | undefined> = [];
   private readonly fileMtimes: number[] = [];
   private readonly linkMtimes: number[] = [];
-  /** Chunk slots of files cut into several chunks: only theirs have SHA-256s of their own in the table. */
-  private readonly cutInto = new Set<number>();
   private readonly directories = { paths: [] as string[], modes: [] as number[], mtimes: [] as number[] };
 
   /** A tarball chunks may be in, with its size (the snapshot's own one's is known at the end: see setBytes). */
@@ -212,13 +211,12 @@ export class ContentsBuilder {
     this.fileMtimes.push(mtime);
     this.first.push(this.size.length);
     return chunks.map((chunk) => {
-      if (chunks.length > 1) this.cutInto.add(this.size.length);
       this.useTarball(chunk.tarball, 0);
       this.chunkTarball.push(this.tarballIndex.get(chunk.tarball)!);
       this.offset.push(chunk.offset);
       this.length.push(chunk.length);
       this.size.push(chunk.size);
-      this.digests.push(typeof chunk.sha256 === "string" ? Buffer.from(chunk.sha256, "hex") : chunk.sha256);
+      this.digests.push(chunks.length === 1 ? undefined : typeof chunk.sha256 === "string" ? Buffer.from(chunk.sha256, "hex") : chunk.sha256);
       return this.size.length - 1;
     });
   }
@@ -248,7 +246,7 @@ export class ContentsBuilder {
         offset: this.offset,
         length: this.length,
         size: this.size,
-        sha256: Buffer.concat(this.digests.filter((_, slot) => this.cutInto.has(slot))).toString("base64"),
+        sha256: Buffer.concat(this.digests.filter((digest) => digest !== undefined)).toString("base64"),
       },
     };
   }

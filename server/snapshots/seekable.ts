@@ -115,12 +115,13 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
     options.signal?.throwIfAborted();
     if (members.abandoned) throw new Error("the tarball was abandoned");
   };
-  const addFile = async (entry: WalkEntry, size: number, mode: number, sha256: Buffer, content: ContentRef | ReadFile): Promise<void> => {
+  /** `sha256` in hex: an unchanged file's comes from the stat cache as it is. */
+  const addFile = async (entry: WalkEntry, size: number, mode: number, sha256: string, content: ContentRef | ReadFile): Promise<void> => {
     state.fileCount++;
     state.treeBytes += size;
     if (state.treeBytes > MAX_CONTENT_BYTES) tooLarge(`the workspace holds more than ${MAX_CONTENT_BYTES} bytes of files`);
     list.addFile(entry.path, size, mode, sha256);
-    if (settled(entry, startedNs)) records.push({ path: entry.path, version: entry.version, sha256: sha256.toString("hex") });
+    if (settled(entry, startedNs)) records.push({ path: entry.path, version: entry.version, sha256 });
     const mtime = seconds(entry.mtimeNs);
     if (!("pieces" in content)) return void contents.addFile(mtime, content);
     const sizes = Array.from({ length: Math.ceil(size / CHUNK_BYTES) }, (_, i) => Math.min(CHUNK_BYTES, size - i * CHUNK_BYTES));
@@ -168,11 +169,12 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
     } else if (!entry.opened && !entry.skipped && entry.type === "file") {
       // Not opened: its stat matches what the last snapshot read, and the base holds that content.
       const known = options.known?.get(entry.path)!;
-      await addFile(entry, Number(entry.size), entry.mode & 0o777, Buffer.from(known.sha256, "hex"), held.get(known.sha256)!);
+      await addFile(entry, Number(entry.size), entry.mode & 0o777, known.sha256, held.get(known.sha256)!);
     } else if (entry.opened) {
       const read = await readWhole(entry.opened, spool, stillWanted);
       if (!read) return leftOut(entry.path, "hard-linked");
-      await addFile(entry, read.size, entry.opened.mode & 0o777, read.sha256, held.get(read.sha256.toString("hex")) ?? read);
+      const sha256 = read.sha256.toString("hex");
+      await addFile(entry, read.size, entry.opened.mode & 0o777, sha256, held.get(sha256) ?? read);
     } else if (entry.skipped === "hard-linked" || entry.skipped === "kept-changing") {
       leftOut(entry.path, entry.skipped);
     } // else gone, or no longer a regular file, since the walk listed it: nothing to say
