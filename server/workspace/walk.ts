@@ -173,7 +173,8 @@ async function lstatRun(dir: Directory, current: DirectoryVisit, options: WalkOp
     const parts = [...current.parts, name];
     const path = current.prefix + escapeName(name);
     if (options.respectGitignore && isIgnored(current.tested, path, name, stats.isDirectory())) return null;
-    const entry: WalkEntry = { ...entryFromStats(path, stats), parts };
+    // Its parts set on the entry made (not a copy of it with them: one object less per entry).
+    const entry: WalkEntry = Object.assign(entryFromStats(path, stats), { parts });
     return { name, entry, isDirectory: stats.isDirectory(), stats };
   });
 }
