@@ -72,8 +72,9 @@ export interface WalkOptions {
 /** An entry of the walk, with its components (held names, for the file system) beside its shown path; the consumer must close `opened`. */
 export type WalkEntry = Entry & { parts: Components; opened?: OpenedFile; skipped?: SkipReason };
 
-/** Walks below `start` (an open directory at `startParts`); closes `start`. */
-export async function* walk(start: Directory, startParts: Components, options: WalkOptions, resolver: Resolver): AsyncGenerator<WalkEntry> {
+/** Walks below the directory at `startParts`, which `open` opens when the first entry is asked for; closes it. */
+export async function* walk(open: () => Promise<Directory>, startParts: Components, options: WalkOptions, resolver: Resolver): AsyncGenerator<WalkEntry> {
+  const start = await open();
   const rootLevels = await startLevels(start, startParts, options.respectGitignore, resolver);
   const path = new HeldPath(start);
   const stack: DirectoryVisit[] = [];
