@@ -13,7 +13,7 @@
 //             tar -czf of those files alone, store bytes after the 20, restore of
 //             the chain's head, StartRun on a daemon one run behind (snapshot-rows.ts).
 //             While iterating on FinishRun: BENCH_CHAIN_RUNS=N runs N runs instead
-//             of 20, and BENCH_CHAIN_FINISH_ONLY=1 skips the daemon one run behind
+//             of 20, and BENCH_CHAIN_FINISH_ONLY=1 skips the calls of the daemon one run behind
 //             and the restores (their rows then read "not run")
 //   one-file  FinishRun after changing 1 file of BENCH_DATA/wide (20,000 files, ~800 MB)
 //   s3-read   Read of one 1 KB file at a snapshot on an s3:// store (SeaweedFS)
