@@ -352,12 +352,14 @@ export class Snapshots {
     const contents = await this.readContents(manifest, signal).catch(() => undefined);
     if (!contents || contents.tarballs.length >= this.compaction.maxTarballs) return undefined;
     const stored = contents.tarballs.reduce((sum, t) => sum + t.bytes, 0);
-    const live = new Set<string>();
+    // Offsets of the chunks counted, per tarball (no key string per chunk).
+    const live = contents.tarballs.map(() => new Set<number>());
     let liveBytes = 0;
     for (let c = 0; c < contents.chunks.offset.length; c++) {
-      const at = `${contents.chunks.tarball[c]}:${contents.chunks.offset[c]}`;
-      if (!live.has(at)) liveBytes += contents.chunks.length[c]!;
-      live.add(at);
+      const counted = live[contents.chunks.tarball[c]!]!;
+      const offset = contents.chunks.offset[c]!;
+      if (!counted.has(offset)) liveBytes += contents.chunks.length[c]!;
+      counted.add(offset);
     }
     const dead = stored - liveBytes;
     return dead > this.compaction.minDeadBytes && liveBytes < stored * this.compaction.minLiveRatio ? undefined : { contents, table };

@@ -1,12 +1,15 @@
 // When a walk of a workspace may stand for its tree later (ListedTree.current):
 // an in-place restore skips its walk under the lock on that word alone, so
 // every change the daemon makes, and every tree it cannot vouch for, must
-// make it false.
+// make it false. And a tree's fingerprint, kept with a copy's state across
+// restarts: however the entries are hashed, its value is the SHA-256 of one
+// line per entry.
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { listTree } from "./fingerprint.js";
+import { listTree, TreeFingerprint } from "./fingerprint.js";
 import { parsePath } from "./paths.js";
 import { walkOrder } from "./walk.js";
 import { Workspace } from "./workspace.js";
@@ -90,5 +93,19 @@ describe("walkOrder", () => {
     const shuffled = [...listing].reverse();
     shuffled.push(...shuffled.splice(0, 5));
     expect(shuffled.sort(walkOrder).map((e) => e.path)).toEqual(listing.map((e) => e.path));
+  });
+});
+
+describe("TreeFingerprint", () => {
+  it("is the SHA-256 of the entries' lines, in order, for a tree larger than what is hashed at a time", () => {
+    const entries = Array.from({ length: 5000 }, (_, i) => ({ path: `/dir-${i % 7}/é-${i}`, type: i % 3 ? ("file" as const) : ("directory" as const), mode: 0o644, version: `v${i}` }));
+    const fingerprint = new TreeFingerprint();
+    for (const entry of entries) fingerprint.add(entry);
+    const lines = entries.map((e) => `${e.path}\0${e.type}\0${e.mode}\0${e.version}\n`).join("");
+    expect(fingerprint.result()).toEqual({ fingerprint: createHash("sha256").update(lines).digest("hex"), entries: 5000 });
+  });
+
+  it("of no entries is the SHA-256 of nothing", () => {
+    expect(new TreeFingerprint().result()).toEqual({ fingerprint: createHash("sha256").digest("hex"), entries: 0 });
   });
 });

@@ -14,17 +14,28 @@ import type { WalkEntry } from "./walk.js";
 export class TreeFingerprint {
   private readonly hash = createHash("sha256");
   private entries = 0;
+  /** Entries not hashed yet: hashed a few hundred at a time, not with a native call each (the same bytes either way). */
+  private pending = "";
 
   add(entry: Pick<Entry, "path" | "type" | "mode" | "version">): void {
     this.entries++;
-    this.hash.update(`${entry.path}\0${entry.type}\0${entry.mode}\0${entry.version}\n`);
+    this.pending += `${entry.path}\0${entry.type}\0${entry.mode}\0${entry.version}\n`;
+    if (this.pending.length >= PENDING_CHARS) this.flush();
   }
 
   /** The fingerprint, and how many entries it has (0: an empty workspace). */
   result(): { fingerprint: string; entries: number } {
+    this.flush();
     return { fingerprint: this.hash.digest("hex"), entries: this.entries };
   }
+
+  private flush(): void {
+    this.hash.update(this.pending);
+    this.pending = "";
+  }
 }
+
+const PENDING_CHARS = 32 * 1024;
 
 /** An entry as a walk of the whole tree saw it (stat only): what a fingerprint and a restore's plan need. */
 export type ListedEntry = Pick<WalkEntry, "parts" | "path" | "type" | "version" | "mode" | "ctimeNs" | "mtimeNs">;

@@ -516,10 +516,9 @@ export class Workspace {
   }
 
   /** Entries under a directory (symlinks never followed), in sorted walk order. */
-  async *walk(parts: Components, options: WalkOptions): AsyncGenerator<WalkEntry> {
-    const shown = displayPath(parts);
-    const start = await this.openDirectory(parts, shown);
-    yield* walk(start, parts, options, this.resolver);
+  walk(parts: Components, options: WalkOptions): AsyncGenerator<WalkEntry> {
+    // The walk's own generator rather than one delegating to it: a hop less per entry (a snapshot walks every entry).
+    return walk(() => this.openDirectory(parts, displayPath(parts)), parts, options, this.resolver);
   }
 
   /** Candidate files under a directory for the search workers, in batches in walk order (see walkFiles). */
