@@ -3,10 +3,12 @@
 // one does not fit); then the new contents are staged, the journal's record
 // makes the change durable, and the files change; a crash after the record
 // is finished at the next start (finishPendingPatches), one before it left
-// nothing changed.
-import { fail } from "../errors.js";
+// nothing changed. A step that fails live after the record undoes the steps
+// before it and drops the record: the caller told it failed finds nothing
+// changed, and no restart applies it later.
+import { fail, FileToolsError } from "../errors.js";
 import type { Logger } from "../log.js";
-import type { Workspace, StagedFile } from "../workspace/workspace.js";
+import type { SetAsideFile, StagedFile, Workspace } from "../workspace/workspace.js";
 import type { WorkspaceRegistry } from "../workspace/registry.js";
 import type { UsageGate } from "../workspace/usage.js";
 import { NO_USAGE } from "../workspace/usage.js";
@@ -40,6 +42,8 @@ interface Planned {
   bytes?: Buffer;
   version: string;
   sha256Before: string;
+  /** An updated file's content before the patch, to write back if a later step fails. */
+  before?: Buffer;
 }
 
 export async function applyPatch(
@@ -79,13 +83,18 @@ export async function applyPatch(
       admission?.settle(NO_USAGE);
       throw error;
     }
+    let setAside: SetAsideFile[];
     try {
-      await finishPatch(workspace, writes.map((p, i) => ({ parts: p.path, staged: staged[i] })), planned.flatMap((p) => (p.action === "deleted" ? [p.path] : p.movedFrom ? [p.movedFrom] : [])));
+      setAside = await changeFiles(workspace, writes.map((p, i) => ({ planned: p, staged: staged[i]! })), planned.flatMap((p) => (p.action === "deleted" ? [p.path] : p.movedFrom ? [p.movedFrom] : [])));
+    } catch (error) {
+      await journal.done(id); // undone (or said not to be): the caller is told it failed, so no restart may finish it
+      throw error;
     } finally {
       for (const file of staged) await file.discard(); // closes the root each holds (a placed file stays placed)
       admission?.settle(NO_USAGE);
       gate?.recount(); // what the patch added and freed, counted from the tree
     }
+    for (const file of setAside) await file.drop();
     await journal.done(id);
     const files: PatchedFile[] = [];
     for (const p of planned) files.push(described(p, p.action === "deleted" ? "" : (await workspace.stat(p.path)).version));
@@ -99,8 +108,43 @@ export async function applyPatch(
 }
 
 /**
+ * The change of a live patch, once its record is durable: the staged contents
+ * put in place, then the removed files set aside (dropped by the caller once
+ * the record is done). A step that fails undoes the ones before it, in
+ * reverse (old contents written back, added files removed, set-aside files
+ * put back), so that the caller's error means nothing changed; a crash
+ * instead leaves the record, and the next start finishes the change.
+ */
+async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planned; staged: StagedFile }>, removes: Components[]): Promise<SetAsideFile[]> {
+  const undo: Array<() => Promise<unknown>> = [];
+  const setAside: SetAsideFile[] = [];
+  try {
+    for (const { planned, staged } of writes) {
+      await workspace.writeFile(planned.path, staged, { createDirs: true, mode: "create-or-replace" });
+      const before = planned.before;
+      undo.push(before ? () => workspace.writeFile(planned.path, before, { createDirs: false, mode: "replace-only" }) : () => workspace.remove(planned.path, { recursive: false }));
+    }
+    for (const parts of removes) {
+      const file = await workspace.setAside(parts);
+      if (file) undo.push(() => file.putBack());
+      if (file) setAside.push(file);
+    }
+    return setAside;
+  } catch (error) {
+    try {
+      for (const step of undo.reverse()) await step();
+    } catch (undoError) {
+      const reason = error instanceof FileToolsError ? error.reason : "IO_ERROR";
+      const why = undoError instanceof Error ? undoError.message : String(undoError);
+      fail(reason, `${error instanceof Error ? error.message : String(error)}; undoing the files the patch had already changed failed too (${why}): they may stay as the patch left them`);
+    }
+    throw error;
+  }
+}
+
+/**
  * Puts the staged contents in place, then removes what goes: the change a
- * journal record names. Idempotent (a write whose staged file is gone was
+ * journal record names, finished at start-up after a crash. Idempotent (a write whose staged file is gone was
  * placed; a removal of what is gone does nothing), so that a restart can run
  * it again.
  */
@@ -158,7 +202,7 @@ async function plan(workspace: Workspace, section: FilePatch, parts: Components,
   }
   const bytes = section.hunks.length === 0 ? original : encodeText(applyHunks(decodeText(original, encoding), section.hunks, shown), encoding, shown);
   if (moveTo) return { action: "moved", path: moveTo, movedFrom: parts, bytes, version: file.entry.version, sha256Before: sha256Hex(original) };
-  return { action: "updated", path: parts, bytes, version: file.entry.version, sha256Before: sha256Hex(original) };
+  return { action: "updated", path: parts, bytes, version: file.entry.version, sha256Before: sha256Hex(original), before: original };
 }
 
 async function mustBeAbsent(workspace: Workspace, parts: Components, section: string): Promise<void> {

@@ -10,7 +10,7 @@ import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import type { Logger } from "../log.js";
-import { listTree, type ListedEntry } from "../workspace/fingerprint.js";
+import { listTree, type ListedTree } from "../workspace/fingerprint.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { parseRecord } from "./records.js";
 
@@ -35,10 +35,8 @@ export interface CopyState {
   changed: boolean;
   /** The run its changes belong to ("" for none or unknown). */
   run: string;
-  /** The tree's fingerprint now (taken to tell `changed`). */
-  fingerprint: string;
-  /** The tree as that walk saw it (a restore that follows plans from it). */
-  listing: readonly ListedEntry[];
+  /** The walk that told `changed`: the tree's fingerprint now, and its entries (a restore that follows plans from them). */
+  tree: ListedTree;
 }
 
 export class Copies {
@@ -56,13 +54,13 @@ export class Copies {
   /** What `workspace` is a copy of now, and whether it changed since (a walk of the tree: stat only). */
   async state(workspace: Workspace, signal?: AbortSignal): Promise<CopyState> {
     const record = await this.read(workspace.id);
-    const { fingerprint, listing } = await listTree(workspace, signal);
+    const tree = await listTree(workspace, signal);
     // Part-way through a restore (a crash): no one's work, a copy of nothing.
-    if (record?.replacing) return { snapshot: "", changed: false, run: "", fingerprint, listing };
-    if (record?.snapshot != null) return { snapshot: record.snapshot, changed: fingerprint !== record.fingerprint, run: record.run, fingerprint, listing };
+    if (record?.replacing) return { snapshot: "", changed: false, run: "", tree };
+    if (record?.snapshot != null) return { snapshot: record.snapshot, changed: tree.fingerprint !== record.fingerprint, run: record.run, tree };
     // Unknown: an empty tree is a copy of nothing; anything else is of unknown origin.
     const run = record?.run ?? "";
-    return listing.length === 0 ? { snapshot: "", changed: false, run, fingerprint, listing } : { snapshot: undefined, changed: true, run, fingerprint, listing };
+    return tree.listing.length === 0 ? { snapshot: "", changed: false, run, tree } : { snapshot: undefined, changed: true, run, tree };
   }
 
   /** The copy is exactly `snapshot` as of `fingerprint` (taken before the snapshot was packed or after it was restored). */

@@ -11,7 +11,7 @@ import type { Logger } from "../log.js";
 import type { LeaseMetrics } from "../metrics/metrics.js";
 import type { Manifest, QuotaCheck, Snapshots, Written } from "../snapshots/snapshots.js";
 import type { Change } from "../tools/changes.js";
-import { listTree, type ListedEntry } from "../workspace/fingerprint.js";
+import { listTree, type ListedTree } from "../workspace/fingerprint.js";
 import type { WorkspaceRegistry } from "../workspace/registry.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Copies, CopyState } from "./copies.js";
@@ -80,18 +80,18 @@ export function startRun(services: RunServices, workspaceId: string, restore: st
     if (restore !== "" && restore !== "LATEST") {
       const manifest = await snapshots.find(workspaceId, restore, signal);
       await keepUnpublished(services, workspace, copy, `replaced by a restore of ${manifest.id} at the start of a run`, "unpublished_changes", signal);
-      await restoreCopy(services, manifest, signal, undefined, copy.listing);
+      await restoreCopy(services, manifest, signal, undefined, copy.tree);
       return from(manifest);
     }
     // The copy is of the newest (changed or not), or the store has nothing to start from: the copy as it is.
     if (copy.snapshot === newest || newest === "") return { restoredFrom: "", base: newest, follows: newest };
     const manifest = await snapshots.find(workspaceId, newest, signal);
     if (copy.snapshot === undefined && (await sameAsSnapshot(services, workspace, manifest, signal))) {
-      await copies.record(workspaceId, newest, copy.fingerprint);
+      await copies.record(workspaceId, newest, copy.tree.fingerprint);
       return { restoredFrom: "", base: newest, follows: newest };
     }
     await keepUnpublished(services, workspace, copy, `another run published ${newest} after this copy was made`, "unpublished_changes", signal);
-    await restoreCopy(services, manifest, signal, undefined, copy.listing);
+    await restoreCopy(services, manifest, signal, undefined, copy.tree);
     return from(manifest);
   }
 }
@@ -180,15 +180,15 @@ async function keepUnpublished(services: RunServices, workspace: Workspace, copy
   const reason = `${origin}${copy.run ? ` (run ${copy.run})` : ""}: ${why}`;
   const written = await services.snapshots.create(workspace, { runId: copy.run, labels: { "filetools.recovered": "true" }, changeSet, parent: copy.snapshot ?? "", recoveredReason: reason }, signal);
   // The state's fingerprint, taken before the pack: a change racing it makes the copy look changed later, never unchanged.
-  await services.copies.record(workspace.id, written.manifest.id, copy.fingerprint);
+  await services.copies.record(workspace.id, written.manifest.id, copy.tree.fingerprint);
   services.metrics?.recovered(metric);
   services.logger?.warn({ workspace: workspace.id, snapshot: written.manifest.id, run_id: copy.run, reason }, "unpublished work kept as a recovered snapshot");
   return written.manifest;
 }
 
-/** Restores `manifest` into its workspace, which is then a copy of it; `listing`: the copy as a walk just saw it (the restore plans its fetch from it). */
-async function restoreCopy(services: RunServices, manifest: Manifest, signal?: AbortSignal, quota?: QuotaCheck, listing?: readonly ListedEntry[]): Promise<void> {
-  const restored = await services.snapshots.restore(manifest.workspace, manifest, { signal, quota, listing, beforeApply: () => services.copies.replacing(manifest.workspace) });
+/** Restores `manifest` into its workspace, which is then a copy of it; `listed`: the copy as a walk just saw it (the restore plans its fetch from it). */
+async function restoreCopy(services: RunServices, manifest: Manifest, signal?: AbortSignal, quota?: QuotaCheck, listed?: ListedTree): Promise<void> {
+  const restored = await services.snapshots.restore(manifest.workspace, manifest, { signal, quota, listed, beforeApply: () => services.copies.replacing(manifest.workspace) });
   // Past the restore's commit point: not cancelled, or the copy would look changed.
   const fingerprint = restored.fingerprint ?? (await listTree(await services.workspaces.get(manifest.workspace))).fingerprint;
   await services.copies.record(manifest.workspace, manifest.id, fingerprint);

@@ -17,7 +17,7 @@ import { parseRecord } from "../runs/records.js";
 import { MAX_ENTRIES } from "../workspace/limits.js";
 import { FileListBuilder } from "./file-list.js";
 import type { TableRef } from "./manifest.js";
-import { checkContents, ContentsBuilder, ContentsSchema, MAX_CONTENTS_BYTES, TableView, type Contents, type TableEntries } from "./contents.js";
+import { checkContents, ContentsBuilder, ContentsSchema, MAX_CONTENTS_BYTES, TableView, viewOf, type Contents, type TableEntries } from "./contents.js";
 
 const gunzip = promisify(gunzipCallback);
 
@@ -66,6 +66,8 @@ export async function parseTable(workspaceId: string, snapshotId: string, stored
  * end (a chain of 20 costs about what one delta does).
  */
 export function applyDeltas(base: Contents, deltas: readonly ContentsDelta[]): Contents {
+  // A cached table (every run's base): no entries made only to be dropped.
+  if (deltas.length === 0) return base;
   const view = new TableView(base);
   let entries: TableEntries = {
     files: Array.from({ length: view.fileCount }, (_, i) => view.file(i)),
@@ -99,8 +101,7 @@ export function applyDeltas(base: Contents, deltas: readonly ContentsDelta[]): C
       directories: apply(delta.order.directories, entries.directories, (i) => added.directory(i), added.directoryCount),
     };
   }
-  const top = deltas.at(-1);
-  if (!top) return base;
+  const top = deltas.at(-1)!;
   const whole = tableOf(top.workspace, top.snapshot, [...tarballs].map(([key, bytes]) => ({ key, bytes })), entries);
   const problem = checkContents(whole);
   if (problem) damagedTable(top.workspace, top.snapshot)(problem);
@@ -113,8 +114,8 @@ export function applyDeltas(base: Contents, deltas: readonly ContentsDelta[]): C
  * Compared column by column: only the entries that differ become objects.
  */
 export function deltaOf(base: Contents, baseRef: Omit<TableRef, "bytes">, whole: Contents): ContentsDelta | undefined {
-  const before = new TableView(base);
-  const after = new TableView(whole);
+  const before = viewOf(base);
+  const after = viewOf(whole);
   const files = runsOf(before.filePaths, after.filePaths, (i, j) => after.sameFile(i, before, j));
   const links = runsOf(base.files.links.paths, whole.files.links.paths, (i, j) => after.sameLink(i, before, j));
   const directories = runsOf(base.directories.paths, whole.directories.paths, (i, j) => after.sameDirectory(i, before, j));
@@ -154,7 +155,7 @@ function tableOf(workspace: string, snapshot: string, tarballs: ReadonlyArray<{ 
   for (const t of tarballs) builder.useTarball(t.key, t.bytes);
   const list = new FileListBuilder();
   for (const file of entries.files) {
-    list.addFile(file.path, file.size, file.mode, Buffer.from(file.sha256, "hex"));
+    list.addFile(file.path, file.size, file.mode, file.sha256);
     builder.addFile(file.mtime, file.chunks);
   }
   for (const link of entries.links) {

@@ -126,19 +126,44 @@ export function checkContents(contents: Contents): string | undefined {
 
 /** Every file's chunks, by its index in the file list. */
 export function chunksByFile(contents: Contents): ContentRef[] {
-  const view = new TableView(contents);
+  const view = viewOf(contents);
   return Array.from({ length: view.fileCount }, (_, i) => view.chunks(i));
 }
 
-/** Every file's content by its SHA-256 (hex), for a later snapshot to point at instead of storing it again. */
-export function contentIndex(contents: Contents): Map<string, ContentRef> {
-  const view = new TableView(contents);
-  const index = new Map<string, ContentRef>();
+/** Content a later snapshot may point at instead of storing it again, by SHA-256 (hex). */
+export interface ContentIndex {
+  has(sha256: string): boolean;
+  get(sha256: string): ContentRef | undefined;
+}
+
+/** Every file's content by its SHA-256: the first file that has it, its chunks made only when asked (a run points at few). */
+export function contentIndex(contents: Contents): ContentIndex {
+  const view = viewOf(contents);
+  const first = new Map<string, number>();
   for (let i = 0; i < view.fileCount; i++) {
     const sha256 = view.fileSha256(i);
-    if (!index.has(sha256)) index.set(sha256, view.chunks(i));
+    if (!first.has(sha256)) first.set(sha256, i);
   }
-  return index;
+  return {
+    has: (sha256) => first.has(sha256),
+    get: (sha256) => {
+      const i = first.get(sha256);
+      return i === undefined ? undefined : view.chunks(i);
+    },
+  };
+}
+
+const views = new WeakMap<Contents, TableView>();
+
+/**
+ * A table's view, made once per table: a run's snapshot views its base (for
+ * the content it holds and for the delta) and its own table (for the delta,
+ * and as the next run's base). Tables are not changed once built or parsed.
+ */
+export function viewOf(contents: Contents): TableView {
+  let view = views.get(contents);
+  if (!view) views.set(contents, (view = new TableView(contents)));
+  return view;
 }
 
 /** Builds a table of contents while a snapshot is written. */
@@ -150,11 +175,10 @@ export class ContentsBuilder {
   private readonly offset: number[] = [];
   private readonly length: number[] = [];
   private readonly size: number[] = [];
-  private readonly digests: Buffer[] = [];
+  /** Per chunk slot, its own SHA-256 when its file is cut into several (only those are in the table: a file of one chunk has its file list's). */
+  private readonly digests: Array<Buffer | undefined> = [];
   private readonly fileMtimes: number[] = [];
   private readonly linkMtimes: number[] = [];
-  /** Chunk slots of files cut into several chunks: only theirs have SHA-256s of their own in the table. */
-  private readonly cutInto = new Set<number>();
   private readonly directories = { paths: [] as string[], modes: [] as number[], mtimes: [] as number[] };
 
   /** A tarball chunks may be in, with its size (the snapshot's own one's is known at the end: see setBytes). */
@@ -187,13 +211,12 @@ export class ContentsBuilder {
     this.fileMtimes.push(mtime);
     this.first.push(this.size.length);
     return chunks.map((chunk) => {
-      if (chunks.length > 1) this.cutInto.add(this.size.length);
       this.useTarball(chunk.tarball, 0);
       this.chunkTarball.push(this.tarballIndex.get(chunk.tarball)!);
       this.offset.push(chunk.offset);
       this.length.push(chunk.length);
       this.size.push(chunk.size);
-      this.digests.push(typeof chunk.sha256 === "string" ? Buffer.from(chunk.sha256, "hex") : chunk.sha256);
+      this.digests.push(chunks.length === 1 ? undefined : typeof chunk.sha256 === "string" ? Buffer.from(chunk.sha256, "hex") : chunk.sha256);
       return this.size.length - 1;
     });
   }
@@ -223,7 +246,7 @@ export class ContentsBuilder {
         offset: this.offset,
         length: this.length,
         size: this.size,
-        sha256: Buffer.concat(this.digests.filter((_, slot) => this.cutInto.has(slot))).toString("base64"),
+        sha256: Buffer.concat(this.digests.filter((digest) => digest !== undefined)).toString("base64"),
       },
     };
   }

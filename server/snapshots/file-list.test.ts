@@ -6,6 +6,7 @@ import { diffRecords } from "./diff.js";
 
 const ID = "20260101T000000000Z-0123abcd";
 const digest = (i: number) => createHash("sha256").update(String(i)).digest();
+const hex = (i: number) => digest(i).toString("hex");
 
 function manifestWith(files: unknown): string {
   const manifest: Omit<Manifest, "files"> & { files?: unknown } = {
@@ -32,7 +33,7 @@ describe("the manifest's file list", () => {
     const builder = new FileListBuilder();
     // A source tree in walk order, 20 files a directory: /src/pkg-NNN/dir-N/file-NNNNN.ts (about 32 characters).
     const pathOf = (i: number) => `/src/pkg-${Math.floor(i / 200)}/dir-${Math.floor(i / 20) % 10}/file-${i}.ts`;
-    for (let i = 0; i < 100_000; i++) builder.addFile(pathOf(i), (i * 37) % 200_000, i % 3 ? 0o644 : 0o755, digest(i));
+    for (let i = 0; i < 100_000; i++) builder.addFile(pathOf(i), (i * 37) % 200_000, i % 3 ? 0o644 : 0o755, hex(i));
     builder.addLink("/current", "src/pkg-1");
     const text = manifestWith(builder.build());
     const started = performance.now();
@@ -69,17 +70,17 @@ describe("the manifest's file list", () => {
 describe("diffRecords", () => {
   it("reports added, removed and modified paths (content, mode, type or target) and counts the unchanged", async () => {
     const from = new FileListBuilder();
-    from.addFile("/same", 1, 0o644, digest(1));
-    from.addFile("/content", 1, 0o644, digest(2));
-    from.addFile("/mode", 1, 0o644, digest(3));
-    from.addFile("/gone", 1, 0o644, digest(4));
-    from.addFile("/became-link", 1, 0o644, digest(5));
+    from.addFile("/same", 1, 0o644, hex(1));
+    from.addFile("/content", 1, 0o644, hex(2));
+    from.addFile("/mode", 1, 0o644, hex(3));
+    from.addFile("/gone", 1, 0o644, hex(4));
+    from.addFile("/became-link", 1, 0o644, hex(5));
     from.addLink("/link", "a");
     const to = new FileListBuilder();
-    to.addFile("/same", 1, 0o644, digest(1));
-    to.addFile("/content", 1, 0o644, digest(20));
-    to.addFile("/mode", 1, 0o600, digest(3));
-    to.addFile("/new", 2, 0o644, digest(6));
+    to.addFile("/same", 1, 0o644, hex(1));
+    to.addFile("/content", 1, 0o644, hex(20));
+    to.addFile("/mode", 1, 0o600, hex(3));
+    to.addFile("/new", 2, 0o644, hex(6));
     to.addLink("/became-link", "same");
     to.addLink("/link", "b");
     const counts = { added: 0, removed: 0, modified: 0, unchanged: 0 };

@@ -67,11 +67,12 @@ export class FileListBuilder {
   private previous = "";
   private readonly sizes: number[] = [];
   private readonly modes: number[] = [];
-  private readonly digests: Buffer[] = [];
+  /** Hex: a run's unchanged files bring theirs from the stat cache as they are (no Buffer each). */
+  private readonly digests: string[] = [];
   private readonly linkPaths: string[] = [];
   private readonly targets: string[] = [];
 
-  addFile(path: string, size: number, mode: number, digest: Buffer): void {
+  addFile(path: string, size: number, mode: number, sha256: string): void {
     const limit = Math.min(path.length, this.previous.length);
     let common = 0;
     while (common < limit && path.charCodeAt(common) === this.previous.charCodeAt(common)) common++;
@@ -80,7 +81,7 @@ export class FileListBuilder {
     this.previous = path;
     this.sizes.push(size);
     this.modes.push(mode);
-    this.digests.push(digest);
+    this.digests.push(sha256);
   }
 
   addLink(path: string, target: string): void {
@@ -94,7 +95,7 @@ export class FileListBuilder {
       shared: this.shared,
       sizes: this.sizes,
       modes: this.modes,
-      sha256: Buffer.concat(this.digests).toString("base64"),
+      sha256: Buffer.from(this.digests.join(""), "hex").toString("base64"),
       links: { paths: this.linkPaths, targets: this.targets },
     };
   }

@@ -1,9 +1,10 @@
 // planInPlace: what a restore into a copy that the last snapshot read fetches
-// and removes. A copy one run behind fetches the files that changed and the
-// directories on the way to them, not the tree's skeleton.
+// and removes. A copy one run behind fetches the files that changed, loose
+// into the directories it keeps, not the tree's skeleton; afterMerge: which
+// entries a walk after the merge would find as the plan's walk listed them.
 import { describe, expect, it } from "vitest";
 import type { ListedEntry } from "../workspace/fingerprint.js";
-import { planInPlace } from "./in-place.js";
+import { afterMerge, planInPlace } from "./in-place.js";
 import type { TreeMember } from "./seekable-read.js";
 import type { EntryType } from "../workspace/entry.js";
 
@@ -30,29 +31,39 @@ describe("planInPlace", () => {
     ["/c/same.txt", { version: "v", sha256: "same" }],
   ]);
 
+  const behind = [
+    live("", "directory", 0o755),
+    live("/a", "directory", 0o755),
+    live("/a/b", "directory", 0o755),
+    live("/a/b/changed.txt", "file", 0o644),
+    live("/a/b/same.txt", "file", 0o644),
+    live("/a/b/extra.txt", "file", 0o644),
+    live("/c", "directory", 0o755),
+    live("/c/same.txt", "file", 0o644),
+    live("/d", "directory", 0o755), // its mode differs: fetched
+    live("/gone", "directory", 0o755),
+    live("/gone/inside.txt", "file", 0o644),
+  ];
+
   it("fetches what differs and the directories on the way to it, keeps the rest, and removes what the snapshot does not hold", () => {
-    const plan = planInPlace(
-      target,
-      [
-        live("", "directory", 0o755),
-        live("/a", "directory", 0o755),
-        live("/a/b", "directory", 0o755),
-        live("/a/b/changed.txt", "file", 0o644),
-        live("/a/b/same.txt", "file", 0o644),
-        live("/a/b/extra.txt", "file", 0o644),
-        live("/c", "directory", 0o755),
-        live("/c/same.txt", "file", 0o644),
-        live("/d", "directory", 0o755), // its mode differs: fetched
-        live("/gone", "directory", 0o755),
-        live("/gone/inside.txt", "file", 0o644),
-      ],
-      known,
-    );
-    expect(plan.fetch.map((m) => m.path)).toEqual(["/a", "/a/b", "/a/b/changed.txt", "/d", "/e", "/e/f", "/e/f/new.txt"]);
+    const plan = planInPlace(target, behind, known);
+    // changed.txt goes loose into /a/b, which stays; /e/f is new, /d's mode differs: staged with what goes into them.
+    expect(plan.fetch.map((m) => m.path)).toEqual(["/d", "/e", "/e/f", "/e/f/new.txt"]);
+    expect(plan.loose.map((m) => m.path)).toEqual(["/a/b/changed.txt"]);
     expect(plan.remove).toEqual([["a", "b", "extra.txt"], ["gone"]]);
   });
 
-  it("fetches everything into an empty copy", () => {
-    expect(planInPlace(target, [live("", "directory", 0o755)], known).fetch).toEqual(target);
+  it("after the merge: the kept entries it left alone stay as listed; what it placed, went through or removed from is read again (not the root)", () => {
+    const plan = planInPlace(target, behind, known);
+    const placed = [...plan.fetch, ...plan.loose].map((m) => m.path.split("/").slice(1));
+    const { untouched, touched } = afterMerge(behind, plan, placed);
+    expect(untouched.map((e) => e.path)).toEqual(["/a", "/a/b/same.txt", "/c", "/c/same.txt"]);
+    expect(touched.map((parts) => parts.join("/"))).toEqual(["d", "e", "e/f", "e/f/new.txt", "a/b/changed.txt", "a/b"]);
+  });
+
+  it("fetches everything into an empty copy, the files at the top loose", () => {
+    const plan = planInPlace([...target, member("/top.txt", "file", 0o644, "new")], [live("", "directory", 0o755)], known);
+    expect(plan.fetch).toEqual(target);
+    expect(plan.loose.map((m) => m.path)).toEqual(["/top.txt"]);
   });
 });

@@ -229,17 +229,40 @@ describe("a restore into a copy the last snapshot read", () => {
     writeFileSync(path.join(root, "src", "a.txt"), "changed after\n");
     chmodSync(path.join(root, "src"), 0o755);
     rmSync(path.join(root, "empty.txt"));
+    writeFileSync(path.join(root, "src", "deep", "extra.txt"), "removed from a directory the restore keeps\n");
+    writeFileSync(path.join(root, "src", "deep", `${"long-name-".repeat(12)}.txt`), "changed in a directory the restore keeps\n");
     mkdirSync(path.join(root, "added", "deeper"), { recursive: true });
     writeFileSync(path.join(root, "added", "deeper", "z.txt"), "z\n");
     await settle();
     await snapshot(); // the copy's stat cache is now this one's
     const [reads, bytes] = [rangedReads, rangedBytes];
-    await snapshots.restore("w", before);
+    const restored = await snapshots.restore("w", before);
     expect(tree(root)).toEqual(beforeTree);
+    // The tree's fingerprint, told from what the merge touched rather than walked again, is a walk's.
+    expect(restored.fingerprint).toBe((await listTree(await registry.get("w"))).fingerprint);
     expect(statSync(path.join(root, "src")).mode & 0o777).toBe(0o700);
-    // a.txt (and empty.txt, which has no chunk); not big.bin's 9 MiB, nor any unchanged file.
-    expect(rangedReads - reads).toBe(1);
+    // a.txt, staged in src (whose mode differs), and the long-named file, staged loose (and empty.txt, which has no chunk); not big.bin's 9 MiB, nor any unchanged file.
+    expect(rangedReads - reads).toBe(2);
     expect(rangedBytes - bytes).toBeLessThan(1024);
+  });
+
+  it("plans again from the tree when a call changed it after the walk the restore was to plan from", async () => {
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 120));
+    await settle();
+    const before = await snapshot();
+    const beforeTree = tree(root);
+    writeFileSync(path.join(root, "src", "a.txt"), "changed again\n");
+    await settle();
+    await snapshot();
+    const workspace = await registry.get("w");
+    const listed = await listTree(workspace);
+    // Between the walk and the restore's lock: a file the walk did not see, and one the plan would keep as it was.
+    const text = (value: string) => new TextEncoder().encode(value);
+    await workspace.writeFile(["stray.txt"], text("written after the walk\n"), { createDirs: false, mode: "create-only" });
+    await workspace.writeFile(["copy-of-a.txt"], text("rewritten after the walk\n"), { createDirs: false, mode: "replace-only" });
+    const restored = await snapshots.restore("w", before, { listed });
+    expect(tree(root)).toEqual(beforeTree);
+    expect(restored.fingerprint).toBe((await listTree(await registry.get("w"))).fingerprint);
   });
 });
 

@@ -35,7 +35,7 @@ import { MAX_CONTENT_BYTES, MAX_DEPTH, MAX_ENTRIES, MAX_PATH_BYTES, MAX_SYMLINK_
 import { byteLengthOfPath } from "../workspace/paths.js";
 import { bytesOfName } from "../workspace/names.js";
 import { FileListBuilder, type FileList } from "./file-list.js";
-import { CHUNK_BYTES, ContentsBuilder, contentIndex, type Contents, type ContentRef } from "./contents.js";
+import { CHUNK_BYTES, ContentsBuilder, contentIndex, type ContentIndex, type Contents } from "./contents.js";
 import { END_OF_ARCHIVE, headerRecords, paddingOf } from "./tar-headers.js";
 import { Spool } from "./spool.js";
 import { compressMembers } from "./gzip-pool.js";
@@ -101,7 +101,7 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
   for (const tarball of options.base?.tarballs ?? []) contents.useTarball(tarball.key, tarball.bytes);
   // Content at hand by SHA-256: the base's chunks. Not this tarball's own: every file in it has its member, so that a
   // snapshot written whole is one tarball of the whole tree (an export streams it as stored).
-  const held: ReadonlyMap<string, ContentRef> = options.base ? contentIndex(options.base) : new Map();
+  const held: ContentIndex = options.base ? contentIndex(options.base) : new Map();
   const records: StatRecord[] = [];
   // A file changed this close to the walk's start may change again within its timestamp's tick, unseen: not cached.
   const startedNs = nowNs();
@@ -115,20 +115,24 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
     options.signal?.throwIfAborted();
     if (members.abandoned) throw new Error("the tarball was abandoned");
   };
-  const addFile = async (entry: WalkEntry, size: number, mode: number, sha256: Buffer, content: ContentRef | ReadFile): Promise<void> => {
+  /** Counts a file and lists it (`sha256` in hex: an unchanged file's comes from the stat cache as it is); its mtime in seconds. */
+  const listFile = (entry: WalkEntry, size: number, mode: number, sha256: string): number => {
     state.fileCount++;
     state.treeBytes += size;
     if (state.treeBytes > MAX_CONTENT_BYTES) tooLarge(`the workspace holds more than ${MAX_CONTENT_BYTES} bytes of files`);
     list.addFile(entry.path, size, mode, sha256);
-    if (settled(entry, startedNs)) records.push({ path: entry.path, version: entry.version, sha256: sha256.toString("hex") });
-    const mtime = seconds(entry.mtimeNs);
-    if (!("pieces" in content)) return void contents.addFile(mtime, content);
+    if (settled(entry, startedNs)) records.push({ path: entry.path, version: entry.version, sha256 });
+    return seconds(entry.mtimeNs);
+  };
+  /** A file read whose content the base does not hold: its header and chunks go into the tarball. */
+  const addContent = async (entry: WalkEntry, mode: number, sha256: string, mtime: number, read: ReadFile): Promise<void> => {
+    const size = read.size;
     const sizes = Array.from({ length: Math.ceil(size / CHUNK_BYTES) }, (_, i) => Math.min(CHUNK_BYTES, size - i * CHUNK_BYTES));
     const slots = contents.addFile(mtime, sizes.map((bytes) => ({ tarball: options.key, offset: 0, length: 0, size: bytes, sha256: sha256 })));
     headers.push(headerRecords({ name: entry.parts.join("/"), type: "file", mode, size, mtime }));
     await flushHeaders();
     let i = 0;
-    for await (const piece of content.pieces()) {
+    for await (const piece of read.pieces()) {
       stillWanted();
       const slot = slots[i]!;
       const last = ++i === slots.length;
@@ -145,7 +149,12 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
     await members.add(run);
   };
 
-  const packEntry = async (entry: WalkEntry): Promise<void> => {
+  /**
+   * Packs one entry; a promise only when it has to wait (a link read, a file
+   * read and streamed): most of a run's entries are directories and unchanged
+   * files, and an async call each was a good part of the garbage of a 20,000-file run.
+   */
+  const packEntry = (entry: WalkEntry): Promise<void> | undefined => {
     stillWanted();
     // Globs see the shown (escaped) path; the member is named by the held name's bytes.
     if (matches && entry.type !== "directory" && !matches(entry.path.slice(1))) return;
@@ -153,29 +162,39 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
     if (entry.type === "directory" && matches) return;
     if (entry.parts.length === 0) return; // the root itself
     checkLimits(entry, ++state.entries);
-    const name = entry.parts.join("/");
-    const mtime = seconds(entry.mtimeNs);
     if (entry.type === "directory") {
+      const mtime = seconds(entry.mtimeNs);
       contents.addDirectory(entry.path, entry.mode & 0o777, mtime);
-      headers.push(headerRecords({ name, type: "directory", mode: entry.mode & 0o777, size: 0, mtime }));
+      headers.push(headerRecords({ name: entry.parts.join("/"), type: "directory", mode: entry.mode & 0o777, size: 0, mtime }));
     } else if (entry.type === "symlink") {
-      const linkname = await workspace.readLink(entry.parts).catch(() => null);
-      if (linkname === null) return;
-      if (bytesOfName(linkname).length > MAX_SYMLINK_TARGET_BYTES) tooLarge(`${entry.path}'s target is longer than ${MAX_SYMLINK_TARGET_BYTES} bytes`);
-      headers.push(headerRecords({ name, type: "symlink", mode: 0o777, size: 0, mtime, linkname }));
-      list.addLink(entry.path, linkname);
-      contents.addLink(mtime);
+      return packLink(entry);
     } else if (!entry.opened && !entry.skipped && entry.type === "file") {
       // Not opened: its stat matches what the last snapshot read, and the base holds that content.
       const known = options.known?.get(entry.path)!;
-      await addFile(entry, Number(entry.size), entry.mode & 0o777, Buffer.from(known.sha256, "hex"), held.get(known.sha256)!);
+      contents.addFile(listFile(entry, Number(entry.size), entry.mode & 0o777, known.sha256), held.get(known.sha256)!);
     } else if (entry.opened) {
-      const read = await readWhole(entry.opened, spool, stillWanted);
-      if (!read) return leftOut(entry.path, "hard-linked");
-      await addFile(entry, read.size, entry.opened.mode & 0o777, read.sha256, held.get(read.sha256.toString("hex")) ?? read);
+      return packRead(entry, entry.opened);
     } else if (entry.skipped === "hard-linked" || entry.skipped === "kept-changing") {
       leftOut(entry.path, entry.skipped);
     } // else gone, or no longer a regular file, since the walk listed it: nothing to say
+  };
+  const packLink = async (entry: WalkEntry): Promise<void> => {
+    const linkname = await workspace.readLink(entry.parts).catch(() => null);
+    if (linkname === null) return;
+    if (bytesOfName(linkname).length > MAX_SYMLINK_TARGET_BYTES) tooLarge(`${entry.path}'s target is longer than ${MAX_SYMLINK_TARGET_BYTES} bytes`);
+    const mtime = seconds(entry.mtimeNs);
+    headers.push(headerRecords({ name: entry.parts.join("/"), type: "symlink", mode: 0o777, size: 0, mtime, linkname }));
+    list.addLink(entry.path, linkname);
+    contents.addLink(mtime);
+  };
+  const packRead = async (entry: WalkEntry, opened: OpenedFile): Promise<void> => {
+    const read = await readWhole(opened, spool, stillWanted);
+    if (!read) return leftOut(entry.path, "hard-linked");
+    const sha256 = read.sha256.toString("hex");
+    const mtime = listFile(entry, read.size, opened.mode & 0o777, sha256);
+    const at = held.get(sha256);
+    if (at) contents.addFile(mtime, at);
+    else await addContent(entry, opened.mode & 0o777, sha256, mtime, read);
   };
 
   const produce = async (): Promise<void> => {
@@ -196,7 +215,8 @@ export function packSeekable(workspace: Workspace, options: SeekableOptions): Se
       for await (const entry of walk) {
         options.fingerprint?.add(entry);
         try {
-          await packEntry(entry);
+          const waiting = packEntry(entry);
+          if (waiting) await waiting;
         } finally {
           entry.opened?.close();
         }

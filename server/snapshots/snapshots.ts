@@ -21,11 +21,12 @@ import { LockTable } from "../tools/locks.js";
 import { summarize } from "../runs/runs.js";
 import type { Staging } from "../workspace/staging.js";
 import type { Workspace } from "../workspace/workspace.js";
+import { walkOrder } from "../workspace/walk.js";
 import { WORKSPACE_ID_PATTERN, type WorkspaceRegistry } from "../workspace/registry.js";
 import type { Components } from "../workspace/paths.js";
 import { escapeName } from "../workspace/names.js";
 import { hashTree } from "../workspace/hash-tree.js";
-import { listStaged, listTree, TreeFingerprint, type ListedEntry, type TreeListing } from "../workspace/fingerprint.js";
+import { listStaged, listTree, TreeFingerprint, type ListedEntry, type ListedTree } from "../workspace/fingerprint.js";
 import { diffRecords, type DiffCounts, type DiffEntry } from "./diff.js";
 import { recordsOf, tarBytesFor, type FileList } from "./file-list.js";
 import {
@@ -33,6 +34,7 @@ import {
   extractTree,
   heldMemberNames,
   inspectArchive,
+  memberParts,
   nameExactExtract,
   DEFAULT_LIMITS,
   type ExtractLimits,
@@ -46,7 +48,7 @@ import { applyDeltas, deltaOf, parseTable, type ContentsDelta } from "./contents
 import { packSeekable } from "./seekable.js";
 import { gzipTar, membersOf, stageTreeFiles, type TreeMember } from "./seekable-read.js";
 import { nowNs, RACY_MARGIN_MS, settled, StatCache, type KnownFiles, type StatRecord } from "./stat-cache.js";
-import { planInPlace } from "./in-place.js";
+import { afterMerge, planInPlace, type InPlacePlan } from "./in-place.js";
 import { SnapshotTree } from "./at-snapshot.js";
 import type { Store } from "./store.js";
 import { headKey, Heads, type Head } from "./heads.js";
@@ -98,6 +100,9 @@ export interface SnapshotsOptions {
 const DEFAULT_PRESIGN_SECONDS = 3600;
 /** S3's limit for a SigV4 presigned URL. */
 const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
+/** Entries stat'ed at once after an in-place merge. */
+const STAT_BATCH = 64;
+
 /** Reads of a verified tarball during a restore: fewer thread-pool round trips than the 64 KiB default. */
 const RESTORE_READ_BYTES = 1 << 20;
 /** Tables of contents kept in memory (a few MB each for 100,000 files). */
@@ -167,8 +172,8 @@ export interface RestoreOptions {
   quota?: QuotaCheck;
   /** Runs at the commit point, before the workspace changes (the copy's record marks it as being replaced). */
   beforeApply?: () => Promise<void>;
-  /** The tree as a walk saw it just before (copies.ts): an in-place restore plans its fetch from it instead of walking again (it plans again under the lock). */
-  listing?: readonly ListedEntry[];
+  /** The tree as a walk saw it just before (copies.ts): an in-place restore plans from it instead of walking again (and again under the lock, unless it is still current). */
+  listed?: ListedTree;
 }
 
 /** A restore or import checked against the limits of its call (its token's, else the daemon's). */
@@ -347,12 +352,14 @@ export class Snapshots {
     const contents = await this.readContents(manifest, signal).catch(() => undefined);
     if (!contents || contents.tarballs.length >= this.compaction.maxTarballs) return undefined;
     const stored = contents.tarballs.reduce((sum, t) => sum + t.bytes, 0);
-    const live = new Set<string>();
+    // Offsets of the chunks counted, per tarball (no key string per chunk).
+    const live = contents.tarballs.map(() => new Set<number>());
     let liveBytes = 0;
     for (let c = 0; c < contents.chunks.offset.length; c++) {
-      const at = `${contents.chunks.tarball[c]}:${contents.chunks.offset[c]}`;
-      if (!live.has(at)) liveBytes += contents.chunks.length[c]!;
-      live.add(at);
+      const counted = live[contents.chunks.tarball[c]!]!;
+      const offset = contents.chunks.offset[c]!;
+      if (!counted.has(offset)) liveBytes += contents.chunks.length[c]!;
+      counted.add(offset);
     }
     const dead = stored - liveBytes;
     return dead > this.compaction.minDeadBytes && liveBytes < stored * this.compaction.minLiveRatio ? undefined : { contents, table };
@@ -689,9 +696,9 @@ export class Snapshots {
       const members = manifest.contents ? await this.membersMatching(manifest, [], signal) : undefined;
       const known = members && (await this.statCache?.load(workspaceId));
       let appliedNs = 0n;
-      let listed: TreeListing | undefined;
+      let after: ListedEntry[] | undefined;
       if (members && known && known.size > 0 && !members.some((m) => m.header.type === "symlink")) {
-        appliedNs = await this.restoreInPlace(workspaceId, members, known, hold.staged, options);
+        ({ appliedNs, after } = await this.restoreInPlace(workspaceId, members, known, hold.staged, options));
       } else {
         // Seekable: the tree straight from the tarballs its content is in, each chunk checked as it is read; older: downloaded and checked whole first.
         const rules = { limits: this.limits, damaged: "DATA_LOSS" as const, staged: hold.staged };
@@ -711,12 +718,12 @@ export class Snapshots {
           // For rememberRestored, beside the swap's sync; past the commit point, a listing that fails leaves it to walk the tree.
           const workspace = await this.registry.get(workspaceId);
           const listStagedTree = async () => {
-            if (members) listed = await listStaged(workspace, staging).catch(() => undefined);
+            if (members) after = (await listStaged(workspace, staging).catch(() => undefined))?.listing;
           };
           await this.registry.replaceWithStaging(workspaceId, staging, listStagedTree);
         });
       }
-      const fingerprint = members ? await this.rememberRestored(workspaceId, members, appliedNs, listed).catch(() => undefined) : undefined;
+      const fingerprint = members ? await this.rememberRestored(workspaceId, members, appliedNs, after).catch(() => undefined) : undefined;
       this.metrics?.snapshot("restore", (performance.now() - started) / 1000, manifest.sizeBytes);
       return { fingerprint };
     } finally {
@@ -727,48 +734,102 @@ export class Snapshots {
 
   /**
    * A restore into a copy that the last snapshot read (in-place.ts): only the
-   * files that differ are fetched (staged first, checked like any restore),
-   * then, with the workspace locked, what the snapshot does not hold is
-   * removed and the staged entries merged in. Calls may have changed the tree
-   * while the fetch ran: it is planned again under the lock, and what else
-   * differs fetched then. Not atomic like a swap; options.beforeApply marks
-   * the copy as being replaced first, so that a crash part-way leaves a copy
-   * whose content belongs to nobody (the next run restores it), not work to
-   * keep. Trees with symbolic links are restored whole (their checks need the
-   * whole tree).
+   * files that differ are fetched (staged first, checked like any restore;
+   * those whose directory is kept staged loose), then, with the workspace
+   * locked, what the snapshot does not hold is removed, the staged tree
+   * merged in and the loose files moved into place. Calls may have changed
+   * the tree while the fetch ran: unless the walk it was planned from is
+   * still current (a managed tree no call changed since: ListedTree), it is
+   * walked and planned again under the lock, and what else differs fetched
+   * then. Not atomic like a swap; options.beforeApply marks the copy as
+   * being replaced first, so that a crash part-way leaves a copy whose
+   * content belongs to nobody (the next run restores it), not work to keep.
+   * Trees with symbolic links are restored whole (their checks need the
+   * whole tree). Returns when the merge began, and the tree after it as a
+   * walk would list it (undefined when it could not be read).
    */
-  private async restoreInPlace(workspaceId: string, members: TreeMember[], known: KnownFiles, staged: ((usage: Usage) => void) | undefined, options: RestoreOptions): Promise<bigint> {
+  private async restoreInPlace(
+    workspaceId: string,
+    members: TreeMember[],
+    known: KnownFiles,
+    staged: ((usage: Usage) => void) | undefined,
+    options: RestoreOptions,
+  ): Promise<{ appliedNs: bigint; after?: ListedEntry[] }> {
     const { signal } = options;
     const usage = { bytes: members.reduce((sum, m) => sum + m.header.size, 0), entries: members.length };
     staged?.(usage);
-    const planned = planInPlace(members, options.listing ?? (await listTree(await this.registry.get(workspaceId), signal)).listing, known);
+    const first = options.listed ?? (await listTree(await this.registry.get(workspaceId), signal));
+    const planned = planInPlace(members, first.listing, known);
+    const rules = { limits: this.limits, damaged: "DATA_LOSS" as const };
     const staging = await this.registry.createStaging(workspaceId);
-    let applied = 0n;
+    let appliedNs = 0n;
+    let after: ListedEntry[] | undefined;
     try {
-      const fetch = async (fetched: TreeMember[]): Promise<void> =>
-        void (await extractTree(fetched, staging, { limits: this.limits, damaged: "DATA_LOSS" }, (files) => stageTreeFiles(this.store, files, staging, signal)));
-      await fetch(planned.fetch);
-      signal?.throwIfAborted();
-      await this.locks.with([workspaceId], async () => {
-        const workspace = await this.registry.get(workspaceId);
-        const plan = planInPlace(members, (await listTree(workspace, signal)).listing, known);
-        const staged = new Set(planned.fetch.map((m) => m.path));
-        const more = plan.fetch.filter((m) => !staged.has(m.path));
-        if (more.length > 0) await fetch(more);
-        signal?.throwIfAborted(); // the commit point
-        await options.beforeApply?.();
-        applied = nowNs();
-        try {
-          for (const parts of plan.remove) await workspace.remove(parts, { recursive: true });
-          await workspace.mergeStaging(staging, [], async () => undefined, { directoryModes: true });
-        } finally {
-          this.quotas?.recount(workspace);
-        }
-      }, signal);
+      // Loose files, each staged under its index in `moves` (their names checked as the staging checks the others').
+      const loose = await this.registry.createStaging(workspaceId);
+      try {
+        const moves: Array<{ name: string; parts: Components }> = [];
+        /** The components of every member fetched so far, by path. */
+        const fetched = new Map<string, Components>();
+        const fetch = async (plan: InPlacePlan): Promise<void> => {
+          const atPaths = plan.fetch.filter((m) => !fetched.has(m.path));
+          const apart = plan.loose.filter((m) => !fetched.has(m.path));
+          await extractTree(atPaths, staging, rules, (files) => stageTreeFiles(this.store, files, staging, signal));
+          for (const m of atPaths) fetched.set(m.path, memberParts(m.header.name, this.limits));
+          const named = apart.map((m, i) => ({ ...m, header: { ...m.header, name: String(moves.length + i) } }));
+          const parts = apart.map((m) => memberParts(m.header.name, this.limits));
+          await extractTree(named, loose, rules, (files) => stageTreeFiles(this.store, files, loose, signal));
+          apart.forEach((m, i) => {
+            fetched.set(m.path, parts[i]!);
+            moves.push({ name: named[i]!.header.name, parts: parts[i]! });
+          });
+        };
+        await fetch(planned);
+        signal?.throwIfAborted();
+        await this.locks.with([workspaceId], async () => {
+          const workspace = await this.registry.get(workspaceId);
+          const listed = first.current(workspace) ? first : await listTree(workspace, signal);
+          const plan = listed === first ? planned : planInPlace(members, listed.listing, known);
+          if (plan !== planned) await fetch(plan);
+          signal?.throwIfAborted(); // the commit point
+          await options.beforeApply?.();
+          appliedNs = nowNs();
+          try {
+            for (const parts of plan.remove) await workspace.remove(parts, { recursive: true });
+            await workspace.mergeStaging(staging, [], async () => undefined, { directoryModes: true });
+            await workspace.placeStaged(loose, moves);
+          } finally {
+            this.quotas?.recount(workspace);
+          }
+          // Past the commit point: a tree that cannot be read now is walked later.
+          after = await this.listedAfterMerge(workspace, listed.listing, plan, [...fetched.values()]).catch(() => undefined);
+        }, signal);
+      } finally {
+        await loose.discard(); // nothing once placed
+      }
     } finally {
       await staging.discard(); // nothing once merged
     }
-    return applied;
+    return { appliedNs, after };
+  }
+
+  /**
+   * The tree after an in-place merge, in walk order, as a walk would list it
+   * (in-place.ts: afterMerge): the kept entries as `live` listed them, and
+   * what the merge touched stat'ed again (an entry gone since is left out),
+   * a batch at a time (a bounded number of descriptors); walked instead when
+   * the merge touched most of the tree. A call that changes a kept entry
+   * meanwhile gives it a version this listing lacks, so the copy looks
+   * changed, never clean.
+   */
+  private async listedAfterMerge(workspace: Workspace, live: readonly ListedEntry[], plan: InPlacePlan, placed: readonly Components[]): Promise<ListedEntry[]> {
+    const { untouched, touched } = afterMerge(live, plan, placed);
+    if (touched.length > untouched.length) return (await listTree(workspace)).listing;
+    const listing = [...untouched];
+    for (let i = 0; i < touched.length; i += STAT_BATCH) {
+      for (const entry of await Promise.all(touched.slice(i, i + STAT_BATCH).map((parts) => listedEntry(workspace, parts)))) if (entry) listing.push(entry);
+    }
+    return listing.sort(walkOrder);
   }
 
   /**
@@ -777,20 +838,20 @@ export class Snapshots {
    * change the live tree) hold the content the snapshot gives them — a call
    * that changed one since moved its ctime past that moment (stat-cache.ts).
    * So the next snapshot reads only what its run changed, even on a runtime
-   * whose copy came whole from the store. The same walk takes the restored
-   * tree's fingerprint (returned). `listed`: the tree as staged, when the
-   * swap left it as it was (listStaged); else it is walked now.
+   * whose copy came whole from the store. The tree is `after` when the
+   * restore knows it, else walked; its fingerprint is returned.
    */
-  private async rememberRestored(workspaceId: string, members: readonly TreeMember[], appliedNs: bigint, listed?: TreeListing): Promise<string> {
+  private async rememberRestored(workspaceId: string, members: readonly TreeMember[], appliedNs: bigint, after?: readonly ListedEntry[]): Promise<string> {
     const sha256 = new Map(members.filter((m) => m.header.type === "file").map((m) => [m.path, m.sha256]));
     const records: StatRecord[] = [];
-    const { fingerprint, listing } = listed ?? (await listTree(await this.registry.get(workspaceId)));
-    for (const entry of listing) {
+    const fingerprint = new TreeFingerprint();
+    for (const entry of after ?? (await listTree(await this.registry.get(workspaceId))).listing) {
+      fingerprint.add(entry);
       const content = entry.type === "file" ? sha256.get(entry.path) : undefined;
       if (content !== undefined && settled(entry, appliedNs)) records.push({ path: entry.path, version: entry.version, sha256: content });
     }
     await this.statCache?.save(workspaceId, records);
-    return fingerprint;
+    return fingerprint.result().fingerprint;
   }
 
   /** Unpacks an untrusted tarball into directory `parts` of the workspace; a refusal changes nothing (see the class comment). */
@@ -1184,6 +1245,17 @@ async function filterTarball(source: AsyncIterable<Uint8Array>, include: readonl
   await consume(gzip);
   await repack;
   return fileCount;
+}
+
+/** The entry at `parts` as a walk lists it; undefined when there is none. */
+async function listedEntry(workspace: Workspace, parts: Components): Promise<ListedEntry | undefined> {
+  try {
+    const entry = await workspace.stat(parts);
+    return { parts, path: entry.path, type: entry.type, version: entry.version, mode: entry.mode, ctimeNs: entry.ctimeNs, mtimeNs: entry.mtimeNs };
+  } catch (error) {
+    if (error instanceof FileToolsError && error.reason === "NOT_FOUND") return undefined;
+    throw error;
+  }
 }
 
 function asDamaged(error: unknown): Error {

@@ -67,7 +67,7 @@ export class StatCache {
       await fsp.writeFile(temp, JSON.stringify(body), { mode: 0o600 });
       await fsp.rename(temp, this.file(workspaceId));
       this.recent.delete(workspaceId);
-      this.recent.set(workspaceId, new Map(records.map((r) => [r.path, { version: r.version, sha256: r.sha256 }])));
+      this.recent.set(workspaceId, new Map(records.map((r) => [r.path, r])));
       while (this.recent.size > IN_MEMORY) this.recent.delete(this.recent.keys().next().value!);
     } catch (error) {
       this.recent.delete(workspaceId);

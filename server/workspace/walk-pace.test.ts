@@ -1,23 +1,24 @@
 // How a walk calls lstat (walk.ts, Pace): synchronously while runs are fast,
-// yielding to the event loop every few runs, and on the thread pool for the
-// rest of the walk once a run was slow. Either way it finds the same tree.
+// yielding to the event loop every few runs, and on the thread pool for a
+// while once a run was slow, trying a synchronous run again after 8 runs,
+// then 16, 32... while the tries are slow. Either way it finds the same tree.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { WorkspaceRegistry } from "./registry.js";
 
-const calls = { sync: 0, pooled: 0, slowFirst: false };
+/** slowFirst: the first lstat takes 20 ms; slowEach: every one takes 0.5 ms (a run of 16 names is slow). */
+const calls = { sync: 0, pooled: 0, slowFirst: false, slowEach: false };
 
 vi.mock("node:fs", async (importOriginal) => {
   const fs = await importOriginal<typeof import("node:fs")>();
   const lstatSync = ((...args: unknown[]) => {
     calls.sync++;
-    if (calls.slowFirst) {
-      calls.slowFirst = false;
-      const until = performance.now() + 20; // a cold cache, a network file system
-      while (performance.now() < until);
-    }
+    const wait = calls.slowFirst ? 20 : calls.slowEach ? 0.5 : 0; // a cold cache, a network file system
+    calls.slowFirst = false;
+    const until = performance.now() + wait;
+    while (performance.now() < until);
     return (fs.lstatSync as (...a: unknown[]) => unknown)(...args);
   }) as typeof fs.lstatSync;
   const lstat = (...args: Parameters<typeof fs.promises.lstat>) => {
@@ -54,7 +55,7 @@ afterAll(() => {
   rmSync(base, { recursive: true, force: true });
 });
 
-beforeEach(() => Object.assign(calls, { sync: 0, pooled: 0, slowFirst: false }));
+beforeEach(() => Object.assign(calls, { sync: 0, pooled: 0, slowFirst: false, slowEach: false }));
 
 async function walked(): Promise<string[]> {
   const paths: string[] = [];
@@ -79,11 +80,22 @@ describe("the walk's lstat calls", () => {
     expect(ticks).toBeGreaterThan(0);
   });
 
-  it("move to the thread pool for the rest of the walk once a run was slow, finding the same tree", async () => {
+  it("move to the thread pool after a slow run, and back once a run tried again is fast, finding the same tree", async () => {
     calls.slowFirst = true;
     expect(await walked()).toEqual(expected);
-    // The root's one run was slow: every later name went to the pool.
-    expect(calls.sync).toBe(20);
-    expect(calls.pooled).toBe(expected.length - 20);
+    // The root's run (20 names) was slow; the next 8 runs went to the pool (d00 and d01: 64, 64, 22; d02: 64, 64) and
+    // more only if the machine made a try slow too; the try after them was synchronous again.
+    expect(calls.pooled).toBeGreaterThanOrEqual(3 * 150 - 22);
+    expect(calls.sync).toBeGreaterThan(20);
+    expect(calls.sync + calls.pooled).toBe(expected.length);
+  });
+
+  it("stay on the pool while every run tried is slow, trying ever more rarely", async () => {
+    calls.slowEach = true;
+    expect(await walked()).toEqual(expected);
+    // 61 runs: the root's (20 names) and the tries after 8, 16 and 32 runs on the pool were synchronous.
+    expect(calls.sync).toBeGreaterThan(20);
+    expect(calls.sync).toBeLessThanOrEqual(20 + 3 * 64);
+    expect(calls.sync + calls.pooled).toBe(expected.length);
   });
 });

@@ -27,16 +27,25 @@ const LOOKAHEAD = 64;
  * run in well under a millisecond, 2–3 times cheaper than a round trip to the
  * thread pool per name — yielding to the event loop every SLICE_MS; a run
  * slower than SLOW_RUN_MS (a cold cache, a network file system) moves the
- * rest of the walk to the thread pool, not to hold the event loop.
+ * walk to the thread pool, not to hold the event loop. A run is also slow
+ * when the process merely waited for a core (a busy machine: a 20,000-file
+ * walk then went to the pool for good, and spent about as long again in
+ * promises and their garbage), so after FIRST_POOL_RUNS runs a synchronous one
+ * is tried again, the wait doubling after each slow try.
  */
 const SLOW_RUN_MS = 8;
 const SLICE_MS = 5;
+const FIRST_POOL_RUNS = 8;
 
-/** How a walk calls lstat: synchronously until a run was slow. */
+/** How a walk calls lstat: synchronously while runs are fast. */
 interface Pace {
   sync: boolean;
   /** When the walk last let the event loop run. */
   sliceStart: number;
+  /** On the pool: runs left before a synchronous one is tried. */
+  poolRuns: number;
+  /** Runs on the pool after the next slow one. */
+  backoff: number;
 }
 
 export interface WalkOptions {
@@ -63,12 +72,13 @@ export interface WalkOptions {
 /** An entry of the walk, with its components (held names, for the file system) beside its shown path; the consumer must close `opened`. */
 export type WalkEntry = Entry & { parts: Components; opened?: OpenedFile; skipped?: SkipReason };
 
-/** Walks below `start` (an open directory at `startParts`); closes `start`. */
-export async function* walk(start: Directory, startParts: Components, options: WalkOptions, resolver: Resolver): AsyncGenerator<WalkEntry> {
+/** Walks below the directory at `startParts`, which `open` opens when the first entry is asked for; closes it. */
+export async function* walk(open: () => Promise<Directory>, startParts: Components, options: WalkOptions, resolver: Resolver): AsyncGenerator<WalkEntry> {
+  const start = await open();
   const rootLevels = await startLevels(start, startParts, options.respectGitignore, resolver);
   const path = new HeldPath(start);
   const stack: DirectoryVisit[] = [];
-  const pace: Pace = { sync: true, sliceStart: performance.now() };
+  const pace: Pace = { sync: true, sliceStart: performance.now(), poolRuns: 0, backoff: FIRST_POOL_RUNS };
   try {
     stack.push(visit(path.current(), startParts, 1, rootLevels, options));
     while (stack.length > 0) {
@@ -100,6 +110,15 @@ export async function* walk(start: Directory, startParts: Components, options: W
   }
 }
 
+/** Compares entries in the order walk lists them: a directory before what it holds, names sorted within each directory. */
+export function walkOrder(a: { parts: Components }, b: { parts: Components }): number {
+  const common = Math.min(a.parts.length, b.parts.length);
+  for (let i = 0; i < common; i++) {
+    if (a.parts[i] !== b.parts[i]) return a.parts[i]! < b.parts[i]! ? -1 : 1;
+  }
+  return a.parts.length - b.parts.length;
+}
+
 interface FoundEntry {
   name: string;
   entry: WalkEntry;
@@ -110,6 +129,8 @@ interface FoundEntry {
 
 interface DirectoryVisit {
   parts: Components;
+  /** Its shown path with a trailing "/": its entries' paths are this and their escaped names. */
+  prefix: string;
   depth: number;
   levels: IgnoreLevel | null;
   tested: IgnoreTest[];
@@ -130,7 +151,8 @@ function visit(dir: Directory, parts: Components, depth: number, levels: IgnoreL
     .map((child) => child.name)
     .filter((name) => !TEMP_FILE_PATTERN.test(name) && (options.includeHidden || !name.startsWith(".")))
     .sort();
-  return { parts, depth, levels, tested: forDirectory(levels), names, read: 0, found: [], next: 0 };
+  const prefix = parts.length === 0 ? "/" : displayPath(parts) + "/";
+  return { parts, prefix, depth, levels, tested: forDirectory(levels), names, read: 0, found: [], next: 0 };
 }
 
 /** lstat a run of names at once: in a row while that is fast (Pace), else one round trip to the thread pool per run, not per name. */
@@ -138,6 +160,7 @@ async function lstatRun(dir: Directory, current: DirectoryVisit, options: WalkOp
   const run = current.names.slice(current.read, current.read + LOOKAHEAD);
   current.read += run.length;
   let allStats: (BigIntStats | null)[];
+  if (!pace.sync && pace.poolRuns-- === 0) pace.sync = true;
   if (pace.sync) {
     if (performance.now() - pace.sliceStart > SLICE_MS) {
       await new Promise((resolve) => setImmediate(resolve));
@@ -145,7 +168,12 @@ async function lstatRun(dir: Directory, current: DirectoryVisit, options: WalkOp
     }
     const started = performance.now();
     allStats = run.map((name) => lstatOrNull(at(dir, name)));
-    pace.sync = performance.now() - started < SLOW_RUN_MS;
+    if (performance.now() - started < SLOW_RUN_MS) pace.backoff = FIRST_POOL_RUNS;
+    else {
+      pace.sync = false;
+      pace.poolRuns = pace.backoff;
+      pace.backoff *= 2;
+    }
   } else {
     allStats = await Promise.all(run.map((name) => fsp.lstat(at(dir, name), { bigint: true }).catch(() => null)));
   }
@@ -153,9 +181,10 @@ async function lstatRun(dir: Directory, current: DirectoryVisit, options: WalkOp
     const stats = allStats[k];
     if (!stats) return null; // removed while we walked
     const parts = [...current.parts, name];
-    const path = displayPath(parts);
+    const path = current.prefix + escapeName(name);
     if (options.respectGitignore && isIgnored(current.tested, path, name, stats.isDirectory())) return null;
-    const entry: WalkEntry = { ...entryFromStats(path, stats), parts };
+    // Its parts set on the entry made (not a copy of it with them: one object less per entry).
+    const entry: WalkEntry = Object.assign(entryFromStats(path, stats), { parts });
     return { name, entry, isDirectory: stats.isDirectory(), stats };
   });
 }

@@ -53,6 +53,15 @@ export interface WriteResult {
 }
 
 export class Workspace {
+  /**
+   * Changes to the tree begun through this object, and how many are under
+   * way (closing counts as one: the registry swaps a managed directory, then
+   * closes the old object). A managed tree changes only through the daemon,
+   * so a walk taken while none was under way still describes it while none
+   * has begun since (changeMark, changedSince).
+   */
+  private readonly changes = { begun: 0, underWay: 0 };
+
   private constructor(
     readonly id: string,
     readonly bound: boolean,
@@ -78,7 +87,29 @@ export class Workspace {
 
   /** Closes the root; later calls fail with CONTENT_CHANGED (calls under way keep the directories they opened). */
   close(): void {
+    this.changes.begun++;
     this.resolver.close();
+  }
+
+  /** The count of changes begun, taken while none is under way; undefined while one is. */
+  changeMark(): number | undefined {
+    return this.changes.underWay === 0 ? this.changes.begun : undefined;
+  }
+
+  /** Whether a change to the tree began through this object after `mark` was taken. */
+  changedSince(mark: number): boolean {
+    return this.changes.begun !== mark;
+  }
+
+  /** Runs a change to the tree, counted (see `changes`). */
+  private async changing<T>(change: () => Promise<T>): Promise<T> {
+    this.changes.begun++;
+    this.changes.underWay++;
+    try {
+      return await change();
+    } finally {
+      this.changes.underWay--;
+    }
   }
 
   /** Describes the entry itself (a symlink is reported as one). */
@@ -141,22 +172,24 @@ export class Workspace {
    * permission bits; a symlink inside the workspace is written through.
    */
   async writeFile(parts: Components, content: Uint8Array | StagedFile, options: WriteOptions): Promise<WriteResult> {
-    const shown = displayPath(parts);
-    if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
-    const size = content instanceof StagedFile ? content.size : content.length;
-    const made: MadeDirectories = { count: 0 };
-    let written = NO_USAGE;
-    const { loc, admission } = await this.locateToWrite(parts, options, made, (existing) => ({
-      bytes: size - sizeOfFile(existing),
-      entries: existing ? 0 : 1,
-    }));
-    try {
-      const result = await this.writeLocated(parts, loc, content, options, shown);
-      written = { bytes: size - sizeOfFile(loc!.stats), entries: result.created ? 1 : 0 };
-      return result;
-    } finally {
-      admission?.settle({ bytes: written.bytes, entries: written.entries + made.count });
-    }
+    return this.changing(async () => {
+      const shown = displayPath(parts);
+      if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
+      const size = content instanceof StagedFile ? content.size : content.length;
+      const made: MadeDirectories = { count: 0 };
+      let written = NO_USAGE;
+      const { loc, admission } = await this.locateToWrite(parts, options, made, (existing) => ({
+        bytes: size - sizeOfFile(existing),
+        entries: existing ? 0 : 1,
+      }));
+      try {
+        const result = await this.writeLocated(parts, loc, content, options, shown);
+        written = { bytes: size - sizeOfFile(loc!.stats), entries: result.created ? 1 : 0 };
+        return result;
+      } finally {
+        admission?.settle({ bytes: written.bytes, entries: written.entries + made.count });
+      }
+    });
   }
 
   /**
@@ -266,16 +299,18 @@ export class Workspace {
    * change. A missing file is created atomically like writeFile.
    */
   async appendFile(parts: Components, content: Uint8Array, options: Omit<WriteOptions, "mode">): Promise<WriteResult> {
-    // Another process may create or remove the file between our look and our
-    // write: each such race sends us round again (bounded), never to a wrong answer.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.appendOnce(parts, content, options);
-      } catch (error) {
-        if (!(error instanceof FileAppeared || error instanceof FileVanished)) throw error;
-        if (attempt === APPEND_ATTEMPTS) fail("CONTENT_CHANGED", `${displayPath(parts)} kept being created and removed during the append; retry`);
+    return this.changing(async () => {
+      // Another process may create or remove the file between our look and our
+      // write: each such race sends us round again (bounded), never to a wrong answer.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.appendOnce(parts, content, options);
+        } catch (error) {
+          if (!(error instanceof FileAppeared || error instanceof FileVanished)) throw error;
+          if (attempt === APPEND_ATTEMPTS) fail("CONTENT_CHANGED", `${displayPath(parts)} kept being created and removed during the append; retry`);
+        }
       }
-    }
+    });
   }
 
   private async appendOnce(parts: Components, content: Uint8Array, options: Omit<WriteOptions, "mode">): Promise<WriteResult> {
@@ -314,116 +349,157 @@ export class Workspace {
 
   /** Removes an entry (a symlink itself, never its target). Returns false when nothing was there. */
   async remove(parts: Components, options: { recursive: boolean; ifVersion?: string; gate?: UsageGate }): Promise<boolean> {
-    const shown = displayPath(parts);
-    if (parts.length === 0) fail("INVALID_PATH", "the workspace root cannot be deleted");
-    const loc = await this.resolver.locate(parts).catch((error: unknown) => {
-      if (error instanceof Error && "reason" in error && error.reason === "NOT_FOUND") return null;
-      throw error;
+    return this.changing(async () => {
+      const shown = displayPath(parts);
+      if (parts.length === 0) fail("INVALID_PATH", "the workspace root cannot be deleted");
+      const loc = await this.resolver.locate(parts).catch((error: unknown) => {
+        if (error instanceof Error && "reason" in error && error.reason === "NOT_FOUND") return null;
+        throw error;
+      });
+      if (!loc) return false;
+      return withClosed(loc.dir, async () => {
+        const stats = await lstatOrNull(at(loc.dir, loc.name), shown);
+        if (!stats) return false;
+        if (namesDirectory(parts) && !stats.isDirectory()) fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
+        checkVersion(stats, options.ifVersion, shown);
+        if (stats.isDirectory() && !options.recursive) fail("IS_A_DIRECTORY", `${shown} is a directory; set recursive to delete it`);
+        // What goes, counted before it goes (a subtree: the walk the removal makes anyway, once more).
+        const freed = options.gate ? (stats.isDirectory() ? await entryAndTree(loc, shown) : usageOfEntry(stats)) : NO_USAGE;
+        try {
+          if (stats.isDirectory()) await removeTree(loc.dir, loc.name);
+          else await fsp.unlink(at(loc.dir, loc.name));
+        } catch (error) {
+          // Part of a subtree may be gone: count the workspace again rather than guess.
+          if (stats.isDirectory()) options.gate?.recount();
+          throw translateErrno(error, shown);
+        }
+        options.gate?.admit(negateUsage(freed), shown).settle(negateUsage(freed));
+        await loc.dir.sync();
+        return true;
+      });
     });
-    if (!loc) return false;
-    return withClosed(loc.dir, async () => {
-      const stats = await lstatOrNull(at(loc.dir, loc.name), shown);
-      if (!stats) return false;
-      if (namesDirectory(parts) && !stats.isDirectory()) fail("NOT_A_DIRECTORY", `${shown} is not a directory`);
-      checkVersion(stats, options.ifVersion, shown);
-      if (stats.isDirectory() && !options.recursive) fail("IS_A_DIRECTORY", `${shown} is a directory; set recursive to delete it`);
-      // What goes, counted before it goes (a subtree: the walk the removal makes anyway, once more).
-      const freed = options.gate ? (stats.isDirectory() ? await entryAndTree(loc, shown) : usageOfEntry(stats)) : NO_USAGE;
+  }
+
+  /**
+   * Takes the file (or symlink) at `parts` out of the tree under a temp name
+   * beside it (never listed or snapshotted, swept at start-up), for a change
+   * that may have to put it back: ApplyPatch's removals, undone when a later
+   * step of the patch fails. Undefined when nothing is there.
+   */
+  async setAside(parts: Components): Promise<SetAsideFile | undefined> {
+    return this.changing(async () => {
+      const shown = displayPath(parts);
+      if (parts.length === 0) fail("INVALID_PATH", "the workspace root cannot be deleted");
+      const loc = await this.resolver.locate(parts).catch((error: unknown) => {
+        if (error instanceof FileToolsError && error.reason === "NOT_FOUND") return null;
+        throw error;
+      });
+      if (!loc) return undefined;
       try {
-        if (stats.isDirectory()) await removeTree(loc.dir, loc.name);
-        else await fsp.unlink(at(loc.dir, loc.name));
+        const stats = await lstatOrNull(at(loc.dir, loc.name), shown);
+        if (!stats) {
+          loc.dir.close();
+          return undefined;
+        }
+        if (stats.isDirectory()) fail("IS_A_DIRECTORY", `${shown} is a directory`);
+        const temp = tempFileName();
+        await fsp.rename(at(loc.dir, loc.name), at(loc.dir, temp)).catch((error: unknown) => {
+          throw translateErrno(error, shown);
+        });
+        await loc.dir.sync();
+        return new SetAsideFile(loc.dir, loc.name, temp, shown, (change) => this.changing(change));
       } catch (error) {
-        // Part of a subtree may be gone: count the workspace again rather than guess.
-        if (stats.isDirectory()) options.gate?.recount();
-        throw translateErrno(error, shown);
+        loc.dir.close();
+        throw error;
       }
-      options.gate?.admit(negateUsage(freed), shown).settle(negateUsage(freed));
-      await loc.dir.sync();
-      return true;
     });
   }
 
   /** Renames an entry (a symlink moves as a link). */
   async move(source: Components, destination: Components, options: { overwrite: boolean; createDirs: boolean; ifVersion?: string; gate?: UsageGate }): Promise<Entry> {
-    const from = displayPath(source);
-    const to = displayPath(destination);
-    if (source.length === 0) fail("INVALID_PATH", "the workspace root cannot be moved");
-    if (destination.length === 0) fail("INVALID_PATH", "the destination names the workspace root");
-    if (destination.length > source.length && source.every((part, i) => destination[i] === part)) {
-      fail("INVALID_ARGUMENT", `cannot move ${from} into itself (${to})`);
-    }
-    const src = await this.resolver.locate(source);
-    return withClosed(src.dir, async () => {
-      const stats = await lstatOrNull(at(src.dir, src.name), from);
-      if (!stats) fail("NOT_FOUND", `${from} does not exist`);
-      if (namesDirectory(source) && !stats.isDirectory()) fail("NOT_A_DIRECTORY", `${from} is not a directory`);
-      if (namesDirectory(destination) && !stats.isDirectory()) fail("NOT_A_DIRECTORY", `${to} names a directory but ${from} is not one`);
-      checkVersion(stats, options.ifVersion, from);
-      // A move adds nothing but the parents it makes (what it replaces is freed): those are admitted first.
-      const missing = options.gate && options.createDirs ? await this.resolver.missingParents(destination) : 0;
-      const admission = options.gate?.admit({ bytes: 0, entries: missing }, to);
-      const made: MadeDirectories = { count: 0 };
-      let replaced = NO_USAGE;
-      try {
-        const dst = await this.resolver.locate(destination, options.createDirs, made);
-        return await withClosed(dst.dir, async () => {
-          const present = await lstatOrNull(at(dst.dir, dst.name), to);
-          if (present && !options.overwrite) fail("ALREADY_EXISTS", `${to} already exists; set overwrite to replace it`);
-          if (present?.isDirectory() && !stats.isDirectory()) fail("IS_A_DIRECTORY", `${to} is a directory`);
-          const target = [...dst.dirParts, dst.name];
-          checkCreatable(target);
-          if (stats.isDirectory()) await this.checkMovedTreeFits(src, [...src.dirParts, src.name], target, from, to);
-          try {
-            await fsp.rename(at(src.dir, src.name), at(dst.dir, dst.name));
-          } catch (error) {
-            // EINVAL: the destination is inside the source (reached through a link).
-            if (errnoOf(error) === "EINVAL") fail("INVALID_ARGUMENT", `cannot move ${from} into itself (${to})`);
-            throw translateErrno(error, to);
-          }
-          // rename(2) replaces a file, a link or an empty directory: one entry, and a file's bytes.
-          if (present) replaced = usageOfEntry(present);
-          await src.dir.sync();
-          await dst.dir.sync();
-          return statAt(dst, to);
-        });
-      } finally {
-        admission?.settle({ bytes: -replaced.bytes, entries: made.count - replaced.entries });
+    return this.changing(async () => {
+      const from = displayPath(source);
+      const to = displayPath(destination);
+      if (source.length === 0) fail("INVALID_PATH", "the workspace root cannot be moved");
+      if (destination.length === 0) fail("INVALID_PATH", "the destination names the workspace root");
+      if (destination.length > source.length && source.every((part, i) => destination[i] === part)) {
+        fail("INVALID_ARGUMENT", `cannot move ${from} into itself (${to})`);
       }
+      const src = await this.resolver.locate(source);
+      return withClosed(src.dir, async () => {
+        const stats = await lstatOrNull(at(src.dir, src.name), from);
+        if (!stats) fail("NOT_FOUND", `${from} does not exist`);
+        if (namesDirectory(source) && !stats.isDirectory()) fail("NOT_A_DIRECTORY", `${from} is not a directory`);
+        if (namesDirectory(destination) && !stats.isDirectory()) fail("NOT_A_DIRECTORY", `${to} names a directory but ${from} is not one`);
+        checkVersion(stats, options.ifVersion, from);
+        // A move adds nothing but the parents it makes (what it replaces is freed): those are admitted first.
+        const missing = options.gate && options.createDirs ? await this.resolver.missingParents(destination) : 0;
+        const admission = options.gate?.admit({ bytes: 0, entries: missing }, to);
+        const made: MadeDirectories = { count: 0 };
+        let replaced = NO_USAGE;
+        try {
+          const dst = await this.resolver.locate(destination, options.createDirs, made);
+          return await withClosed(dst.dir, async () => {
+            const present = await lstatOrNull(at(dst.dir, dst.name), to);
+            if (present && !options.overwrite) fail("ALREADY_EXISTS", `${to} already exists; set overwrite to replace it`);
+            if (present?.isDirectory() && !stats.isDirectory()) fail("IS_A_DIRECTORY", `${to} is a directory`);
+            const target = [...dst.dirParts, dst.name];
+            checkCreatable(target);
+            if (stats.isDirectory()) await this.checkMovedTreeFits(src, [...src.dirParts, src.name], target, from, to);
+            try {
+              await fsp.rename(at(src.dir, src.name), at(dst.dir, dst.name));
+            } catch (error) {
+              // EINVAL: the destination is inside the source (reached through a link).
+              if (errnoOf(error) === "EINVAL") fail("INVALID_ARGUMENT", `cannot move ${from} into itself (${to})`);
+              throw translateErrno(error, to);
+            }
+            // rename(2) replaces a file, a link or an empty directory: one entry, and a file's bytes.
+            if (present) replaced = usageOfEntry(present);
+            await src.dir.sync();
+            await dst.dir.sync();
+            return statAt(dst, to);
+          });
+        } finally {
+          admission?.settle({ bytes: -replaced.bytes, entries: made.count - replaced.entries });
+        }
+      });
     });
   }
 
   /** Creates a directory; false when it already existed. */
   async makeDir(parts: Components, options: { parents: boolean; gate?: UsageGate }): Promise<boolean> {
-    const shown = displayPath(parts);
-    if (parts.length === 0) return false;
-    let admission: Admission | undefined;
-    if (options.gate) {
-      // A directory already there adds nothing, and is never refused.
-      const present = await this.stat(parts).catch(() => null);
-      if (present?.type === "directory") return false;
-      admission = options.gate.admit({ bytes: 0, entries: 1 + (options.parents ? await this.resolver.missingParents(parts) : 0) }, shown);
-    }
-    const made: MadeDirectories = { count: 0 };
-    let created = false;
-    try {
-      const loc = await this.resolver.locate(parts, options.parents, made);
-      created = await withClosed(loc.dir, async () => {
-        try {
-          checkCreatable([...loc.dirParts, loc.name]);
-          await fsp.mkdir(at(loc.dir, loc.name), NEW_DIRECTORY_MODE);
-        } catch (error) {
-          if (errnoOf(error) !== "EEXIST") throw translateErrno(error, shown);
-          const stats = await lstatOrNull(at(loc.dir, loc.name), shown);
-          if (stats?.isDirectory()) return false;
-          fail("ALREADY_EXISTS", `${shown} exists and is not a directory`);
-        }
-        await loc.dir.sync();
-        return true;
-      });
-      return created;
-    } finally {
-      admission?.settle({ bytes: 0, entries: made.count + (created ? 1 : 0) });
-    }
+    return this.changing(async () => {
+      const shown = displayPath(parts);
+      if (parts.length === 0) return false;
+      let admission: Admission | undefined;
+      if (options.gate) {
+        // A directory already there adds nothing, and is never refused.
+        const present = await this.stat(parts).catch(() => null);
+        if (present?.type === "directory") return false;
+        admission = options.gate.admit({ bytes: 0, entries: 1 + (options.parents ? await this.resolver.missingParents(parts) : 0) }, shown);
+      }
+      const made: MadeDirectories = { count: 0 };
+      let created = false;
+      try {
+        const loc = await this.resolver.locate(parts, options.parents, made);
+        created = await withClosed(loc.dir, async () => {
+          try {
+            checkCreatable([...loc.dirParts, loc.name]);
+            await fsp.mkdir(at(loc.dir, loc.name), NEW_DIRECTORY_MODE);
+          } catch (error) {
+            if (errnoOf(error) !== "EEXIST") throw translateErrno(error, shown);
+            const stats = await lstatOrNull(at(loc.dir, loc.name), shown);
+            if (stats?.isDirectory()) return false;
+            fail("ALREADY_EXISTS", `${shown} exists and is not a directory`);
+          }
+          await loc.dir.sync();
+          return true;
+        });
+        return created;
+      } finally {
+        admission?.settle({ bytes: 0, entries: made.count + (created ? 1 : 0) });
+      }
+    });
   }
 
   /**
@@ -440,15 +516,14 @@ export class Workspace {
   }
 
   /** Entries under a directory (symlinks never followed), in sorted walk order. */
-  async *walk(parts: Components, options: WalkOptions): AsyncGenerator<WalkEntry> {
-    const shown = displayPath(parts);
-    const start = await this.openDirectory(parts, shown);
-    yield* walk(start, parts, options, this.resolver);
+  walk(parts: Components, options: WalkOptions): AsyncGenerator<WalkEntry> {
+    // The walk's own generator rather than one delegating to it: a hop less per entry (a snapshot walks every entry).
+    return walk(() => this.openDirectory(parts, displayPath(parts)), parts, options, this.resolver);
   }
 
   /** Entries under a staging directory (see createStaging and the registry's), as walk gives them: workspace paths of the tree it holds. */
-  async *walkStaging(staging: Staging, options: WalkOptions): AsyncGenerator<WalkEntry> {
-    yield* walk(Directory.open(self(staging.dir), true), [], options, this.resolver);
+  walkStaging(staging: Staging, options: WalkOptions): AsyncGenerator<WalkEntry> {
+    return walk(async () => Directory.open(self(staging.dir), true), [], options, this.resolver);
   }
 
   /** Candidate files under a directory for the search workers, in batches in walk order (see walkFiles). */
@@ -459,8 +534,10 @@ export class Workspace {
 
   /** Deletes everything inside the workspace (its root stays). */
   async clear(): Promise<void> {
-    const root = this.resolver.openRoot();
-    await withClosed(root, () => removeContents(root));
+    return this.changing(async () => {
+      const root = this.resolver.openRoot();
+      await withClosed(root, () => removeContents(root));
+    });
   }
 
   /** The target of the symbolic link `parts` (never followed). */
@@ -502,40 +579,62 @@ export class Workspace {
     beforeMerge: (into: string[], entryAt: (parts: readonly string[]) => TreeEntry) => Promise<void>,
     options: { directoryModes?: boolean } = {},
   ): Promise<void> {
-    const shown = displayPath(parts);
-    await staging.release();
-    let dest: Directory;
-    try {
-      // The archive was checked against the limits from its own root; below `parts` its paths are longer.
-      const overflow = parts.length === 0 ? null : treeFits(Directory.open(self(staging.dir), true), { depth: MAX_DEPTH - parts.length, bytes: MAX_PATH_BYTES - byteLengthOfPath(parts) - 1 });
-      if (overflow) fail("UNSAFE_ARCHIVE", `archive member ${displayPath(overflow.slice(0, 4)).slice(1)}/… would be past the limits of ${MAX_DEPTH} levels and ${MAX_PATH_BYTES} bytes below ${shown}`);
-      if (parts.length === 0) {
-        dest = this.resolver.openRoot();
-      } else {
-        await this.makeDir(parts, { parents: true });
-        dest = await this.openDirectory(parts, shown);
-      }
-    } catch (error) {
-      await staging.discard();
-      throw error;
-    }
-    try {
-      this.resolver.assertInside(dest, shown);
-      const root = this.resolver.openRoot();
+    return this.changing(async () => {
+      const shown = displayPath(parts);
+      await staging.release();
+      let dest: Directory;
       try {
-        const rootPath = readlinkSync(self(root));
-        const destPath = readlinkSync(self(dest));
-        const into = destPath === rootPath ? [] : destPath.slice(rootPath.length + 1).split("/");
-        await beforeMerge(into, (at) => existingEntry(root, at));
-      } finally {
-        root.close();
+        // The archive was checked against the limits from its own root; below `parts` its paths are longer.
+        const overflow = parts.length === 0 ? null : treeFits(Directory.open(self(staging.dir), true), { depth: MAX_DEPTH - parts.length, bytes: MAX_PATH_BYTES - byteLengthOfPath(parts) - 1 });
+        if (overflow) fail("UNSAFE_ARCHIVE", `archive member ${displayPath(overflow.slice(0, 4)).slice(1)}/… would be past the limits of ${MAX_DEPTH} levels and ${MAX_PATH_BYTES} bytes below ${shown}`);
+        if (parts.length === 0) {
+          dest = this.resolver.openRoot();
+        } else {
+          await this.makeDir(parts, { parents: true });
+          dest = await this.openDirectory(parts, shown);
+        }
+      } catch (error) {
+        await staging.discard();
+        throw error;
       }
-      await mergeInto(staging.dir, dest, options.directoryModes === true);
-      await dest.sync();
-    } finally {
-      dest.close();
-      await staging.discard();
-    }
+      try {
+        this.resolver.assertInside(dest, shown);
+        const root = this.resolver.openRoot();
+        try {
+          const rootPath = readlinkSync(self(root));
+          const destPath = readlinkSync(self(dest));
+          const into = destPath === rootPath ? [] : destPath.slice(rootPath.length + 1).split("/");
+          await beforeMerge(into, (at) => existingEntry(root, at));
+        } finally {
+          root.close();
+        }
+        await mergeInto(staging.dir, dest, options.directoryModes === true);
+        await dest.sync();
+      } finally {
+        dest.close();
+        await staging.discard();
+      }
+    });
+  }
+
+  /**
+   * Moves entries staged under plain names at the top of `staging` into
+   * place (a restore's files whose directories the tree already holds, so
+   * that none is staged for them): each replaces what is at its path (a
+   * directory there is removed first), its directories made when missing.
+   */
+  async placeStaged(staging: Staging, moves: ReadonlyArray<{ name: string; parts: Components }>): Promise<void> {
+    return this.changing(async () => {
+      await staging.release();
+      for (const { name, parts } of moves) {
+        const loc = await this.resolver.locate(parts, true);
+        await withClosed(loc.dir, async () => {
+          const present = await lstatOrNull(at(loc.dir, loc.name), displayPath(parts));
+          if (present?.isDirectory()) await removeTree(loc.dir, loc.name);
+          await fsp.rename(at(staging.dir, name), at(loc.dir, loc.name));
+        });
+      }
+    });
   }
 
   /**
@@ -544,29 +643,31 @@ export class Workspace {
    * move to a trash directory first, then the new ones move up. Not atomic.
    */
   async replaceContentsInPlace(staging: Staging): Promise<void> {
-    await staging.release();
-    const root = this.resolver.openRoot();
-    const trashName = tempFileName();
-    try {
-      await fsp.mkdir(at(root, trashName), 0o700);
-      const trash = Directory.open(at(root, trashName));
+    return this.changing(async () => {
+      await staging.release();
+      const root = this.resolver.openRoot();
+      const trashName = tempFileName();
       try {
-        for (const { name } of readNames(root)) {
-          // Other calls' staging directories stay (they are temp-named too).
-          if (name === trashName || TEMP_FILE_PATTERN.test(name)) continue;
-          await fsp.rename(at(root, name), at(trash, name));
+        await fsp.mkdir(at(root, trashName), 0o700);
+        const trash = Directory.open(at(root, trashName));
+        try {
+          for (const { name } of readNames(root)) {
+            // Other calls' staging directories stay (they are temp-named too).
+            if (name === trashName || TEMP_FILE_PATTERN.test(name)) continue;
+            await fsp.rename(at(root, name), at(trash, name));
+          }
+          for (const { name } of readNames(staging.dir)) await fsp.rename(at(staging.dir, name), at(root, name));
+          await root.sync();
+          await removeContents(trash);
+        } finally {
+          trash.close();
         }
-        for (const { name } of readNames(staging.dir)) await fsp.rename(at(staging.dir, name), at(root, name));
-        await root.sync();
-        await removeContents(trash);
+        await fsp.rmdir(at(root, trashName));
       } finally {
-        trash.close();
+        root.close();
+        await staging.discard();
       }
-      await fsp.rmdir(at(root, trashName));
-    } finally {
-      root.close();
-      await staging.discard();
-    }
+    });
   }
 
   /** Removes temp files left by a crash (start-up sweep). Returns how many. */
@@ -745,6 +846,44 @@ export class StagedFile {
     if (!this.placed) await fsp.unlink(at(this.root, this.name)).catch(() => undefined);
     this.placed = true;
     this.root.close();
+  }
+}
+
+/** A file setAside took out of the tree: dropped once the change is whole, or put back when it failed. */
+export class SetAsideFile {
+  constructor(
+    private readonly dir: Directory,
+    private readonly name: string,
+    private readonly temp: string,
+    private readonly shown: string,
+    /** Its workspace's count of changes to the tree (removing it changes its directory's version; putting it back, the tree). */
+    private readonly changing: (change: () => Promise<void>) => Promise<void>,
+  ) {}
+
+  /** Removes it for good. */
+  async drop(): Promise<void> {
+    return this.changing(async () => {
+      try {
+        await fsp.unlink(at(this.dir, this.temp));
+        await this.dir.sync();
+      } finally {
+        this.dir.close();
+      }
+    });
+  }
+
+  /** Puts it back under its name; never over an entry made there meanwhile (ALREADY_EXISTS, and it stays set aside until the start-up sweep). */
+  async putBack(): Promise<void> {
+    return this.changing(async () => {
+      try {
+        await linkThenUnlink(at(this.dir, this.temp), at(this.dir, this.name)).catch((error: unknown) => {
+          throw translateErrno(error, this.shown);
+        });
+        await this.dir.sync();
+      } finally {
+        this.dir.close();
+      }
+    });
   }
 }
 

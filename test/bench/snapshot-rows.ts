@@ -17,13 +17,24 @@ import { startSeaweedfs } from "../support/seaweedfs.js";
  */
 export const windows: { label: string; pid: number; startUs: number; endUs: number }[] = [];
 
-/** Time and peak resident memory of one call to the daemon, after a sync; `label` names its window. */
-export async function measured<T>(daemon: Daemon, work: () => Promise<T>, label = "call"): Promise<{ result: T; ms: number; peak: number }> {
+/**
+ * Time, peak resident memory and the daemon's CPU time (all its threads) of
+ * one call to the daemon, after a sync; `label` names its window. On a busy
+ * machine the CPU time moves less than the wall time with the others' load.
+ */
+export async function measured<T>(daemon: Daemon, work: () => Promise<T>, label = "call"): Promise<{ result: T; ms: number; peak: number; cpuMs: number }> {
   execFileSync("sync");
+  const cpuBefore = cpuMsOf(daemon.proc.pid!);
   const started = process.hrtime.bigint();
   const { result, peak } = await daemon.peakDuring(work);
   windows.push({ label, pid: daemon.proc.pid!, startUs: Number(started / 1000n), endUs: Number(process.hrtime.bigint() / 1000n) });
-  return { result, ms: ms(started), peak };
+  return { result, ms: ms(started), peak, cpuMs: cpuMsOf(daemon.proc.pid!) - cpuBefore };
+}
+
+/** User and system CPU time of a process so far, in ms (/proc/PID/stat, in clock ticks of 10 ms). */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** Wall time of a shell command, after a sync. */
@@ -93,6 +104,8 @@ export interface ChainResult {
   changed: number;
   /** Per run: FinishRun, `tar -czf` of the changed files alone, the tarball stored, all bytes the run added to the store. */
   finish: number[];
+  /** The publisher's CPU time during each FinishRun. */
+  finishCpu: number[];
   tarChanged: number[];
   storedTarball: number[];
   storedTotal: number[];
@@ -113,15 +126,15 @@ export interface ChainResult {
 /**
  * Daemon P binds a copy of the bench tree (file:// store, keep 20 as by
  * default, --snapshot-max-tarballs 21 so that the 20 runs stay one chain) and
- * publishes a full snapshot, then 20 runs, each changing 1 % of the files
+ * publishes a full snapshot, then `runs` runs (20 in the issue's rows), each changing 1 % of the files
  * behind its back (a line appended, written as a new file renamed over the
  * old). Daemon A, on the same store with a managed copy, restores the full
  * snapshot once; for the first `behindRounds` runs it then exports the
  * changed files and starts a run (one run behind: a restore of the new head).
- * After the 20 runs, `rounds` fresh daemons restore the head into an empty
+ * After the runs, `rounds` fresh daemons restore the head into an empty
  * workspace.
  */
-export async function chainRows(tree: string, work: string, rounds: number, behindRounds: number, leftovers: string[], launcher: string): Promise<ChainResult> {
+export async function chainRows(tree: string, work: string, runs: number, rounds: number, behindRounds: number, leftovers: string[], launcher: string): Promise<ChainResult> {
   const copy = path.join(work, "chain-tree");
   const storeDir = path.join(work, "chain-store");
   const store = `file://${storeDir}`;
@@ -132,6 +145,7 @@ export async function chainRows(tree: string, work: string, rounds: number, behi
     files: all.length,
     changed,
     finish: [],
+    finishCpu: [],
     tarChanged: [],
     storedTarball: [],
     storedTotal: [],
@@ -159,7 +173,7 @@ export async function chainRows(tree: string, work: string, rounds: number, behi
     if (first.run?.restoredFrom !== full.result.snapshot!.id) throw new Error("daemon A did not restore the full snapshot");
     await a.client.workspaces.finishRun({ workspace: "bench", runId: first.run.id, snapshot: false });
 
-    for (let i = 1; i <= 20; i++) {
+    for (let i = 1; i <= runs; i++) {
       const { run } = await p.client.workspaces.startRun({ workspace: "bench" });
       if (run?.restoredFrom) throw new Error(`run ${i} of the publisher restored ${run.restoredFrom}`);
       const chosen = pick(all, changed, 26_000 + i);
@@ -168,6 +182,7 @@ export async function chainRows(tree: string, work: string, rounds: number, behi
       const fin = await measured(p, () => p.client.workspaces.finishRun({ workspace: "bench", runId: run!.id }), `chain run ${i} FinishRun`);
       const snap = fin.result.snapshot!;
       r.finish.push(fin.ms);
+      r.finishCpu.push(fin.cpuMs);
       r.peaks.finish = Math.max(r.peaks.finish, fin.peak);
       r.storedTarball.push(Number(snap.sizeBytes));
       r.storedTotal.push(dirBytes(storeDir) - before);
@@ -188,7 +203,7 @@ export async function chainRows(tree: string, work: string, rounds: number, behi
         behindNote = `; one behind: StartRun ${s2(start.ms)}, export of the ${changed} files ${s2(exp.ms)} (${mb(exp.result)})`;
       }
       log(
-        `chain run ${i}: FinishRun ${s2(fin.ms)} / tar -czf of the ${changed} files ${s2(r.tarChanged.at(-1)!)}; stored ${mb(r.storedTotal.at(-1)!)} (tarball ${mb(Number(snap.sizeBytes))}, ${snap.tarballs} tarballs)${behindNote}`,
+        `chain run ${i}: FinishRun ${s2(fin.ms)} (daemon CPU ${s2(fin.cpuMs)}) / tar -czf of the ${changed} files ${s2(r.tarChanged.at(-1)!)}; stored ${mb(r.storedTotal.at(-1)!)} (tarball ${mb(Number(snap.sizeBytes))}, ${snap.tarballs} tarballs)${behindNote}`,
       );
     }
     r.finalStore = dirBytes(storeDir);

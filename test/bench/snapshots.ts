@@ -11,7 +11,12 @@
 //               restore   = StartRun on a fresh daemon (LATEST)   vs  tar -xzf
 //   chain     20 runs each changing 1 % of a copy of the bench tree: FinishRun vs
 //             tar -czf of those files alone, store bytes after the 20, restore of
-//             the chain's head, StartRun on a daemon one run behind (snapshot-rows.ts)
+//             the chain's head, StartRun on a daemon one run behind (snapshot-rows.ts).
+//             While iterating on FinishRun: BENCH_CHAIN_RUNS=N runs N runs instead
+//             of 20, and BENCH_CHAIN_FINISH_ONLY=1 skips the calls of the daemon one run behind
+//             and the restores (their rows then read "not run"); while iterating on the
+//             one-run-behind row, BENCH_CHAIN_RESTORES=0 skips only the restores (its
+//             StartRuns are those of the first ROUNDS runs)
 //   one-file  FinishRun after changing 1 file of BENCH_DATA/wide (20,000 files, ~800 MB)
 //   s3-read   Read of one 1 KB file at a snapshot on an s3:// store (SeaweedFS)
 //   list      ListSnapshots of 20 snapshots of BENCH_DATA/many (100,000 files)
@@ -202,7 +207,7 @@ function issue26Lines(r: Results): Line[] {
         "tar -czf of those files",
         median(chain.tarChanged),
         1.5,
-        `median of ${chain.finish.length} runs; stored per run median ${mb(median(chain.storedTotal))} (tarball ${mb(median(chain.storedTarball))}); ${peak(chain.peaks.finish)}`,
+        `median of ${chain.finish.length} runs (the daemon's CPU time ${ms1(median(chain.finishCpu))}); stored per run median ${mb(median(chain.storedTotal))} (tarball ${mb(median(chain.storedTarball))}); ${peak(chain.peaks.finish)}`,
       ),
     );
   } else lines.push(missing("FinishRun, 1 % changed", notRun("chain")));
@@ -218,13 +223,12 @@ function issue26Lines(r: Results): Line[] {
     lines.push(missing("first full snapshot of the bench tree (310 MB)", notRun("full")));
     lines.push(missing("restore into an empty workspace, one full snapshot", notRun("full")));
   }
+  if (chain && chain.restore.length > 0) {
+    lines.push(compared(`  … from a chain of ${chain.finish.length} incremental snapshots`, median(chain.restore), "tar -xzf; sync -f", median(chain.tarXSync), 1.0, `the head reads from ${chain.tarballs.at(-1)} tarballs; median of ${chain.restore.length}; ${peak(chain.peaks.restore)}`));
+  } else lines.push(missing("  … from a chain of 20 incremental snapshots", notRun("chain")));
   if (chain) {
-    lines.push(compared("  … from a chain of 20 incremental snapshots", median(chain.restore), "tar -xzf; sync -f", median(chain.tarXSync), 1.0, `the head reads from ${chain.tarballs.at(-1)} tarballs; median of ${chain.restore.length}; ${peak(chain.peaks.restore)}`));
-    lines.push(compared("store bytes after 20 runs each changing 1 %", chain.finalStore, "one full snapshot", chain.fullStore, 1.5, `every object in the store (tarballs, tables of contents, manifests, head); keep 20, --snapshot-max-tarballs ${process.env.BENCH_CHAIN_MAX_TARBALLS ?? "21"}`, mb));
-  } else {
-    lines.push(missing("  … from a chain of 20 incremental snapshots", notRun("chain")));
-    lines.push(missing("store bytes after 20 runs each changing 1 %", notRun("chain")));
-  }
+    lines.push(compared(`store bytes after ${chain.finish.length} runs each changing 1 %`, chain.finalStore, "one full snapshot", chain.fullStore, 1.5, `every object in the store (tarballs, tables of contents, manifests, head); keep 20, --snapshot-max-tarballs ${process.env.BENCH_CHAIN_MAX_TARBALLS ?? "21"}`, mb));
+  } else lines.push(missing("store bytes after 20 runs each changing 1 %", notRun("chain")));
 
   const s3 = r.s3;
   if (s3) {
@@ -286,7 +290,10 @@ async function main(): Promise<void> {
   try {
     results.full = await step("full", () => fullRows(work, leftovers));
     soFar();
-    results.chain = await step("chain", () => chainRows(TREE, work, ROUNDS, ROUNDS, leftovers, LAUNCH));
+    const finishOnly = process.env.BENCH_CHAIN_FINISH_ONLY === "1";
+    const chainRuns = Number(process.env.BENCH_CHAIN_RUNS ?? 20);
+    const chainRestores = finishOnly ? 0 : Number(process.env.BENCH_CHAIN_RESTORES ?? ROUNDS);
+    results.chain = await step("chain", () => chainRows(TREE, work, chainRuns, chainRestores, finishOnly ? 0 : ROUNDS, leftovers, LAUNCH));
     soFar();
     results.oneFile = await step("one-file", () => oneFileRows(path.join(DATA, "wide"), work, ROUNDS, leftovers, LAUNCH));
     soFar();

@@ -2,7 +2,9 @@
 // or nothing. Every bad patch fails with its reason and changes nothing;
 // a daemon killed (SIGKILL) while a patch is applied leaves, after its next
 // start, either every file changed or none.
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PatchAction } from "@filetools/proto/filetools/v1/files_pb.js";
@@ -125,6 +127,45 @@ describe("ApplyPatch", () => {
     const before = tree();
     await expectError(apply(patch), code, reason);
     expect(tree()).toEqual(before);
+  });
+});
+
+/** Whether this machine lets us make a directory immutable (chattr +i: root with CAP_LINUX_IMMUTABLE, on ext4 or tmpfs). */
+function canMakeImmutable(): boolean {
+  const dir = mkdtempSync(path.join(tmpdir(), "immutable-"));
+  try {
+    return spawnSync("chattr", ["+i", dir]).status === 0 && spawnSync("chattr", ["-i", dir]).status === 0;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe.skipIf(!canMakeImmutable())("ApplyPatch failing after its commit point", () => {
+  // The patch's last file is in a directory made immutable after the patch was checked (chattr +i: even root
+  // may not change it), so its step fails live, after the record and after the steps before it changed files.
+  const locked = "frozen";
+  const lock = (on: boolean) => execFileSync("chattr", [on ? "+i" : "-i", path.join(d.root, locked)]);
+  it.each([
+    ["an update after an update, an add, a move and a delete", ["*** Update File: u/a.txt", "@@", "-a1", "+A1", "*** Add File: u/new/added.txt", "+new", "*** Update File: u/m.txt", "*** Move to: u/moved.txt", "@@", "-m1", "+M1", "*** Delete File: u/gone.txt", `*** Update File: ${locked}/z.txt`, "@@", "-z1", "+Z1"]],
+    ["a delete after an update and a delete", ["*** Update File: u/a.txt", "@@", "-a1", "+A1", "*** Delete File: u/gone.txt", `*** Delete File: ${locked}/z.txt`]],
+  ])("%s: the steps before are undone, the caller is told, and no restart applies it", async (_name, sections) => {
+    put("u/a.txt", "a1\na2\n");
+    put("u/m.txt", "m1\n");
+    put("u/gone.txt", "bye\n");
+    put(`${locked}/z.txt`, "z1\n");
+    const before = tree();
+    lock(true);
+    try {
+      const error = await apply(patchOf(...sections)).then(() => undefined, (e: unknown) => e as { code: number; message: string });
+      expect(error, "the patch's last step cannot succeed in an immutable directory").toBeDefined();
+      expect(error!.message).not.toContain("undoing");
+    } finally {
+      lock(false);
+    }
+    const after = tree();
+    // Files and temp files alike (tree() lists both); the directory the added file's step made stays, empty.
+    expect(after).toEqual(before);
+    expect(readdirSync(path.join(d.dataDir, "patches")).filter((n) => n.endsWith(".json"))).toEqual([]);
   });
 });
 

@@ -23,7 +23,7 @@ export async function writeOldSnapshot(store: Store, workspaceId: string, dir: s
     if (stats.isSymbolicLink()) list.addLink(name, readlinkSync(full));
     else if (stats.isFile()) {
       const content = readFileSync(full);
-      list.addFile(name, content.length, stats.mode & 0o777, createHash("sha256").update(content).digest());
+      list.addFile(name, content.length, stats.mode & 0o777, createHash("sha256").update(content).digest("hex"));
       fileCount++;
     }
   }
