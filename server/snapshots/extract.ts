@@ -227,7 +227,7 @@ export async function inspectArchive(source: AsyncIterable<Uint8Array>, options:
   }
 }
 
-/** A member as an archive or a table of contents gives it, with a file's content (taken whole before the next member is asked for). */
+/** A member as an archive gives it, with a file's content (taken whole before the next member is asked for). */
 export interface ArchiveMember {
   /** tar-stream's member types ("file", "directory", "symlink", "link", …). */
   type: string;
@@ -236,7 +236,7 @@ export interface ArchiveMember {
   linkname: string;
   size: number;
   mode: number;
-  content?: AsyncIterable<Uint8Array> | Buffer;
+  content?: AsyncIterable<Uint8Array>;
 }
 
 /**
@@ -272,132 +272,223 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
   }
 }
 
-/** Pass 2 for members read some other way (a snapshot's table of contents, seekable-read.ts): the same rules, the same errors. */
-export async function extractMembers(members: AsyncIterable<ArchiveMember>, staging: Staging, options: ExtractOptions): Promise<StagedArchive> {
+/**
+ * A member of a tree known whole before any of it is written (a snapshot's
+ * table of contents, seekable-read.ts): no hard links, and no name twice
+ * nor below a file or link (membersOf refuses those: its files are written
+ * in parallel, in no set order).
+ */
+export interface TreeMemberToStage {
+  header: {
+    type: "directory" | "file" | "symlink";
+    /** Held names (workspace/names.ts). */
+    name: string;
+    linkname?: string;
+    size: number;
+    mode: number;
+  };
+}
+
+/** A regular file of such a tree, checked: where it goes in the staging directory, with which permission bits. */
+export interface FileToStage<M> {
+  member: M;
+  parts: string[];
+  mode: number;
+}
+
+/**
+ * Pass 2 for a tree known whole (a snapshot's table of contents,
+ * seekable-read.ts): every member is checked by the same rules first, and
+ * its directories made; only then does `stageFiles` write the files (in
+ * parallel, in the gzip workers), then the symbolic links are made. The
+ * same errors as extractArchive.
+ */
+export async function extractTree<M extends TreeMemberToStage>(
+  members: readonly M[],
+  staging: Staging,
+  options: ExtractOptions,
+  stageFiles: (files: FileToStage<M>[]) => Promise<void>,
+): Promise<StagedArchive> {
+  const rules = new MemberRules(options);
   try {
-    return await stageMembers(members, staging, options);
+    try {
+      const files: FileToStage<M>[] = [];
+      for (const member of members) {
+        const { header } = member;
+        const { parts, mode } = rules.admit({ ...header, linkname: header.linkname ?? "" });
+        if (header.type === "directory" && parts.length > 0) await staging.mkdir(parts, header.mode);
+        else if (header.type === "file") files.push({ member, parts, mode });
+      }
+      await stageFiles(files);
+      await rules.makeLinks(staging);
+    } finally {
+      await staging.release();
+    }
   } catch (error) {
     throw asArchiveError(error, options.damaged);
   }
+  return rules.staged();
 }
 
 /** Stages `source`'s members one by one under the archive rules, then its symbolic links; what it throws is as raised. */
 async function stageMembers(source: AsyncIterable<ArchiveMember>, staging: Staging, options: ExtractOptions): Promise<StagedArchive> {
-  const { limits } = options;
-  const files = new Set<string>();
-  /** Directories the staged tree holds: explicit members and every member's parents. */
-  const dirs = new Set<string>();
-  const links = new Map<string, string>();
-  const pendingLinks: Array<{ parts: string[]; target: string }> = [];
-  let members = 0;
-  let sizeBytes = 0;
-  let fileCount = 0;
-  /** Adds the member's directories, deepest first, down to one already there (whose own are then too): one path a member, mostly. */
-  const addParents = (name: string, self: boolean) => {
-    for (let dir = self ? name : name.slice(0, Math.max(0, name.lastIndexOf("/"))); dir !== "" && !dirs.has(dir); dir = dir.slice(0, Math.max(0, dir.lastIndexOf("/")))) dirs.add(dir);
-  };
+  const rules = new MemberRules(options);
   try {
     for await (const member of source) {
-      if (++members > limits.maxMembers) unsafe(`archive has more than ${limits.maxMembers} members`);
-      const parts = memberParts(member.name, limits);
-      const linkname = member.linkname;
-      const name = parts.join("/");
-      // Only the archive's own links, read so far, can be in the way: none, nothing to check.
-      for (let i = 1; links.size > 0 && i < parts.length; i++) {
-        if (links.has(parts.slice(0, i).join("/"))) unsafe(`archive member ${name} goes through the symbolic link ${parts.slice(0, i).join("/")}`);
-      }
-      addParents(name, member.type === "directory");
-      // Before the member is staged: the one that would pass a quota is never written.
-      const isFile = member.type === "file";
-      options.staged?.({ bytes: sizeBytes + (isFile ? member.size : 0), entries: dirs.size + files.size + links.size + (member.type === "directory" ? 0 : 1) });
+      const { parts, mode, linkTarget } = rules.admit(member);
       switch (member.type) {
         case "directory":
           if (parts.length > 0) await staging.mkdir(parts, member.mode);
           break;
         case "file": {
-          if (parts.length === 0) unsafe("archive file member names the extraction root");
-          if (links.has(name)) unsafe(`archive member ${name} replaces a symbolic link`);
-          sizeBytes += member.size;
-          if (sizeBytes > limits.maxBytes) unsafe(`archive holds more than ${limits.maxBytes} bytes`);
-          // Owner bits kept, group/other write and set-uid/set-gid/sticky dropped.
-          const mode = (member.mode & 0o755) | 0o600;
-          const content = member.content ?? Buffer.alloc(0);
-          if (Buffer.isBuffer(content)) {
-            await staging.writeSmallFile(parts, content, mode);
-          } else if (member.size <= SMALL_FILE_BYTES) {
+          const content = member.content ?? noContent();
+          if (member.size <= SMALL_FILE_BYTES) {
             const chunks: Buffer[] = [];
             for await (const chunk of content as AsyncIterable<Buffer>) chunks.push(chunk);
             await staging.writeSmallFile(parts, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), mode);
           } else {
             await staging.writeFile(parts, content, mode);
           }
-          files.add(name);
-          fileCount++;
           break;
         }
-        case "symlink": {
-          const target = linkname;
-          if (parts.length === 0) unsafe("archive symbolic link names the extraction root");
-          if (target === "" || target.startsWith("/") || target.includes("\0")) unsafe(`archive symbolic link ${name} has an absolute or empty target`);
-          if (byteLengthOfName(target) > limits.maxLinkTargetBytes) unsafe(`archive symbolic link ${name} has a target longer than ${limits.maxLinkTargetBytes} bytes`);
-          if (files.has(name)) unsafe(`archive symbolic link ${name} replaces a file`);
-          if (dirs.has(name)) unsafe(`archive symbolic link ${name} replaces a directory`);
-          if (links.has(name)) unsafe(`archive has two symbolic links named ${name}`);
-          links.set(name, target);
-          pendingLinks.push({ parts, target });
+        case "link":
+          await staging.link(parts, linkTarget!);
           break;
-        }
-        case "link": {
-          const targetParts = memberParts(linkname, limits);
-          if (!files.has(targetParts.join("/"))) unsafe(`archive hard link ${name} points outside the archive or at a non-file`);
-          if (links.has(name)) unsafe(`archive member ${name} replaces a symbolic link`);
-          await staging.link(parts, targetParts);
-          files.add(name);
-          break;
-        }
-        default:
-          unsafe(`archive member ${name} is a ${member.type}, which is refused`);
       }
     }
-    for (const link of pendingLinks) {
-      if (!staysWithin(link.parts, link.target, (at) => archiveEntry(links, at.join("/")), [])) unsafe(`archive symbolic link ${link.parts.join("/")} points outside`);
-    }
-    for (const link of pendingLinks) await staging.symlink(link.parts, link.target);
+    await rules.makeLinks(staging);
   } finally {
     await staging.release();
   }
+  return rules.staged();
+}
 
-  const stagedEntry = (rel: string): TreeEntry | undefined => {
-    if (rel === "" || dirs.has(rel)) return { kind: "directory" };
-    if (files.has(rel)) return { kind: "other" };
-    const target = links.get(rel);
-    return target === undefined ? undefined : { kind: "link", target, fromRoot: false };
-  };
-  /** The staged entry at workspace path `at` when the staging tree lands in `into`; undefined when it has none there. */
-  const stagedAt = (at: readonly string[], into: readonly string[]): TreeEntry | undefined => (isUnder(at, into) ? stagedEntry(at.slice(into.length).join("/")) : undefined);
-  return {
-    fileCount,
-    sizeBytes,
-    async checkLinks(links, existing, into) {
-      if (pendingLinks.length === 0) return;
-      // What the merged tree will hold: the staged entry where there is one, else the existing one.
-      const merged = (at: readonly string[]) => stagedAt(at, into) ?? existing(at);
-      const where = into.length === 0 ? "the workspace" : `the import directory ${displayPath(into)}`;
-      for (const link of pendingLinks) {
-        if (!staysWithin([...into, ...link.parts], link.target, merged, into)) unsafe(`archive symbolic link ${link.parts.join("/")} points outside ${where} through what is already there`);
+async function* noContent(): AsyncGenerator<Uint8Array> {}
+
+/**
+ * The archive rules, member by member, in archive order: names, depth,
+ * counts, sizes, what may replace what, hard links to earlier files only,
+ * symbolic links within the archive. No I/O but the quota's check
+ * (options.staged) and the symbolic links made at the end.
+ */
+class MemberRules {
+  private readonly files = new Set<string>();
+  /** Directories the staged tree holds: explicit members and every member's parents. */
+  private readonly dirs = new Set<string>();
+  private readonly links = new Map<string, string>();
+  private readonly pendingLinks: Array<{ parts: string[]; target: string }> = [];
+  private members = 0;
+  private sizeBytes = 0;
+  /** Regular files admitted (hard links not counted). */
+  private fileCount = 0;
+
+  constructor(private readonly options: ExtractOptions) {}
+
+  /**
+   * Refuses (UNSAFE_ARCHIVE) a member the rules do not allow after the
+   * members before it; its components, a file's permission bits as staged,
+   * a hard link's target. The quota hears the totals first: the member that
+   * would pass it is never written.
+   */
+  admit(member: Omit<ArchiveMember, "content">): { parts: string[]; mode: number; linkTarget?: string[] } {
+    const { limits } = this.options;
+    const { files, dirs, links } = this;
+    if (++this.members > limits.maxMembers) unsafe(`archive has more than ${limits.maxMembers} members`);
+    const parts = memberParts(member.name, limits);
+    const name = parts.join("/");
+    // Only the archive's own links, read so far, can be in the way: none, nothing to check.
+    for (let i = 1; links.size > 0 && i < parts.length; i++) {
+      if (links.has(parts.slice(0, i).join("/"))) unsafe(`archive member ${name} goes through the symbolic link ${parts.slice(0, i).join("/")}`);
+    }
+    this.addParents(name, member.type === "directory");
+    const isFile = member.type === "file";
+    this.options.staged?.({ bytes: this.sizeBytes + (isFile ? member.size : 0), entries: dirs.size + files.size + links.size + (member.type === "directory" ? 0 : 1) });
+    switch (member.type) {
+      case "directory":
+        return { parts, mode: member.mode };
+      case "file": {
+        if (parts.length === 0) unsafe("archive file member names the extraction root");
+        if (links.has(name)) unsafe(`archive member ${name} replaces a symbolic link`);
+        this.sizeBytes += member.size;
+        if (this.sizeBytes > limits.maxBytes) unsafe(`archive holds more than ${limits.maxBytes} bytes`);
+        files.add(name);
+        this.fileCount++;
+        // Owner bits kept, group/other write and set-uid/set-gid/sticky dropped.
+        return { parts, mode: (member.mode & 0o755) | 0o600 };
       }
-      for await (const link of links) {
-        // Absolute targets are outside or name the root directly: the archive does not change them.
-        if (link.target.startsWith("/") || stagedAt(link.at, into) !== undefined) continue;
-        // A link in the import directory is held to it as well as to the workspace.
-        for (const within of isUnder(link.at, into) && into.length > 0 ? [into, []] : [[]]) {
-          if (staysWithin(link.at, link.target, existing, within) && !staysWithin(link.at, link.target, merged, within)) {
-            unsafe(`the archive's symbolic links would make the link ${displayPath(link.at)} already in the workspace point outside ${within.length === 0 ? "the workspace" : where}`);
+      case "symlink": {
+        const target = member.linkname;
+        if (parts.length === 0) unsafe("archive symbolic link names the extraction root");
+        if (target === "" || target.startsWith("/") || target.includes("\0")) unsafe(`archive symbolic link ${name} has an absolute or empty target`);
+        if (byteLengthOfName(target) > limits.maxLinkTargetBytes) unsafe(`archive symbolic link ${name} has a target longer than ${limits.maxLinkTargetBytes} bytes`);
+        if (files.has(name)) unsafe(`archive symbolic link ${name} replaces a file`);
+        if (dirs.has(name)) unsafe(`archive symbolic link ${name} replaces a directory`);
+        if (links.has(name)) unsafe(`archive has two symbolic links named ${name}`);
+        links.set(name, target);
+        this.pendingLinks.push({ parts, target });
+        return { parts, mode: 0o777 };
+      }
+      case "link": {
+        const linkTarget = memberParts(member.linkname, limits);
+        if (!files.has(linkTarget.join("/"))) unsafe(`archive hard link ${name} points outside the archive or at a non-file`);
+        if (links.has(name)) unsafe(`archive member ${name} replaces a symbolic link`);
+        files.add(name);
+        return { parts, mode: 0, linkTarget };
+      }
+      default:
+        unsafe(`archive member ${name} is a ${member.type}, which is refused`);
+    }
+  }
+
+  /** Refuses a symbolic link that resolves outside through the archive's own, then makes them all (last: nothing is written through one). */
+  async makeLinks(staging: Staging): Promise<void> {
+    for (const link of this.pendingLinks) {
+      if (!staysWithin(link.parts, link.target, (at) => archiveEntry(this.links, at.join("/")), [])) unsafe(`archive symbolic link ${link.parts.join("/")} points outside`);
+    }
+    for (const link of this.pendingLinks) await staging.symlink(link.parts, link.target);
+  }
+
+  /** What was staged, for the merge (see StagedArchive). */
+  staged(): StagedArchive {
+    const { files, dirs, links, pendingLinks } = this;
+    const stagedEntry = (rel: string): TreeEntry | undefined => {
+      if (rel === "" || dirs.has(rel)) return { kind: "directory" };
+      if (files.has(rel)) return { kind: "other" };
+      const target = links.get(rel);
+      return target === undefined ? undefined : { kind: "link", target, fromRoot: false };
+    };
+    /** The staged entry at workspace path `at` when the staging tree lands in `into`; undefined when it has none there. */
+    const stagedAt = (at: readonly string[], into: readonly string[]): TreeEntry | undefined => (isUnder(at, into) ? stagedEntry(at.slice(into.length).join("/")) : undefined);
+    return {
+      fileCount: this.fileCount,
+      sizeBytes: this.sizeBytes,
+      async checkLinks(existingLinks, existing, into) {
+        if (pendingLinks.length === 0) return;
+        // What the merged tree will hold: the staged entry where there is one, else the existing one.
+        const merged = (at: readonly string[]) => stagedAt(at, into) ?? existing(at);
+        const where = into.length === 0 ? "the workspace" : `the import directory ${displayPath(into)}`;
+        for (const link of pendingLinks) {
+          if (!staysWithin([...into, ...link.parts], link.target, merged, into)) unsafe(`archive symbolic link ${link.parts.join("/")} points outside ${where} through what is already there`);
+        }
+        for await (const link of existingLinks) {
+          // Absolute targets are outside or name the root directly: the archive does not change them.
+          if (link.target.startsWith("/") || stagedAt(link.at, into) !== undefined) continue;
+          // A link in the import directory is held to it as well as to the workspace.
+          for (const within of isUnder(link.at, into) && into.length > 0 ? [into, []] : [[]]) {
+            if (staysWithin(link.at, link.target, existing, within) && !staysWithin(link.at, link.target, merged, within)) {
+              unsafe(`the archive's symbolic links would make the link ${displayPath(link.at)} already in the workspace point outside ${within.length === 0 ? "the workspace" : where}`);
+            }
           }
         }
-      }
-    },
-  };
+      },
+    };
+  }
+
+  /** Adds the member's directories, deepest first, down to one already there (whose own are then too): one path a member, mostly. */
+  private addParents(name: string, self: boolean): void {
+    const { dirs } = this;
+    for (let dir = self ? name : name.slice(0, Math.max(0, name.lastIndexOf("/"))); dir !== "" && !dirs.has(dir); dir = dir.slice(0, Math.max(0, dir.lastIndexOf("/")))) dirs.add(dir);
+  }
 }
 
 /**

@@ -6,7 +6,7 @@
 // count stays flat once it has written a snapshot), ended with the process.
 import { Piscina } from "piscina";
 import { defaultWorkerCount } from "../search/pool.js";
-import type { GzipTask, Inflated, MemberToInflate } from "./gzip-worker.js";
+import type { ChunkToInflate, GzipTask, Inflated } from "./gzip-worker.js";
 
 const NEVER_IDLE_MS = 2 ** 31 - 1;
 /** A thread's young generation: what it allocates is one batch's buffers, dead once sent (as the search pool's, pool.ts). */
@@ -38,7 +38,14 @@ export async function compressMembers(raw: Uint8Array[], level: number): Promise
   return compressed.map((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 }
 
-/** Each member inflated to its size and hashed (see gzip-worker.ts). */
-export async function inflateMembers(members: MemberToInflate[]): Promise<Inflated[]> {
-  return (await started().run({ inflate: members })) as Inflated[];
+/**
+ * The chunks of a fetched range inflated and checked, those with a file
+ * written into the staging directory whose descriptor is `stagingFd` (see
+ * gzip-worker.ts). With `handOver`, the range's memory moves to the worker
+ * when the range has it to itself (no copy): the caller no longer reads it.
+ */
+export async function inflateChunks(range: Buffer, chunks: ChunkToInflate[], options: { stagingFd?: number; handOver?: boolean } = {}): Promise<Inflated[]> {
+  const ownsMemory = range.byteOffset === 0 && range.byteLength === range.buffer.byteLength;
+  const transferList = options.handOver && ownsMemory ? [range.buffer as ArrayBuffer] : undefined;
+  return (await started().run({ inflate: { range, chunks, stagingFd: options.stagingFd } }, { transferList })) as Inflated[];
 }

@@ -1,34 +1,95 @@
 // A thread of the gzip pool (gzip-pool.ts): compresses, or inflates and
-// hashes, batches of gzip members, off the daemon's main thread. Small
+// checks, batches of gzip members, off the daemon's main thread. Small
 // members are the norm (a source tree's files), where a zlib call's set-up
 // costs more than its bytes: a batch pays for one message, and the threads
-// run batches in parallel.
+// run batches in parallel. A restore's files of one member are written
+// here too, into its staging directory (workspace/staging.ts), so that
+// creating thousands of files is not the main thread's work alone.
 import { hash } from "node:crypto";
 import { gunzipSync, gzipSync } from "node:zlib";
+import { FileToolsError } from "../errors.js";
+import { errnoOf } from "../workspace/errno.js";
+import { StagingWriter } from "../workspace/staging.js";
 
-/** A member to inflate: it must inflate to exactly `bytes`, of which the first `hashed` are hashed. */
-export interface MemberToInflate {
-  member: Uint8Array;
+/**
+ * A chunk of a fetched range to inflate: bytes `offset` to `offset + length`
+ * of the range, a gzip member that must inflate to exactly `bytes`, of which
+ * the first `hashed` must have the SHA-256 (hex) `sha256`. With `file`, it
+ * is the whole content of that file of the staging directory, written there
+ * once checked (its components checked by extract.ts, its permission bits).
+ */
+export interface ChunkToInflate {
+  offset: number;
+  length: number;
   bytes: number;
   hashed: number;
+  sha256: string;
+  file?: { parts: string[]; mode: number };
 }
 
-export type GzipTask = { compress: Uint8Array[]; level: number } | { inflate: MemberToInflate[] };
+export interface InflateTask {
+  range: Uint8Array;
+  chunks: ChunkToInflate[];
+  /** The staging directory's descriptor, lent for this task (Staging.lend): required when a chunk has a `file`. */
+  stagingFd?: number;
+}
 
-/** An inflated member with the SHA-256 (hex) of its hashed bytes, or why it could not be inflated to its size. */
-export type Inflated = { content: Uint8Array; sha256: string } | { problem: "too-large" | "damaged" | "short" };
+export type GzipTask = { compress: Uint8Array[]; level: number } | { inflate: InflateTask };
+
+/**
+ * A chunk inflated and checked: its content, or `staged` once written to its
+ * file; else why not, as data (errors do not cross threads whole): the
+ * member, a refusal of the staging rules, or the file system's error. A
+ * task stops at its first failure: nothing after it is written.
+ */
+export type Inflated =
+  | { content: Uint8Array }
+  | { staged: true }
+  | { problem: "too-large" | "damaged" | "short" | "mismatch" }
+  | { unsafe: string }
+  | { failed: { message: string; code?: string; syscall?: string } };
 
 export default function run(task: GzipTask): Uint8Array[] | Inflated[] {
   if ("compress" in task) return task.compress.map((member) => gzipSync(member, { level: task.level }));
-  return task.inflate.map(({ member, bytes, hashed }): Inflated => {
-    let content: Buffer;
-    try {
-      // Past its size it is stopped there: a bomb costs one bound, not its size.
-      content = gunzipSync(member, { maxOutputLength: Math.max(1, bytes) });
-    } catch (error) {
-      return { problem: (error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE" ? "too-large" : "damaged" };
+  const { range, chunks, stagingFd } = task.inflate;
+  const writer = stagingFd === undefined ? undefined : new StagingWriter({ fd: stagingFd });
+  const results: Inflated[] = [];
+  try {
+    for (const chunk of chunks) {
+      const result = inflated(range.subarray(chunk.offset, chunk.offset + chunk.length), chunk);
+      results.push(result);
+      if (!("content" in result)) break;
+      if (!chunk.file) continue;
+      const written = staged(writer!, chunk.file, result.content.subarray(0, chunk.hashed));
+      results[results.length - 1] = written;
+      if (!("staged" in written)) break;
     }
-    if (content.length !== bytes) return { problem: "short" };
-    return { content, sha256: hash("sha256", content.subarray(0, hashed), "hex") };
-  });
+  } finally {
+    writer?.close();
+  }
+  return results;
+}
+
+/** The member inflated to its size and checked against its SHA-256. */
+function inflated(member: Uint8Array, { bytes, hashed, sha256 }: ChunkToInflate): Inflated {
+  let content: Buffer;
+  try {
+    // Past its size it is stopped there: a bomb costs one bound, not its size.
+    content = gunzipSync(member, { maxOutputLength: Math.max(1, bytes) });
+  } catch (error) {
+    return { problem: (error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE" ? "too-large" : "damaged" };
+  }
+  if (content.length !== bytes) return { problem: "short" };
+  if (hash("sha256", content.subarray(0, hashed), "hex") !== sha256) return { problem: "mismatch" };
+  return { content };
+}
+
+function staged(writer: StagingWriter, file: { parts: string[]; mode: number }, content: Uint8Array): Inflated {
+  try {
+    writer.writeFile(file.parts, content, file.mode);
+    return { staged: true };
+  } catch (error) {
+    if (error instanceof FileToolsError && error.reason === "UNSAFE_ARCHIVE") return { unsafe: error.message };
+    return { failed: { message: (error as Error)?.message ?? String(error), code: errnoOf(error), syscall: (error as NodeJS.ErrnoException)?.syscall } };
+  }
 }

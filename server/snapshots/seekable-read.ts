@@ -1,21 +1,24 @@
-// Reads a seekable snapshot (seekable.ts) from its table of contents: the
-// tree as a tar stream, its files' content fetched by ranged reads of the
-// tarballs that hold them — adjacent chunks of one tarball in one read of up
-// to FETCH_BYTES, a few reads ahead of the consumer — each chunk inflated on
-// the thread pool, bounded by its size, and checked against its SHA-256
-// before a byte of it is used: DATA_LOSS otherwise (a store others can
-// write to may hold anything). Two forms:
-//   plainTar — what a restore extracts (extract.ts, as for any archive);
-//   gzipTar  — a self-contained `.tar.gz` for an export: headers compressed
-//              afresh, content members copied byte for byte (no recompression).
+// Reads a seekable snapshot (seekable.ts) from its table of contents, its
+// files' content fetched by ranged reads of the tarballs that hold them —
+// adjacent chunks of one tarball in one read of up to FETCH_BYTES, a few
+// reads ahead of the consumer — each chunk inflated on the thread pool,
+// bounded by its size, and checked against its SHA-256 before a byte of it
+// is used: DATA_LOSS otherwise (a store others can write to may hold
+// anything). Three forms:
+//   stageTreeFiles — a restore's files, written into its staging directory
+//                    (extract.ts has checked the tree first);
+//   gzipTar        — a self-contained `.tar.gz` for an export: headers compressed
+//                    afresh, content members copied byte for byte (no recompression);
+//   fileChunks     — one file's content, for a read at a snapshot.
 import { fail, FileToolsError } from "../errors.js";
 import { unescapeName } from "../workspace/names.js";
 import { chunksByFile, type ChunkRef, type Contents } from "./contents.js";
 import { recordsOf } from "./file-list.js";
 import type { SnapshotStore } from "./store.js";
-import { compressMembers, inflateMembers } from "./gzip-pool.js";
+import { compressMembers, inflateChunks } from "./gzip-pool.js";
 import { END_OF_ARCHIVE, headerRecords, paddingOf, type MemberHeader } from "./tar-headers.js";
-import type { ArchiveMember } from "./extract.js";
+import type { FileToStage } from "./extract.js";
+import type { Staging } from "../workspace/staging.js";
 
 /** Files whose headers are compressed in one call to the pool. */
 const HEADER_GROUP = 256;
@@ -25,6 +28,8 @@ const FETCH_BYTES = 4 << 20;
 const GAP_BYTES = 64 << 10;
 /** Ranged reads in flight ahead of the consumer. */
 const FETCHES_AHEAD = 2;
+/** A restore's: the workers write the files, and a read queued behind each keeps both busy. */
+const STAGING_FETCHES_AHEAD = 4;
 
 /** One member of the tree, in tar order; a file with its chunks. */
 export interface TreeMember {
@@ -36,10 +41,10 @@ export interface TreeMember {
   chunks: ChunkRef[];
 }
 
-/** A chunk as read: its gzip member, and its content with the tar padding that follows it when it is a file's last. */
+/** A chunk as read: its gzip member, and its content with the tar padding that follows it when it is a file's last; null once a worker wrote it to its file. */
 interface ReadChunk {
   compressed: Buffer;
-  inflated: Buffer;
+  inflated: Buffer | null;
   /** Bytes of tar padding at the end of `inflated`. */
   padding: number;
 }
@@ -70,18 +75,51 @@ export function membersOf(contents: Contents, snapshotId: string): TreeMember[] 
     }
     i++;
   }
+  checkNamedOnce(members, snapshotId);
   return members;
 }
 
-/** The tree's members for a restore to stage (extract.ts): no tar between, each file's content read ahead and checked as it is taken. */
-export async function* archiveMembers(store: SnapshotStore, members: readonly TreeMember[], signal?: AbortSignal): AsyncGenerator<ArchiveMember> {
-  const chunks = readChunks(store, members, signal);
+/** DATA_LOSS for a tree with a name twice, or a name below a file or link: a walk never gives one, and a restore writes its files in parallel. */
+function checkNamedOnce(members: readonly TreeMember[], snapshotId: string): void {
+  const types = new Map<string, MemberHeader["type"]>();
+  for (const { header } of members) {
+    if (types.has(header.name)) fail("DATA_LOSS", `the table of contents of snapshot ${snapshotId} names a path twice`);
+    types.set(header.name, header.type);
+  }
+  for (const { header } of members) {
+    for (let parent = header.name.slice(0, Math.max(0, header.name.lastIndexOf("/"))); parent !== ""; parent = parent.slice(0, Math.max(0, parent.lastIndexOf("/")))) {
+      const type = types.get(parent);
+      if (type === "directory") break; // checked itself
+      if (type !== undefined) fail("DATA_LOSS", `the table of contents of snapshot ${snapshotId} names a path below a file or link`);
+    }
+  }
+}
+
+/**
+ * Writes the files of a restore into `staging`, their names and modes
+ * checked (extract.ts). A file of one chunk (the many small ones) is written
+ * by the gzip worker that inflates and checks it, several batches at once,
+ * in the order of the tarballs' bytes, not the tree's: a chain of
+ * incremental snapshots interleaves its tarballs file by file, and read in
+ * tree order it would take a ranged read and a worker's task for every few
+ * files. Then empty files, and larger ones in order, written here as their
+ * chunks come.
+ */
+export async function stageTreeFiles(store: SnapshotStore, files: readonly FileToStage<TreeMember>[], staging: Staging, signal?: AbortSignal): Promise<void> {
+  const whole: PlannedChunk[] = [];
+  const larger: FileToStage<TreeMember>[] = [];
+  for (const file of files) {
+    const { chunks, header } = file.member;
+    if (chunks.length === 1) whole.push({ ref: chunks[0]!, padding: paddingOf(header.size), file: { parts: file.parts, mode: file.mode } });
+    else larger.push(file);
+  }
+  whole.sort((a, b) => (a.ref.tarball < b.ref.tarball ? -1 : a.ref.tarball > b.ref.tarball ? 1 : a.ref.offset - b.ref.offset));
+  for await (const _ of readPlanned(store, plan(whole), STAGING_FETCHES_AHEAD, signal, staging)); // written by the workers
+  const chunks = readPlanned(store, plan(plannedChunks(larger.map((f) => f.member))), FETCHES_AHEAD, signal);
   try {
-    for (const { header, chunks: refs } of members) {
-      const member = { type: header.type, name: header.name, linkname: header.linkname ?? "", size: header.size, mode: header.mode };
-      if (header.type !== "file") yield member;
-      else if (refs.length <= 1) yield { ...member, content: refs.length === 0 ? Buffer.alloc(0) : contentOf(await next(chunks)) };
-      else yield { ...member, content: fileContent(chunks, refs.length) };
+    for (const { member, parts, mode } of larger) {
+      if (member.chunks.length === 0) await staging.writeSmallFile(parts, Buffer.alloc(0), mode);
+      else await staging.writeFile(parts, fileContent(chunks, member.chunks.length), mode);
     }
   } finally {
     await chunks.return(undefined); // a restore that stopped early reads no further ahead
@@ -94,6 +132,7 @@ async function* fileContent(chunks: AsyncGenerator<ReadChunk>, count: number): A
 
 /** A chunk's content without the tar padding that follows a file's last. */
 function contentOf(chunk: ReadChunk): Buffer {
+  if (!chunk.inflated) throw new Error("a chunk written to its file was taken for its content");
   return chunk.inflated.subarray(0, chunk.inflated.length - chunk.padding);
 }
 
@@ -135,10 +174,11 @@ interface Fetch {
   chunks: PlannedChunk[];
 }
 
-/** A chunk to read, with the tar padding its gzip member holds after its content (a file's last chunk's). */
+/** A chunk to read, with the tar padding its gzip member holds after its content (a file's last chunk's); `file`: the whole of that staged file (see stageTreeFiles). */
 interface PlannedChunk {
   ref: ChunkRef;
   padding: number;
+  file?: { parts: string[]; mode: number };
 }
 
 /** Every file's chunks in the order of `members`, read, inflated and checked. */
@@ -171,22 +211,27 @@ export async function* fileChunks(
   for await (const chunk of readPlanned(store, plan(planned), range.ahead, signal)) yield contentOf(chunk);
 }
 
-/** The planned reads, `ahead` of them in flight, their chunks in order. */
-async function* readPlanned(store: SnapshotStore, fetches: readonly Fetch[], ahead: number, signal?: AbortSignal): AsyncGenerator<ReadChunk> {
+/** The planned reads, `ahead` of them in flight, their chunks in order; with `staging`, their files written there (see stageTreeFiles). */
+async function* readPlanned(store: SnapshotStore, fetches: readonly Fetch[], ahead: number, signal?: AbortSignal, staging?: Staging): AsyncGenerator<ReadChunk> {
   const inFlight: Array<Promise<ReadChunk[]>> = [];
   let planned = 0;
   const fill = (): void => {
     while (inFlight.length < ahead && planned < fetches.length) {
-      const fetched = fetchAndCheck(store, fetches[planned++]!, signal);
+      const fetched = fetchAndCheck(store, fetches[planned++]!, signal, staging);
       fetched.catch(() => undefined); // awaited in order below
       inFlight.push(fetched);
     }
   };
-  fill();
-  while (inFlight.length > 0) {
-    const read = await inFlight.shift()!;
+  try {
     fill();
-    yield* read;
+    while (inFlight.length > 0) {
+      const read = await inFlight.shift()!;
+      fill();
+      yield* read;
+    }
+  } finally {
+    // Stopped early (a failure, a consumer gone): nothing in flight outlives it, a worker's writes least of all.
+    await Promise.allSettled(inFlight);
   }
 }
 
@@ -194,7 +239,8 @@ async function* readPlanned(store: SnapshotStore, fetches: readonly Fetch[], ahe
 function plan(chunks: Iterable<PlannedChunk>): Fetch[] {
   const fetches: Fetch[] = [];
   let current: Fetch | undefined;
-  for (const { ref, padding } of chunks) {
+  for (const chunk of chunks) {
+    const { ref } = chunk;
     const end = ref.offset + ref.length;
     if (current && current.tarball === ref.tarball && ref.offset >= current.offset + current.length && ref.offset - (current.offset + current.length) <= GAP_BYTES && end - current.offset <= FETCH_BYTES) {
       current.length = end - current.offset;
@@ -202,12 +248,13 @@ function plan(chunks: Iterable<PlannedChunk>): Fetch[] {
       current = { tarball: ref.tarball, offset: ref.offset, length: ref.length, chunks: [] };
       fetches.push(current);
     }
-    current.chunks.push({ ref, padding });
+    current.chunks.push(chunk);
   }
   return fetches;
 }
 
-async function fetchAndCheck(store: SnapshotStore, fetch: Fetch, signal?: AbortSignal): Promise<ReadChunk[]> {
+async function fetchAndCheck(store: SnapshotStore, fetch: Fetch, signal?: AbortSignal, staging?: Staging): Promise<ReadChunk[]> {
+  signal?.throwIfAborted();
   let bytes: Buffer;
   try {
     bytes = await store.getRange(fetch.tarball, fetch.offset, fetch.length, signal);
@@ -217,15 +264,22 @@ async function fetchAndCheck(store: SnapshotStore, fetch: Fetch, signal?: AbortS
   }
   if (bytes.length < fetch.length) fail("DATA_LOSS", `tarball ${fetch.tarball} is shorter than its table of contents says`);
   const compressed = fetch.chunks.map(({ ref }) => bytes.subarray(ref.offset - fetch.offset, ref.offset - fetch.offset + ref.length));
-  const inflated = await inflateMembers(fetch.chunks.map(({ ref, padding }, i) => ({ member: compressed[i]!, bytes: ref.size + padding, hashed: ref.size })));
-  return inflated.map((result, i) => {
-    const { ref, padding } = fetch.chunks[i]!;
+  const chunks = fetch.chunks.map(({ ref, padding, file }) => ({ offset: ref.offset - fetch.offset, length: ref.length, bytes: ref.size + padding, hashed: ref.size, sha256: ref.sha256, file }));
+  // A restore does not need the compressed bytes: their memory moves to the worker.
+  const inflate = (stagingFd?: number) => inflateChunks(bytes, chunks, { stagingFd, handOver: staging !== undefined });
+  const inflated = await (staging ? staging.lend(inflate) : inflate());
+  return fetch.chunks.map(({ ref, padding }, i): ReadChunk => {
+    const result = inflated[i];
     const where = `a chunk of tarball ${ref.tarball} at ${ref.offset}`;
+    if (!result) throw new Error(`${where} was neither inflated nor refused`);
     if ("problem" in result) {
       if (result.problem === "too-large") fail("DATA_LOSS", `${where} inflates past the ${ref.size + padding} bytes its table of contents gives (a compression bomb?); stopped there`);
+      if (result.problem === "mismatch") fail("DATA_LOSS", `${where} does not match its SHA-256`);
       fail("DATA_LOSS", `${where} is not the gzip member its table of contents says`);
     }
-    if (result.sha256 !== ref.sha256) fail("DATA_LOSS", `${where} does not match its SHA-256`);
+    if ("unsafe" in result) fail("UNSAFE_ARCHIVE", result.unsafe);
+    if ("failed" in result) throw Object.assign(new Error(result.failed.message), { code: result.failed.code, syscall: result.failed.syscall });
+    if ("staged" in result) return { compressed: compressed[i]!, inflated: null, padding };
     return { compressed: compressed[i]!, inflated: Buffer.from(result.content.buffer, result.content.byteOffset, result.content.byteLength), padding };
   });
 }

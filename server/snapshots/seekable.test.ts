@@ -4,7 +4,7 @@
 // tampered store may hold, each refused with DATA_LOSS, changing nothing.
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
@@ -145,12 +145,17 @@ describe("the seekable format", () => {
   it("a restore from a chain of snapshots reads their chunks by ranges and gives the tree back", async () => {
     writeFileSync(path.join(root, "src", "a.txt"), "live edit\n");
     const before = rangedReads;
-    await snapshots.restore("w", second);
+    const restored = await snapshots.restore("w", second);
     expect(rangedReads - before).toBeGreaterThan(0);
     expect(tree(root)).toEqual(secondTree);
     // The stat cache vouches for every restored file: the next snapshot reads none of them.
     const cache = JSON.parse(readFileSync(path.join(base, "data", "stat-cache", "w.json"), "utf8"));
     expect(cache.paths.length).toBe(second.fileCount);
+    // Both taken of the staging tree before the swap (listStaged): what a walk of the restored tree gives.
+    const walked = await listTree(await registry.get("w"));
+    expect(restored.fingerprint).toBe(walked.fingerprint);
+    const versions = new Map(walked.listing.map((entry) => [entry.path, entry.version]));
+    expect(cache.versions).toEqual(cache.paths.map((p: string) => versions.get(p)));
   });
 });
 
@@ -273,6 +278,9 @@ describe("a table of contents that lies is refused with DATA_LOSS, and the works
     ["a chunk whose content is not its SHA-256", (c) => void (c.files.sha256 = Buffer.alloc(Buffer.from(c.files.sha256, "base64").length).toString("base64"))],
     ["a chunk of a large file whose content is not its SHA-256", (c) => void (c.chunks.sha256 = Buffer.alloc(Buffer.from(c.chunks.sha256, "base64").length).toString("base64")), "big.bin"],
     ["a path that climbs out", (c) => void (c.files.paths[0] = "/../../escape.txt")],
+    // A restore writes files in parallel (gzip-worker.ts): two files of one name, or one below another, would race.
+    ["a path named twice", (c) => void (c.files.paths[2] = c.files.paths[1]!)],
+    ["a path below a file", (c) => void (c.files.paths[2] = `${c.files.paths[1]}/below.txt`)],
   ];
   it.each(lies)("%s", async (_name, lie, missing) => {
     // Written whole (no parent), so that every lie is in an entry of the stored table.
@@ -288,5 +296,6 @@ describe("a table of contents that lies is refused with DATA_LOSS, and the works
     // Filtered: assembled from the table of contents even when the snapshot's own tarball is the whole tree.
     await expect(snapshots.exportFiltered({ manifest: planted }, ["**"]).then((s) => s.release())).rejects.toMatchObject({ reason: expect.stringMatching(/^(DATA_LOSS|UNSAFE_ARCHIVE)$/) });
     expect(tree(root)).toEqual(before);
+    expect(readdirSync(path.join(base, "data", "workspaces")).filter((name) => name.startsWith("."))).toEqual([]); // no staging left
   });
 });

@@ -26,12 +26,12 @@ import { WORKSPACE_ID_PATTERN, type WorkspaceRegistry } from "../workspace/regis
 import type { Components } from "../workspace/paths.js";
 import { escapeName } from "../workspace/names.js";
 import { hashTree } from "../workspace/hash-tree.js";
-import { listTree, TreeFingerprint, type ListedEntry, type ListedTree } from "../workspace/fingerprint.js";
+import { listStaged, listTree, TreeFingerprint, type ListedEntry, type ListedTree } from "../workspace/fingerprint.js";
 import { diffRecords, type DiffCounts, type DiffEntry } from "./diff.js";
 import { recordsOf, tarBytesFor, type FileList } from "./file-list.js";
 import {
   extractArchive,
-  extractMembers,
+  extractTree,
   heldMemberNames,
   inspectArchive,
   memberParts,
@@ -46,7 +46,7 @@ import { packMember } from "./pack.js";
 import { encodeContents, type Contents } from "./contents.js";
 import { applyDeltas, deltaOf, parseTable, type ContentsDelta } from "./contents-delta.js";
 import { packSeekable } from "./seekable.js";
-import { archiveMembers, gzipTar, membersOf, type TreeMember } from "./seekable-read.js";
+import { gzipTar, membersOf, stageTreeFiles, type TreeMember } from "./seekable-read.js";
 import { nowNs, RACY_MARGIN_MS, settled, StatCache, type KnownFiles, type StatRecord } from "./stat-cache.js";
 import { afterMerge, planInPlace, type InPlacePlan } from "./in-place.js";
 import { SnapshotTree } from "./at-snapshot.js";
@@ -704,7 +704,7 @@ export class Snapshots {
         const rules = { limits: this.limits, damaged: "DATA_LOSS" as const, staged: hold.staged };
         let extract: (staging: Staging) => Promise<StagedArchive>;
         if (members) {
-          extract = (staging) => extractMembers(archiveMembers(this.store, members, signal), staging, rules);
+          extract = (staging) => extractTree(members, staging, rules, (files) => stageTreeFiles(this.store, files, staging, signal));
         } else {
           const source = scratchTar((verified = await this.download(manifest, signal)));
           extract = (staging) => extractArchive(source, staging, rules);
@@ -715,7 +715,12 @@ export class Snapshots {
           // The files extracted last settle first, so that the stat cache can vouch for them all (rememberRestored).
           if (members) await new Promise((resolve) => setTimeout(resolve, RACY_MARGIN_MS));
           appliedNs = nowNs();
-          await this.registry.replaceWithStaging(workspaceId, staging);
+          // For rememberRestored, beside the swap's sync; past the commit point, a listing that fails leaves it to walk the tree.
+          const workspace = await this.registry.get(workspaceId);
+          const listStagedTree = async () => {
+            if (members) after = (await listStaged(workspace, staging).catch(() => undefined))?.listing;
+          };
+          await this.registry.replaceWithStaging(workspaceId, staging, listStagedTree);
         });
       }
       const fingerprint = members ? await this.rememberRestored(workspaceId, members, appliedNs, after).catch(() => undefined) : undefined;
@@ -769,11 +774,11 @@ export class Snapshots {
         const fetch = async (plan: InPlacePlan): Promise<void> => {
           const atPaths = plan.fetch.filter((m) => !fetched.has(m.path));
           const apart = plan.loose.filter((m) => !fetched.has(m.path));
-          await extractMembers(archiveMembers(this.store, atPaths, signal), staging, rules);
+          await extractTree(atPaths, staging, rules, (files) => stageTreeFiles(this.store, files, staging, signal));
           for (const m of atPaths) fetched.set(m.path, memberParts(m.header.name, this.limits));
           const named = apart.map((m, i) => ({ ...m, header: { ...m.header, name: String(moves.length + i) } }));
           const parts = apart.map((m) => memberParts(m.header.name, this.limits));
-          await extractMembers(archiveMembers(this.store, named, signal), loose, rules);
+          await extractTree(named, loose, rules, (files) => stageTreeFiles(this.store, files, loose, signal));
           apart.forEach((m, i) => {
             fetched.set(m.path, parts[i]!);
             moves.push({ name: named[i]!.header.name, parts: parts[i]! });

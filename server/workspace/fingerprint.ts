@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import type { Entry } from "./entry.js";
 import type { Workspace } from "./workspace.js";
 import type { WalkEntry } from "./walk.js";
+import type { Staging } from "./staging.js";
 
 /** A fingerprint taken entry by entry, by any walk of the whole tree (a snapshot's pack takes one as it goes). */
 export class TreeFingerprint {
@@ -40,6 +41,9 @@ const PENDING_CHARS = 32 * 1024;
 /** An entry as a walk of the whole tree saw it (stat only): what a fingerprint and a restore's plan need. */
 export type ListedEntry = Pick<WalkEntry, "parts" | "path" | "type" | "version" | "mode" | "ctimeNs" | "mtimeNs">;
 
+/** The whole tree, as a fingerprint sees it. */
+const WHOLE_TREE = { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false };
+
 /** A walk of the whole tree: its entries in walk order and its fingerprint. */
 export interface ListedTree {
   fingerprint: string;
@@ -56,16 +60,27 @@ export interface ListedTree {
 export async function listTree(workspace: Workspace, signal?: AbortSignal): Promise<ListedTree> {
   // Taken before the walk: a change that begins while it runs is counted after the mark.
   const mark = workspace.bound ? undefined : workspace.changeMark();
+  const { fingerprint, listing } = await listed(workspace.walk([], WHOLE_TREE), signal);
+  return { fingerprint, listing, current: (now) => now === workspace && mark !== undefined && !workspace.changedSince(mark) };
+}
+
+/**
+ * The same of the tree a staging directory holds: what listTree gives once
+ * a managed workspace's directory is swapped for it (the swap renames only
+ * the directory itself; see replaceWithStaging), unless something changes it
+ * after. Never current: once swapped in, another Workspace holds it.
+ */
+export async function listStaged(workspace: Workspace, staging: Staging, signal?: AbortSignal): Promise<ListedTree> {
+  return { ...(await listed(workspace.walkStaging(staging, WHOLE_TREE), signal)), current: () => false };
+}
+
+async function listed(entries: AsyncIterable<WalkEntry>, signal?: AbortSignal): Promise<Pick<ListedTree, "fingerprint" | "listing">> {
   const fingerprint = new TreeFingerprint();
   const listing: ListedEntry[] = [];
-  for await (const entry of workspace.walk([], { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false })) {
+  for await (const entry of entries) {
     signal?.throwIfAborted();
     fingerprint.add(entry);
     listing.push({ parts: entry.parts, path: entry.path, type: entry.type, version: entry.version, mode: entry.mode, ctimeNs: entry.ctimeNs, mtimeNs: entry.mtimeNs });
   }
-  return {
-    fingerprint: fingerprint.result().fingerprint,
-    listing,
-    current: (now) => now === workspace && mark !== undefined && !workspace.changedSince(mark),
-  };
+  return { fingerprint: fingerprint.result().fingerprint, listing };
 }

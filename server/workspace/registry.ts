@@ -106,8 +106,11 @@ export class WorkspaceRegistry {
    * createStaging). A managed workspace's directory is swapped by renames
    * (staging → .swap, live → .old, .swap → live), which start-up recovery
    * completes or rolls back after a crash; a bound one is replaced in place.
+   * `whileSyncing` runs beside the sync before a managed workspace's swap,
+   * which renames only the staging directory itself: what it sees of the
+   * staged tree (listStaged) is what the swap puts in place.
    */
-  async replaceWithStaging(id: string, staging: Staging): Promise<void> {
+  async replaceWithStaging(id: string, staging: Staging, whileSyncing?: () => Promise<void>): Promise<void> {
     const workspace = await this.get(id);
     if (workspace.bound) return workspace.replaceContentsInPlace(staging);
     const tag = randomBytes(8).toString("hex");
@@ -115,7 +118,7 @@ export class WorkspaceRegistry {
     const swap = path.join(this.managedDir, `.swap-${id}-${tag}`);
     const old = path.join(this.managedDir, `.old-${id}-${tag}`);
     await staging.release();
-    await staging.sync();
+    await Promise.all([staging.sync(), whileSyncing?.()]);
     await fsp.rename(staging.procPath(), swap);
     await staging.handOver();
     await fsp.chmod(swap, 0o755);

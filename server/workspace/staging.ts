@@ -6,7 +6,9 @@
 // walks, listings and snapshots skip it, and the start-up sweep removes it.
 // Calls are synchronous: an archive holds thousands of members, each a few
 // cheap system calls, and an async thread-pool round trip per call made
-// restores several times slower than GNU tar.
+// restores several times slower than GNU tar. A restore's files are written
+// by the gzip workers that inflate them (StagingWriter, through
+// Staging.lend), in parallel and off the main thread.
 import { chmodSync, closeSync, constants, fchmodSync, linkSync, lstatSync, mkdirSync, openSync, promises as fsp, readlinkSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -37,7 +39,9 @@ export type TreeEntry =
   | { kind: "outside" };
 
 export class Staging {
-  private cached: { key: string; fd: number } | null = null;
+  private readonly writer: StagingWriter;
+  /** Uses of the descriptor lent to worker threads, not yet settled (see lend). */
+  private readonly lent = new Set<Promise<unknown>>();
   private closed = false;
 
   constructor(
@@ -47,7 +51,9 @@ export class Staging {
     private readonly parent: Directory,
     /** The staging directory itself. */
     readonly dir: Directory,
-  ) {}
+  ) {
+    this.writer = new StagingWriter(dir);
+  }
 
   /**
    * Creates a directory (and its parents) with permission bits `mode`, the
@@ -55,7 +61,7 @@ export class Staging {
    * directory (a parent a member before made) takes them too.
    */
   async mkdir(parts: readonly string[], mode: number): Promise<void> {
-    const target = inside(this.parentOf(parts), parts[parts.length - 1]!);
+    const target = inside(this.writer.parentOf(parts), parts[parts.length - 1]!);
     try {
       mkdirSync(target, 0o700);
     } catch (error) {
@@ -68,7 +74,7 @@ export class Staging {
 
   /** Creates a regular file from `content`; a regular file of the same name is replaced. Returns its size. */
   async writeFile(parts: readonly string[], content: AsyncIterable<Uint8Array>, mode: number): Promise<number> {
-    const fd = this.createFile(parts);
+    const fd = this.writer.createFile(parts);
     let size = 0;
     try {
       for await (const chunk of content) {
@@ -85,20 +91,31 @@ export class Staging {
 
   /** Like writeFile, for content already in memory. */
   async writeSmallFile(parts: readonly string[], content: Buffer, mode: number): Promise<void> {
-    const fd = this.createFile(parts);
-    try {
-      let offset = 0;
-      while (offset < content.length) offset += writeSync(fd, content, offset, content.length - offset);
-      fchmodSync(fd, mode & 0o777);
-    } finally {
-      closeSync(fd);
-    }
+    this.writer.writeFile(parts, content, mode);
+  }
+
+  /**
+   * Lends the staging directory's descriptor to `use` (a worker thread of
+   * this process writing into it with a StagingWriter of its own): it stays
+   * open until `use` settles, and release and discard wait for every use
+   * lent, so nothing is written into a staging directory once its caller
+   * has been told the restore failed.
+   */
+  lend<T>(use: (fd: number) => Promise<T>): Promise<T> {
+    const using = this.dir.onPool(use);
+    const settled = using.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.lent.add(settled);
+    void settled.then(() => this.lent.delete(settled));
+    return using;
   }
 
   /** Creates a symbolic link (the caller has checked the target stays inside). */
   async symlink(parts: readonly string[], target: string): Promise<void> {
     try {
-      symlinkSync(bytesOfName(target), inside(this.parentOf(parts), parts[parts.length - 1]!));
+      symlinkSync(bytesOfName(target), inside(this.writer.parentOf(parts), parts[parts.length - 1]!));
     } catch (error) {
       if (errnoOf(error) === "EEXIST") unsafe(`archive symbolic link ${parts.join("/")} collides with another member`);
       throw error;
@@ -107,7 +124,7 @@ export class Staging {
 
   /** Hard-links `parts` to the regular file `existing`, both inside the staging directory. */
   async link(parts: readonly string[], existing: readonly string[]): Promise<void> {
-    const source = this.openDir(existing.slice(0, -1));
+    const source = this.writer.openDir(existing.slice(0, -1));
     try {
       const sourcePath = inside(source, existing[existing.length - 1]!);
       let isFile = false;
@@ -118,7 +135,7 @@ export class Staging {
       }
       if (!isFile) unsafe(`archive hard link ${parts.join("/")} does not point at a regular file of the archive`);
       try {
-        linkSync(sourcePath, inside(this.parentOf(parts), parts[parts.length - 1]!));
+        linkSync(sourcePath, inside(this.writer.parentOf(parts), parts[parts.length - 1]!));
       } catch (error) {
         if (errnoOf(error) === "EEXIST") unsafe(`archive hard link ${parts.join("/")} collides with another member`);
         throw error;
@@ -138,10 +155,10 @@ export class Staging {
     await promisify(execFile)("sync", ["-f", self(this.dir)]).catch(() => promisify(execFile)("sync", []));
   }
 
-  /** Closes cached descriptors (the staging directory stays). */
+  /** Waits for the uses lent to workers, then closes cached descriptors (the staging directory stays). */
   async release(): Promise<void> {
-    if (this.cached) closeSync(this.cached.fd);
-    this.cached = null;
+    while (this.lent.size > 0) await Promise.all(this.lent);
+    this.writer.close();
   }
 
   /** Deletes the staging directory and everything in it. */
@@ -162,9 +179,41 @@ export class Staging {
     this.dir.close();
     this.parent.close();
   }
+}
+
+/**
+ * Creates entries below a staging directory held as a descriptor,
+ * never through a symbolic link (directories opened with O_NOFOLLOW, files
+ * created with O_EXCL|O_NOFOLLOW); the last parent opened is kept. The
+ * Staging's own, and one per batch in a gzip worker (the descriptor lent
+ * by Staging.lend: threads of one process share descriptors).
+ */
+export class StagingWriter {
+  private cached: { key: string; fd: number } | null = null;
+
+  /** `root.fd`: the staging directory's descriptor (a Directory's refuses use once closed). */
+  constructor(private readonly root: { readonly fd: number }) {}
+
+  /** Writes the regular file `parts` whole from `content`, with permission bits `mode`. */
+  writeFile(parts: readonly string[], content: Uint8Array, mode: number): void {
+    const fd = this.createFile(parts);
+    try {
+      let offset = 0;
+      while (offset < content.length) offset += writeSync(fd, content, offset, content.length - offset);
+      fchmodSync(fd, mode & 0o777);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Closes the cached parent. */
+  close(): void {
+    if (this.cached) closeSync(this.cached.fd);
+    this.cached = null;
+  }
 
   /** Creates the regular file `parts` (O_EXCL, never through a link), replacing a regular file of that name; returns its descriptor. */
-  private createFile(parts: readonly string[]): number {
+  createFile(parts: readonly string[]): number {
     const target = inside(this.parentOf(parts), parts[parts.length - 1]!);
     const flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
     try {
@@ -178,7 +227,7 @@ export class Staging {
   }
 
   /** The open parent directory of `parts`, creating missing directories; cached for runs of members in one directory. */
-  private parentOf(parts: readonly string[]): number {
+  parentOf(parts: readonly string[]): number {
     if (parts.length === 0) unsafe("archive member names the extraction root");
     const key = parts.slice(0, -1).join("/");
     if (this.cached?.key === key) return this.cached.fd;
@@ -189,8 +238,8 @@ export class Staging {
   }
 
   /** Opens a directory below the staging root, never through a symlink. */
-  private openDir(parts: readonly string[], create = false): number {
-    let dir = openSync(self(this.dir), O_RDONLY | O_DIRECTORY);
+  openDir(parts: readonly string[], create = false): number {
+    let dir = openSync(`/proc/self/fd/${this.root.fd}`, O_RDONLY | O_DIRECTORY);
     for (const name of parts) {
       let next: number;
       try {

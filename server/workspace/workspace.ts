@@ -521,6 +521,11 @@ export class Workspace {
     return walk(() => this.openDirectory(parts, displayPath(parts)), parts, options, this.resolver);
   }
 
+  /** Entries under a staging directory (see createStaging and the registry's), as walk gives them: workspace paths of the tree it holds. */
+  walkStaging(staging: Staging, options: WalkOptions): AsyncGenerator<WalkEntry> {
+    return walk(async () => Directory.open(self(staging.dir), true), [], options, this.resolver);
+  }
+
   /** Candidate files under a directory for the search workers, in batches in walk order (see walkFiles). */
   async *heldFiles(parts: Components, options: FileWalkOptions): AsyncGenerator<HeldBatch> {
     const start = await this.openDirectory(parts, displayPath(parts));
