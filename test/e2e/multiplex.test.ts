@@ -244,32 +244,14 @@ describe("a client that takes no answers", () => {
 
 describe("what an adversarial review found", () => {
   it("calls given up by their callers keep their place until the daemon has answered them: the next 64 calls all run", async () => {
-    const ws = d.client.workspace("m");
-    for (let round = 0; round < 5; round++) {
-      const aborts = Array.from({ length: 64 }, () => new AbortController());
-      const reads = aborts.map((a) => ws.readText("big.txt", { signal: a.signal }).catch(() => {}));
-      await new Promise((resolve) => setTimeout(resolve, 2));
-      for (const a of aborts) a.abort();
-      const codes = await Promise.all(Array.from({ length: 64 }, () => ws.stat("small.txt").then(() => "OK", (e: { codeName: string; message: string }) => `${e.codeName} ${e.message}`)));
-      expect(codes.filter((c) => c !== "OK"), `round ${round}`).toEqual([]);
-      await Promise.all(reads);
-    }
+    await giveUpReadsThenStat(64);
   });
 
   it("a client keeping 128 calls open while big Reads fill its connection, half of them given up, is never refused a stream", async () => {
     // Node 22 counts a stream that ended while its connection's socket was backed up against
     // max_concurrent_streams until its object is collected, while the client counts it closed at once:
     // the daemon's limit must leave room for those.
-    const ws = d.client.workspace("m");
-    for (let round = 0; round < 5; round++) {
-      const aborts = Array.from({ length: 128 }, () => new AbortController());
-      const reads = aborts.map((a) => ws.readText("big.txt", { signal: a.signal }).catch(() => {}));
-      await new Promise((resolve) => setTimeout(resolve, 2));
-      for (const a of aborts) a.abort();
-      const codes = await Promise.all(Array.from({ length: 128 }, () => ws.stat("small.txt").then(() => "OK", (e: { codeName: string; message: string }) => `${e.codeName} ${e.message}`)));
-      expect(codes.filter((c) => c !== "OK"), `round ${round}`).toEqual([]);
-      await Promise.all(reads);
-    }
+    await giveUpReadsThenStat(128);
   });
 
   it("a Read waiting for room on a stream its client does not read ends at its deadline and lets go of its file", async () => {
@@ -287,6 +269,20 @@ describe("what an adversarial review found", () => {
     s.close();
   });
 });
+
+/** Five rounds of `calls` Reads of the big file given up at once, then `calls` Stats, every one of which must run. */
+async function giveUpReadsThenStat(calls: number): Promise<void> {
+  const ws = d.client.workspace("m");
+  for (let round = 0; round < 5; round++) {
+    const aborts = Array.from({ length: calls }, () => new AbortController());
+    const reads = aborts.map((a) => ws.readText("big.txt", { signal: a.signal }).catch(() => {}));
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    for (const a of aborts) a.abort();
+    const codes = await Promise.all(Array.from({ length: calls }, () => ws.stat("small.txt").then(() => "OK", (e: { codeName: string; message: string }) => `${e.codeName} ${e.message}`)));
+    expect(codes.filter((c) => c !== "OK"), `round ${round}`).toEqual([]);
+    await Promise.all(reads);
+  }
+}
 
 describe("a cancellation storm", () => {
   for (const shareStream of [true, false]) {
