@@ -10,7 +10,7 @@
 // gone (a live owner, however slow, is waited for), by one waiter at a time
 // (breakLock), and an owner removes the lock file only while it still holds
 // its own token.
-import { promises as fsp } from "node:fs";
+import { promises as fsp, type BigIntStats } from "node:fs";
 import { createHash, randomBytes } from "node:crypto";
 import path from "node:path";
 import { fail, FileToolsError } from "../errors.js";
@@ -194,11 +194,11 @@ export class FileStore implements SnapshotStore, ConditionalStore {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw storeError(error, `locking ${key}`);
       }
-      const seen = await fsp.stat(lockFile).catch(() => undefined);
+      const seen = await fsp.stat(lockFile, { bigint: true }).catch(() => undefined);
       const holder = await fsp.readFile(lockFile, "utf8").catch(() => undefined);
       // Empty: being written now, or its owner died between the create and the write (then it stays empty).
-      const dead = seen !== undefined && holder !== undefined && (holder === "" ? Date.now() - seen.mtimeMs > EMPTY_LOCK_MS : !processAlive(Number(holder.split(" ")[0])));
-      if (dead) await breakLock(lockFile, seen.ino, holder);
+      const dead = seen !== undefined && holder !== undefined && (holder === "" ? Date.now() - Number(seen.mtimeMs) > EMPTY_LOCK_MS : !processAlive(Number(holder.split(" ")[0])));
+      if (dead) await breakLock(lockFile, seen, holder);
       else await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
     }
   }
@@ -249,12 +249,16 @@ function processAlive(pid: number): boolean {
 }
 
 /**
- * Removes a dead owner's lock file if it is still the one seen (inode and
- * content). Breakers exclude each other with `KEY.lock.break` (created
- * exclusively): only a breaker removes a lock file that is not its own, so
- * the one it checked is the one it removes, never a live lock taken since.
+ * Removes a dead owner's lock file if it is still the one seen (inode, its
+ * change and modification times in ns, and content). Breakers exclude each
+ * other with `KEY.lock.break` (created exclusively): only a breaker removes a
+ * lock file that is not its own, so the one it checked is the one it removes,
+ * never a live lock taken since. The times matter: a lock taken just after
+ * another breaker removed the dead one may get the freed inode number back,
+ * and it is empty until its owner has written its token, so inode and content
+ * alike could match (a double win in 1 of 60 trials on a loaded machine).
  */
-async function breakLock(lockFile: string, ino: number, holder: string): Promise<void> {
+async function breakLock(lockFile: string, seen: BigIntStats, holder: string): Promise<void> {
   const breaker = `${lockFile}.break`;
   try {
     await fsp.writeFile(breaker, "", { flag: "wx", mode: 0o600 });
@@ -265,8 +269,9 @@ async function breakLock(lockFile: string, ino: number, holder: string): Promise
     return;
   }
   try {
-    const now = await fsp.stat(lockFile).catch(() => undefined);
-    if (now?.ino === ino && (await fsp.readFile(lockFile, "utf8").catch(() => undefined)) === holder) await fsp.unlink(lockFile).catch(() => undefined);
+    const now = await fsp.stat(lockFile, { bigint: true }).catch(() => undefined);
+    const same = now !== undefined && now.ino === seen.ino && now.ctimeNs === seen.ctimeNs && now.mtimeNs === seen.mtimeNs;
+    if (same && (await fsp.readFile(lockFile, "utf8").catch(() => undefined)) === holder) await fsp.unlink(lockFile).catch(() => undefined);
   } finally {
     await fsp.unlink(breaker).catch(() => undefined);
   }
