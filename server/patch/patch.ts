@@ -66,6 +66,7 @@ export async function applyPatch(
     if (input.dryRun) return planned.map((p) => described(p, p.version));
     signal?.throwIfAborted(); // the last moment a cancellation leaves every file as it was
     const writes = planned.filter((p) => p.bytes !== undefined);
+    const removes = planned.flatMap((p) => (p.action === "deleted" ? [p.path] : p.movedFrom ? [p.movedFrom] : []));
     const growth = writes.reduce((sum, p) => sum + p.bytes!.length, 0);
     const admission = gate?.admit({ bytes: growth, entries: planned.filter((p) => p.action === "added").length }, "the patch");
     const staged: StagedFile[] = [];
@@ -75,7 +76,7 @@ export async function applyPatch(
       const record: PatchRecord = {
         workspace: workspace.id,
         writes: writes.map((p, i) => ({ path: displayPath(p.path), staged: staged[i]!.name })),
-        removes: planned.flatMap((p) => (p.action === "deleted" ? [displayPath(p.path)] : p.movedFrom ? [displayPath(p.movedFrom)] : [])),
+        removes: removes.map(displayPath),
       };
       id = await journal.commit(record);
     } catch (error) {
@@ -85,7 +86,7 @@ export async function applyPatch(
     }
     let setAside: SetAsideFile[];
     try {
-      setAside = await changeFiles(workspace, writes.map((p, i) => ({ planned: p, staged: staged[i]! })), planned.flatMap((p) => (p.action === "deleted" ? [p.path] : p.movedFrom ? [p.movedFrom] : [])));
+      setAside = await changeFiles(workspace, writes.map((p, i) => ({ planned: p, staged: staged[i]! })), removes);
     } catch (error) {
       await journal.done(id); // undone (or said not to be): the caller is told it failed, so no restart may finish it
       throw error;
@@ -126,19 +127,19 @@ async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planne
     }
     for (const parts of removes) {
       const file = await workspace.setAside(parts);
-      if (file) undo.push(() => file.putBack());
-      if (file) setAside.push(file);
+      if (!file) continue;
+      undo.push(() => file.putBack());
+      setAside.push(file);
     }
     return setAside;
   } catch (error) {
-    try {
-      for (const step of undo.reverse()) await step();
-    } catch (undoError) {
-      const reason = error instanceof FileToolsError ? error.reason : "IO_ERROR";
-      const why = undoError instanceof Error ? undoError.message : String(undoError);
-      fail(reason, `${error instanceof Error ? error.message : String(error)}; undoing the files the patch had already changed failed too (${why}): they may stay as the patch left them`);
-    }
-    throw error;
+    // Every step is tried, even after one fails: each set-aside file's putBack also lets go of its directory.
+    let undoError: unknown;
+    for (const step of undo.reverse()) await step().catch((e: unknown) => (undoError ??= e));
+    if (undoError === undefined) throw error;
+    const reason = error instanceof FileToolsError ? error.reason : "IO_ERROR";
+    const why = undoError instanceof Error ? undoError.message : String(undoError);
+    fail(reason, `${error instanceof Error ? error.message : String(error)}; undoing the files the patch had already changed failed too (${why}): they may stay as the patch left them`);
   }
 }
 
