@@ -864,8 +864,9 @@ export class SetAsideFile {
   async drop(): Promise<void> {
     return this.changing(async () => {
       try {
-        await fsp.unlink(at(this.dir, this.temp));
-        await this.dir.sync();
+        // Out of the tree already, and swept at start-up if it stays: a failure here must not fail the change it ends.
+        await fsp.unlink(at(this.dir, this.temp)).catch(() => undefined);
+        await this.dir.sync().catch(() => undefined);
       } finally {
         this.dir.close();
       }
