@@ -336,3 +336,19 @@ describe("a restore from a snapshot in the older format (one tarball, no table o
     expect(mtimes(root)).toEqual(mtimes(source));
   });
 });
+
+describe("an import (extracted member by member, as a snapshot in the older format is)", () => {
+  it("gives what it creates the archive's mtimes, to the second", async () => {
+    const source = mkdtempSync(path.join(base, "import-"));
+    mkdirSync(path.join(source, "dir", "inner"), { recursive: true });
+    writeFileSync(path.join(source, "dir", "inner", "a.txt"), "a\n");
+    symlinkSync("dir/inner/a.txt", path.join(source, "link"));
+    ageTree(source);
+    const archive = execFileSync("tar", ["-czf", "-", "-C", source, "."]);
+    await snapshots.importArchive("w", ["imported"], (async function* () {
+      yield archive;
+    })());
+    expect(tree(path.join(root, "imported"))).toEqual(tree(source));
+    expect(mtimes(path.join(root, "imported"))).toEqual(mtimes(source));
+  });
+});
