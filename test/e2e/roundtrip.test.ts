@@ -153,6 +153,34 @@ describe("round trip: FinishRun → a fresh daemon → StartRun restore", () => 
     }
   }, 180_000);
 
+  it("a restored file rewritten behind the daemon's back at once, to the same size with its restored mtime put back, is read by the next FinishRun", async () => {
+    const store = `file://${path.join(scratch, "store-racy")}`;
+    const a = await startDaemon({ args: ["--store", store] });
+    let snapshotId = "";
+    try {
+      const { run } = await a.client.workspaces.startRun({ workspace: "racy", restore: "NONE" });
+      await a.client.files.write({ workspace: "racy", path: "/f.txt", body: { case: "content", value: "before\n" } });
+      lutimesSync(path.join(a.hostDir("racy"), "f.txt"), 1_500_000_000, 1_500_000_000);
+      snapshotId = (await a.client.workspaces.finishRun({ workspace: "racy", runId: run!.id })).snapshot!.id;
+    } finally {
+      await a.stop();
+    }
+    const b = await startDaemon({ args: ["--store", store] });
+    try {
+      const { run } = await b.client.workspaces.startRun({ workspace: "racy", restore: snapshotId });
+      const file = path.join(b.hostDir("racy"), "f.txt");
+      expect(lstatSync(file).mtimeMs).toBe(1_500_000_000_000);
+      // The stat cache vouches for it: only its version tells the change.
+      expect(JSON.parse(readFileSync(path.join(b.dataDir, "stat-cache", "racy.json"), "utf8")).paths).toContain("/f.txt");
+      writeFileSync(file, "AFTER!\n");
+      lutimesSync(file, 1_500_000_000, 1_500_000_000);
+      const next = (await b.client.workspaces.finishRun({ workspace: "racy", runId: run!.id })).snapshot!.id;
+      expect((await b.client.workspace("racy").readText("f.txt", { atSnapshot: next })).text).toBe("AFTER!\n");
+    } finally {
+      await b.stop();
+    }
+  }, 60_000);
+
   it("a file of zeros far past the import's expansion ratio round-trips (a stored snapshot may inflate to what its manifest's file list accounts for)", async () => {
     const store = `file://${path.join(scratch, "store-zeros")}`;
     const a = await startDaemon({ args: ["--store", store] });
