@@ -374,7 +374,7 @@ async function stageMembers(source: AsyncIterable<ArchiveMember>, staging: Stagi
 
 async function* noContent(): AsyncGenerator<Uint8Array> {}
 
-/** A header's mtime in seconds; now when it has none that a file system takes (tar-stream gives an Invalid Date for some). */
+/** A header's mtime in seconds; now when it has none a file system takes (a base-256 one past a Date's range is an Invalid Date). */
 function mtimeOf(header: tar.Header): number {
   const seconds = (header.mtime?.getTime() ?? NaN) / 1000;
   return Number.isFinite(seconds) ? seconds : Date.now() / 1000;

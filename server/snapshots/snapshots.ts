@@ -819,8 +819,8 @@ export class Snapshots {
    * The tree after an in-place merge, in walk order, as a walk would list it
    * (in-place.ts: afterMerge): the kept entries as the walk planned from
    * listed them, and what the merge touched stat'ed again (an entry gone
-   * since is left out), a batch at a time (a bounded number of descriptors); walked instead when
-   * the merge touched most of the tree. A call that changes a kept entry
+   * since is left out), a batch at a time (a bounded number of
+   * descriptors); walked instead when the merge touched most of the tree. A call that changes a kept entry
    * meanwhile gives it a version this listing lacks, so the copy looks
    * changed, never clean.
    */

@@ -11,8 +11,8 @@
 // Staging.lend), in parallel and off the main thread. Every entry takes the
 // mtime its archive records (its atime: now, as GNU tar sets it); files
 // through their descriptor after the last write, links without following
-// them, and directories last of all (setTimes), as creating an entry in a
-// directory moves the directory's mtime.
+// them, and directories last of all (setDirectoryTimes), as creating an
+// entry in a directory moves the directory's mtime.
 import { chmodSync, closeSync, constants, fchmodSync, futimesSync, linkSync, lstatSync, lutimesSync, mkdirSync, openSync, promises as fsp, readlinkSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
