@@ -5,6 +5,9 @@
 // regular files, symbolic links whose target stays inside and hard links to an
 // earlier regular file of the same archive are accepted. Symbolic links are
 // created last, and the staging module never opens a path through a link.
+// Files, links and directories take the mtimes their members record (to the
+// second: a ustar header's, a table of contents'), directories once the
+// whole tree is staged; a hard link shares its file's.
 import type { Usage } from "../workspace/usage.js";
 import { Readable, Transform, Writable, pipeline } from "node:stream";
 import { createGunzip } from "node:zlib";
@@ -236,6 +239,8 @@ export interface ArchiveMember {
   linkname: string;
   size: number;
   mode: number;
+  /** Seconds since the epoch. */
+  mtime: number;
   content?: AsyncIterable<Uint8Array>;
 }
 
@@ -256,7 +261,7 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
       const { header } = entry;
       const isFile = header.type === "file" || header.type === "contiguous-file";
       if (!isFile) entry.resume();
-      yield { ...heldMemberNames(header), type: isFile ? "file" : String(header.type), size: header.size ?? 0, mode: header.mode ?? (isFile ? 0o644 : 0o755), content: isFile ? (entry as AsyncIterable<Uint8Array>) : undefined };
+      yield { ...heldMemberNames(header), type: isFile ? "file" : String(header.type), size: header.size ?? 0, mode: header.mode ?? (isFile ? 0o644 : 0o755), mtime: mtimeOf(header), content: isFile ? (entry as AsyncIterable<Uint8Array>) : undefined };
     }
     const streamError = await done;
     if (streamError) throw streamError;
@@ -286,6 +291,8 @@ export interface TreeMemberToStage {
     linkname?: string;
     size: number;
     mode: number;
+    /** Seconds since the epoch. */
+    mtime: number;
   };
 }
 
@@ -321,6 +328,7 @@ export async function extractTree<M extends TreeMemberToStage>(
       }
       await stageFiles(files);
       await rules.makeLinks(staging);
+      staging.setDirectoryTimes(rules.directoryTimes());
     } finally {
       await staging.release();
     }
@@ -345,9 +353,9 @@ async function stageMembers(source: AsyncIterable<ArchiveMember>, staging: Stagi
           if (member.size <= SMALL_FILE_BYTES) {
             const chunks: Buffer[] = [];
             for await (const chunk of content as AsyncIterable<Buffer>) chunks.push(chunk);
-            await staging.writeSmallFile(parts, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), mode);
+            await staging.writeSmallFile(parts, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), mode, member.mtime);
           } else {
-            await staging.writeFile(parts, content, mode);
+            await staging.writeFile(parts, content, mode, member.mtime);
           }
           break;
         }
@@ -357,6 +365,7 @@ async function stageMembers(source: AsyncIterable<ArchiveMember>, staging: Stagi
       }
     }
     await rules.makeLinks(staging);
+    staging.setDirectoryTimes(rules.directoryTimes());
   } finally {
     await staging.release();
   }
@@ -364,6 +373,12 @@ async function stageMembers(source: AsyncIterable<ArchiveMember>, staging: Stagi
 }
 
 async function* noContent(): AsyncGenerator<Uint8Array> {}
+
+/** A header's mtime in seconds; now when it has none a file system takes (a base-256 one past a Date's range is an Invalid Date). */
+function mtimeOf(header: tar.Header): number {
+  const seconds = (header.mtime?.getTime() ?? NaN) / 1000;
+  return Number.isFinite(seconds) ? seconds : Date.now() / 1000;
+}
 
 /**
  * The archive rules, member by member, in archive order: names, depth,
@@ -376,7 +391,9 @@ class MemberRules {
   /** Directories the staged tree holds: explicit members and every member's parents. */
   private readonly dirs = new Set<string>();
   private readonly links = new Map<string, string>();
-  private readonly pendingLinks: Array<{ parts: string[]; target: string }> = [];
+  private readonly pendingLinks: Array<{ parts: string[]; target: string; mtime: number }> = [];
+  /** The mtime of each directory member, by name (a directory named twice: its last). */
+  private readonly directoryMtimes = new Map<string, { parts: string[]; mtime: number }>();
   private members = 0;
   private sizeBytes = 0;
   /** Regular files admitted (hard links not counted). */
@@ -405,6 +422,7 @@ class MemberRules {
     this.options.staged?.({ bytes: this.sizeBytes + (isFile ? member.size : 0), entries: dirs.size + files.size + links.size + (member.type === "directory" ? 0 : 1) });
     switch (member.type) {
       case "directory":
+        if (parts.length > 0) this.directoryMtimes.set(name, { parts, mtime: member.mtime });
         return { parts, mode: member.mode };
       case "file": {
         if (parts.length === 0) unsafe("archive file member names the extraction root");
@@ -425,7 +443,7 @@ class MemberRules {
         if (dirs.has(name)) unsafe(`archive symbolic link ${name} replaces a directory`);
         if (links.has(name)) unsafe(`archive has two symbolic links named ${name}`);
         links.set(name, target);
-        this.pendingLinks.push({ parts, target });
+        this.pendingLinks.push({ parts, target, mtime: member.mtime });
         return { parts, mode: 0o777 };
       }
       case "link": {
@@ -445,7 +463,12 @@ class MemberRules {
     for (const link of this.pendingLinks) {
       if (!staysWithin(link.parts, link.target, (at) => archiveEntry(this.links, at.join("/")), [])) unsafe(`archive symbolic link ${link.parts.join("/")} points outside`);
     }
-    for (const link of this.pendingLinks) await staging.symlink(link.parts, link.target);
+    for (const link of this.pendingLinks) await staging.symlink(link.parts, link.target, link.mtime);
+  }
+
+  /** The directory members' mtimes, to set once everything in them is staged. */
+  directoryTimes(): Iterable<{ parts: string[]; mtime: number }> {
+    return this.directoryMtimes.values();
   }
 
   /** What was staged, for the merge (see StagedArchive). */

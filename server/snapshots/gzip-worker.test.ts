@@ -42,14 +42,17 @@ function stagingPath(): string {
   return path.join(root, readdirSync(root)[0]!);
 }
 
+/** A file's mtime unless a test gives one (seconds). */
+const MTIME = 1_600_000_000;
+
 /** Files as a restore hands them to a worker: one range of gzip members, each a file's whole content. */
-function task(files: Array<{ parts: string[]; content: string; mode?: number; sha256?: string }>): { range: Uint8Array; chunks: ChunkToInflate[] } {
+function task(files: Array<{ parts: string[]; content: string; mode?: number; mtime?: number; sha256?: string }>): { range: Uint8Array; chunks: ChunkToInflate[] } {
   const members = files.map((f) => gzipSync(f.content));
   const chunks: ChunkToInflate[] = [];
   let offset = 0;
   files.forEach((f, i) => {
     const bytes = Buffer.byteLength(f.content);
-    chunks.push({ offset, length: members[i]!.length, bytes, hashed: bytes, sha256: f.sha256 ?? createHash("sha256").update(f.content).digest("hex"), file: { parts: f.parts, mode: f.mode ?? 0o644 } });
+    chunks.push({ offset, length: members[i]!.length, bytes, hashed: bytes, sha256: f.sha256 ?? createHash("sha256").update(f.content).digest("hex"), file: { parts: f.parts, mode: f.mode ?? 0o644, mtime: f.mtime ?? MTIME } });
     offset += members[i]!.length;
   });
   return { range: Buffer.concat(members), chunks };
@@ -59,8 +62,10 @@ function written(files: Parameters<typeof task>[0]): Promise<Inflated[]> {
   return staging.lend(async (stagingFd) => run({ inflate: { ...task(files), stagingFd } }) as Inflated[]);
 }
 
-it("writes each checked file with its permission bits, making the directories on its way", async () => {
-  expect(await written([{ parts: ["a.txt"], content: "alpha\n" }, { parts: ["new", "dir", "x.sh"], content: "#!/bin/sh\n", mode: 0o755 }])).toEqual([{ staged: true }, { staged: true }]);
+it("writes each checked file with its permission bits and mtime, making the directories on its way", async () => {
+  expect(await written([{ parts: ["a.txt"], content: "alpha\n" }, { parts: ["new", "dir", "x.sh"], content: "#!/bin/sh\n", mode: 0o755, mtime: 1_500_000_000 }])).toEqual([{ staged: true }, { staged: true }]);
+  expect(lstatSync(path.join(stagingPath(), "a.txt")).mtimeMs).toBe(MTIME * 1000);
+  expect(lstatSync(path.join(stagingPath(), "new", "dir", "x.sh")).mtimeMs).toBe(1_500_000_000_000);
   expect(readFileSync(path.join(stagingPath(), "a.txt"), "utf8")).toBe("alpha\n");
   expect(readFileSync(path.join(stagingPath(), "new", "dir", "x.sh"), "utf8")).toBe("#!/bin/sh\n");
   expect(lstatSync(path.join(stagingPath(), "new", "dir", "x.sh")).mode & 0o777).toBe(0o755);

@@ -16,7 +16,8 @@ import { StagingWriter } from "../workspace/staging.js";
  * of the range, a gzip member that must inflate to exactly `bytes`, of which
  * the first `hashed` must have the SHA-256 (hex) `sha256`. With `file`, it
  * is the whole content of that file of the staging directory, written there
- * once checked (its components checked by extract.ts, its permission bits).
+ * once checked (its components checked by extract.ts, its permission bits,
+ * its mtime in seconds).
  */
 export interface ChunkToInflate {
   offset: number;
@@ -24,7 +25,7 @@ export interface ChunkToInflate {
   bytes: number;
   hashed: number;
   sha256: string;
-  file?: { parts: string[]; mode: number };
+  file?: { parts: string[]; mode: number; mtime: number };
 }
 
 export interface InflateTask {
@@ -84,9 +85,9 @@ function inflated(member: Uint8Array, { bytes, hashed, sha256 }: ChunkToInflate)
   return { content };
 }
 
-function staged(writer: StagingWriter, file: { parts: string[]; mode: number }, content: Uint8Array): Inflated {
+function staged(writer: StagingWriter, file: { parts: string[]; mode: number; mtime: number }, content: Uint8Array): Inflated {
   try {
-    writer.writeFile(file.parts, content, file.mode);
+    writer.writeFile(file.parts, content, file.mode, file.mtime);
     return { staged: true };
   } catch (error) {
     if (error instanceof FileToolsError && error.reason === "UNSAFE_ARCHIVE") return { unsafe: error.message };

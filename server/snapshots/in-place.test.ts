@@ -1,10 +1,11 @@
 // planInPlace: what a restore into a copy that the last snapshot read fetches
 // and removes. A copy one run behind fetches the files that changed, loose
 // into the directories it keeps, not the tree's skeleton; afterMerge: which
-// entries a walk after the merge would find as the plan's walk listed them.
+// entries a walk after the merge would find as the plan's walk listed them,
+// and which take the snapshot's mtime.
 import { describe, expect, it } from "vitest";
 import type { ListedEntry } from "../workspace/fingerprint.js";
-import { afterMerge, planInPlace } from "./in-place.js";
+import { afterMerge, planInPlace, snapshotTimes } from "./in-place.js";
 import type { TreeMember } from "./seekable-read.js";
 import type { EntryType } from "../workspace/entry.js";
 
@@ -59,6 +60,19 @@ describe("planInPlace", () => {
     const { untouched, touched } = afterMerge(behind, plan, placed);
     expect(untouched.map((e) => e.path)).toEqual(["/a", "/a/b/same.txt", "/c", "/c/same.txt"]);
     expect(touched.map((parts) => parts.join("/"))).toEqual(["d", "e", "e/f", "e/f/new.txt", "a/b/changed.txt", "a/b"]);
+  });
+
+  it("retimes kept entries whose mtime is not the snapshot's to the second (not fetched), and gives every touched entry the snapshot's", () => {
+    const withinTheSecond = { ...live("/c", "directory", 0o755), mtimeNs: 999_999_999n };
+    const later = { ...live("/c/same.txt", "file", 0o644), mtimeNs: 1_000_000_000n };
+    const plan = planInPlace(target, behind.map((e) => (e.path === "/c" ? withinTheSecond : e.path === "/c/same.txt" ? later : e)), known);
+    expect(plan.retime).toEqual([["c", "same.txt"]]);
+    expect(plan.loose.map((m) => m.path)).toEqual(["/a/b/changed.txt"]);
+    const { untouched, touched } = afterMerge(behind, plan, []);
+    expect(touched).toContainEqual(["c", "same.txt"]);
+    expect(untouched.map((e) => e.path)).not.toContain("/c/same.txt");
+    // The snapshot's mtime for what it holds; the root and what it does not hold are left alone.
+    expect(snapshotTimes(target, [[], ["c", "same.txt"], ["gone"]])).toEqual([{ parts: ["c", "same.txt"], mtime: 0 }]);
   });
 
   it("fetches everything into an empty copy, the files at the top loose", () => {

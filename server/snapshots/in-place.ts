@@ -13,7 +13,11 @@
 // discard: ~1 ms an rmdir on a loaded disk). The tree after the merge is the
 // snapshot's, entry for entry: a walk of it is the kept entries as they
 // were, and what the merge touched read again (afterMerge), so the restore
-// need not walk the whole tree twice more. No I/O here.
+// need not walk the whole tree twice more. Every entry the merge touches,
+// and every kept one whose mtime is not the snapshot's to the second (the
+// precision a table of contents holds), then takes the snapshot's mtime: a
+// merge moves the mtime of the directories it adds to or removes from. No
+// I/O here.
 import type { Components } from "../workspace/paths.js";
 import type { ListedEntry } from "../workspace/fingerprint.js";
 import type { TreeMember } from "./seekable-read.js";
@@ -28,12 +32,19 @@ export interface InPlacePlan {
   remove: Components[];
   /** Paths of the live entries the snapshot holds as they are. */
   kept: ReadonlySet<string>;
+  /** Kept entries whose mtime is not the snapshot's (to the second). */
+  retime: Components[];
 }
 
 export function planInPlace(target: readonly TreeMember[], live: readonly ListedEntry[], known: KnownFiles): InPlacePlan {
   const byPath = new Map(target.map((member) => [member.path, member]));
   const kept = new Set<string>();
   const remove: Components[] = [];
+  const retime: Components[] = [];
+  const keep = (entry: ListedEntry, member: TreeMember): void => {
+    kept.add(entry.path);
+    if (entry.mtimeNs / 1_000_000_000n !== BigInt(member.header.mtime)) retime.push(entry.parts);
+  };
   let removedDirectory: string | undefined;
   for (const entry of live) {
     if (entry.parts.length === 0) continue;
@@ -42,12 +53,12 @@ export function planInPlace(target: readonly TreeMember[], live: readonly Listed
     const member = byPath.get(entry.path);
     const wanted = member?.header.type;
     if (entry.type === "directory" && wanted === "directory") {
-      if ((entry.mode & 0o777) === member!.header.mode) kept.add(entry.path);
+      if ((entry.mode & 0o777) === member!.header.mode) keep(entry, member!);
       continue;
     }
     if (entry.type === "file" && wanted === "file") {
       const seen = known.get(entry.path);
-      if (seen?.version === entry.version && seen.sha256 === member!.sha256 && (entry.mode & 0o777) === member!.header.mode) kept.add(entry.path);
+      if (seen?.version === entry.version && seen.sha256 === member!.sha256 && (entry.mode & 0o777) === member!.header.mode) keep(entry, member!);
       continue; // else the fetched one replaces it
     }
     remove.push(entry.parts);
@@ -66,21 +77,31 @@ export function planInPlace(target: readonly TreeMember[], live: readonly Listed
     fetched.add(member.path);
     for (let slash = member.path.lastIndexOf("/"); slash > 0 && !fetched.has(member.path.slice(0, slash)); slash = member.path.lastIndexOf("/", slash - 1)) fetched.add(member.path.slice(0, slash));
   }
-  return { fetch: target.filter((member) => fetched.has(member.path)), loose, remove, kept };
+  return { fetch: target.filter((member) => fetched.has(member.path)), loose, remove, kept, retime };
 }
 
 /**
  * What a walk would list after the merge of `plan`, from the walk it was
  * planned from: the kept entries the merge leaves alone, as `live` listed
- * them, and the entries whose stat it changes, to be read again — what it
- * placed (`placed`: the components of every member staged, loose or not)
- * and the directories it placed them in or removed entries from.
+ * them, and the entries whose stat it changes, to be given the snapshot's
+ * mtime and read again — what it placed (`placed`: the components of every
+ * member staged, loose or not), the directories it placed them in or
+ * removed entries from, and the kept entries to retime.
  */
 export function afterMerge(live: readonly ListedEntry[], plan: InPlacePlan, placed: readonly Components[]): { untouched: ListedEntry[]; touched: Components[] } {
   const touched = new Map<string, Components>();
-  for (const parts of [...placed, ...placed.map((parts) => parts.slice(0, -1)), ...plan.remove.map((parts) => parts.slice(0, -1))]) {
+  for (const parts of [...placed, ...placed.map((parts) => parts.slice(0, -1)), ...plan.remove.map((parts) => parts.slice(0, -1)), ...plan.retime]) {
     if (parts.length > 0) touched.set(parts.join("/"), parts); // the root is not listed
   }
   const untouched = live.filter((entry) => plan.kept.has(entry.path) && !touched.has(entry.parts.join("/")));
   return { untouched, touched: [...touched.values()] };
+}
+
+/** The snapshot's mtime (seconds) for each of `entries` it holds. */
+export function snapshotTimes(members: readonly TreeMember[], entries: readonly Components[]): Array<{ parts: Components; mtime: number }> {
+  const mtimes = new Map(members.map((member) => [member.header.name, member.header.mtime]));
+  return entries.flatMap((parts) => {
+    const mtime = mtimes.get(parts.join("/"));
+    return mtime === undefined ? [] : [{ parts, mtime }];
+  });
 }

@@ -110,7 +110,7 @@ export async function stageTreeFiles(store: SnapshotStore, files: readonly FileT
   const larger: FileToStage<TreeMember>[] = [];
   for (const file of files) {
     const { chunks, header } = file.member;
-    if (chunks.length === 1) whole.push({ ref: chunks[0]!, padding: paddingOf(header.size), file: { parts: file.parts, mode: file.mode } });
+    if (chunks.length === 1) whole.push({ ref: chunks[0]!, padding: paddingOf(header.size), file: { parts: file.parts, mode: file.mode, mtime: header.mtime } });
     else larger.push(file);
   }
   whole.sort((a, b) => (a.ref.tarball < b.ref.tarball ? -1 : a.ref.tarball > b.ref.tarball ? 1 : a.ref.offset - b.ref.offset));
@@ -118,8 +118,8 @@ export async function stageTreeFiles(store: SnapshotStore, files: readonly FileT
   const chunks = readPlanned(store, plan(plannedChunks(larger.map((f) => f.member))), FETCHES_AHEAD, signal);
   try {
     for (const { member, parts, mode } of larger) {
-      if (member.chunks.length === 0) await staging.writeSmallFile(parts, Buffer.alloc(0), mode);
-      else await staging.writeFile(parts, fileContent(chunks, member.chunks.length), mode);
+      if (member.chunks.length === 0) await staging.writeSmallFile(parts, Buffer.alloc(0), mode, member.header.mtime);
+      else await staging.writeFile(parts, fileContent(chunks, member.chunks.length), mode, member.header.mtime);
     }
   } finally {
     await chunks.return(undefined); // a restore that stopped early reads no further ahead
@@ -178,7 +178,7 @@ interface Fetch {
 interface PlannedChunk {
   ref: ChunkRef;
   padding: number;
-  file?: { parts: string[]; mode: number };
+  file?: { parts: string[]; mode: number; mtime: number };
 }
 
 /** Every file's chunks in the order of `members`, read, inflated and checked. */

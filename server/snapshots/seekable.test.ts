@@ -2,6 +2,7 @@
 // GNU tar makes of every tarball (a snapshot's own, an assembled export),
 // what an incremental snapshot stores and reads, and the tables of contents a
 // tampered store may hold, each refused with DATA_LOSS, changing nothing.
+// Restores give every entry its recorded mtime, to the second.
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
@@ -9,8 +10,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tree } from "../../test/support/trees.js";
-import { plantContents, storedContents, type StoredContents } from "../../test/support/old-format.js";
+import { ageTree, mtimes, tree } from "../../test/support/trees.js";
+import { plantContents, storedContents, writeOldSnapshot, type StoredContents } from "../../test/support/old-format.js";
 import { listTree } from "../workspace/fingerprint.js";
 import { WorkspaceRegistry } from "../workspace/registry.js";
 import { FileStore } from "./file-store.js";
@@ -54,6 +55,7 @@ beforeAll(async () => {
   writeFileSync(path.join(root, "copy-of-a.txt"), "alpha\n");
   symlinkSync("src/a.txt", path.join(root, "link"));
   writeFileSync(path.join(root, "script.sh"), "#!/bin/sh\n", { mode: 0o755 });
+  ageTree(root);
 });
 
 afterAll(() => {
@@ -105,6 +107,7 @@ describe("the seekable format", () => {
   let first: Manifest;
   let second: Manifest;
   let secondTree: Record<string, string>;
+  let secondMtimes: Record<string, number>;
 
   it("a first snapshot is one tarball GNU tar extracts into the tree, byte for byte; each file's content starts a gzip member", async () => {
     first = await snapshot();
@@ -125,6 +128,7 @@ describe("the seekable format", () => {
     writeFileSync(path.join(root, "new.txt"), "new\n");
     second = await snapshot();
     secondTree = tree(root);
+    secondMtimes = mtimes(root);
     expect(second.tarballs).toEqual([second.tarball, first.tarball]);
     expect(second.sizeBytes).toBeLessThan(2048);
     expect(second.fileCount).toBe(first.fileCount + 1);
@@ -148,6 +152,7 @@ describe("the seekable format", () => {
     const restored = await snapshots.restore("w", second);
     expect(rangedReads - before).toBeGreaterThan(0);
     expect(tree(root)).toEqual(secondTree);
+    expect(mtimes(root)).toEqual(secondMtimes);
     // The stat cache vouches for every restored file: the next snapshot reads none of them.
     const cache = JSON.parse(readFileSync(path.join(base, "data", "stat-cache", "w.json"), "utf8"));
     expect(cache.paths.length).toBe(second.fileCount);
@@ -156,6 +161,15 @@ describe("the seekable format", () => {
     expect(restored.fingerprint).toBe(walked.fingerprint);
     const versions = new Map(walked.listing.map((entry) => [entry.path, entry.version]));
     expect(cache.versions).toEqual(cache.paths.map((p: string) => versions.get(p)));
+  });
+
+  it("a restored file rewritten behind the daemon's back at once, its size and restored mtime kept, is still seen (its ctime is not the restore's)", async () => {
+    const file = path.join(root, "copy-of-a.txt");
+    const { atime, mtime } = statSync(file);
+    writeFileSync(file, "ALPHA\n");
+    utimesSync(file, atime, mtime);
+    const next = await snapshot();
+    expect(extracted(await exported(next))).toEqual(tree(root));
   });
 });
 
@@ -223,9 +237,14 @@ describe("a restore into a copy the last snapshot read", () => {
     const settle = () => new Promise((resolve) => setTimeout(resolve, 120));
     rmSync(path.join(root, "link")); // a tree with links is restored whole
     chmodSync(path.join(root, "src"), 0o700); // a private directory stays private
+    ageTree(root, 1_600_000_000);
     await settle();
     const before = await snapshot();
     const beforeTree = tree(root);
+    const beforeMtimes = mtimes(root);
+    // Kept as they are but for their mtimes: given the snapshot's, not fetched.
+    utimesSync(path.join(root, "copy-of-a.txt"), 1_400_000_000, 1_400_000_000);
+    utimesSync(path.join(root, "empty"), 1_400_000_000, 1_400_000_000);
     writeFileSync(path.join(root, "src", "a.txt"), "changed after\n");
     chmodSync(path.join(root, "src"), 0o755);
     rmSync(path.join(root, "empty.txt"));
@@ -238,6 +257,8 @@ describe("a restore into a copy the last snapshot read", () => {
     const [reads, bytes] = [rangedReads, rangedBytes];
     const restored = await snapshots.restore("w", before);
     expect(tree(root)).toEqual(beforeTree);
+    // What the merge added to or removed from (src, src/deep) and what it kept with another mtime, at the snapshot's.
+    expect(mtimes(root)).toEqual(beforeMtimes);
     // The tree's fingerprint, told from what the merge touched rather than walked again, is a walk's.
     expect(restored.fingerprint).toBe((await listTree(await registry.get("w"))).fingerprint);
     expect(statSync(path.join(root, "src")).mode & 0o777).toBe(0o700);
@@ -297,5 +318,37 @@ describe("a table of contents that lies is refused with DATA_LOSS, and the works
     await expect(snapshots.exportFiltered({ manifest: planted }, ["**"]).then((s) => s.release())).rejects.toMatchObject({ reason: expect.stringMatching(/^(DATA_LOSS|UNSAFE_ARCHIVE)$/) });
     expect(tree(root)).toEqual(before);
     expect(readdirSync(path.join(base, "data", "workspaces")).filter((name) => name.startsWith("."))).toEqual([]); // no staging left
+  });
+});
+
+describe("a restore from a snapshot in the older format (one tarball, no table of contents)", () => {
+  it("gives the tree back with its mtimes, to the second", async () => {
+    const source = mkdtempSync(path.join(base, "old-"));
+    mkdirSync(path.join(source, "dir", "inner"), { recursive: true });
+    mkdirSync(path.join(source, "empty"));
+    writeFileSync(path.join(source, "dir", "inner", "a.txt"), "a\n");
+    writeFileSync(path.join(source, "top.txt"), "top\n");
+    symlinkSync("top.txt", path.join(source, "link"));
+    ageTree(source);
+    const id = await writeOldSnapshot(new FileStore(storeDir), "w", source);
+    await snapshots.restore("w", await snapshots.find("w", id));
+    expect(tree(root)).toEqual(tree(source));
+    expect(mtimes(root)).toEqual(mtimes(source));
+  });
+});
+
+describe("an import (extracted member by member, as a snapshot in the older format is)", () => {
+  it("gives what it creates the archive's mtimes, to the second", async () => {
+    const source = mkdtempSync(path.join(base, "import-"));
+    mkdirSync(path.join(source, "dir", "inner"), { recursive: true });
+    writeFileSync(path.join(source, "dir", "inner", "a.txt"), "a\n");
+    symlinkSync("dir/inner/a.txt", path.join(source, "link"));
+    ageTree(source);
+    const archive = execFileSync("tar", ["-czf", "-", "-C", source, "."]);
+    await snapshots.importArchive("w", ["imported"], (async function* () {
+      yield archive;
+    })());
+    expect(tree(path.join(root, "imported"))).toEqual(tree(source));
+    expect(mtimes(path.join(root, "imported"))).toEqual(mtimes(source));
   });
 });

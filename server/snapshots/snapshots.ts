@@ -48,7 +48,7 @@ import { applyDeltas, deltaOf, parseTable, type ContentsDelta } from "./contents
 import { packSeekable } from "./seekable.js";
 import { gzipTar, membersOf, stageTreeFiles, type TreeMember } from "./seekable-read.js";
 import { nowNs, RACY_MARGIN_MS, settled, StatCache, type KnownFiles, type StatRecord } from "./stat-cache.js";
-import { afterMerge, planInPlace, type InPlacePlan } from "./in-place.js";
+import { afterMerge, planInPlace, snapshotTimes, type InPlacePlan } from "./in-place.js";
 import { SnapshotTree } from "./at-snapshot.js";
 import type { Store } from "./store.js";
 import { headKey, Heads, type Head } from "./heads.js";
@@ -794,15 +794,17 @@ export class Snapshots {
           signal?.throwIfAborted(); // the commit point
           await options.beforeApply?.();
           appliedNs = nowNs();
+          const merged = afterMerge(listed.listing, plan, [...fetched.values()]);
           try {
             for (const parts of plan.remove) await workspace.remove(parts, { recursive: true });
             await workspace.mergeStaging(staging, [], async () => undefined, { directoryModes: true });
             await workspace.placeStaged(loose, moves);
+            await workspace.setTimes(snapshotTimes(members, merged.touched));
           } finally {
             this.quotas?.recount(workspace);
           }
           // Past the commit point: a tree that cannot be read now is walked later.
-          after = await this.listedAfterMerge(workspace, listed.listing, plan, [...fetched.values()]).catch(() => undefined);
+          after = await this.listedAfterMerge(workspace, merged).catch(() => undefined);
         }, signal);
       } finally {
         await loose.discard(); // nothing once placed
@@ -815,15 +817,14 @@ export class Snapshots {
 
   /**
    * The tree after an in-place merge, in walk order, as a walk would list it
-   * (in-place.ts: afterMerge): the kept entries as `live` listed them, and
-   * what the merge touched stat'ed again (an entry gone since is left out),
-   * a batch at a time (a bounded number of descriptors); walked instead when
-   * the merge touched most of the tree. A call that changes a kept entry
+   * (in-place.ts: afterMerge): the kept entries as the walk planned from
+   * listed them, and what the merge touched stat'ed again (an entry gone
+   * since is left out), a batch at a time (a bounded number of
+   * descriptors); walked instead when the merge touched most of the tree. A call that changes a kept entry
    * meanwhile gives it a version this listing lacks, so the copy looks
    * changed, never clean.
    */
-  private async listedAfterMerge(workspace: Workspace, live: readonly ListedEntry[], plan: InPlacePlan, placed: readonly Components[]): Promise<ListedEntry[]> {
-    const { untouched, touched } = afterMerge(live, plan, placed);
+  private async listedAfterMerge(workspace: Workspace, { untouched, touched }: ReturnType<typeof afterMerge>): Promise<ListedEntry[]> {
     if (touched.length > untouched.length) return (await listTree(workspace)).listing;
     const listing = [...untouched];
     for (let i = 0; i < touched.length; i += STAT_BATCH) {

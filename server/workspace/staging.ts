@@ -8,8 +8,12 @@
 // cheap system calls, and an async thread-pool round trip per call made
 // restores several times slower than GNU tar. A restore's files are written
 // by the gzip workers that inflate them (StagingWriter, through
-// Staging.lend), in parallel and off the main thread.
-import { chmodSync, closeSync, constants, fchmodSync, linkSync, lstatSync, mkdirSync, openSync, promises as fsp, readlinkSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
+// Staging.lend), in parallel and off the main thread. Every entry takes the
+// mtime its archive records (its atime: now, as GNU tar sets it); files
+// through their descriptor after the last write, links without following
+// them, and directories last of all (setDirectoryTimes), as creating an
+// entry in a directory moves the directory's mtime.
+import { chmodSync, closeSync, constants, fchmodSync, futimesSync, linkSync, lstatSync, lutimesSync, mkdirSync, openSync, promises as fsp, readlinkSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { fail } from "../errors.js";
@@ -72,8 +76,8 @@ export class Staging {
     chmodSync(target, (mode & 0o755) | 0o700);
   }
 
-  /** Creates a regular file from `content`; a regular file of the same name is replaced. Returns its size. */
-  async writeFile(parts: readonly string[], content: AsyncIterable<Uint8Array>, mode: number): Promise<number> {
+  /** Creates a regular file from `content`, with mtime `mtime` (seconds); a regular file of the same name is replaced. Returns its size. */
+  async writeFile(parts: readonly string[], content: AsyncIterable<Uint8Array>, mode: number, mtime: number): Promise<number> {
     const fd = this.writer.createFile(parts);
     let size = 0;
     try {
@@ -83,6 +87,7 @@ export class Staging {
         size += chunk.length;
       }
       fchmodSync(fd, mode & 0o777);
+      futimesSync(fd, nowSeconds(), mtime);
     } finally {
       closeSync(fd);
     }
@@ -90,8 +95,8 @@ export class Staging {
   }
 
   /** Like writeFile, for content already in memory. */
-  async writeSmallFile(parts: readonly string[], content: Buffer, mode: number): Promise<void> {
-    this.writer.writeFile(parts, content, mode);
+  async writeSmallFile(parts: readonly string[], content: Buffer, mode: number, mtime: number): Promise<void> {
+    this.writer.writeFile(parts, content, mode, mtime);
   }
 
   /**
@@ -112,14 +117,24 @@ export class Staging {
     return using;
   }
 
-  /** Creates a symbolic link (the caller has checked the target stays inside). */
-  async symlink(parts: readonly string[], target: string): Promise<void> {
+  /** Creates a symbolic link with mtime `mtime` (seconds; the caller has checked the target stays inside). */
+  async symlink(parts: readonly string[], target: string, mtime: number): Promise<void> {
+    const link = inside(this.writer.parentOf(parts), parts[parts.length - 1]!);
     try {
-      symlinkSync(bytesOfName(target), inside(this.writer.parentOf(parts), parts[parts.length - 1]!));
+      symlinkSync(bytesOfName(target), link);
     } catch (error) {
       if (errnoOf(error) === "EEXIST") unsafe(`archive symbolic link ${parts.join("/")} collides with another member`);
       throw error;
     }
+    lutimesSync(link, nowSeconds(), mtime);
+  }
+
+  /**
+   * Gives each directory its mtime (seconds), never through a link; called
+   * once everything is staged, since creating an entry moves its directory's.
+   */
+  setDirectoryTimes(directories: Iterable<{ parts: readonly string[]; mtime: number }>): void {
+    for (const { parts, mtime } of directories) lutimesSync(inside(this.writer.parentOf(parts), parts[parts.length - 1]!), nowSeconds(), mtime);
   }
 
   /** Hard-links `parts` to the regular file `existing`, both inside the staging directory. */
@@ -194,13 +209,14 @@ export class StagingWriter {
   /** `root.fd`: the staging directory's descriptor (a Directory's refuses use once closed). */
   constructor(private readonly root: { readonly fd: number }) {}
 
-  /** Writes the regular file `parts` whole from `content`, with permission bits `mode`. */
-  writeFile(parts: readonly string[], content: Uint8Array, mode: number): void {
+  /** Writes the regular file `parts` whole from `content`, with permission bits `mode` and mtime `mtime` (seconds). */
+  writeFile(parts: readonly string[], content: Uint8Array, mode: number, mtime: number): void {
     const fd = this.createFile(parts);
     try {
       let offset = 0;
       while (offset < content.length) offset += writeSync(fd, content, offset, content.length - offset);
       fchmodSync(fd, mode & 0o777);
+      futimesSync(fd, nowSeconds(), mtime);
     } finally {
       closeSync(fd);
     }
@@ -266,6 +282,11 @@ export class StagingWriter {
     }
     return dir;
   }
+}
+
+/** An atime for what a restore creates: now, as GNU tar gives it (a table of contents records no atime). */
+function nowSeconds(): number {
+  return Date.now() / 1000;
 }
 
 /** `/proc/self/fd/N/name`: `name` (a held name, names.ts) inside the directory we hold as descriptor N. */

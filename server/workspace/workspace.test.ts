@@ -254,11 +254,11 @@ describe("closing", () => {
 });
 
 describe("placeStaged", () => {
-  it("moves each staged entry to its path: over a file or a directory found there, into directories made when missing", async () => {
+  it("moves each staged entry to its path: over a file or a directory found there, into directories made when missing, its mtime kept", async () => {
     await write("kept/over-a-file.txt", "old\n");
     await write("kept/over-a-directory/inside.txt", "gone\n");
     const staging = await workspace.createStaging();
-    for (const [name, text] of [["0", "a\n"], ["1", "b\n"], ["2", "c\n"]]) await staging.writeSmallFile([name!], Buffer.from(text!), 0o640);
+    for (const [name, text] of [["0", "a\n"], ["1", "b\n"], ["2", "c\n"]]) await staging.writeSmallFile([name!], Buffer.from(text!), 0o640, 1_600_000_000);
     await workspace.placeStaged(staging, [
       { name: "0", parts: parsePath("kept/over-a-file.txt") },
       { name: "1", parts: parsePath("kept/over-a-directory") },
@@ -269,6 +269,7 @@ describe("placeStaged", () => {
     expect(await readText("kept/over-a-directory")).toBe("b\n");
     expect(await readText("made/on/the/way.txt")).toBe("c\n");
     expect(statSync(path.join(root, "made/on/the/way.txt")).mode & 0o777).toBe(0o640);
+    expect(statSync(path.join(root, "made/on/the/way.txt")).mtimeMs).toBe(1_600_000_000_000);
     expect(readdirSync(root).sort()).toEqual(["kept", "made"]);
   });
 });

@@ -638,6 +638,26 @@ export class Workspace {
   }
 
   /**
+   * Gives each entry its mtime (seconds; atime: now), never following a
+   * link; an entry gone meanwhile is left alone. For a restore that merged
+   * into the tree: the merge moved its directories' mtimes.
+   */
+  async setTimes(entries: ReadonlyArray<{ parts: Components; mtime: number }>): Promise<void> {
+    return this.changing(async () => {
+      for (const { parts, mtime } of entries) {
+        const loc = await this.resolver.locate(parts);
+        await withClosed(loc.dir, async () => {
+          try {
+            await fsp.lutimes(at(loc.dir, loc.name), Date.now() / 1000, mtime);
+          } catch (error) {
+            if (errnoOf(error) !== "ENOENT") throw translateErrno(error, displayPath(parts));
+          }
+        });
+      }
+    });
+  }
+
+  /**
    * Replaces the workspace's contents by the staging directory's, in place
    * (for bound workspaces, whose directory cannot be swapped): the old entries
    * move to a trash directory first, then the new ones move up. Not atomic.

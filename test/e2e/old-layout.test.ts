@@ -16,12 +16,15 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FileStore } from "../../server/snapshots/file-store.js";
 import { writeOldSnapshot } from "../support/old-format.js";
+import { ageTree, mtimes } from "../support/trees.js";
 import { expectError, startDaemon, type Daemon } from "./daemon.js";
 
 const FILES: Record<string, string> = { "q3.md": "# Q3\n", "notes/a.txt": "one\ntwo\n" };
 
 let dataDir: string;
 let oldId: string;
+/** The old snapshot's entries' mtimes (its tar headers': whole seconds). */
+let oldMtimes: Record<string, number>;
 let d: Daemon;
 
 beforeAll(async () => {
@@ -31,6 +34,8 @@ beforeAll(async () => {
     mkdirSync(path.dirname(path.join(workspace, name)), { recursive: true });
     writeFileSync(path.join(workspace, name), text);
   }
+  ageTree(workspace);
+  oldMtimes = mtimes(workspace);
   const storeDir = path.join(dataDir, "snapshots");
   oldId = await writeOldSnapshot(new FileStore(storeDir), "reports", workspace);
   mkdirSync(path.join(storeDir, ".heads"));
@@ -77,7 +82,7 @@ describe("a 0.1.0 data directory and store", () => {
     expect((await ws.listSnapshots()).map((s) => s.id)).toEqual([snapshot!.id, oldId]);
   });
 
-  it("restores the old snapshot into a fresh daemon's data directory", async () => {
+  it("restores the old snapshot into a fresh daemon's data directory, with its mtimes", async () => {
     const fresh = await startDaemon({ args: ["--store", `file://${path.join(dataDir, "snapshots")}`] });
     try {
       const ws = fresh.client.workspace("reports");
@@ -85,6 +90,7 @@ describe("a 0.1.0 data directory and store", () => {
       expect(run.restoredFrom).toBe(oldId);
       expect(readFileSync(path.join(fresh.hostDir("reports"), "notes/a.txt"), "utf8")).toBe(FILES["notes/a.txt"]);
       expect(readFileSync(path.join(fresh.hostDir("reports"), "q3.md"), "utf8")).toBe(FILES["q3.md"]);
+      expect(mtimes(fresh.hostDir("reports"))).toEqual(oldMtimes);
     } finally {
       await fresh.stop();
     }

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tree } from "../support/trees.js";
+import { ageTree, mtimes, tree } from "../support/trees.js";
 import { ensureBuilt, startDaemon, type Daemon } from "./daemon.js";
 
 const daemons: Daemon[] = [];
@@ -70,7 +70,11 @@ describe("a copy one run behind", () => {
     const published = tempDir("ftd-behind-pub-");
     plant(published, 60);
     const p = await daemon(store, { binds: { w: published } });
-    const newest = await publish(p, () => writeFileSync(path.join(published, "d7", "f7.txt"), "changed by the publisher\n"));
+    // Its entries' mtimes all in the past: the copy's differ, and the restore gives it these.
+    const newest = await publish(p, () => {
+      writeFileSync(path.join(published, "d7", "f7.txt"), "changed by the publisher\n");
+      ageTree(published);
+    });
     // While A is down: a file rewritten to the same size (its ctime moves), one added in a directory the restore goes through.
     writeFileSync(path.join(bound, "d3", "f3.txt"), "file X\n");
     writeFileSync(path.join(bound, "d7", "mine.txt"), "an operator's file\n");
@@ -79,6 +83,7 @@ describe("a copy one run behind", () => {
     const run = (await a.client.workspaces.startRun({ workspace: "w" })).run!;
     expect(run.restoredFrom).toBe(newest);
     expect(tree(bound)).toEqual(tree(published));
+    expect(mtimes(bound)).toEqual(mtimes(published));
     const [kept] = await recovered(a);
     const { entries } = await a.client.workspace("w").diffSnapshots(first, { to: kept! });
     expect(entries.map((e) => e.path).sort()).toEqual(["/d3/f3.txt", "/d7/mine.txt"]);

@@ -1,10 +1,11 @@
 // The round trip of every tree the API can make (and the odd names an
 // agent's shell makes): FinishRun on one daemon, StartRun's restore on a
 // fresh daemon (new data dir, same store), compared byte for byte: content,
-// modes, symlink targets and names as bytes. GNU tar extracts the same
-// snapshot to the same bytes. A tree past the limits fails FinishRun clearly.
+// modes, symlink targets, names as bytes and mtimes (to the second, what a
+// table of contents holds; directories and links too). GNU tar extracts the
+// same snapshot to the same. A tree past the limits fails FinishRun clearly.
 import { execFileSync } from "node:child_process";
-import { chmodSync, closeSync, constants, lstatSync, openSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, constants, lstatSync, lutimesSync, openSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -24,7 +25,7 @@ const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) =
 
 /**
  * Everything below `dir`, by name bytes (hex-keyed): type, mode, content or
- * link target. Walks through held descriptors (/proc/self/fd/N/name): the
+ * link target, and mtime in whole seconds. Walks through held descriptors (/proc/self/fd/N/name): the
  * deepest paths are longer than PATH_MAX from the host root.
  */
 function snapshotOf(dir: Buffer | string): Map<string, string> {
@@ -33,18 +34,19 @@ function snapshotOf(dir: Buffer | string): Map<string, string> {
     const at = (name: Buffer) => Buffer.concat([Buffer.from(`/proc/self/fd/${fd}/`), name]);
     for (const name of readdirSync(`/proc/self/fd/${fd}`, { encoding: "buffer" })) {
       const key = rel + "/" + name.toString("hex");
-      const stats = lstatSync(at(name));
-      const mode = (stats.mode & 0o777).toString(8);
-      if (stats.isSymbolicLink()) out.set(key, `link ${readlinkSync(at(name), { encoding: "buffer" }).toString("hex")}`);
+      const stats = lstatSync(at(name), { bigint: true });
+      const mode = (stats.mode & 0o777n).toString(8);
+      const mtime = `@${stats.mtimeNs / 1_000_000_000n}`;
+      if (stats.isSymbolicLink()) out.set(key, `link ${readlinkSync(at(name), { encoding: "buffer" }).toString("hex")} ${mtime}`);
       else if (stats.isDirectory()) {
-        out.set(key, `dir ${mode}`);
+        out.set(key, `dir ${mode} ${mtime}`);
         const child = openSync(at(name), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
         try {
           visit(child, key);
         } finally {
           closeSync(child);
         }
-      } else out.set(key, `file ${mode} ${readFileSync(at(name)).toString("hex")}`);
+      } else out.set(key, `file ${mode} ${readFileSync(at(name)).toString("hex")} ${mtime}`);
     }
   };
   const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
@@ -100,6 +102,10 @@ describe("round trip: FinishRun → a fresh daemon → StartRun restore", () => 
       const longTarget = "./".repeat((MAX_SYMLINK_TARGET_BYTES - "empty.txt".length) / 2) + "empty.txt";
       expect(longTarget.length).toBe(MAX_SYMLINK_TARGET_BYTES);
       symlinkSync(longTarget, path.join(a.hostDir(ws), "longest-link"));
+      // mtimes in the past, between whole seconds: a file, a link, an empty directory, and directories with entries (set after them)
+      for (const [i, name] of ["run.sh", "link", "empty-dir", "nested/empty", "private", "ünïcødé"].entries()) {
+        lutimesSync(path.join(a.hostDir(ws), name), 1_500_000_000 + i * 1000, 1_500_000_000 + i * 1000 + 0.5);
+      }
       // listed, escaped and flagged, and usable as shown
       const { entries } = await listAll(a.client, { workspace: ws, path: "/", recursive: true, maxDepth: 2 });
       const raw = entries.find((e) => e.path === "/b\\xff");
@@ -146,6 +152,34 @@ describe("round trip: FinishRun → a fresh daemon → StartRun restore", () => 
       await b.stop();
     }
   }, 180_000);
+
+  it("a restored file rewritten behind the daemon's back at once, to the same size with its restored mtime put back, is read by the next FinishRun", async () => {
+    const store = `file://${path.join(scratch, "store-racy")}`;
+    const a = await startDaemon({ args: ["--store", store] });
+    let snapshotId = "";
+    try {
+      const { run } = await a.client.workspaces.startRun({ workspace: "racy", restore: "NONE" });
+      await a.client.files.write({ workspace: "racy", path: "/f.txt", body: { case: "content", value: "before\n" } });
+      lutimesSync(path.join(a.hostDir("racy"), "f.txt"), 1_500_000_000, 1_500_000_000);
+      snapshotId = (await a.client.workspaces.finishRun({ workspace: "racy", runId: run!.id })).snapshot!.id;
+    } finally {
+      await a.stop();
+    }
+    const b = await startDaemon({ args: ["--store", store] });
+    try {
+      const { run } = await b.client.workspaces.startRun({ workspace: "racy", restore: snapshotId });
+      const file = path.join(b.hostDir("racy"), "f.txt");
+      expect(lstatSync(file).mtimeMs).toBe(1_500_000_000_000);
+      // The stat cache vouches for it: only its version tells the change.
+      expect(JSON.parse(readFileSync(path.join(b.dataDir, "stat-cache", "racy.json"), "utf8")).paths).toContain("/f.txt");
+      writeFileSync(file, "AFTER!\n");
+      lutimesSync(file, 1_500_000_000, 1_500_000_000);
+      const next = (await b.client.workspaces.finishRun({ workspace: "racy", runId: run!.id })).snapshot!.id;
+      expect((await b.client.workspace("racy").readText("f.txt", { atSnapshot: next })).text).toBe("AFTER!\n");
+    } finally {
+      await b.stop();
+    }
+  }, 60_000);
 
   it("a file of zeros far past the import's expansion ratio round-trips (a stored snapshot may inflate to what its manifest's file list accounts for)", async () => {
     const store = `file://${path.join(scratch, "store-zeros")}`;

@@ -1,6 +1,6 @@
 // Helpers for tests of deep and hostile trees.
 import { createHash } from "node:crypto";
-import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { closeSync, constants, lstatSync, lutimesSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "vitest";
 import { FileToolsError } from "../../server/errors.js";
@@ -54,4 +54,39 @@ export function tree(dir: string): Record<string, string> {
   };
   walk(dir, "");
   return out;
+}
+
+/** Every entry below `dir` (directories, files, links themselves) with its mtime in whole seconds: what a table of contents records. */
+export function mtimes(dir: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  const walk = (p: string, rel: string) => {
+    for (const name of readdirSync(p).sort()) {
+      const full = path.join(p, name);
+      const r = rel ? `${rel}/${name}` : name;
+      const st = lstatSync(full, { bigint: true });
+      out[r] = Number(st.mtimeNs / 1_000_000_000n);
+      if (st.isDirectory()) walk(full, r);
+    }
+  };
+  walk(dir, "");
+  return out;
+}
+
+/**
+ * Gives every entry below `dir` its own mtime in the past, a fraction of a
+ * second past a whole one (links themselves; children first, so that no
+ * directory's is moved after): a restore that left any entry at the time
+ * it was made, or at the wrong second, shows in `mtimes`.
+ */
+export function ageTree(dir: string, from = 1_500_000_000): void {
+  let next = from;
+  const walk = (p: string) => {
+    for (const name of readdirSync(p).sort()) {
+      const full = path.join(p, name);
+      if (lstatSync(full).isDirectory()) walk(full);
+      lutimesSync(full, next, next + 0.25);
+      next += 1000;
+    }
+  };
+  walk(dir);
 }
