@@ -5,13 +5,13 @@
 // and which take the snapshot's mtime.
 import { describe, expect, it } from "vitest";
 import type { ListedEntry } from "../workspace/fingerprint.js";
-import { afterMerge, planInPlace, snapshotTimes } from "./in-place.js";
+import { afterMerge, planInPlace, snapshotTimes, toHash } from "./in-place.js";
 import type { TreeMember } from "./seekable-read.js";
 import type { EntryType } from "../workspace/entry.js";
 
 const member = (path: string, type: "file" | "directory", mode: number, sha256 = ""): TreeMember =>
   ({ path, sha256, chunks: [], header: { name: path.slice(1), type, mode, size: 0, mtime: 0 } }) as unknown as TreeMember;
-const live = (path: string, type: EntryType, mode: number, version = "v"): ListedEntry => ({ parts: path.split("/").slice(1), path, type, mode, version, ctimeNs: 0n, mtimeNs: 0n });
+const live = (path: string, type: EntryType, mode: number, version = "v"): ListedEntry => ({ parts: path.split("/").slice(1), path, type, mode, version, size: 0n, ctimeNs: 0n, mtimeNs: 0n });
 
 describe("planInPlace", () => {
   const target = [
@@ -73,6 +73,18 @@ describe("planInPlace", () => {
     expect(untouched.map((e) => e.path)).not.toContain("/c/same.txt");
     // The snapshot's mtime for what it holds; the root and what it does not hold are left alone.
     expect(snapshotTimes(target, [[], ["c", "same.txt"], ["gone"]])).toEqual([{ parts: ["c", "same.txt"], mtime: 0 }]);
+  });
+
+  it("lists for hashing the live files the cache cannot vouch for whose member is a file of their size and mode", () => {
+    const sized = (entry: ListedEntry, size: bigint): ListedEntry => ({ ...entry, size });
+    const copy = [
+      ...behind.filter((e) => e.path !== "/c/same.txt"),
+      sized(live("/c/same.txt", "file", 0o644, "new inode"), 0n), // unvouched, same size and mode: hashed
+      sized(live("/e/f/new.txt", "file", 0o644, "w"), 9n), // another size: fetched unread
+      live("/d/x.txt", "file", 0o644, "w"), // not in the snapshot
+    ];
+    const modes = [...target.filter((m) => m.path !== "/a/b/same.txt"), member("/a/b/same.txt", "file", 0o600, "same")];
+    expect(toHash(modes, [...copy, live("/a/b/same.txt", "file", 0o644, "other")], known).map((e) => e.path)).toEqual(["/c/same.txt"]);
   });
 
   it("fetches everything into an empty copy, the files at the top loose", () => {

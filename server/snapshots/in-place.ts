@@ -2,7 +2,8 @@
 // (issue: "restores that move only what differs"): which of the snapshot's
 // members to fetch, and which live entries to remove. A live file is kept
 // when its stat is the one the last snapshot read (stat-cache.ts: its version
-// covers inode, size, mtime and ctime) with the SHA-256 and mode the snapshot
+// covers inode, size, mtime and ctime), or the one it had when read and hashed
+// just before the plan (toHash), with the SHA-256 and mode the snapshot
 // gives it, and a live directory when its mode is the snapshot's; everything
 // else the snapshot holds is fetched, and every live entry the snapshot does
 // not hold as the same kind of entry is removed. A fetched file whose
@@ -17,7 +18,7 @@
 // and every kept one whose mtime is not the snapshot's to the second (the
 // precision a table of contents holds), then takes the snapshot's mtime: a
 // merge moves the mtime of the directories it adds to or removes from. No
-// I/O here.
+// I/O here: the caller hashes.
 import type { Components } from "../workspace/paths.js";
 import type { ListedEntry } from "../workspace/fingerprint.js";
 import type { TreeMember } from "./seekable-read.js";
@@ -78,6 +79,24 @@ export function planInPlace(target: readonly TreeMember[], live: readonly Listed
     for (let slash = member.path.lastIndexOf("/"); slash > 0 && !fetched.has(member.path.slice(0, slash)); slash = member.path.lastIndexOf("/", slash - 1)) fetched.add(member.path.slice(0, slash));
   }
   return { fetch: target.filter((member) => fetched.has(member.path)), loose, remove, kept, retime };
+}
+
+/**
+ * Live files the stat cache does not vouch for that may hold their member's
+ * content already: same size and mode. Read and hashed before the plan (the
+ * issue's "skip every file the local copy already has with the same
+ * SHA-256"), one that matches is kept, not fetched. Chiefly the files the
+ * last in-place restore placed: their ctime is the restore's own, too late
+ * for its stat cache to vouch for them (stat-cache.ts: settled), so the next
+ * restore of a copy one run behind would fetch them again, and each round
+ * more.
+ */
+export function toHash(target: readonly TreeMember[], live: readonly ListedEntry[], known: KnownFiles): ListedEntry[] {
+  const files = new Map(target.filter((member) => member.header.type === "file").map((member) => [member.path, member]));
+  return live.filter((entry) => {
+    const member = entry.type === "file" ? files.get(entry.path) : undefined;
+    return member !== undefined && known.get(entry.path)?.version !== entry.version && entry.size === BigInt(member.header.size) && (entry.mode & 0o777) === member.header.mode;
+  });
 }
 
 /**

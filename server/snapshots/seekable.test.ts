@@ -5,7 +5,7 @@
 // Restores give every entry its recorded mtime, to the second.
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
@@ -265,6 +265,30 @@ describe("a restore into a copy the last snapshot read", () => {
     // a.txt, staged in src (whose mode differs), and the long-named file, staged loose (and empty.txt, which has no chunk); not big.bin's 9 MiB, nor any unchanged file.
     expect(rangedReads - reads).toBe(2);
     expect(rangedBytes - bytes).toBeLessThan(1024);
+  });
+
+  it("reads the files whose stat the cache cannot vouch for and keeps those that hold the snapshot's content: only the others are fetched", async () => {
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 120));
+    rmSync(path.join(root, "link"), { force: true }); // a tree with links is restored whole
+    writeFileSync(path.join(root, "copy-of-a.txt"), "alpha\n");
+    await settle();
+    const before = await snapshot();
+    const beforeTree = tree(root);
+    // Both with a new inode (as a restore's placing gives them): one with the content it had, one with other bytes of the same size.
+    const replace = (rel: string, content: string, mode: number) => {
+      writeFileSync(path.join(root, `${rel}.new`), content, { mode });
+      renameSync(path.join(root, `${rel}.new`), path.join(root, rel));
+    };
+    replace("script.sh", "#!/bin/sh\n", 0o755);
+    replace("copy-of-a.txt", "omega\n", 0o644);
+    await settle();
+    const [reads, bytes] = [rangedReads, rangedBytes];
+    const restored = await snapshots.restore("w", before);
+    expect(tree(root)).toEqual(beforeTree);
+    expect(restored.fingerprint).toBe((await listTree(await registry.get("w"))).fingerprint);
+    // copy-of-a.txt's chunk alone: script.sh was read here and kept.
+    expect(rangedReads - reads).toBe(1);
+    expect(rangedBytes - bytes).toBeLessThan(512);
   });
 
   it("plans again from the tree when a call changed it after the walk the restore was to plan from", async () => {

@@ -25,7 +25,7 @@ import { walkOrder } from "../workspace/walk.js";
 import { WORKSPACE_ID_PATTERN, type WorkspaceRegistry } from "../workspace/registry.js";
 import type { Components } from "../workspace/paths.js";
 import { escapeName } from "../workspace/names.js";
-import { hashTree } from "../workspace/hash-tree.js";
+import { hashFile, hashTree } from "../workspace/hash-tree.js";
 import { listStaged, listTree, TreeFingerprint, type ListedEntry, type ListedTree } from "../workspace/fingerprint.js";
 import { diffRecords, type DiffCounts, type DiffEntry } from "./diff.js";
 import { recordsOf, tarBytesFor, type FileList } from "./file-list.js";
@@ -48,7 +48,7 @@ import { applyDeltas, deltaOf, parseTable, type ContentsDelta } from "./contents
 import { packSeekable } from "./seekable.js";
 import { gzipTar, membersOf, stageTreeFiles, type TreeMember } from "./seekable-read.js";
 import { nowNs, RACY_MARGIN_MS, settled, StatCache, type KnownFiles, type StatRecord } from "./stat-cache.js";
-import { afterMerge, planInPlace, snapshotTimes, type InPlacePlan } from "./in-place.js";
+import { afterMerge, planInPlace, snapshotTimes, toHash, type InPlacePlan } from "./in-place.js";
 import { SnapshotTree } from "./at-snapshot.js";
 import type { Store } from "./store.js";
 import { headKey, Heads, type Head } from "./heads.js";
@@ -102,6 +102,8 @@ const DEFAULT_PRESIGN_SECONDS = 3600;
 const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
 /** Entries stat'ed at once after an in-place merge. */
 const STAT_BATCH = 64;
+/** Files read at once to hash them (each in pieces of up to 1 MiB). */
+const HASH_BATCH = 16;
 
 /** Reads of a verified tarball during a restore: fewer thread-pool round trips than the 64 KiB default. */
 const RESTORE_READ_BYTES = 1 << 20;
@@ -759,7 +761,8 @@ export class Snapshots {
     const usage = { bytes: members.reduce((sum, m) => sum + m.header.size, 0), entries: members.length };
     staged?.(usage);
     const first = options.listed ?? (await listTree(await this.registry.get(workspaceId), signal));
-    const planned = planInPlace(members, first.listing, known);
+    const vouched = await this.withHashed(workspaceId, members, first.listing, known, signal);
+    const planned = planInPlace(members, first.listing, vouched);
     const rules = { limits: this.limits, damaged: "DATA_LOSS" as const };
     const staging = await this.registry.createStaging(workspaceId);
     let appliedNs = 0n;
@@ -789,7 +792,7 @@ export class Snapshots {
         await this.locks.with([workspaceId], async () => {
           const workspace = await this.registry.get(workspaceId);
           const listed = first.current(workspace) ? first : await listTree(workspace, signal);
-          const plan = listed === first ? planned : planInPlace(members, listed.listing, known);
+          const plan = listed === first ? planned : planInPlace(members, listed.listing, vouched);
           if (plan !== planned) await fetch(plan);
           signal?.throwIfAborted(); // the commit point
           await options.beforeApply?.();
@@ -813,6 +816,30 @@ export class Snapshots {
       await staging.discard(); // nothing once merged
     }
     return { appliedNs, after };
+  }
+
+  /**
+   * `known`, and the live files (in-place.ts: toHash) whose content, read
+   * now, is the snapshot's: by the version they had when opened, if that had
+   * settled before the reads began (stat-cache.ts: a write since moves it; one
+   * within its tick could go unseen). A file that cannot be read is fetched.
+   */
+  private async withHashed(workspaceId: string, members: readonly TreeMember[], live: readonly ListedEntry[], known: KnownFiles, signal?: AbortSignal): Promise<KnownFiles> {
+    const sinceNs = nowNs();
+    const candidates = toHash(members, live, known).filter((entry) => settled(entry, sinceNs));
+    if (candidates.length === 0) return known;
+    const workspace = await this.registry.get(workspaceId);
+    const sha256 = new Map(members.map((member) => [member.path, member.sha256]));
+    const vouched = new Map(known);
+    for (let i = 0; i < candidates.length; i += HASH_BATCH) {
+      signal?.throwIfAborted();
+      const batch = candidates.slice(i, i + HASH_BATCH);
+      const read = await Promise.all(batch.map((entry) => hashFile(workspace, entry.parts).catch(() => undefined)));
+      batch.forEach((entry, j) => {
+        if (read[j]?.version === entry.version && read[j]!.sha256 === sha256.get(entry.path)) vouched.set(entry.path, { version: entry.version, sha256: read[j]!.sha256 });
+      });
+    }
+    return vouched;
   }
 
   /**
@@ -1252,7 +1279,7 @@ async function filterTarball(source: AsyncIterable<Uint8Array>, include: readonl
 async function listedEntry(workspace: Workspace, parts: Components): Promise<ListedEntry | undefined> {
   try {
     const entry = await workspace.stat(parts);
-    return { parts, path: entry.path, type: entry.type, version: entry.version, mode: entry.mode, ctimeNs: entry.ctimeNs, mtimeNs: entry.mtimeNs };
+    return { parts, path: entry.path, type: entry.type, version: entry.version, size: entry.size, mode: entry.mode, ctimeNs: entry.ctimeNs, mtimeNs: entry.mtimeNs };
   } catch (error) {
     if (error instanceof FileToolsError && error.reason === "NOT_FOUND") return undefined;
     throw error;

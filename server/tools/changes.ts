@@ -3,8 +3,8 @@
 // run's change set (SPEC section 1, "change set"). The journal's recorder
 // implements it; the tools hash what was there before only while a run is
 // active (the change set needs it, the journal does not).
-import { createHash } from "node:crypto";
 import type { Workspace } from "../workspace/workspace.js";
+import { hashFile } from "../workspace/hash-tree.js";
 import type { Components } from "../workspace/paths.js";
 import type { Entry, EntryType } from "../workspace/entry.js";
 
@@ -56,14 +56,7 @@ export function writtenFacts(result: { entry: Entry; versionBefore: string }): C
 
 /** SHA-256 (hex) of a file's whole content, read through the workspace. */
 export async function sha256OfFile(workspace: Workspace, parts: Components): Promise<string> {
-  const file = await workspace.openFile(parts);
-  try {
-    const hash = createHash("sha256");
-    for await (const chunk of file.chunks()) hash.update(chunk);
-    return hash.digest("hex");
-  } finally {
-    await file.close();
-  }
+  return (await hashFile(workspace, parts)).sha256;
 }
 
 /** SHA-256 of a regular file, or "" when it is absent, not a regular file, or unreadable. */

@@ -39,7 +39,7 @@ export class TreeFingerprint {
 const PENDING_CHARS = 32 * 1024;
 
 /** An entry as a walk of the whole tree saw it (stat only): what a fingerprint and a restore's plan need. */
-export type ListedEntry = Pick<WalkEntry, "parts" | "path" | "type" | "version" | "mode" | "ctimeNs" | "mtimeNs">;
+export type ListedEntry = Pick<WalkEntry, "parts" | "path" | "type" | "version" | "size" | "mode" | "ctimeNs" | "mtimeNs">;
 
 /** The whole tree, as a fingerprint sees it. */
 const WHOLE_TREE = { recursive: true, maxDepth: 0, includeHidden: true, respectGitignore: false };
@@ -80,7 +80,7 @@ async function listed(entries: AsyncIterable<WalkEntry>, signal?: AbortSignal): 
   for await (const entry of entries) {
     signal?.throwIfAborted();
     fingerprint.add(entry);
-    listing.push({ parts: entry.parts, path: entry.path, type: entry.type, version: entry.version, mode: entry.mode, ctimeNs: entry.ctimeNs, mtimeNs: entry.mtimeNs });
+    listing.push({ parts: entry.parts, path: entry.path, type: entry.type, version: entry.version, size: entry.size, mode: entry.mode, ctimeNs: entry.ctimeNs, mtimeNs: entry.mtimeNs });
   }
   return { fingerprint: fingerprint.result().fingerprint, listing };
 }

@@ -6,6 +6,7 @@
 // One file open at a time, read and checked as the packer reads it
 // (opened-file.ts): memory stays bounded however large the tree.
 import { createHash } from "node:crypto";
+import type { Components } from "./paths.js";
 import type { Workspace } from "./workspace.js";
 
 export interface HashedEntry {
@@ -48,5 +49,17 @@ export async function* hashTree(workspace: Workspace, signal?: AbortSignal): Asy
     } finally {
       file.close();
     }
+  }
+}
+
+/** A regular file's SHA-256 (hex), and its version when it was opened (a link inside is followed, as openFile follows it). */
+export async function hashFile(workspace: Workspace, parts: Components): Promise<{ version: string; sha256: string }> {
+  const file = await workspace.openFile(parts);
+  try {
+    const hash = createHash("sha256");
+    for await (const chunk of file.chunks()) hash.update(chunk);
+    return { version: file.entry.version, sha256: hash.digest("hex") };
+  } finally {
+    await file.close();
   }
 }
