@@ -8,7 +8,7 @@
 // changed, and no restart applies it later.
 import { fail, FileToolsError } from "../errors.js";
 import type { Logger } from "../log.js";
-import type { SetAsideFile, StagedFile, Workspace } from "../workspace/workspace.js";
+import type { MadeDirectories, SetAsideFile, StagedFile, Workspace } from "../workspace/workspace.js";
 import type { WorkspaceRegistry } from "../workspace/registry.js";
 import type { UsageGate } from "../workspace/usage.js";
 import { NO_USAGE } from "../workspace/usage.js";
@@ -113,15 +113,18 @@ export async function applyPatch(
  * put in place, then the removed files set aside (dropped by the caller once
  * the record is done). A step that fails undoes the ones before it, in
  * reverse (old contents written back, added files removed, set-aside files
- * put back), so that the caller's error means nothing changed; a crash
- * instead leaves the record, and the next start finishes the change.
+ * put back, the directories the writes made removed while empty), so that
+ * the caller's error means nothing changed; a crash instead leaves the
+ * record, and the next start finishes the change.
  */
 async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planned; staged: StagedFile }>, removes: Components[]): Promise<SetAsideFile[]> {
   const undo: Array<() => Promise<unknown>> = [];
   const setAside: SetAsideFile[] = [];
   try {
     for (const { planned, staged } of writes) {
-      await workspace.writeFile(planned.path, staged, { createDirs: true, mode: "create-or-replace" });
+      const made: MadeDirectories = [];
+      undo.push(() => removeMadeDirectories(workspace, made)); // before the write: one that fails may have made some
+      await workspace.writeFile(planned.path, staged, { createDirs: true, mode: "create-or-replace", madeDirectories: made });
       const before = planned.before;
       undo.push(before ? () => workspace.writeFile(planned.path, before, { createDirs: false, mode: "replace-only" }) : () => workspace.remove(planned.path, { recursive: false }));
     }
@@ -141,6 +144,11 @@ async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planne
     const why = undoError instanceof Error ? undoError.message : String(undoError);
     fail(reason, `${error instanceof Error ? error.message : String(error)}; undoing the files the patch had already changed failed too (${why}): they may stay as the patch left them`);
   }
+}
+
+/** Removes the directories a step made, deepest first; one that something has put an entry in since stays, with those above it. */
+async function removeMadeDirectories(workspace: Workspace, made: MadeDirectories): Promise<void> {
+  for (const parts of [...made].reverse()) await workspace.removeEmptyDirectory(parts);
 }
 
 /**

@@ -38,10 +38,12 @@ export function self(handle: Held): string {
 /** What locateFollowing found: the target's parent and its stats (null: nothing there yet), or null for the root itself. */
 export type FollowedLocation = (Location & { stats: BigIntStats | null }) | null;
 
-/** Counts the directories a locate with createDirs made (for the workspace's usage). */
-export interface MadeDirectories {
-  count: number;
-}
+/**
+ * The directories a locate with createDirs made, parents first, each by its
+ * components from the root (no link among them): the workspace's usage
+ * counts them, and a change that is undone removes them.
+ */
+export type MadeDirectories = Components[];
 
 /** Links followed so far (bounded), and where to count the directories made. */
 interface Budget {
@@ -203,10 +205,11 @@ export class Resolver {
       let dir = this.borrowRoot();
       for (let i = 0; i < pending.length - 1; i++) {
         const name = pending[i]!;
-        const shown = displayPath(pending.slice(0, i + 1));
+        const child = pending.slice(0, i + 1);
+        const shown = displayPath(child);
         let next: Directory;
         try {
-          next = await this.openChildDirectory(dir, name, shown, createDirs, budget.made);
+          next = await this.openChildDirectory(dir, child, shown, createDirs, budget.made);
         } catch (error) {
           const code = errnoOf(error);
           if (code !== "ELOOP" && code !== "ENOTDIR") {
@@ -248,7 +251,9 @@ export class Resolver {
     }
   }
 
-  private async openChildDirectory(dir: Directory, name: string, shown: string, createDirs: boolean, made: MadeDirectories | undefined): Promise<Directory> {
+  /** Opens the directory `child` (components from the root) in `dir`, its parent. */
+  private async openChildDirectory(dir: Directory, child: Components, shown: string, createDirs: boolean, made: MadeDirectories | undefined): Promise<Directory> {
+    const name = child[child.length - 1]!;
     try {
       return Directory.open(at(dir, name));
     } catch (error) {
@@ -257,7 +262,7 @@ export class Resolver {
     }
     try {
       await fsp.mkdir(at(dir, name), 0o755);
-      if (made) made.count++;
+      made?.push(child);
     } catch (error) {
       if (errnoOf(error) !== "EEXIST") throw translateErrno(error, shown);
     }

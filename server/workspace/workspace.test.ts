@@ -197,6 +197,29 @@ describe("writes", () => {
     expect(await reasonOf(workspace.writeFile(parsePath("no/dir/e.txt"), Buffer.from("x"), { createDirs: false, mode: "create-or-replace" }))).toBe("NOT_FOUND");
   });
 
+  it("reports the directories it made, parents first, by their path from the root; a write that fails too", async () => {
+    mkdirSync(path.join(root, "real"));
+    symlinkSync("real", path.join(root, "link"));
+    const made: string[][] = [];
+    await workspace.writeFile(parsePath("link/new/f.txt"), Buffer.from("x"), { createDirs: true, mode: "create-only", madeDirectories: made });
+    await workspace.writeFile(parsePath("real/new/deep/g.txt"), Buffer.from("x"), { createDirs: true, mode: "create-only", madeDirectories: made });
+    expect(made).toEqual([["real", "new"], ["real", "new", "deep"]]);
+    const failed: string[][] = [];
+    expect(await reasonOf(workspace.writeFile(parsePath("a/b/c.txt"), Buffer.from("x"), { createDirs: true, mode: "replace-only", madeDirectories: failed }))).toBe("NOT_FOUND");
+    expect(failed).toEqual([["a"], ["a", "b"]]);
+  });
+
+  it("removes an empty directory, and leaves one with an entry, a file or nothing", async () => {
+    mkdirSync(path.join(root, "empty"));
+    await write("full/f.txt", "x");
+    expect(await workspace.removeEmptyDirectory(parsePath("empty"))).toBe(true);
+    expect(await workspace.removeEmptyDirectory(parsePath("full"))).toBe(false);
+    expect(await workspace.removeEmptyDirectory(parsePath("full/f.txt"))).toBe(false);
+    expect(await workspace.removeEmptyDirectory(parsePath("gone/deeper"))).toBe(false);
+    expect(readdirSync(root)).toEqual(["full"]);
+    expect(readdirSync(path.join(root, "full"))).toEqual(["f.txt"]);
+  });
+
   it("sweeps temp files a crash left behind", async () => {
     mkdirSync(path.join(root, "sub"));
     writeFileSync(path.join(root, "sub", ".filetools-tmp-0123456789abcdef"), "torn");

@@ -20,12 +20,16 @@ import { removeContents, removeTree } from "./remove.js";
 import { DepthFirst, HeldPath, readNames, treeFits } from "./tree.js";
 import type { OutsideEvent, OutsideSubscription } from "./outside.js";
 
+export type { MadeDirectories } from "./resolver.js";
+
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 const NEW_FILE_MODE = 0o644;
 /** Opens of a file whose name is replaced between its lstat and its open, before openFile gives up. */
 const OPEN_ATTEMPTS = 3;
 const NEW_DIRECTORY_MODE = 0o755;
+/** rmdir(2)'s errors for a directory removeEmptyDirectory leaves: not empty (EEXIST on some systems), not a directory, gone. */
+const LEFT_BY_RMDIR = new Set(["ENOTEMPTY", "EEXIST", "ENOTDIR", "ENOENT"]);
 
 export type WriteMode = "create-or-replace" | "create-only" | "replace-only";
 
@@ -43,6 +47,8 @@ export interface WriteOptions {
    * directory's. Its failure fails the write (the file stays written).
    */
   whilePlacing?: (result: WriteResult) => Promise<void>;
+  /** Receives the directories the write made (createDirs), parents first, even when it then fails: for a change that may be undone. */
+  madeDirectories?: MadeDirectories;
 }
 
 export interface WriteResult {
@@ -176,7 +182,7 @@ export class Workspace {
       const shown = displayPath(parts);
       if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
       const size = content instanceof StagedFile ? content.size : content.length;
-      const made: MadeDirectories = { count: 0 };
+      const made: MadeDirectories = [];
       let written = NO_USAGE;
       const { loc, admission } = await this.locateToWrite(parts, options, made, (existing) => ({
         bytes: size - sizeOfFile(existing),
@@ -187,7 +193,8 @@ export class Workspace {
         written = { bytes: size - sizeOfFile(loc!.stats), entries: result.created ? 1 : 0 };
         return result;
       } finally {
-        admission?.settle({ bytes: written.bytes, entries: written.entries + made.count });
+        admission?.settle({ bytes: written.bytes, entries: written.entries + made.length });
+        options.madeDirectories?.push(...made);
       }
     });
   }
@@ -215,7 +222,7 @@ export class Workspace {
       try {
         return { loc: await this.resolver.locateFollowing(parts, true, made), admission };
       } catch (locateError) {
-        admission.settle({ bytes: 0, entries: made.count });
+        admission.settle({ bytes: 0, entries: made.length });
         throw locateError;
       }
     }
@@ -381,6 +388,33 @@ export class Workspace {
   }
 
   /**
+   * Removes the directory at `parts` while it is empty (rmdir(2): never one
+   * holding an entry, whoever put it there). Returns false when it was left:
+   * not empty, not a directory (nor below one), or gone.
+   */
+  async removeEmptyDirectory(parts: Components): Promise<boolean> {
+    return this.changing(async () => {
+      const shown = displayPath(parts);
+      if (parts.length === 0) fail("INVALID_PATH", "the workspace root cannot be deleted");
+      const loc = await this.resolver.locate(parts).catch((error: unknown) => {
+        if (error instanceof FileToolsError && (error.reason === "NOT_FOUND" || error.reason === "NOT_A_DIRECTORY")) return null;
+        throw error;
+      });
+      if (!loc) return false;
+      return withClosed(loc.dir, async () => {
+        try {
+          await fsp.rmdir(at(loc.dir, loc.name));
+        } catch (error) {
+          if (LEFT_BY_RMDIR.has(errnoOf(error) ?? "")) return false;
+          throw translateErrno(error, shown);
+        }
+        await loc.dir.sync();
+        return true;
+      });
+    });
+  }
+
+  /**
    * Takes the file (or symlink) at `parts` out of the tree under a temp name
    * beside it (never listed or snapshotted, swept at start-up), for a change
    * that may have to put it back: ApplyPatch's removals, undone when a later
@@ -435,7 +469,7 @@ export class Workspace {
         // A move adds nothing but the parents it makes (what it replaces is freed): those are admitted first.
         const missing = options.gate && options.createDirs ? await this.resolver.missingParents(destination) : 0;
         const admission = options.gate?.admit({ bytes: 0, entries: missing }, to);
-        const made: MadeDirectories = { count: 0 };
+        const made: MadeDirectories = [];
         let replaced = NO_USAGE;
         try {
           const dst = await this.resolver.locate(destination, options.createDirs, made);
@@ -460,7 +494,7 @@ export class Workspace {
             return statAt(dst, to);
           });
         } finally {
-          admission?.settle({ bytes: -replaced.bytes, entries: made.count - replaced.entries });
+          admission?.settle({ bytes: -replaced.bytes, entries: made.length - replaced.entries });
         }
       });
     });
@@ -478,7 +512,7 @@ export class Workspace {
         if (present?.type === "directory") return false;
         admission = options.gate.admit({ bytes: 0, entries: 1 + (options.parents ? await this.resolver.missingParents(parts) : 0) }, shown);
       }
-      const made: MadeDirectories = { count: 0 };
+      const made: MadeDirectories = [];
       let created = false;
       try {
         const loc = await this.resolver.locate(parts, options.parents, made);
@@ -497,7 +531,7 @@ export class Workspace {
         });
         return created;
       } finally {
-        admission?.settle({ bytes: 0, entries: made.count + (created ? 1 : 0) });
+        admission?.settle({ bytes: 0, entries: made.length + (created ? 1 : 0) });
       }
     });
   }

@@ -24,14 +24,16 @@ const host = (p: string) => readFileSync(path.join(d.root, p), "utf8");
 const apply = (patch: string, dryRun = false) => d.client.files.applyPatch({ workspace: d.ws, patch, dryRun });
 const patchOf = (...sections: string[]) => ["*** Begin Patch", ...sections, "*** End Patch", ""].join("\n");
 
-/** Every file under the workspace root with its content, and what the daemon left beside them (temp files). */
+/** Every file under the workspace root with its content, what the daemon left beside them (temp files), and every directory (its path and "/": an empty one too). */
 function tree(): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (dir: string, rel: string) => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const child = path.join(rel, e.name);
-      if (e.isDirectory()) walk(path.join(dir, e.name), child);
-      else out[child] = readFileSync(path.join(dir, e.name), "utf8");
+      if (e.isDirectory()) {
+        out[`${child}/`] = "";
+        walk(path.join(dir, e.name), child);
+      } else out[child] = readFileSync(path.join(dir, e.name), "utf8");
     }
   };
   walk(d.root, "");
@@ -147,6 +149,8 @@ describe.skipIf(!canMakeImmutable())("ApplyPatch failing after its commit point"
   const lock = (on: boolean) => execFileSync("chattr", [on ? "+i" : "-i", path.join(d.root, locked)]);
   it.each([
     ["an update after an update, an add, a move and a delete", ["*** Update File: u/a.txt", "@@", "-a1", "+A1", "*** Add File: u/new/added.txt", "+new", "*** Update File: u/m.txt", "*** Move to: u/moved.txt", "@@", "-m1", "+M1", "*** Delete File: u/gone.txt", `*** Update File: ${locked}/z.txt`, "@@", "-z1", "+Z1"]],
+    // The first add makes new/ and new/deep/, the second only new/deep/more/ (new/deep/ is there by then), the move into/.
+    ["an update after adds and a move into new directories", ["*** Add File: new/deep/file.txt", "+new", "*** Add File: new/deep/more/file.txt", "+more", "*** Update File: u/m.txt", "*** Move to: into/m.txt", `*** Update File: ${locked}/z.txt`, "@@", "-z1", "+Z1"]],
     ["a delete after an update and a delete", ["*** Update File: u/a.txt", "@@", "-a1", "+A1", "*** Delete File: u/gone.txt", `*** Delete File: ${locked}/z.txt`]],
   ])("%s: the steps before are undone, the caller is told, and no restart applies it", async (_name, sections) => {
     put("u/a.txt", "a1\na2\n");
@@ -163,7 +167,7 @@ describe.skipIf(!canMakeImmutable())("ApplyPatch failing after its commit point"
       lock(false);
     }
     const after = tree();
-    // Files and temp files alike (tree() lists both); the directory the added file's step made stays, empty.
+    // Files, temp files and directories alike (tree() lists them all): the directories the steps made are gone too.
     expect(after).toEqual(before);
     expect(readdirSync(path.join(d.dataDir, "patches")).filter((n) => n.endsWith(".json"))).toEqual([]);
   });
