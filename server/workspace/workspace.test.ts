@@ -197,7 +197,7 @@ describe("writes", () => {
     expect(await reasonOf(workspace.writeFile(parsePath("no/dir/e.txt"), Buffer.from("x"), { createDirs: false, mode: "create-or-replace" }))).toBe("NOT_FOUND");
   });
 
-  it("reports the directories it made, parents first, by their path from the root; a write that fails too", async () => {
+  it("reports the directories it made, parents first, by their path from the root; a write that fails removes those it made", async () => {
     mkdirSync(path.join(root, "real"));
     symlinkSync("real", path.join(root, "link"));
     const made: string[][] = [];
@@ -206,7 +206,17 @@ describe("writes", () => {
     expect(made).toEqual([["real", "new"], ["real", "new", "deep"]]);
     const failed: string[][] = [];
     expect(await reasonOf(workspace.writeFile(parsePath("a/b/c.txt"), Buffer.from("x"), { createDirs: true, mode: "replace-only", madeDirectories: failed }))).toBe("NOT_FOUND");
-    expect(failed).toEqual([["a"], ["a", "b"]]);
+    expect(failed).toEqual([]);
+    expect(existsSync(path.join(root, "a"))).toBe(false);
+
+  });
+
+  it("a move that fails removes the directories it made for its destination", async () => {
+    await write("d/f.txt", "x");
+    symlinkSync("d", path.join(root, "l"));
+    // Into itself through the link: the parents are made inside the source, then rename(2) refuses.
+    expect(await reasonOf(workspace.move(parsePath("d"), parsePath("l/new/deeper/d"), { overwrite: false, createDirs: true }))).toBe("INVALID_ARGUMENT");
+    expect(readdirSync(path.join(root, "d"))).toEqual(["f.txt"]);
   });
 
   it("removes an empty directory, and leaves one with an entry, a file or nothing", async () => {

@@ -184,14 +184,19 @@ export class Workspace {
       const size = content instanceof StagedFile ? content.size : content.length;
       const made: MadeDirectories = [];
       let written = NO_USAGE;
-      const { loc, admission } = await this.locateToWrite(parts, options, made, (existing) => ({
-        bytes: size - sizeOfFile(existing),
-        entries: existing ? 0 : 1,
-      }));
+      let admission: Admission | undefined;
       try {
+        let loc: FollowedLocation;
+        ({ loc, admission } = await this.locateToWrite(parts, options, made, (existing) => ({
+          bytes: size - sizeOfFile(existing),
+          entries: existing ? 0 : 1,
+        })));
         const result = await this.writeLocated(parts, loc, content, options, shown);
         written = { bytes: size - sizeOfFile(loc!.stats), entries: result.created ? 1 : 0 };
         return result;
+      } catch (error) {
+        await this.unmake(made);
+        throw error;
       } finally {
         admission?.settle({ bytes: written.bytes, entries: written.entries + made.length });
         options.madeDirectories?.push(...made);
@@ -222,6 +227,7 @@ export class Workspace {
       try {
         return { loc: await this.resolver.locateFollowing(parts, true, made), admission };
       } catch (locateError) {
+        await this.unmake(made);
         admission.settle({ bytes: 0, entries: made.length });
         throw locateError;
       }
@@ -393,25 +399,37 @@ export class Workspace {
    * not empty, not a directory (nor below one), or gone.
    */
   async removeEmptyDirectory(parts: Components): Promise<boolean> {
-    return this.changing(async () => {
-      const shown = displayPath(parts);
-      if (parts.length === 0) fail("INVALID_PATH", "the workspace root cannot be deleted");
-      const loc = await this.resolver.locate(parts).catch((error: unknown) => {
-        if (error instanceof FileToolsError && (error.reason === "NOT_FOUND" || error.reason === "NOT_A_DIRECTORY")) return null;
-        throw error;
-      });
-      if (!loc) return false;
-      return withClosed(loc.dir, async () => {
-        try {
-          await fsp.rmdir(at(loc.dir, loc.name));
-        } catch (error) {
-          if (LEFT_BY_RMDIR.has(errnoOf(error) ?? "")) return false;
-          throw translateErrno(error, shown);
-        }
-        await loc.dir.sync();
-        return true;
-      });
+    return this.changing(() => this.rmdirIfEmpty(parts));
+  }
+
+  private async rmdirIfEmpty(parts: Components): Promise<boolean> {
+    const shown = displayPath(parts);
+    if (parts.length === 0) fail("INVALID_PATH", "the workspace root cannot be deleted");
+    const loc = await this.resolver.locate(parts).catch((error: unknown) => {
+      if (error instanceof FileToolsError && (error.reason === "NOT_FOUND" || error.reason === "NOT_A_DIRECTORY")) return null;
+      throw error;
     });
+    if (!loc) return false;
+    return withClosed(loc.dir, async () => {
+      try {
+        await fsp.rmdir(at(loc.dir, loc.name));
+      } catch (error) {
+        if (LEFT_BY_RMDIR.has(errnoOf(error) ?? "")) return false;
+        throw translateErrno(error, shown);
+      }
+      await loc.dir.sync();
+      return true;
+    });
+  }
+
+  /**
+   * After a change that failed: removes the directories it made (`made`,
+   * parents first), deepest first, while empty, and takes them off the list.
+   * A failed call leaves the tree as it was; one that something else has put
+   * an entry in since stays, with those above it. Never fails the call further.
+   */
+  private async unmake(made: MadeDirectories): Promise<void> {
+    while (made.length > 0 && (await this.rmdirIfEmpty(made[made.length - 1]!).catch(() => false))) made.pop();
   }
 
   /**
@@ -493,6 +511,9 @@ export class Workspace {
             await dst.dir.sync();
             return statAt(dst, to);
           });
+        } catch (error) {
+          await this.unmake(made);
+          throw error;
         } finally {
           admission?.settle({ bytes: -replaced.bytes, entries: made.length - replaced.entries });
         }
@@ -530,6 +551,9 @@ export class Workspace {
           return true;
         });
         return created;
+      } catch (error) {
+        await this.unmake(made);
+        throw error;
       } finally {
         admission?.settle({ bytes: 0, entries: made.length + (created ? 1 : 0) });
       }
