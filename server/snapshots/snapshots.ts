@@ -834,7 +834,7 @@ export class Snapshots {
     for (let i = 0; i < candidates.length; i += HASH_BATCH) {
       signal?.throwIfAborted();
       const batch = candidates.slice(i, i + HASH_BATCH);
-      const read = await Promise.all(batch.map((entry) => hashFile(workspace, entry.parts).catch(() => undefined)));
+      const read = await Promise.all(batch.map((entry) => hashFile(workspace, entry.parts, signal).catch(() => undefined)));
       batch.forEach((entry, j) => {
         if (read[j]?.version === entry.version && read[j]!.sha256 === sha256.get(entry.path)) vouched.set(entry.path, { version: entry.version, sha256: read[j]!.sha256 });
       });

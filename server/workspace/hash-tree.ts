@@ -53,11 +53,14 @@ export async function* hashTree(workspace: Workspace, signal?: AbortSignal): Asy
 }
 
 /** A regular file's SHA-256 (hex), and its version when it was opened (a link inside is followed, as openFile follows it). */
-export async function hashFile(workspace: Workspace, parts: Components): Promise<{ version: string; sha256: string }> {
+export async function hashFile(workspace: Workspace, parts: Components, signal?: AbortSignal): Promise<{ version: string; sha256: string }> {
   const file = await workspace.openFile(parts);
   try {
     const hash = createHash("sha256");
-    for await (const chunk of file.chunks()) hash.update(chunk);
+    for await (const chunk of file.chunks()) {
+      signal?.throwIfAborted(); // a large file is given up between pieces
+      hash.update(chunk);
+    }
     return { version: file.entry.version, sha256: hash.digest("hex") };
   } finally {
     await file.close();
