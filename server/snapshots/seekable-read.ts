@@ -102,8 +102,9 @@ function checkNamedOnce(members: readonly TreeMember[], snapshotId: string): voi
  * in the order of the tarballs' bytes, not the tree's: a chain of
  * incremental snapshots interleaves its tarballs file by file, and read in
  * tree order it would take a ranged read and a worker's task for every few
- * files. Then empty files, and larger ones in order, written here as their
- * chunks come.
+ * files. Meanwhile empty files, and larger ones in order, are written here as
+ * their chunks come (the main thread is idle while the workers write); a
+ * failure of either stops the other, and both have stopped when this returns.
  */
 export async function stageTreeFiles(store: SnapshotStore, files: readonly FileToStage<TreeMember>[], staging: Staging, signal?: AbortSignal): Promise<void> {
   const whole: PlannedChunk[] = [];
@@ -114,10 +115,26 @@ export async function stageTreeFiles(store: SnapshotStore, files: readonly FileT
     else larger.push(file);
   }
   whole.sort((a, b) => (a.ref.tarball < b.ref.tarball ? -1 : a.ref.tarball > b.ref.tarball ? 1 : a.ref.offset - b.ref.offset));
-  for await (const _ of readPlanned(store, plan(whole), STAGING_FETCHES_AHEAD, signal, staging)); // written by the workers
+  const stop = new AbortController();
+  const stopping = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+  let failure: { error: unknown } | undefined;
+  const stopOthers = (error: unknown): void => {
+    failure ??= { error };
+    stop.abort();
+  };
+  const writeWhole = async (): Promise<void> => {
+    for await (const _ of readPlanned(store, plan(whole), STAGING_FETCHES_AHEAD, stopping, staging)); // written by the workers
+  };
+  await Promise.all([writeWhole().catch(stopOthers), writeLarger(store, larger, staging, stopping).catch(stopOthers)]);
+  if (failure) throw failure.error;
+}
+
+/** Empty files and those of several chunks, in order, written here as their chunks come. */
+async function writeLarger(store: SnapshotStore, larger: readonly FileToStage<TreeMember>[], staging: Staging, signal: AbortSignal): Promise<void> {
   const chunks = readPlanned(store, plan(plannedChunks(larger.map((f) => f.member))), FETCHES_AHEAD, signal);
   try {
     for (const { member, parts, mode } of larger) {
+      signal.throwIfAborted();
       if (member.chunks.length === 0) await staging.writeSmallFile(parts, Buffer.alloc(0), mode, member.header.mtime);
       else await staging.writeFile(parts, fileContent(chunks, member.chunks.length), mode, member.header.mtime);
     }
