@@ -219,6 +219,21 @@ describe("writes", () => {
     expect(readdirSync(path.join(root, "d"))).toEqual(["f.txt"]);
   });
 
+  it("a failed write does not remove a parent it made that a concurrent makeDir has since reported as existing", async () => {
+    // Different paths take different locks (tools/locks.ts): a makeDir of /a runs while a write of /a/b/c.txt is under way.
+    // It finds /a, made by the write, and succeeds ("already existed"); the write then fails and unmakes its parents.
+    const internals = workspace as unknown as { rmdirIfEmpty(...args: unknown[]): Promise<boolean> };
+    const rmdirIfEmpty = internals.rmdirIfEmpty.bind(workspace);
+    let concurrent: boolean | undefined;
+    internals.rmdirIfEmpty = async (...args) => {
+      concurrent ??= await workspace.makeDir(parsePath("a"), { parents: true });
+      return rmdirIfEmpty(...args);
+    };
+    expect(await reasonOf(workspace.writeFile(parsePath("a/b/c.txt"), Buffer.from("x"), { createDirs: true, mode: "replace-only" }))).toBe("NOT_FOUND");
+    expect(concurrent).toBe(false); // success: /a is there
+    expect(statSync(path.join(root, "a")).isDirectory()).toBe(true); // ... and must stay
+  });
+
   it("removes an empty directory, and leaves one with an entry, a file or nothing", async () => {
     mkdirSync(path.join(root, "empty"));
     await write("full/f.txt", "x");
