@@ -1,7 +1,7 @@
 // One workspace: the only place where the file tools touch the file system.
 // Every operation resolves its path through the Resolver (held directory
 // descriptors, /proc/self/fd) and reports workspace paths only.
-import { closeSync, constants, createReadStream, fchmodSync, fstatSync, lstatSync, openSync, promises as fsp, readlinkSync } from "node:fs";
+import { closeSync, constants, createReadStream, fchmodSync, fstatSync, lstatSync, openSync, promises as fsp, readlinkSync, rmdirSync } from "node:fs";
 import type { BigIntStats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { fail, FileToolsError } from "../errors.js";
@@ -107,12 +107,17 @@ export class Workspace {
     return this.changes.begun !== mark;
   }
 
-  /** Runs a change to the tree, counted (see `changes`). */
-  private async changing<T>(change: () => Promise<T>): Promise<T> {
-    this.changes.begun++;
-    this.changes.underWay++;
+  /**
+   * Runs a change to the tree, counted (see `changes`). `alone` says whether
+   * no other change overlapped this one so far (none under way when it began,
+   * none begun since): only then may a failed change take back directories it
+   * made (unmake), which another call may otherwise have found and relied on.
+   */
+  private async changing<T>(change: (alone: () => boolean) => Promise<T>): Promise<T> {
+    const begun = ++this.changes.begun;
+    const first = ++this.changes.underWay === 1;
     try {
-      return await change();
+      return await change(() => first && this.changes.begun === begun);
     } finally {
       this.changes.underWay--;
     }
@@ -178,7 +183,7 @@ export class Workspace {
    * permission bits; a symlink inside the workspace is written through.
    */
   async writeFile(parts: Components, content: Uint8Array | StagedFile, options: WriteOptions): Promise<WriteResult> {
-    return this.changing(async () => {
+    return this.changing(async (alone) => {
       const shown = displayPath(parts);
       if (parts.length === 0) fail("IS_A_DIRECTORY", "/ is a directory");
       const size = content instanceof StagedFile ? content.size : content.length;
@@ -187,7 +192,7 @@ export class Workspace {
       let admission: Admission | undefined;
       try {
         let loc: FollowedLocation;
-        ({ loc, admission } = await this.locateToWrite(parts, options, made, (existing) => ({
+        ({ loc, admission } = await this.locateToWrite(parts, options, made, alone, (existing) => ({
           bytes: size - sizeOfFile(existing),
           entries: existing ? 0 : 1,
         })));
@@ -195,7 +200,7 @@ export class Workspace {
         written = { bytes: size - sizeOfFile(loc!.stats), entries: result.created ? 1 : 0 };
         return result;
       } catch (error) {
-        await this.unmake(made);
+        await this.unmake(made, alone);
         throw error;
       } finally {
         admission?.settle({ bytes: written.bytes, entries: written.entries + made.length });
@@ -213,6 +218,7 @@ export class Workspace {
     parts: Components,
     options: WriteOptions,
     made: MadeDirectories,
+    alone: () => boolean,
     added: (existing: BigIntStats | null) => Usage,
   ): Promise<{ loc: FollowedLocation; admission?: Admission }> {
     const { gate } = options;
@@ -227,7 +233,7 @@ export class Workspace {
       try {
         return { loc: await this.resolver.locateFollowing(parts, true, made), admission };
       } catch (locateError) {
-        await this.unmake(made);
+        await this.unmake(made, alone);
         admission.settle({ bytes: 0, entries: made.length });
         throw locateError;
       }
@@ -402,7 +408,8 @@ export class Workspace {
     return this.changing(() => this.rmdirIfEmpty(parts));
   }
 
-  private async rmdirIfEmpty(parts: Components): Promise<boolean> {
+  /** `alone`, when given, is asked just before the rmdir (synchronous, so that no call can begin in between): false leaves the directory. */
+  private async rmdirIfEmpty(parts: Components, alone?: () => boolean): Promise<boolean> {
     const shown = displayPath(parts);
     if (parts.length === 0) fail("INVALID_PATH", "the workspace root cannot be deleted");
     const loc = await this.resolver.locate(parts).catch((error: unknown) => {
@@ -412,7 +419,9 @@ export class Workspace {
     if (!loc) return false;
     return withClosed(loc.dir, async () => {
       try {
-        await fsp.rmdir(at(loc.dir, loc.name));
+        if (alone && !alone()) return false;
+        if (alone) rmdirSync(at(loc.dir, loc.name));
+        else await fsp.rmdir(at(loc.dir, loc.name));
       } catch (error) {
         if (LEFT_BY_RMDIR.has(errnoOf(error) ?? "")) return false;
         throw translateErrno(error, shown);
@@ -428,8 +437,9 @@ export class Workspace {
    * A failed call leaves the tree as it was; one that something else has put
    * an entry in since stays, with those above it. Never fails the call further.
    */
-  private async unmake(made: MadeDirectories): Promise<void> {
-    while (made.length > 0 && (await this.rmdirIfEmpty(made[made.length - 1]!).catch(() => false))) made.pop();
+  private async unmake(made: MadeDirectories, alone: () => boolean): Promise<void> {
+    // Only while no other call overlapped this one: another may have found them (a makeDir told "already existed", a write located in one).
+    while (made.length > 0 && (await this.rmdirIfEmpty(made[made.length - 1]!, alone).catch(() => false))) made.pop();
   }
 
   /**
@@ -469,7 +479,7 @@ export class Workspace {
 
   /** Renames an entry (a symlink moves as a link). */
   async move(source: Components, destination: Components, options: { overwrite: boolean; createDirs: boolean; ifVersion?: string; gate?: UsageGate }): Promise<Entry> {
-    return this.changing(async () => {
+    return this.changing(async (alone) => {
       const from = displayPath(source);
       const to = displayPath(destination);
       if (source.length === 0) fail("INVALID_PATH", "the workspace root cannot be moved");
@@ -512,7 +522,7 @@ export class Workspace {
             return statAt(dst, to);
           });
         } catch (error) {
-          await this.unmake(made);
+          await this.unmake(made, alone);
           throw error;
         } finally {
           admission?.settle({ bytes: -replaced.bytes, entries: made.length - replaced.entries });
@@ -523,7 +533,7 @@ export class Workspace {
 
   /** Creates a directory; false when it already existed. */
   async makeDir(parts: Components, options: { parents: boolean; gate?: UsageGate }): Promise<boolean> {
-    return this.changing(async () => {
+    return this.changing(async (alone) => {
       const shown = displayPath(parts);
       if (parts.length === 0) return false;
       let admission: Admission | undefined;
@@ -552,7 +562,7 @@ export class Workspace {
         });
         return created;
       } catch (error) {
-        await this.unmake(made);
+        await this.unmake(made, alone);
         throw error;
       } finally {
         admission?.settle({ bytes: 0, entries: made.length + (created ? 1 : 0) });
