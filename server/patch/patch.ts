@@ -120,18 +120,31 @@ export async function applyPatch(
 async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planned; staged: StagedFile }>, removes: Components[]): Promise<SetAsideFile[]> {
   const undo: Array<() => Promise<unknown>> = [];
   const setAside: SetAsideFile[] = [];
+  // Every change the patch makes is counted: the undo takes back the directories its writes made only if no
+  // other call changed the tree meanwhile (one may have found them: a MakeDir told they existed). Undefined
+  // while another change is under way: they stay then.
+  const mark = workspace.changeMark();
+  let own = 0;
+  const ownChange = <T>(change: () => Promise<T>): Promise<T> => {
+    own++;
+    return change();
+  };
+  const alone = (): boolean => mark !== undefined && workspace.changesSince(mark) === own;
   try {
     for (const { planned, staged } of writes) {
       const made: MadeDirectories = [];
-      undo.push(() => removeMadeDirectories(workspace, made)); // before the write: one that fails may have made some
-      await workspace.writeFile(planned.path, staged, { createDirs: true, mode: "create-or-replace", madeDirectories: made });
+      // Before the write: one that fails may have made some.
+      undo.push(async () => {
+        for (const parts of [...made].reverse()) if (!(await ownChange(() => workspace.removeEmptyDirectory(parts, alone)))) break;
+      });
+      await ownChange(() => workspace.writeFile(planned.path, staged, { createDirs: true, mode: "create-or-replace", madeDirectories: made }));
       const before = planned.before;
-      undo.push(before ? () => workspace.writeFile(planned.path, before, { createDirs: false, mode: "replace-only" }) : () => workspace.remove(planned.path, { recursive: false }));
+      undo.push(() => ownChange<unknown>(() => (before ? workspace.writeFile(planned.path, before, { createDirs: false, mode: "replace-only" }) : workspace.remove(planned.path, { recursive: false }))));
     }
     for (const parts of removes) {
-      const file = await workspace.setAside(parts);
+      const file = await ownChange(() => workspace.setAside(parts));
       if (!file) continue;
-      undo.push(() => file.putBack());
+      undo.push(() => ownChange(() => file.putBack()));
       setAside.push(file);
     }
     return setAside;
@@ -144,11 +157,6 @@ async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planne
     const why = undoError instanceof Error ? undoError.message : String(undoError);
     fail(reason, `${error instanceof Error ? error.message : String(error)}; undoing the files the patch had already changed failed too (${why}): they may stay as the patch left them`);
   }
-}
-
-/** Removes the directories a step made, deepest first; one that something has put an entry in since stays, with those above it. */
-async function removeMadeDirectories(workspace: Workspace, made: MadeDirectories): Promise<void> {
-  for (const parts of [...made].reverse()) await workspace.removeEmptyDirectory(parts);
 }
 
 /**

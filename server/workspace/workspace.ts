@@ -107,6 +107,11 @@ export class Workspace {
     return this.changes.begun !== mark;
   }
 
+  /** How many changes to the tree began through this object after `mark` was taken. */
+  changesSince(mark: number): number {
+    return this.changes.begun - mark;
+  }
+
   /**
    * Runs a change to the tree, counted (see `changes`). `alone` says whether
    * no other change overlapped this one so far (none under way when it began,
@@ -402,10 +407,11 @@ export class Workspace {
   /**
    * Removes the directory at `parts` while it is empty (rmdir(2): never one
    * holding an entry, whoever put it there). Returns false when it was left:
-   * not empty, not a directory (nor below one), or gone.
+   * not empty, not a directory (nor below one), gone, or `alone` said no
+   * (asked just before the rmdir: see rmdirIfEmpty).
    */
-  async removeEmptyDirectory(parts: Components): Promise<boolean> {
-    return this.changing(() => this.rmdirIfEmpty(parts));
+  async removeEmptyDirectory(parts: Components, alone?: () => boolean): Promise<boolean> {
+    return this.changing(() => this.rmdirIfEmpty(parts, alone));
   }
 
   /** `alone`, when given, is asked just before the rmdir (synchronous, so that no call can begin in between): false leaves the directory. */
