@@ -161,6 +161,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
       await closePdfPool();
       for (const watching of outside) await watching.close();
       await journal.close();
+      await snapshots.flushStatCaches();
       await workspaces.close();
     },
   };

@@ -2,27 +2,33 @@
 // members (gzip-worker.ts) in batches: Node's zlib calls each build a stream
 // whose set-up, on the main thread, cost more than compressing a small file
 // (a 5,000-file tree: 1.75 s of 4.6 s in zlib's processChunk). One pool per
-// process, its threads started on first use and kept (a daemon's descriptor
-// count stays flat once it has written a snapshot), ended with the process.
+// process, its threads started together on first use (or ahead of it:
+// warmGzipPool) and kept (a daemon's descriptor count stays flat once it has
+// written a snapshot), ended with the process.
 import { Piscina } from "piscina";
 import { defaultWorkerCount } from "../search/pool.js";
+import type { StatedEntry } from "../workspace/entry.js";
 import type { ChunkToInflate, GzipTask, Inflated } from "./gzip-worker.js";
 
+type GzipResult = Uint8Array[] | Inflated[] | (StatedEntry | null)[];
+
 const NEVER_IDLE_MS = 2 ** 31 - 1;
+/** Entries lstat'ed in one task: a few tasks per thread, so that both threads finish together. */
+const LSTAT_SLICE = 2048;
 /** A thread's young generation: what it allocates is one batch's buffers, dead once sent (as the search pool's, pool.ts). */
 const WORKER_YOUNG_GENERATION_MB = 4;
-let pool: Piscina<GzipTask, Uint8Array[] | Inflated[]> | undefined;
+let pool: Piscina<GzipTask, GzipResult> | undefined;
 
-function started(): Piscina<GzipTask, Uint8Array[] | Inflated[]> {
+function started(): Piscina<GzipTask, GzipResult> {
   if (pool) return pool;
   // Recipe of shared/notes/stack.md section 5: .ts under tsx/vitest, .js once compiled.
   const isTs = import.meta.url.endsWith(".ts");
   const filename = new URL(isTs ? "./gzip-worker.ts" : "./gzip-worker.js", import.meta.url).href;
   const execArgv = isTs && !process.execArgv.some((a) => a.includes("tsx")) ? [...process.execArgv, "--import", "tsx"] : undefined;
-  pool = new Piscina<GzipTask, Uint8Array[] | Inflated[]>({
+  pool = new Piscina<GzipTask, GzipResult>({
     filename,
     execArgv,
-    minThreads: 0,
+    minThreads: defaultWorkerCount(),
     maxThreads: defaultWorkerCount(),
     idleTimeout: NEVER_IDLE_MS,
     resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
@@ -30,6 +36,11 @@ function started(): Piscina<GzipTask, Uint8Array[] | Inflated[]> {
   // A worker that fails fails its task (its caller hears of it); an 'error' event nobody listened to would end the daemon.
   pool.on("error", () => undefined);
   return pool;
+}
+
+/** Starts the threads now if they are not running: a restore's first inflate then finds them ready (a thread takes ~100 ms to start). */
+export function warmGzipPool(): void {
+  started();
 }
 
 /** Each buffer as a gzip member of its own. */
@@ -48,4 +59,16 @@ export async function inflateChunks(range: Buffer, chunks: ChunkToInflate[], opt
   const ownsMemory = range.byteOffset === 0 && range.byteLength === range.buffer.byteLength;
   const transferList = options.handOver && ownsMemory ? [range.buffer as ArrayBuffer] : undefined;
   return (await started().run({ inflate: { range, chunks, stagingFd: options.stagingFd } }, { transferList })) as Inflated[];
+}
+
+/**
+ * Each of `entries` (components below the staging directory whose
+ * descriptor is `stagingFd`) as an lstat gives it, null where there is none:
+ * in slices across the threads, for a restore's listing of its staged tree.
+ */
+export async function lstatStaged(stagingFd: number, entries: string[][]): Promise<(StatedEntry | null)[]> {
+  const slices: string[][][] = [];
+  for (let i = 0; i < entries.length; i += LSTAT_SLICE) slices.push(entries.slice(i, i + LSTAT_SLICE));
+  const results = await Promise.all(slices.map((slice) => started().run({ lstat: { stagingFd, entries: slice } }) as Promise<(StatedEntry | null)[]>));
+  return results.flat();
 }

@@ -11,11 +11,15 @@
 //                    afresh, content members copied byte for byte (no recompression);
 //   fileChunks     — one file's content, for a read at a snapshot.
 import { fail, FileToolsError } from "../errors.js";
-import { unescapeName } from "../workspace/names.js";
+import { bytesOfName, nameFromBytes, unescapeName } from "../workspace/names.js";
+import { displayPath } from "../workspace/paths.js";
+import { TEMP_FILE_PATTERN } from "../workspace/temp-files.js";
+import { walkOrder } from "../workspace/walk.js";
+import type { ListedEntry } from "../workspace/fingerprint.js";
 import { chunksByFile, type ChunkRef, type Contents } from "./contents.js";
 import { recordsOf } from "./file-list.js";
 import type { SnapshotStore } from "./store.js";
-import { compressMembers, inflateChunks } from "./gzip-pool.js";
+import { compressMembers, inflateChunks, lstatStaged } from "./gzip-pool.js";
 import { END_OF_ARCHIVE, headerRecords, paddingOf, type MemberHeader } from "./tar-headers.js";
 import type { FileToStage } from "./extract.js";
 import type { Staging } from "../workspace/staging.js";
@@ -93,6 +97,34 @@ function checkNamedOnce(members: readonly TreeMember[], snapshotId: string): voi
       if (type !== undefined) fail("DATA_LOSS", `the table of contents of snapshot ${snapshotId} names a path below a file or link`);
     }
   }
+}
+
+/**
+ * A restore's staged tree as a walk of it lists it (fingerprint.ts:
+ * listStaged), from an lstat of each member on the thread pool rather than
+ * a walk on the main thread (20,000 entries: ~0.4 s of a restore's tail).
+ * Undefined when its members cannot stand for the tree: a directory that no
+ * member names (made on a file's way), a name a walk would skip or read back
+ * otherwise, an entry not there.
+ */
+export async function listStagedMembers(staging: Staging, members: readonly TreeMember[]): Promise<ListedEntry[] | undefined> {
+  const directories = new Set(members.filter((m) => m.header.type === "directory").map((m) => m.header.name));
+  const entries: string[][] = [];
+  for (const { header } of members) {
+    const slash = header.name.lastIndexOf("/");
+    if (slash >= 0 && !directories.has(header.name.slice(0, slash))) return undefined;
+    const name = header.name.slice(slash + 1);
+    if (TEMP_FILE_PATTERN.test(name) || !(name.isWellFormed() || nameFromBytes(bytesOfName(name)) === name)) return undefined;
+    entries.push(header.name.split("/"));
+  }
+  const stats = await staging.lend((fd) => lstatStaged(fd, entries));
+  const listing: ListedEntry[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    const stated = stats[i];
+    if (!stated) return undefined;
+    listing.push({ parts: entries[i]!, path: displayPath(entries[i]!), ...stated });
+  }
+  return listing.sort(walkOrder);
 }
 
 /**

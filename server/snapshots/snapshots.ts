@@ -46,7 +46,8 @@ import { packMember } from "./pack.js";
 import { encodeContents, type Contents } from "./contents.js";
 import { applyDeltas, deltaOf, parseTable, type ContentsDelta } from "./contents-delta.js";
 import { packSeekable } from "./seekable.js";
-import { gzipTar, membersOf, stageTreeFiles, type TreeMember } from "./seekable-read.js";
+import { gzipTar, listStagedMembers, membersOf, stageTreeFiles, type TreeMember } from "./seekable-read.js";
+import { warmGzipPool } from "./gzip-pool.js";
 import { nowNs, RACY_MARGIN_MS, settled, StatCache, type KnownFiles, type StatRecord } from "./stat-cache.js";
 import { afterMerge, planInPlace, snapshotTimes, toHash, type InPlacePlan } from "./in-place.js";
 import { SnapshotTree } from "./at-snapshot.js";
@@ -318,7 +319,7 @@ export class Snapshots {
       treeBytes: packed.treeBytes,
     };
     // What was read, for the next snapshot: kept whatever becomes of this one (the stats and hashes hold either way).
-    await this.statCache?.save(workspace.id, packed.statRecords()).catch(() => undefined);
+    this.statCache?.save(workspace.id, packed.statRecords());
     const taken = fingerprint.result().fingerprint;
     const recovered = async (reason?: string): Promise<Manifest> => {
       manifest = await this.putManifest(reason === undefined ? manifest : asRecovered(manifest, reason));
@@ -686,11 +687,18 @@ export class Snapshots {
     }
   }
 
+  /** Once the stat caches saved so far (written behind the calls that saved them) are on disk: at shutdown. */
+  async flushStatCaches(): Promise<void> {
+    await this.statCache?.flush();
+  }
+
   /** Replaces the workspace's contents with the snapshot: verified and extracted first, then swapped in (see the class comment). */
   /** Restores the snapshot; with the restored tree's fingerprint when its walk for the stat cache took one. */
   async restore(workspaceId: string, manifest: Manifest, options: RestoreOptions = {}): Promise<{ fingerprint?: string }> {
     const { signal, quota } = options;
     const started = performance.now();
+    // A fresh daemon's threads start while the table of contents is read and checked.
+    if (manifest.contents) warmGzipPool();
     // The snapshot's totals replace the tree's: refused only when they are more and past the limit.
     const hold = await this.quotaHold(workspaceId, quota, (staged, now) => addUsage(staged, negateUsage(now)));
     let verified: string | undefined;
@@ -712,15 +720,21 @@ export class Snapshots {
           extract = (staging) => extractArchive(source, staging, rules);
         }
         await this.stageAndApply(workspaceId, extract, signal, async (staging) => {
+          // The files extracted last settle before the tree is swapped in, so that the stat cache can vouch for them all
+          // (rememberRestored); a managed tree's wait runs beside its sync.
+          const settling = members && new Promise((resolve) => setTimeout(resolve, RACY_MARGIN_MS));
+          const settle = async () => {
+            await settling;
+            appliedNs = nowNs();
+          };
           signal?.throwIfAborted(); // the commit point
           await options.beforeApply?.();
-          // The files extracted last settle first, so that the stat cache can vouch for them all (rememberRestored).
-          if (members) await new Promise((resolve) => setTimeout(resolve, RACY_MARGIN_MS));
-          appliedNs = nowNs();
-          // For rememberRestored, beside the swap's sync; past the commit point, a listing that fails leaves it to walk the tree.
           const workspace = await this.registry.get(workspaceId);
+          if (workspace.bound) await settle();
+          // For rememberRestored, beside the swap's sync; past the commit point, a listing that fails leaves it to walk the tree.
           const listStagedTree = async () => {
-            if (members) after = (await listStaged(workspace, staging).catch(() => undefined))?.listing;
+            if (members) after = (await listStagedMembers(staging, members).catch(() => undefined)) ?? (await listStaged(workspace, staging).catch(() => undefined))?.listing;
+            await settle();
           };
           await this.registry.replaceWithStaging(workspaceId, staging, listStagedTree);
         });
@@ -878,7 +892,7 @@ export class Snapshots {
       const content = entry.type === "file" ? sha256.get(entry.path) : undefined;
       if (content !== undefined && settled(entry, appliedNs)) records.push({ path: entry.path, version: entry.version, sha256: content });
     }
-    await this.statCache?.save(workspaceId, records);
+    this.statCache?.save(workspaceId, records);
     return fingerprint.result().fingerprint;
   }
 

@@ -27,6 +27,15 @@ export function entryFromStats(path: string, stats: BigIntStats): Entry {
     path,
     name: path === "/" ? "" : path.slice(path.lastIndexOf("/") + 1),
     escaped: path.includes("\\"),
+    ...statedEntry(stats),
+  };
+}
+
+/** What an entry's stats say of it: an Entry without its names. */
+export type StatedEntry = Pick<Entry, "type" | "size" | "mode" | "mtimeNs" | "ctimeNs" | "version">;
+
+export function statedEntry(stats: BigIntStats): StatedEntry {
+  return {
     type: entryType(stats),
     size: stats.size,
     mode: Number(stats.mode & 0o7777n),

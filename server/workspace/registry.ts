@@ -118,7 +118,8 @@ export class WorkspaceRegistry {
     const swap = path.join(this.managedDir, `.swap-${id}-${tag}`);
     const old = path.join(this.managedDir, `.old-${id}-${tag}`);
     await staging.release();
-    await Promise.all([staging.sync(), whileSyncing?.()]);
+    // whileSyncing first: what it hands to worker threads is on its way before `sync` is spawned.
+    await Promise.all([whileSyncing?.(), staging.sync()]);
     await fsp.rename(staging.procPath(), swap);
     await staging.handOver();
     await fsp.chmod(swap, 0o755);
