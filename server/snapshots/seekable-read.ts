@@ -53,9 +53,14 @@ interface ReadChunk {
   padding: number;
 }
 
+/** An empty, "." or ".." component, a NUL, or nothing after the root. */
+const BAD_COMPONENT = /\/(\.{1,2})?(\/|$)|\0|^\/$/;
+
 /** The tree in tar order: directories (a parent before its children), files, then links (last, as extract creates them). */
 export function membersOf(contents: Contents, snapshotId: string): TreeMember[] {
   const name = (path: string): string => {
+    // Most paths hold no escape and no bad component: their held name is the path less its "/".
+    if (path[0] === "/" && !path.includes("\\") && !BAD_COMPONENT.test(path)) return path.slice(1);
     const parts = path.split("/").slice(1).map(unescapeName);
     if (parts.length === 0 || parts.some((p) => p === null || p === "" || p === "." || p === ".." || p.includes("\0"))) {
       fail("DATA_LOSS", `the table of contents of snapshot ${snapshotId} names an invalid path`);

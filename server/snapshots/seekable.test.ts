@@ -375,6 +375,10 @@ describe("a table of contents that lies is refused with DATA_LOSS, and the works
     ["a chunk whose content is not its SHA-256", (c) => void (c.files.sha256 = Buffer.alloc(Buffer.from(c.files.sha256, "base64").length).toString("base64"))],
     ["a chunk of a large file whose content is not its SHA-256", (c) => void (c.chunks.sha256 = Buffer.alloc(Buffer.from(c.chunks.sha256, "base64").length).toString("base64")), "big.bin"],
     ["a path that climbs out", (c) => void (c.files.paths[0] = "/../../escape.txt")],
+    ["a path with an empty component", (c) => void (c.files.paths[0] = "/src//a.txt")],
+    ["a path with a '.' component", (c) => void (c.files.paths[0] = "/src/./a.txt")],
+    ["a path ending in '/'", (c) => void (c.files.paths[0] = "/src/")],
+    ["a name with a NUL", (c) => void (c.files.paths[0] = "/a\0.txt")],
     // A restore writes files in parallel (gzip-worker.ts): two files of one name, or one below another, would race.
     ["a path named twice", (c) => void (c.files.paths[2] = c.files.paths[1]!)],
     ["a path below a file", (c) => void (c.files.paths[2] = `${c.files.paths[1]}/below.txt`)],
