@@ -2,9 +2,9 @@
 // members (gzip-worker.ts) in batches: Node's zlib calls each build a stream
 // whose set-up, on the main thread, cost more than compressing a small file
 // (a 5,000-file tree: 1.75 s of 4.6 s in zlib's processChunk). One pool per
-// process, its threads started together on first use (or ahead of it:
-// warmGzipPool) and kept (a daemon's descriptor count stays flat once it has
-// written a snapshot), ended with the process.
+// process, its threads started as work comes (all at once, ahead of it, when
+// a restore warms the pool: warmGzipPool) and kept (a daemon's descriptor
+// count stays flat once it has written a snapshot), ended with the process.
 import { Piscina } from "piscina";
 import { defaultWorkerCount } from "../search/pool.js";
 import type { StatedEntry } from "../workspace/entry.js";
@@ -19,7 +19,8 @@ const LSTAT_SLICE = 2048;
 const WORKER_YOUNG_GENERATION_MB = 4;
 let pool: Piscina<GzipTask, GzipResult> | undefined;
 
-function started(): Piscina<GzipTask, GzipResult> {
+/** The pool, made on first use with `minThreads` threads started at once. */
+function started(minThreads = 0): Piscina<GzipTask, GzipResult> {
   if (pool) return pool;
   // Recipe of shared/notes/stack.md section 5: .ts under tsx/vitest, .js once compiled.
   const isTs = import.meta.url.endsWith(".ts");
@@ -28,7 +29,7 @@ function started(): Piscina<GzipTask, GzipResult> {
   pool = new Piscina<GzipTask, GzipResult>({
     filename,
     execArgv,
-    minThreads: defaultWorkerCount(),
+    minThreads,
     maxThreads: defaultWorkerCount(),
     idleTimeout: NEVER_IDLE_MS,
     resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
@@ -38,9 +39,13 @@ function started(): Piscina<GzipTask, GzipResult> {
   return pool;
 }
 
-/** Starts the threads now if they are not running: a restore's first inflate then finds them ready (a thread takes ~100 ms to start). */
+/**
+ * Makes the pool now, its threads started, if it was not made yet: a
+ * restore's first inflate then finds them ready (a thread takes ~100 ms to
+ * start). A daemon that never restores starts only the threads its work needs.
+ */
 export function warmGzipPool(): void {
-  started();
+  started(defaultWorkerCount());
 }
 
 /** Each buffer as a gzip member of its own. */
@@ -69,6 +74,9 @@ export async function inflateChunks(range: Buffer, chunks: ChunkToInflate[], opt
 export async function lstatStaged(stagingFd: number, entries: string[][]): Promise<(StatedEntry | null)[]> {
   const slices: string[][][] = [];
   for (let i = 0; i < entries.length; i += LSTAT_SLICE) slices.push(entries.slice(i, i + LSTAT_SLICE));
-  const results = await Promise.all(slices.map((slice) => started().run({ lstat: { stagingFd, entries: slice } }) as Promise<(StatedEntry | null)[]>));
-  return results.flat();
+  // Every slice settled before this does, failed or not: the descriptor is lent only until then (Staging.lend).
+  const results = await Promise.allSettled(slices.map((slice) => started().run({ lstat: { stagingFd, entries: slice } }) as Promise<(StatedEntry | null)[]>));
+  const failed = results.find((result) => result.status === "rejected");
+  if (failed) throw failed.reason;
+  return results.flatMap((result) => (result as PromiseFulfilledResult<(StatedEntry | null)[]>).value);
 }

@@ -238,7 +238,7 @@ export class Snapshots {
     this.metrics = options.metrics;
     this.quotas = options.quotas;
     this.node = options.node ?? "";
-    this.statCache = options.statCacheDir ? new StatCache(options.statCacheDir) : undefined;
+    this.statCache = options.statCacheDir ? new StatCache(options.statCacheDir, options.logger) : undefined;
     this.compaction = options.compaction ?? DEFAULT_COMPACTION;
     this.gzipLevel = options.gzipLevel ?? DEFAULT_GZIP_LEVEL;
   }

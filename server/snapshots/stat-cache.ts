@@ -12,6 +12,7 @@ import { randomBytes } from "node:crypto";
 import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import type { Logger } from "../log.js";
 import { parseRecord } from "../runs/records.js";
 
 export interface StatRecord {
@@ -46,10 +47,15 @@ const IN_MEMORY = 4;
 export class StatCache {
   /** The last caches saved, as saved: a run's snapshot does not parse what the last one wrote (20,000 files: ~40 ms and their garbage). */
   private readonly recent = new Map<string, KnownFiles>();
-  /** Each workspace's file write in progress, the next one chained after it. */
-  private readonly writing = new Map<string, Promise<void>>();
+  /** Each workspace's newest records not yet written: an older save that was not written yet is superseded. */
+  private readonly unwritten = new Map<string, readonly StatRecord[]>();
+  /** Each workspace's writer while it runs: it writes what is unwritten until nothing is. */
+  private readonly writers = new Map<string, Promise<void>>();
 
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    private readonly logger?: Pick<Logger, "warn">,
+  ) {}
 
   /** What the workspace's last snapshot read (empty when unknown). */
   async load(workspaceId: string): Promise<KnownFiles> {
@@ -66,32 +72,40 @@ export class StatCache {
   /**
    * Keeps `records` as the workspace's cache: in memory at once, on disk
    * behind the caller (a snapshot or restore does not wait ~50 ms for 20,000
-   * records' JSON). Writes do not fail anyone: one that fails leaves the
-   * older file, whose records still hold (a record vouches only for the
-   * version it names), or none.
+   * records' JSON). Writes do not fail anyone: one that fails is logged and
+   * leaves the older file, whose records still hold (a record vouches only
+   * for the version it names), or none.
    */
   save(workspaceId: string, records: readonly StatRecord[]): void {
     this.recent.delete(workspaceId);
     this.recent.set(workspaceId, new Map(records.map((r) => [r.path, r])));
     while (this.recent.size > IN_MEMORY) this.recent.delete(this.recent.keys().next().value!);
-    // After the caller's reply is on its way: the JSON of 20,000 records is ~30 ms of the main thread.
-    const write = this.written(workspaceId)
-      .then(() => new Promise((resolve) => setImmediate(resolve)))
-      .then(() => this.write(workspaceId, records).catch(() => undefined));
-    this.writing.set(workspaceId, write);
-    void write.then(() => {
-      if (this.writing.get(workspaceId) === write) this.writing.delete(workspaceId);
-    });
+    this.unwritten.set(workspaceId, records);
+    if (!this.writers.has(workspaceId)) this.writers.set(workspaceId, this.writeBehind(workspaceId));
   }
 
   /** Once every save of the workspace so far is on disk (or has failed). */
   written(workspaceId: string): Promise<void> {
-    return this.writing.get(workspaceId) ?? Promise.resolve();
+    return this.writers.get(workspaceId) ?? Promise.resolve();
   }
 
   /** Once every save so far is on disk (or has failed): at shutdown. */
   async flush(): Promise<void> {
-    await Promise.all(this.writing.values());
+    await Promise.all(this.writers.values());
+  }
+
+  /** Writes the workspace's newest records until none are left; never rejects. */
+  private async writeBehind(workspaceId: string): Promise<void> {
+    // After the caller's reply is on its way: the JSON of 20,000 records is ~30 ms of the main thread.
+    await new Promise((resolve) => setImmediate(resolve));
+    for (let records = this.unwritten.get(workspaceId); records; records = this.unwritten.get(workspaceId)) {
+      this.unwritten.delete(workspaceId);
+      await this.write(workspaceId, records).catch((error: unknown) =>
+        this.logger?.warn({ workspace: workspaceId, err: error }, "stat cache not written: the next snapshot after a restart reads every file once"),
+      );
+    }
+    // Nothing unwritten, with no wait since it looked: a save from now on starts a writer of its own.
+    this.writers.delete(workspaceId);
   }
 
   private async write(workspaceId: string, records: readonly StatRecord[]): Promise<void> {

@@ -5,7 +5,7 @@
 // table of contents holds; directories and links too). GNU tar extracts the
 // same snapshot to the same. A tree past the limits fails FinishRun clearly.
 import { execFileSync } from "node:child_process";
-import { chmodSync, closeSync, constants, lstatSync, lutimesSync, openSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, constants, existsSync, lstatSync, lutimesSync, openSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -170,8 +170,9 @@ describe("round trip: FinishRun → a fresh daemon → StartRun restore", () => 
       const { run } = await b.client.workspaces.startRun({ workspace: "racy", restore: snapshotId });
       const file = path.join(b.hostDir("racy"), "f.txt");
       expect(lstatSync(file).mtimeMs).toBe(1_500_000_000_000);
-      // The stat cache vouches for it: only its version tells the change.
-      expect(JSON.parse(readFileSync(path.join(b.dataDir, "stat-cache", "racy.json"), "utf8")).paths).toContain("/f.txt");
+      // The stat cache vouches for it: only its version tells the change (written behind the call: waited for).
+      const cacheFile = path.join(b.dataDir, "stat-cache", "racy.json");
+      await expect.poll(() => (existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, "utf8")).paths : []), { timeout: 10_000 }).toContain("/f.txt");
       writeFileSync(file, "AFTER!\n");
       lutimesSync(file, 1_500_000_000, 1_500_000_000);
       const next = (await b.client.workspaces.finishRun({ workspace: "racy", runId: run!.id })).snapshot!.id;
