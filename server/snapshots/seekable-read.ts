@@ -11,10 +11,9 @@
 //                    afresh, content members copied byte for byte (no recompression);
 //   fileChunks     — one file's content, for a read at a snapshot.
 import { fail, FileToolsError } from "../errors.js";
-import { bytesOfName, nameFromBytes, unescapeName } from "../workspace/names.js";
+import { unescapeName } from "../workspace/names.js";
 import { displayPath } from "../workspace/paths.js";
-import { TEMP_FILE_PATTERN } from "../workspace/temp-files.js";
-import { walkOrder } from "../workspace/walk.js";
+import { listedByWalk, walkOrder } from "../workspace/walk.js";
 import type { ListedEntry } from "../workspace/fingerprint.js";
 import { chunksByFile, type ChunkRef, type Contents } from "./contents.js";
 import { recordsOf } from "./file-list.js";
@@ -119,7 +118,7 @@ export async function listStagedMembers(staging: Staging, members: readonly Tree
     const slash = header.name.lastIndexOf("/");
     if (slash >= 0 && !directories.has(header.name.slice(0, slash))) return undefined;
     const name = header.name.slice(slash + 1);
-    if (TEMP_FILE_PATTERN.test(name) || !(name.isWellFormed() || nameFromBytes(bytesOfName(name)) === name)) return undefined;
+    if (!listedByWalk(name)) return undefined;
     entries.push(header.name.split("/"));
   }
   const stats = await staging.lend((fd) => lstatStaged(fd, entries));

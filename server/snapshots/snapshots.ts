@@ -692,8 +692,11 @@ export class Snapshots {
     await this.statCache?.flush();
   }
 
-  /** Replaces the workspace's contents with the snapshot: verified and extracted first, then swapped in (see the class comment). */
-  /** Restores the snapshot; with the restored tree's fingerprint when its walk for the stat cache took one. */
+  /**
+   * Replaces the workspace's contents with the snapshot: verified and
+   * extracted first, then swapped in (see the class comment). Returns the
+   * restored tree's fingerprint when its listing for the stat cache took one.
+   */
   async restore(workspaceId: string, manifest: Manifest, options: RestoreOptions = {}): Promise<{ fingerprint?: string }> {
     const { signal, quota } = options;
     const started = performance.now();

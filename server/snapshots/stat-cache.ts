@@ -85,7 +85,7 @@ export class StatCache {
   }
 
   /** Once every save of the workspace so far is on disk (or has failed). */
-  written(workspaceId: string): Promise<void> {
+  private written(workspaceId: string): Promise<void> {
     return this.writers.get(workspaceId) ?? Promise.resolve();
   }
 

@@ -13,7 +13,7 @@ import { at, type Resolver } from "./resolver.js";
 import { errnoOf, translateErrno } from "./errno.js";
 import { Directory } from "./directory.js";
 import { TEMP_FILE_PATTERN } from "./temp-files.js";
-import { escapeName, fsPath } from "./names.js";
+import { bytesOfName, escapeName, fsPath, nameFromBytes } from "./names.js";
 import { HeldPath, readNames } from "./tree.js";
 import { isLoneFile } from "./lone-file.js";
 import { openAsFound, type SkipReason } from "./held-open.js";
@@ -108,6 +108,16 @@ export async function* walk(open: () => Promise<Directory>, startParts: Componen
   } finally {
     path.close();
   }
+}
+
+/**
+ * Whether a walk would list an entry made under this held name by that
+ * name: not one of the daemon's temp files (which it skips), and a name the
+ * file system gives back as the same string. For a listing made without a
+ * walk (seekable-read.ts); names a walk reads are so by construction.
+ */
+export function listedByWalk(name: string): boolean {
+  return !TEMP_FILE_PATTERN.test(name) && (name.isWellFormed() || nameFromBytes(bytesOfName(name)) === name);
 }
 
 /** Compares entries in the order walk lists them: a directory before what it holds, names sorted within each directory. */

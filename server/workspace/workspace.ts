@@ -104,7 +104,7 @@ export class Workspace {
 
   /** Whether a change to the tree began through this object after `mark` was taken. */
   changedSince(mark: number): boolean {
-    return this.changes.begun !== mark;
+    return this.changesSince(mark) !== 0;
   }
 
   /** How many changes to the tree began through this object after `mark` was taken. */
