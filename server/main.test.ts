@@ -51,9 +51,10 @@ afterAll(() => {
 });
 
 describe("filetoolsd", () => {
-  it("runs as node with the launcher's V8 flag (exec: the launcher's process is the daemon)", () => {
+  it("runs as node with the launcher's V8 flags (exec: the launcher's process is the daemon)", () => {
     const argv = readFileSync(`/proc/${daemon.pid}/cmdline`, "utf8").split("\0");
     expect(argv).toContain("--initial-old-space-size=64");
+    expect(argv).toContain("--expose-gc"); // the gzip pool's threads collect after each task (gzip-worker.ts)
     expect(argv.some((arg) => arg.endsWith("/dist/server/main.js"))).toBe(true);
   });
 

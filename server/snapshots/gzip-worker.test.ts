@@ -115,3 +115,17 @@ it("a discard waits for a write lent to a worker: the write lands whole, then th
   expect(existsSync(where)).toBe(false);
   expect(readdirSync(root)).toEqual([]);
 });
+
+it("ends every task, a failed one too, with a minor collection when the process exposes gc (bin/filetoolsd's --expose-gc)", () => {
+  const calls: unknown[] = [];
+  const host = globalThis as { gc?: (options: { type: "minor" }) => void };
+  const exposed = host.gc;
+  host.gc = (options) => void calls.push(options);
+  try {
+    expect(run({ compress: [Buffer.from("a")], level: 1 })).toHaveLength(1);
+    expect(() => run({ lstat: { stagingFd: -1, entries: [["x"]] } })).toThrow();
+  } finally {
+    host.gc = exposed;
+  }
+  expect(calls).toEqual([{ type: "minor" }, { type: "minor" }]);
+});
