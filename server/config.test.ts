@@ -37,6 +37,7 @@ describe("parseConfig", () => {
       journal: { maxEntries: 100_000, maxAgeMs: 7 * 24 * 3600 * 1000 },
       watchQueue: 1024,
       outsideScanMs: 2000,
+      outsideVerifyMs: 60000,
       outsideWatch: "notify",
     });
   });

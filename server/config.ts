@@ -70,6 +70,8 @@ export interface DaemonConfig {
   watchQueue: number;
   /** How often a bound workspace is stat-scanned for outside changes when the kernel's notifications are unavailable, in ms. */
   outsideScanMs: number;
+  /** With notifications: how often a bound workspace is also scanned for changes they missed, in ms (0: never). */
+  outsideVerifyMs: number;
   /** How outside changes to bound workspaces are found: the kernel's notifications (scan where they fail), a scan, or not at all. */
   outsideWatch: "notify" | "scan" | "off";
 }
@@ -137,6 +139,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     .option("--journal-max-age-ms <ms>", "journal entries older than this are dropped (env FILETOOLS_JOURNAL_MAX_AGE_MS; default 7 days)", String(7 * 24 * 3600 * 1000))
     .option("--watch-queue <n>", "entries a slow watcher may have waiting before it misses some (env FILETOOLS_WATCH_QUEUE)", "1024")
     .option("--outside-scan-ms <ms>", "stat-scan interval of bound workspaces without kernel notifications (env FILETOOLS_OUTSIDE_SCAN_MS)", "2000")
+    .option("--outside-verify-ms <ms>", "with notifications, how often bound workspaces are also stat-scanned for changes they missed (a queue overflow; at least 50x the scan's duration; env FILETOOLS_OUTSIDE_VERIFY_MS; 0: never)", "60000")
     .option("--outside-watch <mode>", "how changes made behind the daemon's back in bound workspaces are journaled: notify, scan or off (env FILETOOLS_OUTSIDE_WATCH)", "notify")
     .option("--insecure", "allow a non-loopback listen address without tokens or TLS (env FILETOOLS_INSECURE)")
     .option("--tokens <file>", "JSON tokens file; every call then needs authorization: Bearer TOKEN (env FILETOOLS_TOKENS)")
@@ -222,6 +225,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     },
     watchQueue: parseCount("--watch-queue", String(setting("watchQueue")), 1),
     outsideScanMs: parseCount("--outside-scan-ms", String(setting("outsideScanMs")), 50),
+    outsideVerifyMs: parseCount("--outside-verify-ms", String(setting("outsideVerifyMs")), 0, 24 * 3600 * 1000),
     outsideWatch: parseOutsideWatch(String(setting("outsideWatch"))),
   };
 }

@@ -6,6 +6,15 @@
 // What changed while no daemon ran is found at start: the tree against the
 // listing the last daemon kept (listing.ts), less what its journal has since.
 //
+// Notifications can also miss changes without a word: @parcel/watcher drops
+// the kernel's queue-overflow event (a burst of more than
+// fs.inotify.max_queued_events), and a write through a hard link from
+// outside the workspace is told only to that link's directory. So, with
+// notifications, the tree is also scanned every --outside-verify-ms (at
+// least 50 times as long as the last scan took), and a second after a burst
+// of events; what differs from the scan before and is not what the journal
+// has is journaled then, late, and watchers are told once.
+//
 // The daemon's own changes raise notifications too. They are told apart by
 // what the journal has just recorded for the path (its version after the
 // change, or its deletion, or a directory moved or deleted whole): events are
@@ -28,6 +37,8 @@ export interface OutsideOptions {
   mode: OutsideMode;
   /** The stat scan's interval (ms). */
   scanMs: number;
+  /** With notifications: the verifying scan's interval (ms); 0 = none. */
+  verifyMs: number;
   logger?: Pick<Logger, "warn" | "info">;
 }
 
@@ -35,6 +46,19 @@ export interface OutsideOptions {
 export const SETTLE_MS = 100;
 /** How long what the daemon did to a path (or a tree) is remembered to tell its own notifications apart. */
 const REMEMBER_MS = 10_000;
+/** A batch of this many events may have come with an overflow: the tree is verified once they stop. */
+const BURST_EVENTS = 512;
+/** How long after a burst the verifying scan runs, at the soonest. */
+const AFTER_BURST_MS = 1_000;
+/** Verifying scans run at least this many times as long as the last scan took apart: every verifyMs, and after a burst. */
+const VERIFY_DUTY = 50;
+const BURST_DUTY = 10;
+
+/** A scan of the whole tree: path → version, type and size, and when it began (Date.now()). */
+interface Scan {
+  tree: Map<string, Seen>;
+  startedAt: number;
+}
 
 interface Known {
   /** "" when absent. */
@@ -48,7 +72,7 @@ export class OutsideChanges {
   private scanTimer: NodeJS.Timeout | undefined;
   /** The last state seen of each path, from the journal (the daemon's changes and the outside ones). */
   private readonly known = new Map<string, Known>();
-  /** Directories the daemon moved or deleted whole (their old and new prefixes), with when. */
+  /** Directories the daemon moved or deleted whole (their old and new prefixes), with when: the last REMEMBER_MS, and since the last scan began. */
   private trees: Array<{ prefix: string; at: number }> = [];
   private pending: OutsideEvent[] = [];
   private settleTimer: NodeJS.Timeout | undefined;
@@ -56,8 +80,15 @@ export class OutsideChanges {
   private chain: Promise<void> = Promise.resolve();
   /** Set once the scan has taken over from notifications. */
   private scanning = false;
-  /** The last scan, while scanning: path → version, type and size (undefined until one succeeds). */
-  private scanned: Map<string, Seen> | undefined;
+  /** The last scan, the next one is compared with (undefined until one succeeds). */
+  private scanned: Scan | undefined;
+  /** How long the last scan took (ms): the verifying scan's interval is at least VERIFY_DUTY times that. */
+  private scanMs = 0;
+  private verifyTimer: NodeJS.Timeout | undefined;
+  /** When the verifying scan's timer fires (Date.now()). */
+  private verifyDue = 0;
+  /** Whether watchers were told that notifications missed changes. */
+  private toldMissed = false;
   private closed = false;
 
   constructor(
@@ -88,6 +119,7 @@ export class OutsideChanges {
           (events) => this.queue(events),
           (error) => this.fallBack(`the kernel's notifications failed (${error.message})`),
         );
+        this.verifyIn(this.options.verifyMs);
       } catch (error) {
         this.fallBack(`the kernel's notifications are unavailable (${(error as Error).message})`);
       }
@@ -105,6 +137,7 @@ export class OutsideChanges {
     this.closed = true;
     clearTimeout(this.settleTimer);
     clearTimeout(this.scanTimer);
+    clearTimeout(this.verifyTimer);
     await this.subscription?.close().catch(() => undefined);
     this.subscription = undefined;
     await this.chain;
@@ -121,10 +154,12 @@ export class OutsideChanges {
       this.trees = [];
     } else if (last > 0) this.cannotTell("the last daemon kept no listing of its tree");
     const now = await this.scan();
-    if (kept) await this.journalDifferences(kept.entries, now);
-    if (this.scanning) this.scanned = now;
+    // What the journal has since the cursor is known: nothing to look for in it (startedAt: none of it is since the scan).
+    if (kept) await this.journalDifferences({ tree: kept.entries, startedAt: Infinity }, now);
+    // The next scan's baseline: while scanning, and to verify notifications (without, trees would be kept since it).
+    if (this.scanning || this.options.verifyMs > 0) this.scanned = now;
     // Not kept (a full disk): the next start compares with the older listing, whose cursor is older too.
-    await writeListing(file, { cursor: last, entries: now }).catch((error: unknown) => this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "outside listing not kept"));
+    await writeListing(file, { cursor: last, entries: now.tree }).catch((error: unknown) => this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "outside listing not kept"));
   }
 
   /**
@@ -133,7 +168,8 @@ export class OutsideChanges {
    */
   private async keepListing(): Promise<void> {
     await this.chain;
-    clearTimeout(this.scanTimer); // no scan of the timer's meanwhile: this one is the last
+    clearTimeout(this.scanTimer); // no scan of the timers' meanwhile: this one is the last
+    clearTimeout(this.verifyTimer);
     const cursor = (await this.journal.bounds(this.workspace.id)).last;
     const now = await this.scan();
     await this.subscription?.close().catch(() => undefined);
@@ -141,8 +177,8 @@ export class OutsideChanges {
     clearTimeout(this.settleTimer);
     this.settleTimer = undefined;
     await this.look(this.pending.splice(0));
-    if (this.scanned) await this.journalDifferences(this.scanned, now);
-    await writeListing(await this.journal.listingFile(this.workspace.id), { cursor, entries: now });
+    if (this.scanned) this.toldLate(await this.journalDifferences(this.scanned, now));
+    await writeListing(await this.journal.listingFile(this.workspace.id), { cursor, entries: now.tree });
   }
 
   private cannotTell(why: string): void {
@@ -167,11 +203,18 @@ export class OutsideChanges {
 
   private forgetOld(now: number): void {
     for (const [path, known] of this.known) if (now - known.at > REMEMBER_MS) this.known.delete(path);
-    this.trees = this.trees.filter((tree) => now - tree.at <= REMEMBER_MS);
+    this.forgetOldTrees(now);
+  }
+
+  /** Trees are kept REMEMBER_MS, and since the last scan began (the next is compared with it). */
+  private forgetOldTrees(now: number): void {
+    const since = Math.min(now - REMEMBER_MS, this.scanned?.startedAt ?? Infinity);
+    this.trees = this.trees.filter((tree) => tree.at >= since);
   }
 
   private queue(events: OutsideEvent[]): void {
     this.pending.push(...events);
+    if (events.length >= BURST_EVENTS) this.verifyIn(Math.max(AFTER_BURST_MS, BURST_DUTY * this.scanMs));
     this.settleTimer ??= setTimeout(() => {
       this.settleTimer = undefined;
       const batch = this.pending.splice(0);
@@ -183,12 +226,13 @@ export class OutsideChanges {
   private async look(events: OutsideEvent[]): Promise<void> {
     if (this.closed) return;
     const now = Date.now();
-    this.trees = this.trees.filter((tree) => now - tree.at <= REMEMBER_MS);
+    this.forgetOldTrees(now);
+    const trees = this.trees.filter((tree) => now - tree.at <= REMEMBER_MS);
     const notes: ChangeNote[] = [];
     const looked = new Set<string>();
     for (const event of events) {
       const path = displayPath(event.parts);
-      if (looked.has(path) || this.trees.some((tree) => underTree(path, tree.prefix))) continue;
+      if (looked.has(path) || trees.some((tree) => underTree(path, tree.prefix))) continue;
       looked.add(path);
       const entry = await this.workspace.stat(event.parts).catch(() => null);
       const known = this.known.get(path);
@@ -227,7 +271,7 @@ export class OutsideChanges {
     // The baseline now, then a scan every scanMs after the last one ended (a failed one is logged and tried again).
     const scanThenWait = () => {
       this.chain = this.chain
-        .then(() => this.rescan())
+        .then(async () => void (await this.rescan()))
         .catch((error: unknown) => this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "outside scan failed"))
         .finally(() => {
           if (!this.closed) this.scanTimer = setTimeout(scanThenWait, this.options.scanMs);
@@ -236,45 +280,99 @@ export class OutsideChanges {
     scanThenWait();
   }
 
-  private async scan(): Promise<Map<string, Seen>> {
-    const seen = new Map<string, Seen>();
+  private async scan(): Promise<Scan> {
+    const startedAt = Date.now();
+    const tree = new Map<string, Seen>();
     for await (const entry of this.workspace.walk([] as Components, { recursive: true, maxDepth: 1024, includeHidden: true, respectGitignore: false })) {
-      seen.set(displayPath(entry.parts), { version: entry.version, type: entry.type, size: entry.type === "file" ? Number(entry.size) : 0 });
+      tree.set(displayPath(entry.parts), { version: entry.version, type: entry.type, size: entry.type === "file" ? Number(entry.size) : 0 });
     }
-    return seen;
+    this.scanMs = Date.now() - startedAt;
+    return { tree, startedAt };
   }
 
-  private async rescan(): Promise<void> {
-    if (this.closed) return;
+  /** A scan compared with the last one (or, the first time, the baseline); what differs is journaled, and returned. */
+  private async rescan(): Promise<ChangeNote[]> {
+    if (this.closed) return [];
     if (!this.scanned) {
       this.scanned = await this.scan(); // the baseline (until one succeeds, nothing is compared)
-      return;
+      return [];
     }
     const now = await this.scan();
     // What the daemon itself was changing while the scan ran is in the journal once it settles.
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    await this.journalDifferences(this.scanned, now);
+    const journaled = await this.journalDifferences(this.scanned, now);
     this.scanned = now;
+    return journaled;
   }
 
-  /** Journals what differs between two scans, but for what the journal already has (or the daemon moved or deleted whole). */
-  private async journalDifferences(before: ReadonlyMap<string, Seen>, now: ReadonlyMap<string, Seen>): Promise<void> {
+  /** The verifying scan in `ms`, unless one is due sooner; then the next, verifyMs later (at the soonest). */
+  private verifyIn(ms: number): void {
+    if (this.options.verifyMs === 0 || this.closed || this.scanning) return;
+    const due = Date.now() + ms;
+    if (this.verifyTimer && this.verifyDue <= due) return;
+    clearTimeout(this.verifyTimer);
+    this.verifyDue = due;
+    this.verifyTimer = setTimeout(() => {
+      this.verifyTimer = undefined;
+      this.chain = this.chain
+        .then(async () => {
+          if (this.scanning) return;
+          const journaled = await this.rescan();
+          // Events not looked at yet name changes the notifications did tell (their look finds them journaled).
+          const told = new Set(this.pending.map((event) => displayPath(event.parts)));
+          this.toldLate(journaled.filter((note) => !told.has(note.path)));
+        })
+        .catch((error: unknown) => this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "verifying scan failed"))
+        .finally(() => this.verifyIn(Math.max(this.options.verifyMs, VERIFY_DUTY * this.scanMs)));
+    }, ms);
+  }
+
+  /** Changes a scan found that the notifications had not told: logged, and watchers told once. */
+  private toldLate(missed: readonly ChangeNote[]): void {
+    const changes = missed.length;
+    if (changes === 0 || this.scanning || this.options.mode !== "notify") return;
+    const message = `the kernel's notifications missed ${changes} changes to workspace ${this.workspace.id} (a queue overflow, or a write through a hard link from outside it): a scan found them, and they are journaled late`;
+    this.options.logger?.warn({ workspace: this.workspace.id, changes }, message);
+    if (this.toldMissed) return;
+    this.toldMissed = true;
+    this.journal.setCondition(this.workspace.id, message);
+  }
+
+  /**
+   * Journals what differs between two scans, but for what the journal already has (or the daemon moved or deleted
+   * whole); a path journaled after `before` began and before `now` did, that is in neither, as deleted too. Returns
+   * what was journaled. A path under a directory the journal has as deleted went with it (no note of its own).
+   */
+  private async journalDifferences(before: Scan, scan: Scan): Promise<ChangeNote[]> {
+    const now = scan.tree;
     const notes: ChangeNote[] = [];
-    const at = Date.now();
-    this.trees = this.trees.filter((tree) => at - tree.at <= REMEMBER_MS);
+    this.forgetOldTrees(Date.now());
     const own = (path: string) => this.trees.some((tree) => underTree(path, tree.prefix));
     for (const [path, { version, type, size }] of now) {
-      const was = before.get(path);
+      const was = before.tree.get(path);
       if (was?.version === version || this.known.get(path)?.version === version || own(path)) continue;
       if (was && type === "directory") continue;
       const kind = type === "directory" ? "made-directory" : was ? "modified" : "created";
       notes.push(outsideNote(kind, path, type, size, was?.version ?? "", version));
     }
-    for (const [path, was] of before) {
-      if (now.has(path) || this.known.get(path)?.version === "" || own(path)) continue;
+    for (const [path, was] of before.tree) {
+      if (now.has(path) || this.known.get(path)?.version === "" || own(path) || this.goneWithParent(path)) continue;
       notes.push(outsideNote("deleted", path, was.type, 0, was.version, ""));
     }
+    for (const [path, known] of this.known) {
+      if (known.version === "" || known.at < before.startedAt || known.at >= scan.startedAt || now.has(path) || before.tree.has(path) || own(path) || this.goneWithParent(path)) continue;
+      notes.push(outsideNote("deleted", path, known.type, 0, known.version, ""));
+    }
     if (notes.length > 0 && !this.closed) await this.journal.append(this.workspace.id, notes, NO_ACTOR, true);
+    return notes;
+  }
+
+  /** Whether a directory above the path is deleted, as the journal last had it. */
+  private goneWithParent(path: string): boolean {
+    for (let end = path.lastIndexOf("/"); end > 0; end = path.lastIndexOf("/", end - 1)) {
+      if (this.known.get(path.slice(0, end))?.version === "") return true;
+    }
+    return false;
   }
 }
 

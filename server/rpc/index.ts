@@ -103,7 +103,7 @@ export async function createHandlers(config: DaemonConfig, logger?: Logger, metr
   // Bound workspaces: changes made behind the daemon's back are journaled too.
   const outside: OutsideChanges[] = [];
   for (const bind of config.binds) {
-    const watching = new OutsideChanges(journal, await workspaces.get(bind.name), { mode: config.outsideWatch, scanMs: config.outsideScanMs, logger });
+    const watching = new OutsideChanges(journal, await workspaces.get(bind.name), { mode: config.outsideWatch, scanMs: config.outsideScanMs, verifyMs: config.outsideVerifyMs, logger });
     await watching.start();
     outside.push(watching);
   }

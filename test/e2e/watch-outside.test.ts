@@ -2,7 +2,7 @@
 // journal as `outside`, within a bound this test measures (and prints); the
 // daemon's own changes appear once, as its own. With notifications, and with
 // the stat scan that replaces them where they are unavailable.
-import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, linkSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -243,5 +243,78 @@ describe.each([
     }
     controller.abort();
     await ended;
+  });
+});
+
+describe("changes the kernel's notifications miss, found by the verifying scan", () => {
+  let d: Daemon;
+  let dir: string;
+  let elsewhere: string;
+  beforeAll(async () => {
+    dir = realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-outside-verify-")));
+    elsewhere = realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-outside-verify-link-")));
+    writeFileSync(path.join(dir, "linked.txt"), "before\n");
+    mkdirSync(path.join(dir, "keep"));
+    writeFileSync(path.join(dir, "keep", "k.txt"), "k\n");
+    // A second name outside the workspace: a write through it is told to that directory only.
+    linkSync(path.join(dir, "linked.txt"), path.join(elsewhere, "alias.txt"));
+    d = await startDaemon({ binds: { verified: dir }, args: ["--outside-verify-ms", process.env.VMS ?? "300"] });
+  });
+  afterAll(async () => {
+    await d?.stop();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(elsewhere, { recursive: true, force: true });
+  });
+
+  it("a write through a hard link from outside the workspace is journaled as outside, once, and each watcher is told", async () => {
+    const watch = await watchLive(d, "verified");
+    appendFileSync(path.join(elsewhere, "alias.txt"), "written through the other name\n");
+    expect(await watch.next()).toMatchObject({ path: "/linked.txt", kind: JournalKind.MODIFIED, outside: true });
+    // Told after the entry is journaled: the stream is read on (a notice is no entry) until it comes.
+    const reading = watch.next().catch(() => undefined);
+    for (let tries = 0; !/notifications missed 1 changes to workspace verified/.test(watch.notices.join("\n")); tries++) {
+      expect(tries, `notices so far: ${watch.notices.join(" | ")}`).toBeLessThan(100);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // Several verifying scans later: told once.
+    await new Promise((r) => setTimeout(r, 1500));
+    watch.stop();
+    await reading;
+    const told = (await d.client.workspace("verified").journal()).filter((e) => e.path === "/linked.txt");
+    expect(told.map((e) => [e.kind, e.outside])).toEqual([[JournalKind.MODIFIED, true]]);
+  });
+
+  it("journals nothing again of what the daemon changed or the notifications told, across verifying scans", async () => {
+    const w = d.client.workspace("verified");
+    const entries = await w.journal();
+    const cursor = entries.at(-1)?.cursor ?? 0n;
+    // The daemon's: files, a tree moved and then deleted whole.
+    await w.writeText("/own.txt", "mine\n");
+    await w.mkdir("/tree/sub");
+    await w.writeText("/tree/sub/f.txt", "f\n");
+    await w.move("/tree", "/moved");
+    await w.delete("/moved", { recursive: true });
+    // Told by the notifications: a file, a directory with a file, and a directory deleted with what it held.
+    writeFileSync(path.join(dir, "out.txt"), "outside\n");
+    mkdirSync(path.join(dir, "made"));
+    writeFileSync(path.join(dir, "made", "in.txt"), "in\n");
+    rmSync(path.join(dir, "keep"), { recursive: true });
+    // Longer than several verifying scans (every 300 ms) and the settling of each.
+    await new Promise((r) => setTimeout(r, 2500));
+    const after = (await w.journal({ afterCursor: cursor })).map((e) => [e.path, e.kind, e.outside]);
+    expect(after.filter((e) => !e[2])).toEqual([
+      ["/own.txt", JournalKind.CREATED, false],
+      ["/tree/sub", JournalKind.MADE_DIRECTORY, false],
+      ["/tree/sub/f.txt", JournalKind.CREATED, false],
+      ["/moved", JournalKind.MOVED, false],
+      ["/moved", JournalKind.DELETED, false],
+    ]);
+    expect(after.filter((e) => e[2]).sort((a, b) => String(a[0]).localeCompare(String(b[0])))).toEqual([
+      ["/keep", JournalKind.DELETED, true],
+      ["/keep/k.txt", JournalKind.DELETED, true],
+      ["/made", JournalKind.MADE_DIRECTORY, true],
+      ["/made/in.txt", JournalKind.CREATED, true],
+      ["/out.txt", JournalKind.CREATED, true],
+    ]);
   });
 });
