@@ -11,9 +11,12 @@
 // fs.inotify.max_queued_events), and a write through a hard link from
 // outside the workspace is told only to that link's directory. So, with
 // notifications, the tree is also scanned every --outside-verify-ms (at
-// least 50 times as long as the last scan took), and a second after a burst
-// of events; what differs from the scan before and is not what the journal
-// has is journaled then, late, and watchers are told once.
+// least 50 times as long as the last scan took), soon after a burst of events,
+// and soon after the daemon moved, deleted or replaced a tree (what it did
+// there hides changes under it from the comparison spanning it); what differs
+// from the scan before and is not what the journal has is journaled then,
+// late, and watchers are told once. A path the journal has changed while a
+// scan ran is left to the next one (the scan may have seen it half done).
 //
 // The daemon's own changes raise notifications too. They are told apart by
 // what the journal has just recorded for the path (its version after the
@@ -46,18 +49,23 @@ export interface OutsideOptions {
 export const SETTLE_MS = 100;
 /** How long what the daemon did to a path (or a tree) is remembered to tell its own notifications apart. */
 const REMEMBER_MS = 10_000;
-/** A batch of this many events may have come with an overflow: the tree is verified once they stop. */
+/** Paths known before what is older than REMEMBER_MS is forgotten. */
+const KNOWN_KEPT = 100_000;
+/** A batch of this many events may have come with an overflow: the tree is verified soon after. */
 const BURST_EVENTS = 512;
-/** How long after a burst the verifying scan runs, at the soonest. */
-const AFTER_BURST_MS = 1_000;
+/** How long after a burst (or a tree the daemon changed whole) the verifying scan runs, at the soonest. */
+const SOON_MS = 1_000;
+/** @parcel/watcher holds events up to 500 ms while more keep coming: a verifying scan compares only once they are in. */
+const DELIVERY_MS = 500;
 /** Verifying scans run at least this many times as long as the last scan took apart: every verifyMs, and after a burst. */
 const VERIFY_DUTY = 50;
 const BURST_DUTY = 10;
 
-/** A scan of the whole tree: path → version, type and size, and when it began (Date.now()). */
+/** A scan of the whole tree: path → version, type and size; when it began (Date.now()), and what the journal had had by then (Known.seq). */
 interface Scan {
   tree: Map<string, Seen>;
   startedAt: number;
+  startedSeq: number;
 }
 
 interface Known {
@@ -65,6 +73,8 @@ interface Known {
   version: string;
   type: JournalType;
   at: number;
+  /** Which of the journal's appends told it (1, 2, …): before or after a scan began, exactly. */
+  seq: number;
 }
 
 export class OutsideChanges {
@@ -87,8 +97,16 @@ export class OutsideChanges {
   private verifyTimer: NodeJS.Timeout | undefined;
   /** When the verifying scan's timer fires (Date.now()). */
   private verifyDue = 0;
+  /** Appends of the journal remembered so far (Known.seq). */
+  private appends = 0;
+  /** Past this many known paths, the old are forgotten. */
+  private forgetAbove = KNOWN_KEPT;
+  /** Paths the notifications named since the last verifying scan: what the next finds there was told, not missed. */
+  private namedSinceScan = new Set<string>();
   /** Whether watchers were told that notifications missed changes. */
   private toldMissed = false;
+  /** Set as the last listing is made: no verifying scan from then on. */
+  private closing = false;
   private closed = false;
 
   constructor(
@@ -131,6 +149,8 @@ export class OutsideChanges {
 
   /** Keeps the listing the next start compares with, then stops. */
   async close(): Promise<void> {
+    this.closing = true;
+    clearTimeout(this.verifyTimer);
     if (this.options.mode !== "off" && !this.closed) {
       await this.keepListing().catch((error: unknown) => this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "outside listing not kept"));
     }
@@ -154,8 +174,8 @@ export class OutsideChanges {
       this.trees = [];
     } else if (last > 0) this.cannotTell("the last daemon kept no listing of its tree");
     const now = await this.scan();
-    // What the journal has since the cursor is known: nothing to look for in it (startedAt: none of it is since the scan).
-    if (kept) await this.journalDifferences({ tree: kept.entries, startedAt: Infinity }, now);
+    // What the journal has since the cursor is known: nothing to look for in it (none of it is since `before` began).
+    if (kept) await this.journalDifferences({ tree: kept.entries, startedAt: Infinity, startedSeq: Infinity }, now);
     // The next scan's baseline: while scanning, and to verify notifications (without, trees would be kept since it).
     if (this.scanning || this.options.verifyMs > 0) this.scanned = now;
     // Not kept (a full disk): the next start compares with the older listing, whose cursor is older too.
@@ -177,7 +197,8 @@ export class OutsideChanges {
     clearTimeout(this.settleTimer);
     this.settleTimer = undefined;
     await this.look(this.pending.splice(0));
-    if (this.scanned) this.toldLate(await this.journalDifferences(this.scanned, now));
+    // Not told as missed: what is in flight as the daemon stops may be among it.
+    if (this.scanned) await this.journalDifferences(this.scanned, now);
     await writeListing(await this.journal.listingFile(this.workspace.id), { cursor, entries: now.tree });
   }
 
@@ -189,20 +210,27 @@ export class OutsideChanges {
 
   private remember(records: readonly JournalRecord[]): void {
     const now = Date.now();
+    const seq = ++this.appends;
     for (const record of records) {
       const gone = record.kind === "deleted";
-      if (record.kind !== "replaced") this.known.set(record.path, { version: gone ? "" : record.versionAfter, type: gone ? "" : record.type, at: now });
-      if (record.kind === "moved") this.known.set(record.from, { version: "", type: "", at: now });
+      if (record.kind !== "replaced") this.known.set(record.path, { version: gone ? "" : record.versionAfter, type: gone ? "" : record.type, at: now, seq });
+      if (record.kind === "moved") this.known.set(record.from, { version: "", type: "", at: now, seq });
       if (!record.outside && record.type === "directory" && (record.kind === "moved" || record.kind === "deleted" || record.kind === "replaced")) {
         this.trees.push({ prefix: treePrefix(record.path), at: now });
         if (record.from) this.trees.push({ prefix: treePrefix(record.from), at: now });
+        this.verifyIn(Math.max(SOON_MS, BURST_DUTY * this.scanMs));
       }
     }
-    if (this.known.size > 100_000) this.forgetOld(now);
+    if (this.known.size > this.forgetAbove) {
+      this.forgetOld(now);
+      this.forgetAbove = Math.max(KNOWN_KEPT, 2 * this.known.size); // amortized: not a pass over them all per append
+    }
   }
 
+  /** Forgets what is older than REMEMBER_MS, but not what was journaled since the last scan began (the next scan is told apart from the journal by it). */
   private forgetOld(now: number): void {
-    for (const [path, known] of this.known) if (now - known.at > REMEMBER_MS) this.known.delete(path);
+    const sinceSeq = this.scanned?.startedSeq ?? Infinity;
+    for (const [path, known] of this.known) if (now - known.at > REMEMBER_MS && known.seq <= sinceSeq) this.known.delete(path);
     this.forgetOldTrees(now);
   }
 
@@ -214,7 +242,8 @@ export class OutsideChanges {
 
   private queue(events: OutsideEvent[]): void {
     this.pending.push(...events);
-    if (events.length >= BURST_EVENTS) this.verifyIn(Math.max(AFTER_BURST_MS, BURST_DUTY * this.scanMs));
+    for (const event of events) this.namedSinceScan.add(displayPath(event.parts));
+    if (events.length >= BURST_EVENTS) this.verifyIn(Math.max(SOON_MS, BURST_DUTY * this.scanMs));
     this.settleTimer ??= setTimeout(() => {
       this.settleTimer = undefined;
       const batch = this.pending.splice(0);
@@ -282,16 +311,17 @@ export class OutsideChanges {
 
   private async scan(): Promise<Scan> {
     const startedAt = Date.now();
+    const startedSeq = this.appends;
     const tree = new Map<string, Seen>();
     for await (const entry of this.workspace.walk([] as Components, { recursive: true, maxDepth: 1024, includeHidden: true, respectGitignore: false })) {
       tree.set(displayPath(entry.parts), { version: entry.version, type: entry.type, size: entry.type === "file" ? Number(entry.size) : 0 });
     }
     this.scanMs = Date.now() - startedAt;
-    return { tree, startedAt };
+    return { tree, startedAt, startedSeq };
   }
 
-  /** A scan compared with the last one (or, the first time, the baseline); what differs is journaled, and returned. */
-  private async rescan(): Promise<ChangeNote[]> {
+  /** A scan compared with the last one (or, the first time, the baseline), `waitMs` after it; what differs is journaled, and returned. */
+  private async rescan(waitMs = SETTLE_MS): Promise<ChangeNote[]> {
     if (this.closed) return [];
     if (!this.scanned) {
       this.scanned = await this.scan(); // the baseline (until one succeeds, nothing is compared)
@@ -299,7 +329,7 @@ export class OutsideChanges {
     }
     const now = await this.scan();
     // What the daemon itself was changing while the scan ran is in the journal once it settles.
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
     const journaled = await this.journalDifferences(this.scanned, now);
     this.scanned = now;
     return journaled;
@@ -307,7 +337,7 @@ export class OutsideChanges {
 
   /** The verifying scan in `ms`, unless one is due sooner; then the next, verifyMs later (at the soonest). */
   private verifyIn(ms: number): void {
-    if (this.options.verifyMs === 0 || this.closed || this.scanning) return;
+    if (this.options.verifyMs === 0 || this.closing || this.scanning || !this.subscription) return;
     const due = Date.now() + ms;
     if (this.verifyTimer && this.verifyDue <= due) return;
     clearTimeout(this.verifyTimer);
@@ -316,11 +346,11 @@ export class OutsideChanges {
       this.verifyTimer = undefined;
       this.chain = this.chain
         .then(async () => {
-          if (this.scanning) return;
-          const journaled = await this.rescan();
-          // Events not looked at yet name changes the notifications did tell (their look finds them journaled).
-          const told = new Set(this.pending.map((event) => displayPath(event.parts)));
-          this.toldLate(journaled.filter((note) => !told.has(note.path)));
+          if (this.scanning || this.closing) return;
+          const journaled = await this.rescan(DELIVERY_MS + SETTLE_MS);
+          // What events named since the last verifying scan was told (its look may not have come yet), not missed.
+          this.toldLate(journaled.filter((note) => !this.namedSinceScan.has(note.path)));
+          this.namedSinceScan = new Set();
         })
         .catch((error: unknown) => this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "verifying scan failed"))
         .finally(() => this.verifyIn(Math.max(this.options.verifyMs, VERIFY_DUTY * this.scanMs)));
@@ -347,7 +377,9 @@ export class OutsideChanges {
     const now = scan.tree;
     const notes: ChangeNote[] = [];
     this.forgetOldTrees(Date.now());
-    const own = (path: string) => this.trees.some((tree) => underTree(path, tree.prefix));
+    const prefixes = new Set(this.trees.map((tree) => tree.prefix));
+    // Under a tree the daemon changed whole since `before` began, or journaled while `scan` ran (the next scan tells).
+    const own = (path: string) => treePrefixesOf(path).some((prefix) => prefixes.has(prefix)) || (this.known.get(path)?.seq ?? 0) > scan.startedSeq;
     for (const [path, { version, type, size }] of now) {
       const was = before.tree.get(path);
       if (was?.version === version || this.known.get(path)?.version === version || own(path)) continue;
@@ -356,21 +388,26 @@ export class OutsideChanges {
       notes.push(outsideNote(kind, path, type, size, was?.version ?? "", version));
     }
     for (const [path, was] of before.tree) {
-      if (now.has(path) || this.known.get(path)?.version === "" || own(path) || this.goneWithParent(path)) continue;
+      if (now.has(path) || this.known.get(path)?.version === "" || own(path) || this.goneWithParent(path, now)) continue;
       notes.push(outsideNote("deleted", path, was.type, 0, was.version, ""));
     }
+    // Journaled since `before` began, in neither scan: gone since. Only where the walk lists it by that path (its
+    // parent a directory the scan has: a path journaled through a link to a directory is listed by the target's).
     for (const [path, known] of this.known) {
-      if (known.version === "" || known.at < before.startedAt || known.at >= scan.startedAt || now.has(path) || before.tree.has(path) || own(path) || this.goneWithParent(path)) continue;
+      if (known.version === "" || known.seq <= before.startedSeq || now.has(path) || before.tree.has(path) || own(path) || this.goneWithParent(path, now)) continue;
+      const parent = path.slice(0, path.lastIndexOf("/"));
+      if (parent !== "" && now.get(parent)?.type !== "directory") continue;
       notes.push(outsideNote("deleted", path, known.type, 0, known.version, ""));
     }
     if (notes.length > 0 && !this.closed) await this.journal.append(this.workspace.id, notes, NO_ACTOR, true);
     return notes;
   }
 
-  /** Whether a directory above the path is deleted, as the journal last had it. */
-  private goneWithParent(path: string): boolean {
+  /** Whether a directory above the path is deleted, as the journal last had it, and not there now. */
+  private goneWithParent(path: string, now: ReadonlyMap<string, Seen>): boolean {
     for (let end = path.lastIndexOf("/"); end > 0; end = path.lastIndexOf("/", end - 1)) {
-      if (this.known.get(path.slice(0, end))?.version === "") return true;
+      const parent = path.slice(0, end);
+      if (this.known.get(parent)?.version === "" && !now.has(parent)) return true;
     }
     return false;
   }
@@ -384,6 +421,14 @@ function treePrefix(path: string): string {
 /** The path is the tree's root or inside it. */
 function underTree(path: string, prefix: string): boolean {
   return `${path}/`.startsWith(prefix);
+}
+
+/** The prefixes (treePrefix) of the trees a path is in: "/", "/a/", "/a/b/" for /a/b. */
+function treePrefixesOf(path: string): string[] {
+  const prefixes = ["/"];
+  for (let end = path.indexOf("/", 1); end !== -1; end = path.indexOf("/", end + 1)) prefixes.push(path.slice(0, end + 1));
+  if (path !== "/") prefixes.push(`${path}/`);
+  return prefixes;
 }
 
 function outsideNote(kind: ChangeNote["kind"], path: string, type: JournalType, size: number, versionBefore: string, versionAfter: string): ChangeNote {

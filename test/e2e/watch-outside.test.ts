@@ -2,10 +2,11 @@
 // journal as `outside`, within a bound this test measures (and prints); the
 // daemon's own changes appear once, as its own. With notifications, and with
 // the stat scan that replaces them where they are unavailable.
-import { appendFileSync, linkSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { appendFileSync, linkSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { JournalKind, type JournalEntry } from "../../clients/ts/src/index.js";
 import { startDaemon, type Daemon } from "./daemon.js";
 
@@ -317,4 +318,72 @@ describe("changes the kernel's notifications miss, found by the verifying scan",
       ["/out.txt", JournalKind.CREATED, true],
     ]);
   });
+});
+
+describe("verifying scans tell nothing twice and nothing as missed that was not", () => {
+  let d: Daemon | undefined;
+  let dir: string;
+  afterEach(async () => {
+    await d?.stop();
+    d = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it("another program writing steadily, every change told by the notifications: no notice, no path twice", async () => {
+    dir = realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-verify-steady-")));
+    d = await startDaemon({ binds: { ws: dir }, args: ["--outside-verify-ms", "200"] });
+    const watch = await watchLive(d, "ws");
+    const reading = watch.next().catch(() => undefined);
+    const until = Date.now() + 3000;
+    for (let i = 0; Date.now() < until; i++) {
+      writeFileSync(path.join(dir, `f${i}.txt`), `${i}\n`);
+      await sleep(10);
+    }
+    await sleep(1500);
+    watch.stop();
+    await reading;
+    const paths = (await d.client.workspace("ws").journal()).map((e) => e.path);
+    expect({ twice: paths.filter((p, i) => paths.indexOf(p) !== i), notices: watch.notices }).toEqual({ twice: [], notices: [] });
+  }, 60_000);
+
+  it("the daemon writing through a link to a directory of the workspace: no deletion told for the path it wrote by, no notice", async () => {
+    dir = realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-verify-link-")));
+    mkdirSync(path.join(dir, "real"));
+    symlinkSync("real", path.join(dir, "link"));
+    d = await startDaemon({ binds: { ws: dir }, args: ["--outside-verify-ms", "300"] });
+    const watch = await watchLive(d, "ws");
+    const reading = watch.next().catch(() => undefined);
+    await d.client.workspace("ws").writeText("/link/f.txt", "through the link\n");
+    await sleep(2000);
+    watch.stop();
+    await reading;
+    const deleted = (await d.client.workspace("ws").journal()).filter((e) => e.kind === JournalKind.DELETED);
+    expect({ deleted, notices: watch.notices }).toEqual({ deleted: [], notices: [] });
+  }, 60_000);
+
+  it.each([
+    ["scan", ["--outside-watch", "scan", "--outside-scan-ms", "100"]],
+    ["notify", ["--outside-verify-ms", "300"]],
+  ])("(%s) a file deleted by another program, under a directory the daemon deleted and an import made again, is journaled", async (_mode, args) => {
+    dir = realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-verify-again-")));
+    const tarDir = realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-verify-again-tar-")));
+    mkdirSync(path.join(tarDir, "pkg"));
+    writeFileSync(path.join(tarDir, "pkg", "m0.txt"), "member\n");
+    execFileSync("tar", ["-C", tarDir, "-cf", path.join(tarDir, "a.tar"), "pkg"]);
+    mkdirSync(path.join(dir, "d"));
+    writeFileSync(path.join(dir, "d", "old.txt"), "old\n");
+    d = await startDaemon({ binds: { ws: dir }, args });
+    const w = d.client.workspace("ws");
+    await sleep(500);
+    await w.delete("/d", { recursive: true });
+    await w.importArchive(path.join(tarDir, "a.tar"), { path: "/d" });
+    rmSync(tarDir, { recursive: true, force: true });
+    // Past the 10 s for which what the daemon did to a tree hides it.
+    await sleep(11_000);
+    rmSync(path.join(dir, "d", "pkg", "m0.txt"));
+    await sleep(2000);
+    const told = (await w.journal()).filter((e) => e.outside).map((e) => [e.path, e.kind]);
+    expect(told).toEqual([["/d/pkg/m0.txt", JournalKind.DELETED]]);
+  }, 60_000);
 });
