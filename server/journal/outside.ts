@@ -242,7 +242,7 @@ export class OutsideChanges {
 
   private queue(events: OutsideEvent[]): void {
     this.pending.push(...events);
-    for (const event of events) this.namedSinceScan.add(displayPath(event.parts));
+    if (this.options.verifyMs > 0) for (const event of events) this.namedSinceScan.add(displayPath(event.parts));
     if (events.length >= BURST_EVENTS) this.verifyIn(Math.max(SOON_MS, BURST_DUTY * this.scanMs));
     this.settleTimer ??= setTimeout(() => {
       this.settleTimer = undefined;
