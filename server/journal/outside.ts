@@ -61,10 +61,9 @@ const DELIVERY_MS = 500;
 const VERIFY_DUTY = 50;
 const BURST_DUTY = 10;
 
-/** A scan of the whole tree: path → version, type and size; when it began (Date.now()), and what the journal had had by then (Known.seq). */
+/** A scan of the whole tree: path → version, type and size; and the journal's appends remembered when it began (Known.seq). */
 interface Scan {
   tree: Map<string, Seen>;
-  startedAt: number;
   startedSeq: number;
 }
 
@@ -82,8 +81,8 @@ export class OutsideChanges {
   private scanTimer: NodeJS.Timeout | undefined;
   /** The last state seen of each path, from the journal (the daemon's changes and the outside ones). */
   private readonly known = new Map<string, Known>();
-  /** Directories the daemon moved or deleted whole (their old and new prefixes), with when: the last REMEMBER_MS, and since the last scan began. */
-  private trees: Array<{ prefix: string; at: number }> = [];
+  /** Directories the daemon moved or deleted whole (their old and new prefixes), with when and which append told them: the last REMEMBER_MS, and since the last scan began. */
+  private trees: Array<{ prefix: string; at: number; seq: number }> = [];
   private pending: OutsideEvent[] = [];
   private settleTimer: NodeJS.Timeout | undefined;
   /** One look at a time, in order. */
@@ -149,7 +148,7 @@ export class OutsideChanges {
 
   /** Keeps the listing the next start compares with, then stops. */
   async close(): Promise<void> {
-    this.closing = true;
+    this.closing = true; // no verifying scan from now on
     clearTimeout(this.verifyTimer);
     if (this.options.mode !== "off" && !this.closed) {
       await this.keepListing().catch((error: unknown) => this.options.logger?.warn({ workspace: this.workspace.id, err: error }, "outside listing not kept"));
@@ -157,7 +156,6 @@ export class OutsideChanges {
     this.closed = true;
     clearTimeout(this.settleTimer);
     clearTimeout(this.scanTimer);
-    clearTimeout(this.verifyTimer);
     await this.subscription?.close().catch(() => undefined);
     this.subscription = undefined;
     await this.chain;
@@ -175,7 +173,7 @@ export class OutsideChanges {
     } else if (last > 0) this.cannotTell("the last daemon kept no listing of its tree");
     const now = await this.scan();
     // What the journal has since the cursor is known: nothing to look for in it (none of it is since `before` began).
-    if (kept) await this.journalDifferences({ tree: kept.entries, startedAt: Infinity, startedSeq: Infinity }, now);
+    if (kept) await this.journalDifferences({ tree: kept.entries, startedSeq: Infinity }, now);
     // The next scan's baseline: while scanning, and to verify notifications (without, trees would be kept since it).
     if (this.scanning || this.options.verifyMs > 0) this.scanned = now;
     // Not kept (a full disk): the next start compares with the older listing, whose cursor is older too.
@@ -188,8 +186,7 @@ export class OutsideChanges {
    */
   private async keepListing(): Promise<void> {
     await this.chain;
-    clearTimeout(this.scanTimer); // no scan of the timers' meanwhile: this one is the last
-    clearTimeout(this.verifyTimer);
+    clearTimeout(this.scanTimer); // no scan of the timer's meanwhile: this one is the last
     const cursor = (await this.journal.bounds(this.workspace.id)).last;
     const now = await this.scan();
     await this.subscription?.close().catch(() => undefined);
@@ -216,9 +213,9 @@ export class OutsideChanges {
       if (record.kind !== "replaced") this.known.set(record.path, { version: gone ? "" : record.versionAfter, type: gone ? "" : record.type, at: now, seq });
       if (record.kind === "moved") this.known.set(record.from, { version: "", type: "", at: now, seq });
       if (!record.outside && record.type === "directory" && (record.kind === "moved" || record.kind === "deleted" || record.kind === "replaced")) {
-        this.trees.push({ prefix: treePrefix(record.path), at: now });
-        if (record.from) this.trees.push({ prefix: treePrefix(record.from), at: now });
-        this.verifyIn(Math.max(SOON_MS, BURST_DUTY * this.scanMs));
+        this.trees.push({ prefix: treePrefix(record.path), at: now, seq });
+        if (record.from) this.trees.push({ prefix: treePrefix(record.from), at: now, seq });
+        this.verifySoon();
       }
     }
     if (this.known.size > this.forgetAbove) {
@@ -227,23 +224,24 @@ export class OutsideChanges {
     }
   }
 
-  /** Forgets what is older than REMEMBER_MS, but not what was journaled since the last scan began (the next scan is told apart from the journal by it). */
+  /** Forgets paths and trees older than REMEMBER_MS, but not what was journaled since the last scan began (the next scan is told apart from the journal by it). */
   private forgetOld(now: number): void {
-    const sinceSeq = this.scanned?.startedSeq ?? Infinity;
-    for (const [path, known] of this.known) if (now - known.at > REMEMBER_MS && known.seq <= sinceSeq) this.known.delete(path);
+    for (const [path, known] of this.known) if (!this.stillNeeded(known, now)) this.known.delete(path);
     this.forgetOldTrees(now);
   }
 
-  /** Trees are kept REMEMBER_MS, and since the last scan began (the next is compared with it). */
   private forgetOldTrees(now: number): void {
-    const since = Math.min(now - REMEMBER_MS, this.scanned?.startedAt ?? Infinity);
-    this.trees = this.trees.filter((tree) => tree.at >= since);
+    this.trees = this.trees.filter((tree) => this.stillNeeded(tree, now));
+  }
+
+  private stillNeeded(told: { at: number; seq: number }, now: number): boolean {
+    return now - told.at <= REMEMBER_MS || told.seq > (this.scanned?.startedSeq ?? Infinity);
   }
 
   private queue(events: OutsideEvent[]): void {
     this.pending.push(...events);
     if (this.options.verifyMs > 0) for (const event of events) this.namedSinceScan.add(displayPath(event.parts));
-    if (events.length >= BURST_EVENTS) this.verifyIn(Math.max(SOON_MS, BURST_DUTY * this.scanMs));
+    if (events.length >= BURST_EVENTS) this.verifySoon();
     this.settleTimer ??= setTimeout(() => {
       this.settleTimer = undefined;
       const batch = this.pending.splice(0);
@@ -310,14 +308,14 @@ export class OutsideChanges {
   }
 
   private async scan(): Promise<Scan> {
-    const startedAt = Date.now();
+    const started = Date.now();
     const startedSeq = this.appends;
     const tree = new Map<string, Seen>();
     for await (const entry of this.workspace.walk([] as Components, { recursive: true, maxDepth: 1024, includeHidden: true, respectGitignore: false })) {
       tree.set(displayPath(entry.parts), { version: entry.version, type: entry.type, size: entry.type === "file" ? Number(entry.size) : 0 });
     }
-    this.scanMs = Date.now() - startedAt;
-    return { tree, startedAt, startedSeq };
+    this.scanMs = Date.now() - started;
+    return { tree, startedSeq };
   }
 
   /** A scan compared with the last one (or, the first time, the baseline), `waitMs` after it; what differs is journaled, and returned. */
@@ -333,6 +331,11 @@ export class OutsideChanges {
     const journaled = await this.journalDifferences(this.scanned, now);
     this.scanned = now;
     return journaled;
+  }
+
+  /** After a burst, or a tree the daemon changed whole. */
+  private verifySoon(): void {
+    this.verifyIn(Math.max(SOON_MS, BURST_DUTY * this.scanMs));
   }
 
   /** The verifying scan in `ms`, unless one is due sooner; then the next, verifyMs later (at the soonest). */
