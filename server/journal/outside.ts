@@ -22,7 +22,9 @@
 // what the journal has just recorded for the path (its version after the
 // change, or its deletion, or a directory moved or deleted whole): events are
 // looked at only after a short settling time, so that the daemon's append
-// (made before its call answers) is in by then. A change made from outside to
+// (made before its call answers) is in by then; a look that met one of the
+// daemon's changes under way is taken again later, as what it saw may be that
+// change, its record not in yet. A change made from outside to
 // a path the daemon changed within that window, leaving the very version the
 // daemon recorded, cannot be told apart (it changed nothing then).
 import { FileToolsError } from "../errors.js";
@@ -51,6 +53,8 @@ export const SETTLE_MS = 100;
 const REMEMBER_MS = 10_000;
 /** Paths known before what is older than REMEMBER_MS is forgotten. */
 const KNOWN_KEPT = 100_000;
+/** How many times a look that met the daemon's own change under way is tried again (each after SETTLE_MS). */
+const MAX_DEFERRALS = 50;
 /** A batch of this many events may have come with an overflow: the tree is verified soon after. */
 const BURST_EVENTS = 512;
 /** How long after a burst (or a tree the daemon changed whole) the verifying scan runs, at the soonest. */
@@ -100,6 +104,8 @@ export class OutsideChanges {
   private appends = 0;
   /** Past this many known paths, the old are forgotten. */
   private forgetAbove = KNOWN_KEPT;
+  /** Paths looked at while the daemon was changing the tree, and how many times (look). */
+  private readonly deferred = new Map<string, number>();
   /** Paths the notifications named since the last verifying scan: what the next finds there was told, not missed. */
   private namedSinceScan = new Set<string>();
   /** Whether watchers were told that notifications missed changes. */
@@ -242,6 +248,11 @@ export class OutsideChanges {
     this.pending.push(...events);
     if (this.options.verifyMs > 0) for (const event of events) this.namedSinceScan.add(displayPath(event.parts));
     if (events.length >= BURST_EVENTS) this.verifySoon();
+    this.lookSoon();
+  }
+
+  /** Looks at what is pending once it has settled. */
+  private lookSoon(): void {
     this.settleTimer ??= setTimeout(() => {
       this.settleTimer = undefined;
       const batch = this.pending.splice(0);
@@ -249,41 +260,67 @@ export class OutsideChanges {
     }, SETTLE_MS);
   }
 
-  /** Stats each path an event names, and journals what differs from what the journal knows. */
+  /**
+   * Stats each path an event names, and journals what differs from what the
+   * journal knows. What a stat saw while one of the daemon's own changes was
+   * under way may be that change, its record not in yet (a file rewritten
+   * many times a second, a directory made on a write's way): looked at again
+   * after another settling, until a look meets no change under way (at most
+   * MAX_DEFERRALS times; then it is journaled as it is).
+   */
   private async look(events: OutsideEvent[]): Promise<void> {
     if (this.closed) return;
     const now = Date.now();
     this.forgetOldTrees(now);
     const trees = this.trees.filter((tree) => now - tree.at <= REMEMBER_MS);
     const notes: ChangeNote[] = [];
+    const again: OutsideEvent[] = [];
     const looked = new Set<string>();
     for (const event of events) {
       const path = displayPath(event.parts);
       if (looked.has(path) || trees.some((tree) => underTree(path, tree.prefix))) continue;
       looked.add(path);
-      const entry = await this.workspace.stat(event.parts).catch(() => null);
-      const known = this.known.get(path);
-      if (!entry) {
-        if (known?.version !== "" && (known !== undefined || event.type === "delete")) notes.push(outsideNote("deleted", path, known?.type ?? "", 0, known?.version ?? "", ""));
+      const mark = this.workspace.changeMark();
+      const found = await this.lookAt(event, path, looked);
+      const deferred = this.deferred.get(path) ?? 0;
+      if (found.length > 0 && !this.closing && (mark === undefined || this.workspace.changedSince(mark)) && deferred < MAX_DEFERRALS) {
+        this.deferred.set(path, deferred + 1);
+        again.push(event);
         continue;
       }
-      if (known?.version === entry.version) continue;
-      if (entry.type === "directory") {
-        if (known && known.version !== "") continue; // a directory's own times change with its entries: not a change of its own
-        notes.push(outsideNote("made-directory", path, "directory", 0, "", entry.version));
-        // What was made inside it before the kernel watched it.
-        for await (const child of this.workspace.walk(event.parts, { recursive: true, maxDepth: 64, includeHidden: true, respectGitignore: false })) {
-          const childPath = displayPath(child.parts);
-          if (this.known.get(childPath)?.version === child.version) continue;
-          looked.add(childPath);
-          notes.push(outsideNote(child.type === "directory" ? "made-directory" : "created", childPath, child.type, child.type === "directory" ? 0 : Number(child.size), "", child.version));
-        }
-        continue;
-      }
-      const kind = known === undefined ? (event.type === "create" ? "created" : "modified") : known.version === "" ? "created" : "modified";
-      notes.push(outsideNote(kind, path, entry.type, Number(entry.size), known?.version ?? "", entry.version));
+      this.deferred.delete(path);
+      notes.push(...found);
     }
     if (notes.length > 0 && !this.closed) await this.journal.append(this.workspace.id, notes, NO_ACTOR, true);
+    if (again.length > 0 && !this.closed) {
+      this.pending.push(...again);
+      this.lookSoon();
+    }
+  }
+
+  /** What the event's path holds now and the journal does not have: notes to journal as outside (none when it agrees). */
+  private async lookAt(event: OutsideEvent, path: string, looked: Set<string>): Promise<ChangeNote[]> {
+    const entry = await this.workspace.stat(event.parts).catch(() => null);
+    const known = this.known.get(path);
+    if (!entry) {
+      if (known?.version !== "" && (known !== undefined || event.type === "delete")) return [outsideNote("deleted", path, known?.type ?? "", 0, known?.version ?? "", "")];
+      return [];
+    }
+    if (known?.version === entry.version) return [];
+    if (entry.type === "directory") {
+      if (known && known.version !== "") return []; // a directory's own times change with its entries: not a change of its own
+      const notes = [outsideNote("made-directory", path, "directory", 0, "", entry.version)];
+      // What was made inside it before the kernel watched it.
+      for await (const child of this.workspace.walk(event.parts, { recursive: true, maxDepth: 64, includeHidden: true, respectGitignore: false })) {
+        const childPath = displayPath(child.parts);
+        if (this.known.get(childPath)?.version === child.version) continue;
+        looked.add(childPath);
+        notes.push(outsideNote(child.type === "directory" ? "made-directory" : "created", childPath, child.type, child.type === "directory" ? 0 : Number(child.size), "", child.version));
+      }
+      return notes;
+    }
+    const kind = known === undefined ? (event.type === "create" ? "created" : "modified") : known.version === "" ? "created" : "modified";
+    return [outsideNote(kind, path, entry.type, Number(entry.size), known?.version ?? "", entry.version)];
   }
 
   /** Notifications are unavailable or failed: scan from now on (the first scan is the baseline), and say so. */

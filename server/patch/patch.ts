@@ -18,7 +18,7 @@ import { sha256Hex } from "../text/hash.js";
 import { pathKey, withPathLocks } from "../tools/locks.js";
 import { textEncodingOf } from "../tools/read.js";
 import { MAX_EDIT_BYTES } from "../tools/edit.js";
-import { sha256OrEmpty, type ChangeRecorder } from "../tools/changes.js";
+import { recordMadeDirectories, sha256OrEmpty, type ChangeRecorder } from "../tools/changes.js";
 import { parsePatch, type FilePatch } from "./parse.js";
 import { applyHunks } from "./apply.js";
 import type { PatchJournal, PatchRecord } from "./journal.js";
@@ -85,8 +85,9 @@ export async function applyPatch(
       throw error;
     }
     let setAside: SetAsideFile[];
+    let madeDirectories: Components[];
     try {
-      setAside = await changeFiles(workspace, writes.map((p, i) => ({ planned: p, staged: staged[i]! })), removes);
+      ({ setAside, madeDirectories } = await changeFiles(workspace, writes.map((p, i) => ({ planned: p, staged: staged[i]! })), removes));
     } catch (error) {
       await journal.done(id); // undone (or said not to be): the caller is told it failed, so no restart may finish it
       throw error;
@@ -97,6 +98,7 @@ export async function applyPatch(
     }
     for (const file of setAside) await file.drop();
     await journal.done(id);
+    await recordMadeDirectories(recorder, workspace, madeDirectories);
     const files: PatchedFile[] = [];
     for (const p of planned) files.push(described(p, p.action === "deleted" ? "" : (await workspace.stat(p.path)).version));
     for (const [i, f] of files.entries()) {
@@ -111,15 +113,17 @@ export async function applyPatch(
 /**
  * The change of a live patch, once its record is durable: the staged contents
  * put in place, then the removed files set aside (dropped by the caller once
- * the record is done). A step that fails undoes the ones before it, in
- * reverse (old contents written back, added files removed, set-aside files
- * put back, the directories the writes made removed while empty), so that
- * the caller's error means nothing changed; a crash instead leaves the
- * record, and the next start finishes the change.
+ * the record is done); returns those and the directories the writes made (to
+ * journal). A step that fails undoes the ones before it, in reverse (old
+ * contents written back, added files removed, set-aside files put back, the
+ * directories the writes made removed while empty), so that the caller's
+ * error means nothing changed; a crash instead leaves the record, and the
+ * next start finishes the change.
  */
-async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planned; staged: StagedFile }>, removes: Components[]): Promise<SetAsideFile[]> {
+async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planned; staged: StagedFile }>, removes: Components[]): Promise<{ setAside: SetAsideFile[]; madeDirectories: Components[] }> {
   const undo: Array<() => Promise<unknown>> = [];
   const setAside: SetAsideFile[] = [];
+  const madeDirectories: Components[] = [];
   // Every change the patch makes is counted: the undo takes back the directories its writes made only if no
   // other call changed the tree meanwhile (one may have found them: a MakeDir told they existed). Undefined
   // while another change is under way: they stay then.
@@ -137,7 +141,8 @@ async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planne
       undo.push(async () => {
         for (const parts of [...made].reverse()) if (!(await ownChange(() => workspace.removeEmptyDirectory(parts, alone)))) break;
       });
-      await ownChange(() => workspace.writeFile(planned.path, staged, { createDirs: true, mode: "create-or-replace", madeDirectories: made }));
+      const written = await ownChange(() => workspace.writeFile(planned.path, staged, { createDirs: true, mode: "create-or-replace", madeDirectories: made }));
+      madeDirectories.push(...written.madeDirectories);
       const before = planned.before;
       undo.push(() => ownChange<unknown>(() => (before ? workspace.writeFile(planned.path, before, { createDirs: false, mode: "replace-only" }) : workspace.remove(planned.path, { recursive: false }))));
     }
@@ -147,7 +152,7 @@ async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planne
       undo.push(() => ownChange(() => file.putBack()));
       setAside.push(file);
     }
-    return setAside;
+    return { setAside, madeDirectories };
   } catch (error) {
     // Every step is tried, even after one fails: each set-aside file's putBack also lets go of its directory.
     let undoError: unknown;

@@ -5,7 +5,7 @@
 // active (the change set needs it, the journal does not).
 import type { Workspace } from "../workspace/workspace.js";
 import { hashFile } from "../workspace/hash-tree.js";
-import type { Components } from "../workspace/paths.js";
+import { displayPath, type Components } from "../workspace/paths.js";
 import type { Entry, EntryType } from "../workspace/entry.js";
 
 export type ChangeKind = "create" | "modify" | "delete" | "move";
@@ -52,6 +52,22 @@ export interface ChangeRecorder {
 /** The facts of a file written (Write, Upload, Edit). */
 export function writtenFacts(result: { entry: Entry; versionBefore: string }): ChangeFacts {
   return { type: result.entry.type, size: result.entry.size, versionBefore: result.versionBefore, versionAfter: result.entry.version };
+}
+
+/**
+ * Journals the directories a change made on its way (parents first, each as
+ * it is now), before the change itself: a watcher mirroring the tree gets a
+ * parent before what it holds, and in a bound workspace the kernel's
+ * notification of it is told apart as the daemon's own, not `outside`.
+ */
+export async function recordMadeDirectories(recorder: ChangeRecorder | undefined, workspace: Workspace, made: readonly Components[]): Promise<void> {
+  if (!recorder) return;
+  for (const parts of made) {
+    const entry = await workspace.stat(parts).catch(() => null);
+    if (entry?.type !== "directory") continue; // gone again (another call): nothing to tell
+    const facts = { type: entry.type, size: 0n, versionBefore: "", versionAfter: entry.version };
+    await recorder.record(workspace.id, { kind: "mkdir", path: displayPath(parts), sourcePath: "", sha256Before: "", sha256After: "", facts });
+  }
 }
 
 /** SHA-256 (hex) of a file's whole content, read through the workspace. */

@@ -4,7 +4,7 @@ import type { Entry } from "../workspace/entry.js";
 import type { UsageGate } from "../workspace/usage.js";
 import { displayPath, parseFilePath, parsePath } from "../workspace/paths.js";
 import { pathKey, withPathLocks } from "./locks.js";
-import { sha256OrEmpty, type ChangeRecorder } from "./changes.js";
+import { recordMadeDirectories, sha256OrEmpty, type ChangeRecorder } from "./changes.js";
 
 export async function deletePath(
   workspace: Workspace,
@@ -47,7 +47,8 @@ export async function movePath(
     const hash = recording ? await sha256OrEmpty(workspace, source) : "";
     const prior = recorder ? await workspace.stat(source).catch(() => null) : null;
     signal?.throwIfAborted(); // the last moment a cancellation keeps the tree as it was
-    const moved = await workspace.move(source, destination, { ...options, gate });
+    const { entry: moved, madeDirectories } = await workspace.move(source, destination, { ...options, gate });
+    await recordMadeDirectories(recorder, workspace, madeDirectories);
     await recorder?.record(workspace.id, {
       kind: "move",
       path: displayPath(destination),
@@ -75,7 +76,8 @@ export async function makeDirectory(
     [pathKey(workspace.id, path)],
     async () => {
       signal?.throwIfAborted(); // the last moment a cancellation makes nothing
-      const made = await workspace.makeDir(parts, { ...options, gate });
+      const { created: made, madeDirectories } = await workspace.makeDir(parts, { ...options, gate });
+      await recordMadeDirectories(recorder, workspace, madeDirectories);
       if (made && recorder) {
         const entry = await workspace.stat(parts);
         const facts = { type: entry.type, size: 0n, versionBefore: "", versionAfter: entry.version };

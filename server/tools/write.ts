@@ -8,7 +8,7 @@ import { bomBytes, bomLength, encodeText, resolveEncoding } from "../text/encodi
 import { applyNewlineMode, usesCrlf, type NewlineMode } from "../text/newline.js";
 import { sha256Hex } from "../text/hash.js";
 import { pathKey, withPathLocks } from "./locks.js";
-import { sha256OfFile, sha256OrEmpty, writtenFacts, type ChangeRecorder } from "./changes.js";
+import { recordMadeDirectories, sha256OfFile, sha256OrEmpty, writtenFacts, type ChangeRecorder } from "./changes.js";
 
 /** Enough of an existing file to tell its BOM and line-ending style. */
 const STYLE_HEAD_BYTES = 64 * 1024;
@@ -32,8 +32,10 @@ export async function writeFile(workspace: Workspace, input: WriteInput, recorde
   return withPathLocks([pathKey(workspace.id, displayPath(parts))], async () => {
     const recording = recorder?.isRecording(workspace.id) ?? false;
     const before = recording ? await sha256OrEmpty(workspace, parts) : "";
-    const record = (result: WriteResult, sha256: string) =>
-      recorder?.record(workspace.id, { kind: result.created ? "create" : "modify", path: displayPath(parts), sourcePath: "", sha256Before: before, sha256After: sha256, facts: writtenFacts(result) });
+    const record = async (result: WriteResult, sha256: string) => {
+      await recordMadeDirectories(recorder, workspace, result.madeDirectories);
+      await recorder?.record(workspace.id, { kind: result.created ? "create" : "modify", path: displayPath(parts), sourcePath: "", sha256Before: before, sha256After: sha256, facts: writtenFacts(result) });
+    };
     return writeUnlocked(workspace, parts, input, gate, signal, record);
   }, signal);
 }
@@ -44,7 +46,7 @@ async function writeUnlocked(
   input: WriteInput,
   gate: UsageGate | undefined,
   signal: AbortSignal | undefined,
-  record: (result: WriteResult, sha256: string) => Promise<void> | undefined,
+  record: (result: WriteResult, sha256: string) => Promise<void>,
 ): Promise<WriteOutcome> {
   const bytes = "bytes" in input.body ? input.body.bytes : await encodeForFile(workspace, parts, input.body.text, input);
   signal?.throwIfAborted(); // the last moment a cancellation leaves the file as it was

@@ -56,6 +56,8 @@ export interface WriteResult {
   created: boolean;
   /** The version of what was replaced ("" when the file was created). */
   versionBefore: string;
+  /** The directories the write made on its way (createDirs), parents first: a journal tells them before the file. */
+  madeDirectories: MadeDirectories;
 }
 
 export class Workspace {
@@ -201,7 +203,7 @@ export class Workspace {
           bytes: size - sizeOfFile(existing),
           entries: existing ? 0 : 1,
         })));
-        const result = await this.writeLocated(parts, loc, content, options, shown);
+        const result = await this.writeLocated(parts, loc, content, options, shown, made);
         written = { bytes: size - sizeOfFile(loc!.stats), entries: result.created ? 1 : 0 };
         return result;
       } catch (error) {
@@ -258,6 +260,7 @@ export class Workspace {
     content: Uint8Array | StagedFile,
     options: WriteOptions,
     shown: string,
+    made: MadeDirectories,
   ): Promise<WriteResult> {
     if (!loc) fail("IS_A_DIRECTORY", `${shown} leads to the workspace root, a directory`);
     return withClosed(loc.dir, async () => {
@@ -274,7 +277,7 @@ export class Workspace {
       } else {
         await placeTempFile(loc.dir, await writeTempFile(loc.dir, content, permissions, shown), loc.name, createOnly, shown);
       }
-      const result = { entry: await statAt(loc, shown), created: !existing, versionBefore: existing ? versionOf(existing) : "" };
+      const result = { entry: await statAt(loc, shown), created: !existing, versionBefore: existing ? versionOf(existing) : "", madeDirectories: [...made] };
       await both(loc.dir.sync(), options.whilePlacing?.(result));
       return result;
     });
@@ -367,7 +370,7 @@ export class Workspace {
       } finally {
         admission?.settle({ bytes: appended, entries: 0 });
       }
-      return { entry: await statAt(loc, shown), created: false, versionBefore: versionOf(existing) };
+      return { entry: await statAt(loc, shown), created: false, versionBefore: versionOf(existing), madeDirectories: [] };
     });
   }
 
@@ -483,8 +486,8 @@ export class Workspace {
     });
   }
 
-  /** Renames an entry (a symlink moves as a link). */
-  async move(source: Components, destination: Components, options: { overwrite: boolean; createDirs: boolean; ifVersion?: string; gate?: UsageGate }): Promise<Entry> {
+  /** Renames an entry (a symlink moves as a link); with the directories made on the way to the destination (createDirs), parents first. */
+  async move(source: Components, destination: Components, options: { overwrite: boolean; createDirs: boolean; ifVersion?: string; gate?: UsageGate }): Promise<{ entry: Entry; madeDirectories: MadeDirectories }> {
     return this.changing(async (alone) => {
       const from = displayPath(source);
       const to = displayPath(destination);
@@ -525,7 +528,7 @@ export class Workspace {
             if (present) replaced = usageOfEntry(present);
             await src.dir.sync();
             await dst.dir.sync();
-            return statAt(dst, to);
+            return { entry: await statAt(dst, to), madeDirectories: [...made] };
           });
         } catch (error) {
           await this.unmake(made, alone);
@@ -537,16 +540,16 @@ export class Workspace {
     });
   }
 
-  /** Creates a directory; false when it already existed. */
-  async makeDir(parts: Components, options: { parents: boolean; gate?: UsageGate }): Promise<boolean> {
+  /** Creates a directory (`created` false when it already existed), with the parents made on the way (parents first). */
+  async makeDir(parts: Components, options: { parents: boolean; gate?: UsageGate }): Promise<{ created: boolean; madeDirectories: MadeDirectories }> {
     return this.changing(async (alone) => {
       const shown = displayPath(parts);
-      if (parts.length === 0) return false;
+      if (parts.length === 0) return { created: false, madeDirectories: [] };
       let admission: Admission | undefined;
       if (options.gate) {
         // A directory already there adds nothing, and is never refused.
         const present = await this.stat(parts).catch(() => null);
-        if (present?.type === "directory") return false;
+        if (present?.type === "directory") return { created: false, madeDirectories: [] };
         admission = options.gate.admit({ bytes: 0, entries: 1 + (options.parents ? await this.resolver.missingParents(parts) : 0) }, shown);
       }
       const made: MadeDirectories = [];
@@ -566,7 +569,7 @@ export class Workspace {
           await loc.dir.sync();
           return true;
         });
-        return created;
+        return { created, madeDirectories: [...made] };
       } catch (error) {
         await this.unmake(made, alone);
         throw error;

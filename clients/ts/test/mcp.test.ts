@@ -88,6 +88,7 @@ describe("over stdio", () => {
   });
 
   it("wait_for_change blocks until a matching change (or its timeout) and gives the cursor to go on from", async () => {
+    await client.workspace("agent").mkdir("/waited"); // made before: the change waited for is the file alone
     const quiet = await mcp.callTool({ name: "wait_for_change", arguments: { globs: ["*.nothing"], timeout_seconds: 1 } });
     expect(textOf(quiet)).toMatch(/^No change matching \*\.nothing within 1 s\. Call again with since \d+ to keep waiting without missing any\.$/);
     expect(quiet.structuredContent).toMatchObject({ changed: false, changes: [] });
@@ -108,6 +109,7 @@ describe("over stdio", () => {
     const updated: string[] = [];
     const { ResourceUpdatedNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js");
     mcp.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification: { params: { uri: string } }) => void updated.push(notification.params.uri));
+    await client.workspace("agent").mkdir("/docs"); // before: a write that made it would be two changes under it
     await mcp.subscribeResource({ uri: "filetools://agent/subscribed.md" });
     await mcp.subscribeResource({ uri: "filetools://agent/docs" });
     await client.workspace("agent").writeText("/subscribed.md", "v1\n");

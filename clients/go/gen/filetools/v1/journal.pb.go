@@ -36,7 +36,9 @@ const (
 	JournalKind_JOURNAL_KIND_DELETED JournalKind = 3
 	// A file or directory (with everything under it) was renamed: from_path to path.
 	JournalKind_JOURNAL_KIND_MOVED JournalKind = 4
-	// A directory was made.
+	// A directory was made: by MakeDir, or on its way by a call that makes
+	// missing parents (Write, Upload, Move, MakeDir, ApplyPatch), each such
+	// parent an entry of that call, parents first, before the call's own.
 	JournalKind_JOURNAL_KIND_MADE_DIRECTORY JournalKind = 5
 	// The tree at path was replaced or merged into at once (RestoreSnapshot, and
 	// StartRun when it restored a snapshot: "/"; ImportArchive: its directory):

@@ -470,7 +470,9 @@ export enum JournalKind {
   MOVED = 4,
 
   /**
-   * A directory was made.
+   * A directory was made: by MakeDir, or on its way by a call that makes
+   * missing parents (Write, Upload, Move, MakeDir, ApplyPatch), each such
+   * parent an entry of that call, parents first, before the call's own.
    *
    * @generated from enum value: JOURNAL_KIND_MADE_DIRECTORY = 5;
    */
