@@ -24,9 +24,11 @@
 // looked at only after a short settling time, so that the daemon's append
 // (made before its call answers) is in by then; a look that met one of the
 // daemon's changes under way is taken again later, as what it saw may be that
-// change, its record not in yet. A change made from outside to
-// a path the daemon changed within that window, leaving the very version the
-// daemon recorded, cannot be told apart (it changed nothing then).
+// change, its record not in yet. A file the daemon wrote through a link is
+// told apart by its version, which the journal has under the link's path. A
+// change made from outside to a path the daemon changed within that window,
+// leaving the very version the daemon recorded, cannot be told apart (it
+// changed nothing then).
 import { FileToolsError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { OutsideEvent, OutsideSubscription } from "../workspace/outside.js";
@@ -104,6 +106,12 @@ export class OutsideChanges {
   private appends = 0;
   /** Past this many known paths, the old are forgotten. */
   private forgetAbove = KNOWN_KEPT;
+  /**
+   * Versions of the files the daemon's own changes left, by version (a
+   * version names one inode's state): a write through a link is journaled by
+   * the path it was asked by, and notified at the path it landed at.
+   */
+  private readonly ownVersions = new Map<string, { at: number; seq: number }>();
   /** Paths looked at while the daemon was changing the tree, and how many times (look). */
   private readonly deferred = new Map<string, number>();
   /** Paths the notifications named since the last verifying scan: what the next finds there was told, not missed. */
@@ -218,21 +226,23 @@ export class OutsideChanges {
       const gone = record.kind === "deleted";
       if (record.kind !== "replaced") this.known.set(record.path, { version: gone ? "" : record.versionAfter, type: gone ? "" : record.type, at: now, seq });
       if (record.kind === "moved") this.known.set(record.from, { version: "", type: "", at: now, seq });
+      if (!record.outside && record.versionAfter !== "" && record.type !== "directory") this.ownVersions.set(record.versionAfter, { at: now, seq });
       if (!record.outside && record.type === "directory" && (record.kind === "moved" || record.kind === "deleted" || record.kind === "replaced")) {
         this.trees.push({ prefix: treePrefix(record.path), at: now, seq });
         if (record.from) this.trees.push({ prefix: treePrefix(record.from), at: now, seq });
         this.verifySoon();
       }
     }
-    if (this.known.size > this.forgetAbove) {
+    if (this.known.size > this.forgetAbove || this.ownVersions.size > this.forgetAbove) {
       this.forgetOld(now);
-      this.forgetAbove = Math.max(KNOWN_KEPT, 2 * this.known.size); // amortized: not a pass over them all per append
+      this.forgetAbove = Math.max(KNOWN_KEPT, 2 * Math.max(this.known.size, this.ownVersions.size)); // amortized: not a pass over them all per append
     }
   }
 
   /** Forgets paths and trees older than REMEMBER_MS, but not what was journaled since the last scan began (the next scan is told apart from the journal by it). */
   private forgetOld(now: number): void {
     for (const [path, known] of this.known) if (!this.stillNeeded(known, now)) this.known.delete(path);
+    for (const [version, own] of this.ownVersions) if (!this.stillNeeded(own, now)) this.ownVersions.delete(version);
     this.forgetOldTrees(now);
   }
 
@@ -306,7 +316,7 @@ export class OutsideChanges {
       if (known?.version !== "" && (known !== undefined || event.type === "delete")) return [outsideNote("deleted", path, known?.type ?? "", 0, known?.version ?? "", "")];
       return [];
     }
-    if (known?.version === entry.version) return [];
+    if (known?.version === entry.version || this.ownVersions.has(entry.version)) return [];
     if (entry.type === "directory") {
       if (known && known.version !== "") return []; // a directory's own times change with its entries: not a change of its own
       const notes = [outsideNote("made-directory", path, "directory", 0, "", entry.version)];
@@ -422,7 +432,7 @@ export class OutsideChanges {
     const own = (path: string) => treePrefixesOf(path).some((prefix) => prefixes.has(prefix)) || (this.known.get(path)?.seq ?? 0) > scan.startedSeq;
     for (const [path, { version, type, size }] of now) {
       const was = before.tree.get(path);
-      if (was?.version === version || this.known.get(path)?.version === version || own(path)) continue;
+      if (was?.version === version || this.known.get(path)?.version === version || this.ownVersions.has(version) || own(path)) continue;
       if (was && type === "directory") continue;
       const kind = type === "directory" ? "made-directory" : was ? "modified" : "created";
       notes.push(outsideNote(kind, path, type, size, was?.version ?? "", version));

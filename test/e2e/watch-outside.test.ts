@@ -126,6 +126,27 @@ describe("outside changes with the kernel's notifications", () => {
     expect(entries.length).toBeGreaterThanOrEqual(writes);
   }, 60_000);
 
+  it("writes through a link to a directory and through a link to a file: journaled once, by the path written, none as outside", async () => {
+    mkdirSync(path.join(dir, "real"));
+    symlinkSync("real", path.join(dir, "linkdir"));
+    writeFileSync(path.join(dir, "target.txt"), "before\n");
+    symlinkSync("target.txt", path.join(dir, "alias.txt"));
+    const w = d.client.workspace("out");
+    // What this program made is journaled as outside first; the daemon's writes come after that cursor.
+    await new Promise((r) => setTimeout(r, 1000));
+    const cursor = (await w.journal()).at(-1)!.cursor;
+    await w.writeText("/linkdir/f.txt", "through the link to a directory\n");
+    await w.writeText("/alias.txt", "through the link to a file\n");
+    await w.writeText("/linkdir/f.txt", "again\n");
+    await new Promise((r) => setTimeout(r, 1500));
+    const entries = await w.journal({ afterCursor: cursor });
+    expect(entries.map((e) => [e.path, e.kind, e.outside])).toEqual([
+      ["/linkdir/f.txt", JournalKind.CREATED, false],
+      ["/alias.txt", JournalKind.MODIFIED, false],
+      ["/linkdir/f.txt", JournalKind.MODIFIED, false],
+    ]);
+  });
+
   it.each(["out", "made-here"])("the directories a call makes on its way appear as its own, parents first (%s)", async (ws) => {
     // "out" is bound (the kernel's notifications of the directories must be told apart as the daemon's), "made-here" managed.
     if (ws === "made-here") await d.client.workspaces.createWorkspace({ workspace: ws });
