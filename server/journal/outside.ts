@@ -107,11 +107,12 @@ export class OutsideChanges {
   /** Past this many known paths, the old are forgotten. */
   private forgetAbove = KNOWN_KEPT;
   /**
-   * Versions of the files the daemon's own changes left, by version (a
-   * version names one inode's state): a write through a link is journaled by
-   * the path it was asked by, and notified at the path it landed at.
+   * Versions of the files the daemon's own changes left, or deleted or moved
+   * away (`gone`), by version (a version names one inode's state): a change
+   * through a link is journaled by the path it was asked by, and notified at
+   * the path it landed at.
    */
-  private readonly ownVersions = new Map<string, { at: number; seq: number }>();
+  private readonly ownVersions = new Map<string, { at: number; seq: number; gone: boolean }>();
   /** Paths looked at while the daemon was changing the tree, and how many times (look). */
   private readonly deferred = new Map<string, number>();
   /** Paths the notifications named since the last verifying scan: what the next finds there was told, not missed. */
@@ -226,7 +227,10 @@ export class OutsideChanges {
       const gone = record.kind === "deleted";
       if (record.kind !== "replaced") this.known.set(record.path, { version: gone ? "" : record.versionAfter, type: gone ? "" : record.type, at: now, seq });
       if (record.kind === "moved") this.known.set(record.from, { version: "", type: "", at: now, seq });
-      if (!record.outside && record.versionAfter !== "" && record.type !== "directory") this.ownVersions.set(record.versionAfter, { at: now, seq });
+      if (!record.outside && record.type !== "directory") {
+        if (record.versionAfter !== "") this.ownVersions.set(record.versionAfter, { at: now, seq, gone: false });
+        if ((record.kind === "deleted" || record.kind === "moved") && record.versionBefore !== "") this.ownVersions.set(record.versionBefore, { at: now, seq, gone: true });
+      }
       if (!record.outside && record.type === "directory" && (record.kind === "moved" || record.kind === "deleted" || record.kind === "replaced")) {
         this.trees.push({ prefix: treePrefix(record.path), at: now, seq });
         if (record.from) this.trees.push({ prefix: treePrefix(record.from), at: now, seq });
@@ -313,10 +317,17 @@ export class OutsideChanges {
     const entry = await this.workspace.stat(event.parts).catch(() => null);
     const known = this.known.get(path);
     if (!entry) {
+      if (known && this.ownVersions.get(known.version)?.gone) return []; // deleted or moved away by the daemon, by another path
       if (known?.version !== "" && (known !== undefined || event.type === "delete")) return [outsideNote("deleted", path, known?.type ?? "", 0, known?.version ?? "", "")];
       return [];
     }
-    if (known?.version === entry.version || this.ownVersions.has(entry.version)) return [];
+    if (known?.version === entry.version) return [];
+    const own = this.ownVersions.get(entry.version);
+    if (own && !own.gone) {
+      // Written by the daemon by another path: this path's state is that change's.
+      this.known.set(path, { version: entry.version, type: entry.type, at: own.at, seq: own.seq });
+      return [];
+    }
     if (entry.type === "directory") {
       if (known && known.version !== "") return []; // a directory's own times change with its entries: not a change of its own
       const notes = [outsideNote("made-directory", path, "directory", 0, "", entry.version)];
@@ -432,13 +443,13 @@ export class OutsideChanges {
     const own = (path: string) => treePrefixesOf(path).some((prefix) => prefixes.has(prefix)) || (this.known.get(path)?.seq ?? 0) > scan.startedSeq;
     for (const [path, { version, type, size }] of now) {
       const was = before.tree.get(path);
-      if (was?.version === version || this.known.get(path)?.version === version || this.ownVersions.has(version) || own(path)) continue;
+      if (was?.version === version || this.known.get(path)?.version === version || this.ownVersions.get(version)?.gone === false || own(path)) continue;
       if (was && type === "directory") continue;
       const kind = type === "directory" ? "made-directory" : was ? "modified" : "created";
       notes.push(outsideNote(kind, path, type, size, was?.version ?? "", version));
     }
     for (const [path, was] of before.tree) {
-      if (now.has(path) || this.known.get(path)?.version === "" || own(path) || this.goneWithParent(path, now)) continue;
+      if (now.has(path) || this.known.get(path)?.version === "" || this.ownVersions.get(was.version)?.gone || own(path) || this.goneWithParent(path, now)) continue;
       notes.push(outsideNote("deleted", path, was.type, 0, was.version, ""));
     }
     // Journaled since `before` began, in neither scan: gone since. Only where the walk lists it by that path (its

@@ -126,7 +126,7 @@ describe("outside changes with the kernel's notifications", () => {
     expect(entries.length).toBeGreaterThanOrEqual(writes);
   }, 60_000);
 
-  it("writes through a link to a directory and through a link to a file: journaled once, by the path written, none as outside", async () => {
+  it("writes, a move and a delete through a link to a directory, a write through a link to a file: journaled once, by the path asked, none as outside", async () => {
     mkdirSync(path.join(dir, "real"));
     symlinkSync("real", path.join(dir, "linkdir"));
     writeFileSync(path.join(dir, "target.txt"), "before\n");
@@ -138,12 +138,18 @@ describe("outside changes with the kernel's notifications", () => {
     await w.writeText("/linkdir/f.txt", "through the link to a directory\n");
     await w.writeText("/alias.txt", "through the link to a file\n");
     await w.writeText("/linkdir/f.txt", "again\n");
+    await new Promise((r) => setTimeout(r, 500));
+    await w.move("/linkdir/f.txt", "/linkdir/g.txt");
+    await new Promise((r) => setTimeout(r, 500));
+    await w.delete("/linkdir/g.txt");
     await new Promise((r) => setTimeout(r, 1500));
     const entries = await w.journal({ afterCursor: cursor });
     expect(entries.map((e) => [e.path, e.kind, e.outside])).toEqual([
       ["/linkdir/f.txt", JournalKind.CREATED, false],
       ["/alias.txt", JournalKind.MODIFIED, false],
       ["/linkdir/f.txt", JournalKind.MODIFIED, false],
+      ["/linkdir/g.txt", JournalKind.MOVED, false],
+      ["/linkdir/g.txt", JournalKind.DELETED, false],
     ]);
   });
 
