@@ -31,6 +31,7 @@
 // changed nothing then).
 import { FileToolsError } from "../errors.js";
 import type { Logger } from "../log.js";
+import type { Entry } from "../workspace/entry.js";
 import type { OutsideEvent, OutsideSubscription } from "../workspace/outside.js";
 import { displayPath, type Components } from "../workspace/paths.js";
 import type { Workspace } from "../workspace/workspace.js";
@@ -277,10 +278,11 @@ export class OutsideChanges {
   /**
    * Stats each path an event names, and journals what differs from what the
    * journal knows. What a stat saw while one of the daemon's own changes was
-   * under way may be that change, its record not in yet (a file rewritten
-   * many times a second, a directory made on a write's way): looked at again
-   * after another settling, until a look meets no change under way (at most
-   * MAX_DEFERRALS times; then it is journaled as it is).
+   * under way (or its record not in yet) may be that change (a file
+   * rewritten many times a second, a directory made on a call's way): looked
+   * at again after another settling, until a stat meets none (at most
+   * MAX_DEFERRALS times; then it is journaled as it is). A directory made
+   * from outside is walked once it is told, for what was made in it.
    */
   private async look(events: OutsideEvent[]): Promise<void> {
     if (this.closed) return;
@@ -292,18 +294,26 @@ export class OutsideChanges {
     const looked = new Set<string>();
     for (const event of events) {
       const path = displayPath(event.parts);
-      if (looked.has(path) || trees.some((tree) => underTree(path, tree.prefix))) continue;
+      if (looked.has(path) || trees.some((tree) => underTree(path, tree.prefix))) {
+        this.deferred.delete(path);
+        continue;
+      }
       looked.add(path);
-      const mark = this.workspace.changeMark();
-      const found = await this.lookAt(event, path, looked);
+      // Quiet: no change of the daemon's own under way, nor begun, nor unrecorded, while the stat was taken.
+      const mark = this.workspace.quietMark();
+      const entry = await this.workspace.stat(event.parts).catch(() => null);
+      const quiet = mark !== undefined && this.workspace.quietMark() === mark;
+      const found = this.differs(event, path, entry);
       const deferred = this.deferred.get(path) ?? 0;
-      if (found.length > 0 && !this.closing && (mark === undefined || this.workspace.changedSince(mark)) && deferred < MAX_DEFERRALS) {
+      if (found && !quiet && !this.closing && deferred < MAX_DEFERRALS) {
         this.deferred.set(path, deferred + 1);
         again.push(event);
         continue;
       }
       this.deferred.delete(path);
-      notes.push(...found);
+      if (!found) continue;
+      notes.push(found);
+      if (found.kind === "made-directory") notes.push(...(await this.madeInside(event.parts, looked)));
     }
     if (notes.length > 0 && !this.closed) await this.journal.append(this.workspace.id, notes, NO_ACTOR, true);
     if (again.length > 0 && !this.closed) {
@@ -312,36 +322,40 @@ export class OutsideChanges {
     }
   }
 
-  /** What the event's path holds now and the journal does not have: notes to journal as outside (none when it agrees). */
-  private async lookAt(event: OutsideEvent, path: string, looked: Set<string>): Promise<ChangeNote[]> {
-    const entry = await this.workspace.stat(event.parts).catch(() => null);
+  /** What `entry` (the path's stat now, null when gone) is and the journal does not have: a note to journal as outside, or undefined. */
+  private differs(event: OutsideEvent, path: string, entry: Entry | null): ChangeNote | undefined {
     const known = this.known.get(path);
     if (!entry) {
-      if (known && this.ownVersions.get(known.version)?.gone) return []; // deleted or moved away by the daemon, by another path
-      if (known?.version !== "" && (known !== undefined || event.type === "delete")) return [outsideNote("deleted", path, known?.type ?? "", 0, known?.version ?? "", "")];
-      return [];
+      if (known && this.ownVersions.get(known.version)?.gone) return undefined; // deleted or moved away by the daemon, by another path
+      if (known?.version !== "" && (known !== undefined || event.type === "delete")) return outsideNote("deleted", path, known?.type ?? "", 0, known?.version ?? "", "");
+      return undefined;
     }
-    if (known?.version === entry.version) return [];
+    if (known?.version === entry.version) return undefined;
     const own = this.ownVersions.get(entry.version);
     if (own && !own.gone) {
       // Written by the daemon by another path: this path's state is that change's.
       this.known.set(path, { version: entry.version, type: entry.type, at: own.at, seq: own.seq });
-      return [];
+      return undefined;
     }
     if (entry.type === "directory") {
-      if (known && known.version !== "") return []; // a directory's own times change with its entries: not a change of its own
-      const notes = [outsideNote("made-directory", path, "directory", 0, "", entry.version)];
-      // What was made inside it before the kernel watched it.
-      for await (const child of this.workspace.walk(event.parts, { recursive: true, maxDepth: 64, includeHidden: true, respectGitignore: false })) {
-        const childPath = displayPath(child.parts);
-        if (this.known.get(childPath)?.version === child.version) continue;
-        looked.add(childPath);
-        notes.push(outsideNote(child.type === "directory" ? "made-directory" : "created", childPath, child.type, child.type === "directory" ? 0 : Number(child.size), "", child.version));
-      }
-      return notes;
+      if (known && known.version !== "") return undefined; // a directory's own times change with its entries: not a change of its own
+      return outsideNote("made-directory", path, "directory", 0, "", entry.version);
     }
     const kind = known === undefined ? (event.type === "create" ? "created" : "modified") : known.version === "" ? "created" : "modified";
-    return [outsideNote(kind, path, entry.type, Number(entry.size), known?.version ?? "", entry.version)];
+    return outsideNote(kind, path, entry.type, Number(entry.size), known?.version ?? "", entry.version);
+  }
+
+  /** What was made inside a directory made from outside before the kernel watched it, as outside notes. */
+  private async madeInside(parts: Components, looked: Set<string>): Promise<ChangeNote[]> {
+    const notes: ChangeNote[] = [];
+    for await (const child of this.workspace.walk(parts, { recursive: true, maxDepth: 64, includeHidden: true, respectGitignore: false })) {
+      const childPath = displayPath(child.parts);
+      if (this.known.get(childPath)?.version === child.version) continue;
+      looked.add(childPath);
+      this.deferred.delete(childPath);
+      notes.push(outsideNote(child.type === "directory" ? "made-directory" : "created", childPath, child.type, child.type === "directory" ? 0 : Number(child.size), "", child.version));
+    }
+    return notes;
   }
 
   /** Notifications are unavailable or failed: scan from now on (the first scan is the baseline), and say so. */

@@ -42,20 +42,24 @@ export class JournalRecorder implements ChangeRecorder {
     return this.runs.isRecording(workspaceId);
   }
 
-  async record(workspaceId: string, change: ToolChange): Promise<void> {
-    const { facts, kind, ...entry } = change;
+  async record(workspaceId: string, ...changes: ToolChange[]): Promise<void> {
     const run = this.runs.activeRun(workspaceId)?.id ?? "";
-    if (kind !== "mkdir") await this.reserve.afterChange(() => this.runs.record(workspaceId, { ...entry, kind }));
-    const note: ChangeNote = {
-      kind: KINDS[kind],
-      path: change.path,
-      from: change.sourcePath,
-      type: facts.type,
-      size: Number(facts.size),
-      sha256: kind === "delete" || kind === "mkdir" ? "" : change.sha256After,
-      versionBefore: facts.versionBefore,
-      versionAfter: facts.versionAfter,
-    };
-    await this.reserve.afterChange(() => this.journal.append(workspaceId, [note], { ...this.caller, run }));
+    for (const { facts, kind, ...entry } of changes) {
+      if (kind !== "mkdir") await this.reserve.afterChange(() => this.runs.record(workspaceId, { ...entry, kind }));
+    }
+    const notes = changes.map(
+      (change): ChangeNote => ({
+        kind: KINDS[change.kind],
+        path: change.path,
+        from: change.sourcePath,
+        type: change.facts.type,
+        size: Number(change.facts.size),
+        sha256: change.kind === "delete" || change.kind === "mkdir" ? "" : change.sha256After,
+        versionBefore: change.facts.versionBefore,
+        versionAfter: change.facts.versionAfter,
+      }),
+    );
+    // One append for the call's changes: one sync, and nothing of another call's between them.
+    if (notes.length > 0) await this.reserve.afterChange(() => this.journal.append(workspaceId, notes, { ...this.caller, run }));
   }
 }

@@ -18,7 +18,7 @@ import { sha256Hex } from "../text/hash.js";
 import { pathKey, withPathLocks } from "../tools/locks.js";
 import { textEncodingOf } from "../tools/read.js";
 import { MAX_EDIT_BYTES } from "../tools/edit.js";
-import { recordMadeDirectories, sha256OrEmpty, type ChangeRecorder } from "../tools/changes.js";
+import { madeDirectoryChanges, sha256OrEmpty, type ChangeRecorder, type ToolChange } from "../tools/changes.js";
 import { parsePatch, type FilePatch } from "./parse.js";
 import { applyHunks } from "./apply.js";
 import type { PatchJournal, PatchRecord } from "./journal.js";
@@ -84,29 +84,32 @@ export async function applyPatch(
       admission?.settle(NO_USAGE);
       throw error;
     }
-    let setAside: SetAsideFile[];
-    let madeDirectories: Components[];
-    try {
-      ({ setAside, madeDirectories } = await changeFiles(workspace, writes.map((p, i) => ({ planned: p, staged: staged[i]! })), removes));
-    } catch (error) {
-      await journal.done(id); // undone (or said not to be): the caller is told it failed, so no restart may finish it
-      throw error;
-    } finally {
-      for (const file of staged) await file.discard(); // closes the root each holds (a placed file stays placed)
-      admission?.settle(NO_USAGE);
-      gate?.recount(); // what the patch added and freed, counted from the tree
-    }
-    for (const file of setAside) await file.drop();
-    await journal.done(id);
-    await recordMadeDirectories(recorder, workspace, madeDirectories);
-    const files: PatchedFile[] = [];
-    for (const p of planned) files.push(described(p, p.action === "deleted" ? "" : (await workspace.stat(p.path)).version));
-    for (const [i, f] of files.entries()) {
-      const kind = f.action === "added" ? "create" : f.action === "updated" ? "modify" : f.action === "deleted" ? "delete" : "move";
-      const facts = { type: "file" as const, size: BigInt(planned[i]!.bytes?.length ?? 0), versionBefore: planned[i]!.version, versionAfter: f.version };
-      await recorder?.record(workspace.id, { kind, path: f.path, sourcePath: f.movedFrom, sha256Before: f.sha256Before, sha256After: f.sha256After, facts });
-    }
-    return files;
+    // The change and its record as one (Workspace.recorded): until both are in, the outside watcher waits.
+    return workspace.recorded(async () => {
+      let setAside: SetAsideFile[];
+      let madeDirectories: MadeDirectories;
+      try {
+        ({ setAside, madeDirectories } = await changeFiles(workspace, writes.map((p, i) => ({ planned: p, staged: staged[i]! })), removes));
+      } catch (error) {
+        await journal.done(id); // undone (or said not to be): the caller is told it failed, so no restart may finish it
+        throw error;
+      } finally {
+        for (const file of staged) await file.discard(); // closes the root each holds (a placed file stays placed)
+        admission?.settle(NO_USAGE);
+        gate?.recount(); // what the patch added and freed, counted from the tree
+      }
+      for (const file of setAside) await file.drop();
+      await journal.done(id);
+      const files: PatchedFile[] = [];
+      for (const p of planned) files.push(described(p, p.action === "deleted" ? "" : (await workspace.stat(p.path)).version));
+      const changes = files.map((f, i): ToolChange => {
+        const kind = f.action === "added" ? "create" : f.action === "updated" ? "modify" : f.action === "deleted" ? "delete" : "move";
+        const facts = { type: "file" as const, size: BigInt(planned[i]!.bytes?.length ?? 0), versionBefore: planned[i]!.version, versionAfter: f.version };
+        return { kind, path: f.path, sourcePath: f.movedFrom, sha256Before: f.sha256Before, sha256After: f.sha256After, facts };
+      });
+      await recorder?.record(workspace.id, ...madeDirectoryChanges(madeDirectories), ...changes);
+      return files;
+    });
   }, signal);
 }
 
@@ -120,10 +123,10 @@ export async function applyPatch(
  * error means nothing changed; a crash instead leaves the record, and the
  * next start finishes the change.
  */
-async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planned; staged: StagedFile }>, removes: Components[]): Promise<{ setAside: SetAsideFile[]; madeDirectories: Components[] }> {
+async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planned; staged: StagedFile }>, removes: Components[]): Promise<{ setAside: SetAsideFile[]; madeDirectories: MadeDirectories }> {
   const undo: Array<() => Promise<unknown>> = [];
   const setAside: SetAsideFile[] = [];
-  const madeDirectories: Components[] = [];
+  const madeDirectories: MadeDirectories = [];
   // Every change the patch makes is counted: the undo takes back the directories its writes made only if no
   // other call changed the tree meanwhile (one may have found them: a MakeDir told they existed). Undefined
   // while another change is under way: they stay then.
@@ -139,7 +142,7 @@ async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planne
       const made: MadeDirectories = [];
       // Before the write: one that fails may have made some.
       undo.push(async () => {
-        for (const parts of [...made].reverse()) if (!(await ownChange(() => workspace.removeEmptyDirectory(parts, alone)))) break;
+        for (const { parts } of [...made].reverse()) if (!(await ownChange(() => workspace.removeEmptyDirectory(parts, alone)))) break;
       });
       const written = await ownChange(() => workspace.writeFile(planned.path, staged, { createDirs: true, mode: "create-or-replace", madeDirectories: made }));
       madeDirectories.push(...written.madeDirectories);

@@ -3,7 +3,7 @@
 // run's change set (SPEC section 1, "change set"). The journal's recorder
 // implements it; the tools hash what was there before only while a run is
 // active (the change set needs it, the journal does not).
-import type { Workspace } from "../workspace/workspace.js";
+import type { MadeDirectories, Workspace } from "../workspace/workspace.js";
 import { hashFile } from "../workspace/hash-tree.js";
 import { displayPath, type Components } from "../workspace/paths.js";
 import type { Entry, EntryType } from "../workspace/entry.js";
@@ -45,8 +45,8 @@ export interface ToolChange extends Omit<Change, "time" | "kind"> {
 export interface ChangeRecorder {
   /** True when a run is active on the workspace (only then is hashing the content before worth it). */
   isRecording(workspaceId: string): boolean;
-  /** Journals a change, and appends it to the active run's change set (durably, in order), before the call answers. */
-  record(workspaceId: string, change: ToolChange): Promise<void>;
+  /** Journals a call's changes (in one append, in order), and appends each to the active run's change set (durably, in order), before the call answers. */
+  record(workspaceId: string, ...changes: ToolChange[]): Promise<void>;
 }
 
 /** The facts of a file written (Write, Upload, Edit). */
@@ -55,19 +55,23 @@ export function writtenFacts(result: { entry: Entry; versionBefore: string }): C
 }
 
 /**
- * Journals the directories a change made on its way (parents first, each as
- * it is now), before the change itself: a watcher mirroring the tree gets a
- * parent before what it holds, and in a bound workspace the kernel's
- * notification of it is told apart as the daemon's own, not `outside`.
+ * The directories a call made on its way (parents first), as changes to
+ * journal before the call's own, in the same append: a watcher gets a
+ * call's parents before what it put in them, and in a bound workspace the
+ * kernel's notification of them is told apart as the daemon's own, not
+ * `outside`.
  */
-export async function recordMadeDirectories(recorder: ChangeRecorder | undefined, workspace: Workspace, made: readonly Components[]): Promise<void> {
-  if (!recorder) return;
-  for (const parts of made) {
-    const entry = await workspace.stat(parts).catch(() => null);
-    if (entry?.type !== "directory") continue; // gone again (another call): nothing to tell
-    const facts = { type: entry.type, size: 0n, versionBefore: "", versionAfter: entry.version };
-    await recorder.record(workspace.id, { kind: "mkdir", path: displayPath(parts), sourcePath: "", sha256Before: "", sha256After: "", facts });
-  }
+export function madeDirectoryChanges(made: MadeDirectories): ToolChange[] {
+  return made
+    .filter((directory) => directory.version !== "") // made and replaced at once: not there to tell
+    .map((directory) => ({
+      kind: "mkdir",
+      path: displayPath(directory.parts),
+      sourcePath: "",
+      sha256Before: "",
+      sha256After: "",
+      facts: { type: "directory", size: 0n, versionBefore: "", versionAfter: directory.version },
+    }));
 }
 
 /** SHA-256 (hex) of a file's whole content, read through the workspace. */

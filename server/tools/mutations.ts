@@ -4,7 +4,7 @@ import type { Entry } from "../workspace/entry.js";
 import type { UsageGate } from "../workspace/usage.js";
 import { displayPath, parseFilePath, parsePath } from "../workspace/paths.js";
 import { pathKey, withPathLocks } from "./locks.js";
-import { recordMadeDirectories, sha256OrEmpty, type ChangeRecorder } from "./changes.js";
+import { madeDirectoryChanges, sha256OrEmpty, type ChangeRecorder } from "./changes.js";
 
 export async function deletePath(
   workspace: Workspace,
@@ -21,11 +21,13 @@ export async function deletePath(
     const before = recording && parts.length > 0 ? await sha256OrEmpty(workspace, parts) : "";
     const prior = recorder && parts.length > 0 ? await workspace.stat(parts).catch(() => null) : null;
     signal?.throwIfAborted(); // the last moment a cancellation keeps the file
-    const removed = await workspace.remove(parts, { ...options, gate });
-    if (removed && prior) {
-      await recorder?.record(workspace.id, { kind: "delete", path, sourcePath: "", sha256Before: before, sha256After: "", facts: { type: prior.type, size: 0n, versionBefore: prior.version, versionAfter: "" } });
-    }
-    return removed;
+    return workspace.recorded(async () => {
+      const removed = await workspace.remove(parts, { ...options, gate });
+      if (removed && prior) {
+        await recorder?.record(workspace.id, { kind: "delete", path, sourcePath: "", sha256Before: before, sha256After: "", facts: { type: prior.type, size: 0n, versionBefore: prior.version, versionAfter: "" } });
+      }
+      return removed;
+    });
   }, signal);
   return { path, existed };
 }
@@ -47,17 +49,18 @@ export async function movePath(
     const hash = recording ? await sha256OrEmpty(workspace, source) : "";
     const prior = recorder ? await workspace.stat(source).catch(() => null) : null;
     signal?.throwIfAborted(); // the last moment a cancellation keeps the tree as it was
-    const { entry: moved, madeDirectories } = await workspace.move(source, destination, { ...options, gate });
-    await recordMadeDirectories(recorder, workspace, madeDirectories);
-    await recorder?.record(workspace.id, {
-      kind: "move",
-      path: displayPath(destination),
-      sourcePath: displayPath(source),
-      sha256Before: hash,
-      sha256After: hash,
-      facts: { type: moved.type, size: moved.type === "directory" ? 0n : moved.size, versionBefore: prior?.version ?? "", versionAfter: moved.version },
+    return workspace.recorded(async () => {
+      const { entry: moved, madeDirectories } = await workspace.move(source, destination, { ...options, gate });
+      await recorder?.record(workspace.id, ...madeDirectoryChanges(madeDirectories), {
+        kind: "move",
+        path: displayPath(destination),
+        sourcePath: displayPath(source),
+        sha256Before: hash,
+        sha256After: hash,
+        facts: { type: moved.type, size: moved.type === "directory" ? 0n : moved.size, versionBefore: prior?.version ?? "", versionAfter: moved.version },
+      });
+      return moved;
     });
-    return moved;
   }, signal);
   return { source: displayPath(source), destination: displayPath(destination), entry };
 }
@@ -76,14 +79,16 @@ export async function makeDirectory(
     [pathKey(workspace.id, path)],
     async () => {
       signal?.throwIfAborted(); // the last moment a cancellation makes nothing
-      const { created: made, madeDirectories } = await workspace.makeDir(parts, { ...options, gate });
-      await recordMadeDirectories(recorder, workspace, madeDirectories);
-      if (made && recorder) {
-        const entry = await workspace.stat(parts);
-        const facts = { type: entry.type, size: 0n, versionBefore: "", versionAfter: entry.version };
-        await recorder.record(workspace.id, { kind: "mkdir", path, sourcePath: "", sha256Before: "", sha256After: "", facts });
-      }
-      return made;
+      return workspace.recorded(async () => {
+        const { created, madeDirectories } = await workspace.makeDir(parts, { ...options, gate });
+        const made = madeDirectoryChanges(madeDirectories);
+        if (created && recorder) {
+          const entry = await workspace.stat(parts);
+          made.push({ kind: "mkdir", path, sourcePath: "", sha256Before: "", sha256After: "", facts: { type: entry.type, size: 0n, versionBefore: "", versionAfter: entry.version } });
+        }
+        await recorder?.record(workspace.id, ...made);
+        return created;
+      });
     },
     signal,
   );

@@ -8,7 +8,7 @@ import { bomBytes, bomLength, encodeText, resolveEncoding } from "../text/encodi
 import { applyNewlineMode, usesCrlf, type NewlineMode } from "../text/newline.js";
 import { sha256Hex } from "../text/hash.js";
 import { pathKey, withPathLocks } from "./locks.js";
-import { recordMadeDirectories, sha256OfFile, sha256OrEmpty, writtenFacts, type ChangeRecorder } from "./changes.js";
+import { madeDirectoryChanges, sha256OfFile, sha256OrEmpty, writtenFacts, type ChangeRecorder } from "./changes.js";
 
 /** Enough of an existing file to tell its BOM and line-ending style. */
 const STYLE_HEAD_BYTES = 64 * 1024;
@@ -32,10 +32,15 @@ export async function writeFile(workspace: Workspace, input: WriteInput, recorde
   return withPathLocks([pathKey(workspace.id, displayPath(parts))], async () => {
     const recording = recorder?.isRecording(workspace.id) ?? false;
     const before = recording ? await sha256OrEmpty(workspace, parts) : "";
-    const record = async (result: WriteResult, sha256: string) => {
-      await recordMadeDirectories(recorder, workspace, result.madeDirectories);
-      await recorder?.record(workspace.id, { kind: result.created ? "create" : "modify", path: displayPath(parts), sourcePath: "", sha256Before: before, sha256After: sha256, facts: writtenFacts(result) });
-    };
+    const record = async (result: WriteResult, sha256: string) =>
+      recorder?.record(workspace.id, ...madeDirectoryChanges(result.madeDirectories), {
+        kind: result.created ? "create" : "modify",
+        path: displayPath(parts),
+        sourcePath: "",
+        sha256Before: before,
+        sha256After: sha256,
+        facts: writtenFacts(result),
+      });
     return writeUnlocked(workspace, parts, input, gate, signal, record);
   }, signal);
 }

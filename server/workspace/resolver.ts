@@ -11,6 +11,7 @@ import { type Components, checkCreatable, displayPath, joinComponents } from "./
 import { fsPath, nameFromBytes } from "./names.js";
 import { errnoOf, translateErrno } from "./errno.js";
 import { Directory } from "./directory.js";
+import { versionOf } from "./entry.js";
 import { subscribeOutside, type OutsideEvent, type OutsideSubscription } from "./outside.js";
 
 const MAX_SYMLINKS = 40;
@@ -40,10 +41,11 @@ export type FollowedLocation = (Location & { stats: BigIntStats | null }) | null
 
 /**
  * The directories a locate with createDirs made, parents first, each by its
- * components from the root (no link among them): the workspace's usage
- * counts them, and a change that is undone removes them.
+ * components from the root (no link among them) and its version as made:
+ * the workspace's usage counts them, a change that is undone removes them,
+ * and the journal tells them.
  */
-export type MadeDirectories = Components[];
+export type MadeDirectories = Array<{ parts: Components; version: string }>;
 
 /** Links followed so far (bounded), and where to count the directories made. */
 interface Budget {
@@ -260,17 +262,31 @@ export class Resolver {
       if (errnoOf(error) !== "ENOENT") throw translateErrno(error, shown, ["ELOOP", "ENOTDIR"]);
       if (!createDirs) fail("NOT_FOUND", `${shown} does not exist`);
     }
+    let created = false;
     try {
       await fsp.mkdir(at(dir, name), 0o755);
-      made?.push(child);
+      created = true;
     } catch (error) {
       if (errnoOf(error) !== "EEXIST") throw translateErrno(error, shown);
     }
+    let opened: Directory;
     try {
-      return Directory.open(at(dir, name));
+      opened = Directory.open(at(dir, name));
     } catch (error) {
+      // Made, then replaced by another program before it was opened: counted as made (an undo finds no such directory).
+      if (created) made?.push({ parts: child, version: "" });
       throw translateErrno(error, shown, ["ELOOP", "ENOTDIR"]);
     }
+    if (created) {
+      let version = "";
+      try {
+        version = versionOf(fstatSync(opened.fd, { bigint: true }));
+      } catch {
+        // Made and opened, its version unread: told without one.
+      }
+      made?.push({ parts: child, version });
+    }
+    return opened;
   }
 }
 

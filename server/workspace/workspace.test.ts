@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parsePath } from "./paths.js";
-import { Workspace } from "./workspace.js";
+import { Workspace, type MadeDirectories } from "./workspace.js";
 import { reasonOf as reasonOfCall } from "../../test/support/trees.js";
 
 let base: string;
@@ -200,11 +200,12 @@ describe("writes", () => {
   it("reports the directories it made, parents first, by their path from the root; a write that fails removes those it made", async () => {
     mkdirSync(path.join(root, "real"));
     symlinkSync("real", path.join(root, "link"));
-    const made: string[][] = [];
+    const made: MadeDirectories = [];
     await workspace.writeFile(parsePath("link/new/f.txt"), Buffer.from("x"), { createDirs: true, mode: "create-only", madeDirectories: made });
     await workspace.writeFile(parsePath("real/new/deep/g.txt"), Buffer.from("x"), { createDirs: true, mode: "create-only", madeDirectories: made });
-    expect(made).toEqual([["real", "new"], ["real", "new", "deep"]]);
-    const failed: string[][] = [];
+    expect(made.map((m) => m.parts)).toEqual([["real", "new"], ["real", "new", "deep"]]);
+    expect(made.every((m) => m.version !== "")).toBe(true);
+    const failed: MadeDirectories = [];
     expect(await reasonOf(workspace.writeFile(parsePath("a/b/c.txt"), Buffer.from("x"), { createDirs: true, mode: "replace-only", madeDirectories: failed }))).toBe("NOT_FOUND");
     expect(failed).toEqual([]);
     expect(existsSync(path.join(root, "a"))).toBe(false);

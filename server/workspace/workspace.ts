@@ -68,7 +68,7 @@ export class Workspace {
    * so a walk taken while none was under way still describes it while none
    * has begun since (changeMark, changedSince).
    */
-  private readonly changes = { begun: 0, underWay: 0 };
+  private readonly changes = { begun: 0, underWay: 0, unrecorded: 0 };
 
   private constructor(
     readonly id: string,
@@ -102,6 +102,26 @@ export class Workspace {
   /** The count of changes begun, taken while none is under way; undefined while one is. */
   changeMark(): number | undefined {
     return this.changes.underWay === 0 ? this.changes.begun : undefined;
+  }
+
+  /**
+   * Runs a tool's change together with its journal record: until both are
+   * done, quietMark is undefined. A change whose record is made after it
+   * returns (Delete, Move, MakeDir, ApplyPatch; a write records while it is
+   * placed) would otherwise look finished, its record not in yet.
+   */
+  async recorded<T>(changeAndRecord: () => Promise<T>): Promise<T> {
+    this.changes.unrecorded++;
+    try {
+      return await changeAndRecord();
+    } finally {
+      this.changes.unrecorded--;
+    }
+  }
+
+  /** changeMark, and undefined too while a change's record is not in yet (recorded): a look at the tree taken while it stays the same saw no change of the daemon's own half done. */
+  quietMark(): number | undefined {
+    return this.changes.unrecorded === 0 ? this.changeMark() : undefined;
   }
 
   /** Whether a change to the tree began through this object after `mark` was taken. */
@@ -448,7 +468,7 @@ export class Workspace {
    */
   private async unmake(made: MadeDirectories, alone: () => boolean): Promise<void> {
     // Only while no other call overlapped this one: another may have found them (a makeDir told "already existed", a write located in one).
-    while (made.length > 0 && (await this.rmdirIfEmpty(made[made.length - 1]!, alone).catch(() => false))) made.pop();
+    while (made.length > 0 && (await this.rmdirIfEmpty(made[made.length - 1]!.parts, alone).catch(() => false))) made.pop();
   }
 
   /**

@@ -153,6 +153,22 @@ describe("outside changes with the kernel's notifications", () => {
     ]);
   });
 
+  it("a MakeDir, a Move and an ApplyPatch that make 150 directories each: one entry each, none outside", async () => {
+    // Their records come after the change returns: the outside watcher waits for them (Workspace.recorded).
+    const w = d.client.workspace("out");
+    const cursor = (await w.journal()).at(-1)?.cursor ?? 0n;
+    const chain = (p: string) => Array.from({ length: 150 }, (_, k) => `${p}${k}`).join("/");
+    await w.mkdir(`/deep-mk/${chain("a")}`);
+    await w.writeText("/deep-mv.txt", "m");
+    await w.move("/deep-mv.txt", `/deep-mv/${chain("b")}/m.txt`, { createDirs: true });
+    await w.applyPatch(`*** Begin Patch\n*** Add File: deep-ap/${chain("c")}/p.txt\n+patched\n*** End Patch\n`);
+    await new Promise((r) => setTimeout(r, 2000));
+    const entries = await w.journal({ afterCursor: cursor });
+    expect(entries.filter((e) => e.outside).length).toBe(0);
+    expect(new Set(entries.map((e) => e.path)).size).toBe(entries.length);
+    expect(entries.length).toBe(1 + 150 + 1 + 151 + 1 + 151 + 1);
+  }, 60_000);
+
   it.each(["out", "made-here"])("the directories a call makes on its way appear as its own, parents first (%s)", async (ws) => {
     // "out" is bound (the kernel's notifications of the directories must be told apart as the daemon's), "made-here" managed.
     if (ws === "made-here") await d.client.workspaces.createWorkspace({ workspace: ws });

@@ -38,7 +38,8 @@ const (
 	JournalKind_JOURNAL_KIND_MOVED JournalKind = 4
 	// A directory was made: by MakeDir, or on its way by a call that makes
 	// missing parents (Write, Upload, Move, MakeDir, ApplyPatch), each such
-	// parent an entry of that call, parents first, before the call's own.
+	// parent an entry of that call, parents first, just before the call's own
+	// (a concurrent call that finds it may journal what it puts in it first).
 	JournalKind_JOURNAL_KIND_MADE_DIRECTORY JournalKind = 5
 	// The tree at path was replaced or merged into at once (RestoreSnapshot, and
 	// StartRun when it restored a snapshot: "/"; ImportArchive: its directory):

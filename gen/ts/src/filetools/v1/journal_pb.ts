@@ -472,7 +472,8 @@ export enum JournalKind {
   /**
    * A directory was made: by MakeDir, or on its way by a call that makes
    * missing parents (Write, Upload, Move, MakeDir, ApplyPatch), each such
-   * parent an entry of that call, parents first, before the call's own.
+   * parent an entry of that call, parents first, just before the call's own
+   * (a concurrent call that finds it may journal what it puts in it first).
    *
    * @generated from enum value: JOURNAL_KIND_MADE_DIRECTORY = 5;
    */
