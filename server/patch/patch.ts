@@ -18,7 +18,7 @@ import { sha256Hex } from "../text/hash.js";
 import { pathKey, withPathLocks } from "../tools/locks.js";
 import { textEncodingOf } from "../tools/read.js";
 import { MAX_EDIT_BYTES } from "../tools/edit.js";
-import { madeDirectoryChanges, sha256OrEmpty, type ChangeRecorder, type ToolChange } from "../tools/changes.js";
+import { keepingMadeDirectories, madeDirectoryChanges, sha256OrEmpty, type ChangeRecorder, type ToolChange } from "../tools/changes.js";
 import { parsePatch, type FilePatch } from "./parse.js";
 import { applyHunks } from "./apply.js";
 import type { PatchJournal, PatchRecord } from "./journal.js";
@@ -84,12 +84,11 @@ export async function applyPatch(
       admission?.settle(NO_USAGE);
       throw error;
     }
-    // The change and its record as one (Workspace.recorded): until both are in, the outside watcher waits.
-    return workspace.recorded(async () => {
+    // The change and its record as one: until both are in, the outside watcher waits; directories a failed one leaves are journaled.
+    return keepingMadeDirectories(recorder, workspace, async (madeDirectories, recorded) => {
       let setAside: SetAsideFile[];
-      let madeDirectories: MadeDirectories;
       try {
-        ({ setAside, madeDirectories } = await changeFiles(workspace, writes.map((p, i) => ({ planned: p, staged: staged[i]! })), removes));
+        setAside = await changeFiles(workspace, writes.map((p, i) => ({ planned: p, staged: staged[i]! })), removes, madeDirectories);
       } catch (error) {
         await journal.done(id); // undone (or said not to be): the caller is told it failed, so no restart may finish it
         throw error;
@@ -108,6 +107,7 @@ export async function applyPatch(
         return { kind, path: f.path, sourcePath: f.movedFrom, sha256Before: f.sha256Before, sha256After: f.sha256After, facts };
       });
       await recorder?.record(workspace.id, ...madeDirectoryChanges(madeDirectories), ...changes);
+      recorded();
       return files;
     });
   }, signal);
@@ -116,17 +116,17 @@ export async function applyPatch(
 /**
  * The change of a live patch, once its record is durable: the staged contents
  * put in place, then the removed files set aside (dropped by the caller once
- * the record is done); returns those and the directories the writes made (to
+ * the record is done), the directories the writes made put in `made` (to
  * journal). A step that fails undoes the ones before it, in reverse (old
  * contents written back, added files removed, set-aside files put back, the
  * directories the writes made removed while empty), so that the caller's
  * error means nothing changed; a crash instead leaves the record, and the
  * next start finishes the change.
  */
-async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planned; staged: StagedFile }>, removes: Components[]): Promise<{ setAside: SetAsideFile[]; madeDirectories: MadeDirectories }> {
+async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planned; staged: StagedFile }>, removes: Components[], made: MadeDirectories): Promise<SetAsideFile[]> {
   const undo: Array<() => Promise<unknown>> = [];
   const setAside: SetAsideFile[] = [];
-  const madeDirectories: MadeDirectories = [];
+  const madeByWrite: MadeDirectories[] = [];
   // Every change the patch makes is counted: the undo takes back the directories its writes made only if no
   // other call changed the tree meanwhile (one may have found them: a MakeDir told they existed). Undefined
   // while another change is under way: they stay then.
@@ -139,13 +139,13 @@ async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planne
   const alone = (): boolean => mark !== undefined && workspace.changesSince(mark) === own;
   try {
     for (const { planned, staged } of writes) {
-      const made: MadeDirectories = [];
+      const madeHere: MadeDirectories = [];
+      madeByWrite.push(madeHere);
       // Before the write: one that fails may have made some.
       undo.push(async () => {
-        for (const { parts } of [...made].reverse()) if (!(await ownChange(() => workspace.removeEmptyDirectory(parts, alone)))) break;
+        while (madeHere.length > 0 && (await ownChange(() => workspace.removeEmptyDirectory(madeHere.at(-1)!.parts, alone)))) madeHere.pop();
       });
-      const written = await ownChange(() => workspace.writeFile(planned.path, staged, { createDirs: true, mode: "create-or-replace", madeDirectories: made }));
-      madeDirectories.push(...written.madeDirectories);
+      await ownChange(() => workspace.writeFile(planned.path, staged, { createDirs: true, mode: "create-or-replace", madeDirectories: madeHere }));
       const before = planned.before;
       undo.push(() => ownChange<unknown>(() => (before ? workspace.writeFile(planned.path, before, { createDirs: false, mode: "replace-only" }) : workspace.remove(planned.path, { recursive: false }))));
     }
@@ -155,7 +155,7 @@ async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planne
       undo.push(() => ownChange(() => file.putBack()));
       setAside.push(file);
     }
-    return { setAside, madeDirectories };
+    return setAside;
   } catch (error) {
     // Every step is tried, even after one fails: each set-aside file's putBack also lets go of its directory.
     let undoError: unknown;
@@ -164,6 +164,8 @@ async function changeFiles(workspace: Workspace, writes: Array<{ planned: Planne
     const reason = error instanceof FileToolsError ? error.reason : "IO_ERROR";
     const why = undoError instanceof Error ? undoError.message : String(undoError);
     fail(reason, `${error instanceof Error ? error.message : String(error)}; undoing the files the patch had already changed failed too (${why}): they may stay as the patch left them`);
+  } finally {
+    made.push(...madeByWrite.flat()); // what the writes made (what an undo left of it)
   }
 }
 

@@ -74,6 +74,30 @@ export function madeDirectoryChanges(made: MadeDirectories): ToolChange[] {
     }));
 }
 
+/**
+ * Runs a change that may make directories on its way, with its record (as
+ * Workspace.recorded), given where the workspace puts the directories it
+ * made and what to call once the change's record (theirs with it) is in:
+ * when the change fails before that, those it left (another call overlapped
+ * it, so they stay) are journaled as its own before the error goes on.
+ */
+export async function keepingMadeDirectories<T>(
+  recorder: ChangeRecorder | undefined,
+  workspace: Workspace,
+  change: (made: MadeDirectories, recorded: () => void) => Promise<T>,
+): Promise<T> {
+  return workspace.recorded(async () => {
+    const made: MadeDirectories = [];
+    let journaled = false;
+    try {
+      return await change(made, () => void (journaled = true));
+    } catch (error) {
+      if (!journaled && made.length > 0) await recorder?.record(workspace.id, ...madeDirectoryChanges(made)).catch(() => undefined);
+      throw error;
+    }
+  });
+}
+
 /** SHA-256 (hex) of a file's whole content, read through the workspace. */
 export async function sha256OfFile(workspace: Workspace, parts: Components): Promise<string> {
   return (await hashFile(workspace, parts)).sha256;

@@ -4,7 +4,7 @@ import type { Entry } from "../workspace/entry.js";
 import type { UsageGate } from "../workspace/usage.js";
 import { displayPath, parseFilePath, parsePath } from "../workspace/paths.js";
 import { pathKey, withPathLocks } from "./locks.js";
-import { madeDirectoryChanges, sha256OrEmpty, type ChangeRecorder } from "./changes.js";
+import { keepingMadeDirectories, madeDirectoryChanges, sha256OrEmpty, type ChangeRecorder } from "./changes.js";
 
 export async function deletePath(
   workspace: Workspace,
@@ -49,8 +49,8 @@ export async function movePath(
     const hash = recording ? await sha256OrEmpty(workspace, source) : "";
     const prior = recorder ? await workspace.stat(source).catch(() => null) : null;
     signal?.throwIfAborted(); // the last moment a cancellation keeps the tree as it was
-    return workspace.recorded(async () => {
-      const { entry: moved, madeDirectories } = await workspace.move(source, destination, { ...options, gate });
+    return keepingMadeDirectories(recorder, workspace, async (made) => {
+      const { entry: moved, madeDirectories } = await workspace.move(source, destination, { ...options, gate, madeDirectories: made });
       await recorder?.record(workspace.id, ...madeDirectoryChanges(madeDirectories), {
         kind: "move",
         path: displayPath(destination),
@@ -79,14 +79,14 @@ export async function makeDirectory(
     [pathKey(workspace.id, path)],
     async () => {
       signal?.throwIfAborted(); // the last moment a cancellation makes nothing
-      return workspace.recorded(async () => {
-        const { created, madeDirectories } = await workspace.makeDir(parts, { ...options, gate });
-        const made = madeDirectoryChanges(madeDirectories);
+      return keepingMadeDirectories(recorder, workspace, async (made) => {
+        const { created, madeDirectories } = await workspace.makeDir(parts, { ...options, gate, madeDirectories: made });
+        const changes = madeDirectoryChanges(madeDirectories);
         if (created && recorder) {
           const entry = await workspace.stat(parts);
-          made.push({ kind: "mkdir", path, sourcePath: "", sha256Before: "", sha256After: "", facts: { type: entry.type, size: 0n, versionBefore: "", versionAfter: entry.version } });
+          changes.push({ kind: "mkdir", path, sourcePath: "", sha256Before: "", sha256After: "", facts: { type: entry.type, size: 0n, versionBefore: "", versionAfter: entry.version } });
         }
-        await recorder?.record(workspace.id, ...made);
+        await recorder?.record(workspace.id, ...changes);
         return created;
       });
     },

@@ -1,6 +1,6 @@
 // Write: text (encoded, newlines normalised) or bytes, atomically (SPEC 4.1).
 import { FileToolsError } from "../errors.js";
-import type { Workspace, WriteMode, WriteResult } from "../workspace/workspace.js";
+import type { MadeDirectories, Workspace, WriteMode, WriteResult } from "../workspace/workspace.js";
 import type { Components } from "../workspace/paths.js";
 import type { UsageGate } from "../workspace/usage.js";
 import { displayPath, parseFilePath } from "../workspace/paths.js";
@@ -8,7 +8,7 @@ import { bomBytes, bomLength, encodeText, resolveEncoding } from "../text/encodi
 import { applyNewlineMode, usesCrlf, type NewlineMode } from "../text/newline.js";
 import { sha256Hex } from "../text/hash.js";
 import { pathKey, withPathLocks } from "./locks.js";
-import { madeDirectoryChanges, sha256OfFile, sha256OrEmpty, writtenFacts, type ChangeRecorder } from "./changes.js";
+import { keepingMadeDirectories, madeDirectoryChanges, sha256OfFile, sha256OrEmpty, writtenFacts, type ChangeRecorder } from "./changes.js";
 
 /** Enough of an existing file to tell its BOM and line-ending style. */
 const STYLE_HEAD_BYTES = 64 * 1024;
@@ -32,16 +32,20 @@ export async function writeFile(workspace: Workspace, input: WriteInput, recorde
   return withPathLocks([pathKey(workspace.id, displayPath(parts))], async () => {
     const recording = recorder?.isRecording(workspace.id) ?? false;
     const before = recording ? await sha256OrEmpty(workspace, parts) : "";
-    const record = async (result: WriteResult, sha256: string) =>
-      recorder?.record(workspace.id, ...madeDirectoryChanges(result.madeDirectories), {
-        kind: result.created ? "create" : "modify",
-        path: displayPath(parts),
-        sourcePath: "",
-        sha256Before: before,
-        sha256After: sha256,
-        facts: writtenFacts(result),
-      });
-    return writeUnlocked(workspace, parts, input, gate, signal, record);
+    return keepingMadeDirectories(recorder, workspace, (made, recorded) => {
+      const record = async (result: WriteResult, sha256: string) => {
+        await recorder?.record(workspace.id, ...madeDirectoryChanges(result.madeDirectories), {
+          kind: result.created ? "create" : "modify",
+          path: displayPath(parts),
+          sourcePath: "",
+          sha256Before: before,
+          sha256After: sha256,
+          facts: writtenFacts(result),
+        });
+        recorded();
+      };
+      return writeUnlocked(workspace, parts, input, gate, signal, record, made);
+    });
   }, signal);
 }
 
@@ -52,10 +56,11 @@ async function writeUnlocked(
   gate: UsageGate | undefined,
   signal: AbortSignal | undefined,
   record: (result: WriteResult, sha256: string) => Promise<void>,
+  made: MadeDirectories,
 ): Promise<WriteOutcome> {
   const bytes = "bytes" in input.body ? input.body.bytes : await encodeForFile(workspace, parts, input.body.text, input);
   signal?.throwIfAborted(); // the last moment a cancellation leaves the file as it was
-  const options = { createDirs: input.createDirs, ifVersion: input.ifVersion, gate };
+  const options = { createDirs: input.createDirs, ifVersion: input.ifVersion, gate, madeDirectories: made };
   if (input.mode !== "append") {
     const sha256 = sha256Hex(bytes);
     const result = await workspace.writeFile(parts, bytes, { ...options, mode: input.mode, whilePlacing: async (placed) => record(placed, sha256) });

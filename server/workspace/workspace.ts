@@ -507,7 +507,11 @@ export class Workspace {
   }
 
   /** Renames an entry (a symlink moves as a link); with the directories made on the way to the destination (createDirs), parents first. */
-  async move(source: Components, destination: Components, options: { overwrite: boolean; createDirs: boolean; ifVersion?: string; gate?: UsageGate }): Promise<{ entry: Entry; madeDirectories: MadeDirectories }> {
+  async move(
+    source: Components,
+    destination: Components,
+    options: { overwrite: boolean; createDirs: boolean; ifVersion?: string; gate?: UsageGate; madeDirectories?: MadeDirectories },
+  ): Promise<{ entry: Entry; madeDirectories: MadeDirectories }> {
     return this.changing(async (alone) => {
       const from = displayPath(source);
       const to = displayPath(destination);
@@ -555,13 +559,14 @@ export class Workspace {
           throw error;
         } finally {
           admission?.settle({ bytes: -replaced.bytes, entries: made.length - replaced.entries });
+          options.madeDirectories?.push(...made);
         }
       });
     });
   }
 
   /** Creates a directory (`created` false when it already existed), with the parents made on the way (parents first). */
-  async makeDir(parts: Components, options: { parents: boolean; gate?: UsageGate }): Promise<{ created: boolean; madeDirectories: MadeDirectories }> {
+  async makeDir(parts: Components, options: { parents: boolean; gate?: UsageGate; madeDirectories?: MadeDirectories }): Promise<{ created: boolean; madeDirectories: MadeDirectories }> {
     return this.changing(async (alone) => {
       const shown = displayPath(parts);
       if (parts.length === 0) return { created: false, madeDirectories: [] };
@@ -595,6 +600,7 @@ export class Workspace {
         throw error;
       } finally {
         admission?.settle({ bytes: 0, entries: made.length + (created ? 1 : 0) });
+        options.madeDirectories?.push(...made);
       }
     });
   }

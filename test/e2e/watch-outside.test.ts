@@ -3,11 +3,11 @@
 // daemon's own changes appear once, as its own. With notifications, and with
 // the stat scan that replaces them where they are unavailable.
 import { execFileSync } from "node:child_process";
-import { appendFileSync, linkSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { JournalKind, type JournalEntry } from "../../clients/ts/src/index.js";
+import { JournalKind, WriteMode, type JournalEntry } from "../../clients/ts/src/index.js";
 import { startDaemon, type Daemon } from "./daemon.js";
 
 interface Watching {
@@ -167,6 +167,29 @@ describe("outside changes with the kernel's notifications", () => {
     expect(entries.filter((e) => e.outside).length).toBe(0);
     expect(new Set(entries.map((e) => e.path)).size).toBe(entries.length);
     expect(entries.length).toBe(1 + 150 + 1 + 151 + 1 + 151 + 1);
+  }, 60_000);
+
+  it("the directories a failed write leaves (another call overlapped it, so they stay) are journaled as its own", async () => {
+    const w = d.client.workspace("out");
+    const cursor = (await w.journal()).at(-1)?.cursor ?? 0n;
+    // Another call writing all the time: a failed write's directories are taken back only when no other call overlapped it.
+    let stop = false;
+    const busy = (async () => {
+      while (!stop) await w.writeBytes("/busy.bin", new Uint8Array(3 << 20).fill(66));
+    })();
+    let left = -1;
+    for (let i = 0; i < 20 && left < 0; i++) {
+      await expect(w.writeText(`/n${i}/sub/f.txt`, "x", { mode: WriteMode.REPLACE_ONLY, createDirs: true })).rejects.toThrow(/does not exist/);
+      if (existsSync(path.join(dir, `n${i}`))) left = i;
+    }
+    stop = true;
+    await busy;
+    expect(left).toBeGreaterThanOrEqual(0);
+    // What stayed: /nI, and /nI/sub unless it was taken back before the overlap began.
+    const stayed = [`/n${left}`, ...(existsSync(path.join(dir, `n${left}`, "sub")) ? [`/n${left}/sub`] : [])];
+    await new Promise((r) => setTimeout(r, 1500));
+    const entries = (await w.journal({ afterCursor: cursor })).filter((e) => `${e.path}/`.startsWith(`/n${left}/`));
+    expect(entries.map((e) => [e.path, e.kind, e.outside, e.actor?.rpc])).toEqual(stayed.map((p) => [p, JournalKind.MADE_DIRECTORY, false, "Write"]));
   }, 60_000);
 
   it.each(["out", "made-here"])("the directories a call makes on its way appear as its own, parents first (%s)", async (ws) => {
