@@ -3,7 +3,7 @@
 // run's change set (SPEC section 1, "change set"). The journal's recorder
 // implements it; the tools hash what was there before only while a run is
 // active (the change set needs it, the journal does not).
-import type { MadeDirectories, Workspace } from "../workspace/workspace.js";
+import type { MadeDirectories, Workspace, WriteResult } from "../workspace/workspace.js";
 import { hashFile } from "../workspace/hash-tree.js";
 import { displayPath, type Components } from "../workspace/paths.js";
 import type { Entry, EntryType } from "../workspace/entry.js";
@@ -52,6 +52,11 @@ export interface ChangeRecorder {
 /** The facts of a file written (Write, Upload, Edit). */
 export function writtenFacts(result: { entry: Entry; versionBefore: string }): ChangeFacts {
   return { type: result.entry.type, size: result.entry.size, versionBefore: result.versionBefore, versionAfter: result.entry.version };
+}
+
+/** A file written (Write, Upload): the directories made on its way, then the file, created or modified. */
+export function writtenChanges(result: WriteResult, path: string, sha256Before: string, sha256After: string): ToolChange[] {
+  return [...madeDirectoryChanges(result.madeDirectories), { kind: result.created ? "create" : "modify", path, sourcePath: "", sha256Before, sha256After, facts: writtenFacts(result) }];
 }
 
 /**

@@ -50,8 +50,8 @@ export async function movePath(
     const prior = recorder ? await workspace.stat(source).catch(() => null) : null;
     signal?.throwIfAborted(); // the last moment a cancellation keeps the tree as it was
     return keepingMadeDirectories(recorder, workspace, async (made) => {
-      const { entry: moved, madeDirectories } = await workspace.move(source, destination, { ...options, gate, madeDirectories: made });
-      await recorder?.record(workspace.id, ...madeDirectoryChanges(madeDirectories), {
+      const moved = await workspace.move(source, destination, { ...options, gate, madeDirectories: made });
+      await recorder?.record(workspace.id, ...madeDirectoryChanges(made), {
         kind: "move",
         path: displayPath(destination),
         sourcePath: displayPath(source),
@@ -80,8 +80,8 @@ export async function makeDirectory(
     async () => {
       signal?.throwIfAborted(); // the last moment a cancellation makes nothing
       return keepingMadeDirectories(recorder, workspace, async (made) => {
-        const { created, madeDirectories } = await workspace.makeDir(parts, { ...options, gate, madeDirectories: made });
-        const changes = madeDirectoryChanges(madeDirectories);
+        const created = await workspace.makeDir(parts, { ...options, gate, madeDirectories: made });
+        const changes = madeDirectoryChanges(made);
         if (created && recorder) {
           const entry = await workspace.stat(parts);
           changes.push({ kind: "mkdir", path, sourcePath: "", sha256Before: "", sha256After: "", facts: { type: entry.type, size: 0n, versionBefore: "", versionAfter: entry.version } });

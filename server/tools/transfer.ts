@@ -7,7 +7,7 @@ import type { Components } from "../workspace/paths.js";
 import type { Entry } from "../workspace/entry.js";
 import { displayPath, parseFilePath } from "../workspace/paths.js";
 import { pathKey, withPathLocks } from "./locks.js";
-import { keepingMadeDirectories, madeDirectoryChanges, sha256OrEmpty, writtenFacts, type ChangeRecorder } from "./changes.js";
+import { keepingMadeDirectories, sha256OrEmpty, writtenChanges, type ChangeRecorder } from "./changes.js";
 import { openAndRead, type ReadableFile, type ReadSource } from "./source.js";
 
 /** gRPC messages stay well under the 4 MiB default limits. */
@@ -112,14 +112,7 @@ export async function uploadFile(
       signal?.throwIfAborted(); // the last moment a cancellation leaves the file as it was
       const result = await keepingMadeDirectories(recorder, workspace, (made, recorded) => {
         const whilePlacing = async (placed: WriteResult) => {
-          await recorder?.record(workspace.id, ...madeDirectoryChanges(placed.madeDirectories), {
-            kind: placed.created ? "create" : "modify",
-            path: shown,
-            sourcePath: "",
-            sha256Before: before,
-            sha256After: sha256,
-            facts: writtenFacts(placed),
-          });
+          await recorder?.record(workspace.id, ...writtenChanges(placed, shown, before, sha256));
           recorded();
         };
         return workspace.writeFile(parts, staged, { createDirs: target.createDirs, mode: target.mode, ifVersion: target.ifVersion, gate, whilePlacing, madeDirectories: made });

@@ -8,7 +8,7 @@ import { bomBytes, bomLength, encodeText, resolveEncoding } from "../text/encodi
 import { applyNewlineMode, usesCrlf, type NewlineMode } from "../text/newline.js";
 import { sha256Hex } from "../text/hash.js";
 import { pathKey, withPathLocks } from "./locks.js";
-import { keepingMadeDirectories, madeDirectoryChanges, sha256OfFile, sha256OrEmpty, writtenFacts, type ChangeRecorder } from "./changes.js";
+import { keepingMadeDirectories, sha256OfFile, sha256OrEmpty, writtenChanges, type ChangeRecorder } from "./changes.js";
 
 /** Enough of an existing file to tell its BOM and line-ending style. */
 const STYLE_HEAD_BYTES = 64 * 1024;
@@ -34,14 +34,7 @@ export async function writeFile(workspace: Workspace, input: WriteInput, recorde
     const before = recording ? await sha256OrEmpty(workspace, parts) : "";
     return keepingMadeDirectories(recorder, workspace, (made, recorded) => {
       const record = async (result: WriteResult, sha256: string) => {
-        await recorder?.record(workspace.id, ...madeDirectoryChanges(result.madeDirectories), {
-          kind: result.created ? "create" : "modify",
-          path: displayPath(parts),
-          sourcePath: "",
-          sha256Before: before,
-          sha256After: sha256,
-          facts: writtenFacts(result),
-        });
+        await recorder?.record(workspace.id, ...writtenChanges(result, displayPath(parts), before, sha256));
         recorded();
       };
       return writeUnlocked(workspace, parts, input, gate, signal, record, made);

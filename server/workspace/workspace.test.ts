@@ -227,7 +227,7 @@ describe("writes", () => {
     const rmdirIfEmpty = internals.rmdirIfEmpty.bind(workspace);
     let concurrent: boolean | undefined;
     internals.rmdirIfEmpty = async (...args) => {
-      concurrent ??= (await workspace.makeDir(parsePath("a"), { parents: true })).created;
+      concurrent ??= await workspace.makeDir(parsePath("a"), { parents: true });
       return rmdirIfEmpty(...args);
     };
     expect(await reasonOf(workspace.writeFile(parsePath("a/b/c.txt"), Buffer.from("x"), { createDirs: true, mode: "replace-only" }))).toBe("NOT_FOUND");

@@ -506,12 +506,12 @@ export class Workspace {
     });
   }
 
-  /** Renames an entry (a symlink moves as a link); with the directories made on the way to the destination (createDirs), parents first. */
+  /** Renames an entry (a symlink moves as a link); `madeDirectories` receives those made on the way to the destination (createDirs), parents first, even when it then fails. */
   async move(
     source: Components,
     destination: Components,
     options: { overwrite: boolean; createDirs: boolean; ifVersion?: string; gate?: UsageGate; madeDirectories?: MadeDirectories },
-  ): Promise<{ entry: Entry; madeDirectories: MadeDirectories }> {
+  ): Promise<Entry> {
     return this.changing(async (alone) => {
       const from = displayPath(source);
       const to = displayPath(destination);
@@ -552,7 +552,7 @@ export class Workspace {
             if (present) replaced = usageOfEntry(present);
             await src.dir.sync();
             await dst.dir.sync();
-            return { entry: await statAt(dst, to), madeDirectories: [...made] };
+            return statAt(dst, to);
           });
         } catch (error) {
           await this.unmake(made, alone);
@@ -565,16 +565,16 @@ export class Workspace {
     });
   }
 
-  /** Creates a directory (`created` false when it already existed), with the parents made on the way (parents first). */
-  async makeDir(parts: Components, options: { parents: boolean; gate?: UsageGate; madeDirectories?: MadeDirectories }): Promise<{ created: boolean; madeDirectories: MadeDirectories }> {
+  /** Creates a directory; false when it already existed. `madeDirectories` receives the parents made on the way (parents first), even when it then fails. */
+  async makeDir(parts: Components, options: { parents: boolean; gate?: UsageGate; madeDirectories?: MadeDirectories }): Promise<boolean> {
     return this.changing(async (alone) => {
       const shown = displayPath(parts);
-      if (parts.length === 0) return { created: false, madeDirectories: [] };
+      if (parts.length === 0) return false;
       let admission: Admission | undefined;
       if (options.gate) {
         // A directory already there adds nothing, and is never refused.
         const present = await this.stat(parts).catch(() => null);
-        if (present?.type === "directory") return { created: false, madeDirectories: [] };
+        if (present?.type === "directory") return false;
         admission = options.gate.admit({ bytes: 0, entries: 1 + (options.parents ? await this.resolver.missingParents(parts) : 0) }, shown);
       }
       const made: MadeDirectories = [];
@@ -594,7 +594,7 @@ export class Workspace {
           await loc.dir.sync();
           return true;
         });
-        return { created, madeDirectories: [...made] };
+        return created;
       } catch (error) {
         await this.unmake(made, alone);
         throw error;
