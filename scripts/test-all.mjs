@@ -25,7 +25,7 @@ import { createInterface } from "node:readline";
 import { NODE22, PYTHON_REQUIREMENTS, ROOT, VENV_PYTHON, ensureSeaweedfs, ensureVenv, run } from "./toolchain.mjs";
 
 const reports = mkdtempSync(path.join(tmpdir(), "filetools-test-"));
-const results = []; // { name, passed, failed, skipped, note }
+const results = []; // { name, passed, failed, skipped, note, failures: names of the failed tests }
 
 function banner(text) {
   console.log(`\n=== ${text} ${"=".repeat(Math.max(0, 70 - text.length))}`);
@@ -47,7 +47,7 @@ function exec(cmd, args, { cwd = ROOT, onLine, env } = {}) {
 
 /** Records a suite; a non-zero exit without a counted failure is one failure. */
 function record(name, code, counts, note) {
-  const r = { name, passed: 0, failed: 0, skipped: 0, ...counts };
+  const r = { name, passed: 0, failed: 0, skipped: 0, failures: [], ...counts };
   if (code !== 0 && r.failed === 0) {
     r.failed = 1;
     r.note = note ?? `exited with ${code} without reporting a failed test`;
@@ -112,11 +112,16 @@ async function vitestSuite(name, { node = process.execPath, args = [], env } = {
     // A test file that fails to load has no failed test of its own: count it.
     const broken = (r.testResults ?? []).filter(
       (f) => f.status === "failed" && !(f.assertionResults ?? []).some((a) => a.status === "failed"),
-    ).length;
+    );
     counts = {
       passed: r.numPassedTests ?? 0,
-      failed: (r.numFailedTests ?? 0) + broken,
+      failed: (r.numFailedTests ?? 0) + broken.length,
       skipped: (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0),
+      failures: (r.testResults ?? []).flatMap((f) => {
+        const file = path.relative(ROOT, f.name);
+        const failedTests = (f.assertionResults ?? []).filter((a) => a.status === "failed");
+        return broken.includes(f) ? [`${file} (did not load)`] : failedTests.map((a) => `${file} > ${a.fullName}`);
+      }),
     };
   }
   record(name, code, counts);
@@ -146,8 +151,15 @@ if (!pythonReady) {
   ]);
   let counts = {};
   if (existsSync(xml)) {
-    counts = { passed: 0, failed: 0, skipped: 0 };
-    for (const m of readFileSync(xml, "utf8").matchAll(/<testsuite\b[^>]*>/g)) {
+    const report = readFileSync(xml, "utf8");
+    counts = { passed: 0, failed: 0, skipped: 0, failures: [] };
+    // A <testcase> holding a <failure> or <error>.
+    for (const m of report.matchAll(/<testcase\b([^>]*?)(?:\/>|>([\s\S]*?)<\/testcase>)/g)) {
+      if (!/<(failure|error)\b/.test(m[2] ?? "")) continue;
+      const attr = (n) => new RegExp(`\\s${n}="([^"]*)"`).exec(m[1])?.[1] ?? "";
+      counts.failures.push(`${attr("classname")} > ${attr("name")}`);
+    }
+    for (const m of report.matchAll(/<testsuite\b[^>]*>/g)) {
       const get = (n) => Number(new RegExp(`\\s${n}="(\\d+)"`).exec(m[0])?.[1] ?? 0);
       const failed = get("failures") + get("errors");
       counts.failed += failed;
@@ -163,7 +175,7 @@ banner("go test (clients/go)");
 if (!goReady) {
   record("go test", 1, {}, "not run: the Go module's dependencies could not be downloaded");
 } else {
-  const counts = { passed: 0, failed: 0, skipped: 0 };
+  const counts = { passed: 0, failed: 0, skipped: 0, failures: [] };
   const failedPackages = new Set();
   const testFailures = new Set();
   const code = await exec("go", ["test", "-json", "./..."], {
@@ -179,7 +191,7 @@ if (!goReady) {
       if (ev.Output !== undefined) process.stdout.write(ev.Output);
       if (ev.Test) {
         if (ev.Action === "pass") counts.passed++;
-        else if (ev.Action === "fail") counts.failed++, testFailures.add(ev.Package);
+        else if (ev.Action === "fail") counts.failed++, testFailures.add(ev.Package), counts.failures.push(`${ev.Package} > ${ev.Test}`);
         else if (ev.Action === "skip") counts.skipped++;
       } else if (ev.Action === "fail" && ev.Package) {
         failedPackages.add(ev.Package);
@@ -187,7 +199,7 @@ if (!goReady) {
     },
   });
   // A package that failed with no failed test (build error, crash, timeout).
-  for (const pkg of failedPackages) if (!testFailures.has(pkg)) counts.failed++;
+  for (const pkg of failedPackages) if (!testFailures.has(pkg)) counts.failed++, counts.failures.push(`${pkg} (package failed)`);
   record("go test", code, counts);
 }
 
@@ -221,6 +233,9 @@ for (const r of results) {
   const skipped = r.skipped ? `, ${r.skipped} skipped` : "";
   const note = r.note ? `  (${r.note})` : "";
   console.log(`${r.failed ? "FAIL" : "ok  "} ${r.name}: ${r.passed} passed, ${r.failed} failed${skipped}${note}`);
+  // The failed tests by name, so that the summary alone (all a CI log's tail may keep) says which.
+  for (const failure of r.failures.slice(0, 20)) console.log(`       ✗ ${failure}`);
+  if (r.failures.length > 20) console.log(`       … and ${r.failures.length - 20} more`);
 }
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);
