@@ -1,6 +1,7 @@
 // Where a daemon's CPU went during some of the snapshot benchmark's calls:
 //   BENCH_CPU_PROF=/tmp/prof npm run bench:snapshots     (every daemon: node --cpu-prof)
 //   npx tsx test/bench/cpu-profile.ts /tmp/prof 'wide run'   (the calls whose label matches)
+//   npx tsx test/bench/cpu-profile.ts /tmp/prof 'wide run' 25 workers   (the pool's threads instead, summed)
 // snapshots.ts writes windows.json there: each measured call's label, daemon
 // pid and span on the monotonic clock (µs), which is the clock of V8's
 // profiles on Linux. The samples of the matching spans are summed: wall time
@@ -33,9 +34,9 @@ interface Window {
   endUs: number;
 }
 
-const [dir, pattern = "", top = "25"] = process.argv.slice(2);
-if (!dir) {
-  console.error("usage: cpu-profile.ts PROFILE_DIR [LABEL_REGEX] [TOP]");
+const [dir, pattern = "", top = "25", threads = "main"] = process.argv.slice(2);
+if (!dir || (threads !== "main" && threads !== "workers")) {
+  console.error("usage: cpu-profile.ts PROFILE_DIR [LABEL_REGEX] [TOP] [main|workers]");
   process.exit(2);
 }
 const matches = new RegExp(pattern);
@@ -54,14 +55,18 @@ const add = (map: Map<string, number>, key: string, us: number) => map.set(key, 
 
 for (const pid of new Set(windows.map((w) => w.pid))) {
   // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread (the others are the pool's workers).
-  const file = files.find((f) => f.split(".")[3] === String(pid) && f.split(".")[4] === "0");
+  const chosen = files.filter((f) => f.split(".")[3] === String(pid) && (f.split(".")[4] === "0") === (threads === "main"));
   const mine = windows.filter((w) => w.pid === pid);
   wall += mine.reduce((sum, w) => sum + (w.endUs - w.startUs), 0);
-  if (!file) {
+  if (chosen.length === 0) {
     console.log(`no profile for pid ${pid} (${mine.map((w) => w.label).join(", ")})`);
     continue;
   }
-  const profile = JSON.parse(readFileSync(path.join(dir, file), "utf8")) as Profile;
+  for (const file of chosen) sumProfile(JSON.parse(readFileSync(path.join(dir, file), "utf8")) as Profile, mine);
+}
+
+/** Adds the samples of `profile` that fall in the windows `mine`. */
+function sumProfile(profile: Profile, mine: readonly Window[]): void {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -86,7 +91,8 @@ for (const pid of new Set(windows.map((w) => w.pid))) {
 
 const ms = (us: number) => `${(us / 1000).toFixed(0).padStart(7)} ms`;
 const idle = self.get("(idle) ") ?? 0;
-console.log(`${windows.length} calls matching /${pattern}/: wall ${ms(wall)}; main thread sampled ${ms(sampled)}, of which idle ${ms(idle)} (busy ${ms(sampled - idle)})`);
+const sampledWhat = threads === "main" ? "main thread" : "the pool's threads (summed)";
+console.log(`${windows.length} calls matching /${pattern}/: wall ${ms(wall)}; ${sampledWhat} sampled ${ms(sampled)}, of which idle ${ms(idle)} (busy ${ms(sampled - idle)})`);
 const print = (title: string, map: Map<string, number>) => {
   console.log(`\n${title}`);
   for (const [key, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, Number(top))) console.log(`${ms(us)}  ${key}`);
