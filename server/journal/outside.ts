@@ -233,8 +233,9 @@ export class OutsideChanges {
         if ((record.kind === "deleted" || record.kind === "moved") && record.versionBefore !== "") this.ownVersions.set(record.versionBefore, { at: now, seq, gone: true });
       }
       if (!record.outside && record.type === "directory" && (record.kind === "moved" || record.kind === "deleted" || record.kind === "replaced")) {
-        this.trees.push({ prefix: treePrefix(record.path), at: now, seq });
-        if (record.from) this.trees.push({ prefix: treePrefix(record.from), at: now, seq });
+        // By the paths asked and, through a link to a directory, those where the kernel tells of the tree.
+        const paths = [record.path, record.from, record.landed?.path ?? "", record.landed?.from ?? ""];
+        for (const path of new Set(paths.filter((p) => p !== ""))) this.trees.push({ prefix: treePrefix(path), at: now, seq });
         this.verifySoon();
       }
     }
@@ -458,7 +459,9 @@ export class OutsideChanges {
     for (const [path, { version, type, size }] of now) {
       const was = before.tree.get(path);
       if (was?.version === version || this.known.get(path)?.version === version || this.ownVersions.get(version)?.gone === false || own(path)) continue;
-      if (was && type === "directory") continue;
+      // A directory's own times change with its entries: not a change of its own, where it was (or is journaled as) there.
+      const known = this.known.get(path);
+      if (type === "directory" && (was || (known && known.version !== ""))) continue;
       const kind = type === "directory" ? "made-directory" : was ? "modified" : "created";
       notes.push(outsideNote(kind, path, type, size, was?.version ?? "", version));
     }

@@ -3,7 +3,8 @@
 // before) and to the workspace's journal, both before the call answers, in
 // the room the reserve keeps for them when the disk is full (reserve.ts).
 import type { RunManager } from "../runs/runs.js";
-import type { ChangeRecorder, ToolChange } from "../tools/changes.js";
+import { landedFacts, madeDirectoryChanges, type ChangeRecorder, type ToolChange } from "../tools/changes.js";
+import type { MergedInto } from "../workspace/workspace.js";
 import type { Journal } from "./journal.js";
 import type { SpaceReserve } from "./reserve.js";
 import type { ChangeNote, JournalKind } from "./records.js";
@@ -23,11 +24,31 @@ const KINDS: Record<ToolChange["kind"], JournalKind> = {
   mkdir: "made-directory",
 };
 
-/** A tree replaced or merged into at once (RestoreSnapshot, ImportArchive): one entry, before the call answers. */
-export async function journalReplaced(journal: Journal, runs: RunManager, reserve: SpaceReserve, caller: Caller, workspaceId: string, path: string): Promise<void> {
+/**
+ * A tree replaced or merged into at once (RestoreSnapshot, ImportArchive): one entry, after the directories
+ * made on the way to it (`merged`, an import's), in one append before the call answers.
+ */
+export async function journalReplaced(journal: Journal, runs: RunManager, reserve: SpaceReserve, caller: Caller, workspaceId: string, path: string, merged?: MergedInto): Promise<void> {
   const run = runs.activeRun(workspaceId)?.id ?? "";
-  const note: ChangeNote = { kind: "replaced", path, from: "", type: "directory", size: 0, sha256: "", versionBefore: "", versionAfter: "" };
-  await reserve.afterChange(() => journal.append(workspaceId, [note], { ...caller, run }));
+  const landed = merged && landedFacts(path, "", { parts: merged.landed });
+  const note: ChangeNote = { kind: "replaced", path, from: "", type: "directory", size: 0, sha256: "", versionBefore: "", versionAfter: "", landed };
+  const made = merged ? madeDirectoryChanges(merged.madeDirectories).map(noteOf) : [];
+  await reserve.afterChange(() => journal.append(workspaceId, [...made, note], { ...caller, run }));
+}
+
+/** A tool's change as the journal notes it. */
+function noteOf(change: ToolChange): ChangeNote {
+  return {
+    kind: KINDS[change.kind],
+    path: change.path,
+    from: change.sourcePath,
+    type: change.facts.type,
+    size: Number(change.facts.size),
+    sha256: change.kind === "delete" || change.kind === "mkdir" ? "" : change.sha256After,
+    versionBefore: change.facts.versionBefore,
+    versionAfter: change.facts.versionAfter,
+    landed: change.facts.landed,
+  };
 }
 
 export class JournalRecorder implements ChangeRecorder {
@@ -47,18 +68,7 @@ export class JournalRecorder implements ChangeRecorder {
     for (const { facts, kind, ...entry } of changes) {
       if (kind !== "mkdir") await this.reserve.afterChange(() => this.runs.record(workspaceId, { ...entry, kind }));
     }
-    const notes = changes.map(
-      (change): ChangeNote => ({
-        kind: KINDS[change.kind],
-        path: change.path,
-        from: change.sourcePath,
-        type: change.facts.type,
-        size: Number(change.facts.size),
-        sha256: change.kind === "delete" || change.kind === "mkdir" ? "" : change.sha256After,
-        versionBefore: change.facts.versionBefore,
-        versionAfter: change.facts.versionAfter,
-      }),
-    );
+    const notes = changes.map(noteOf);
     // One append for the call's changes: one sync, and nothing of another call's between them.
     if (notes.length > 0) await this.reserve.afterChange(() => this.journal.append(workspaceId, notes, { ...this.caller, run }));
   }

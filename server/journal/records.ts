@@ -26,6 +26,12 @@ export interface ChangeNote {
   sha256: string;
   versionBefore: string;
   versionAfter: string;
+  /**
+   * Where a move or deletion took effect when a link to a directory on the
+   * way led elsewhere than `path` (and `from`): those paths, links resolved.
+   * For the outside watcher, which hears of the change by them; not journaled.
+   */
+  landed?: { path: string; from: string };
 }
 
 export interface JournalRecord extends ChangeNote, Actor {
@@ -68,5 +74,5 @@ export function parseLine(line: string): JournalRecord | undefined {
 }
 
 export function formatLine(record: JournalRecord): string {
-  return JSON.stringify(record) + "\n";
+  return JSON.stringify({ ...record, landed: undefined }) + "\n"; // (JSON leaves undefined out)
 }

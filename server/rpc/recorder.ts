@@ -6,13 +6,14 @@ import type { CallContext } from "../grpc/handlers.js";
 import { JournalRecorder, journalReplaced } from "../journal/recorder.js";
 import type { ChangeRecorder } from "../tools/changes.js";
 import type { Deps } from "./types.js";
+import type { MergedInto } from "../workspace/workspace.js";
 
 export async function recorderOf(deps: Deps, ctx: CallContext): Promise<ChangeRecorder> {
   await deps.reserve.ensure();
   return new JournalRecorder(deps.journal, deps.runs, deps.reserve, ctx.caller());
 }
 
-/** Journals that the tree at `path` was replaced or merged into at once (RestoreSnapshot, ImportArchive); the handler ensured the reserve before the change. */
-export function journalReplacedTree(deps: Deps, ctx: CallContext, workspaceId: string, path: string): Promise<void> {
-  return journalReplaced(deps.journal, deps.runs, deps.reserve, ctx.caller(), workspaceId, path);
+/** Journals that the tree at `path` was replaced or merged into at once (RestoreSnapshot, ImportArchive: `merged`); the handler ensured the reserve before the change. */
+export function journalReplacedTree(deps: Deps, ctx: CallContext, workspaceId: string, path: string, merged?: MergedInto): Promise<void> {
+  return journalReplaced(deps.journal, deps.runs, deps.reserve, ctx.caller(), workspaceId, path, merged);
 }

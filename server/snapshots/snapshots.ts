@@ -20,7 +20,7 @@ import { globMatcher } from "../tools/glob.js";
 import { LockTable } from "../tools/locks.js";
 import { summarize } from "../runs/runs.js";
 import type { Staging } from "../workspace/staging.js";
-import type { Workspace } from "../workspace/workspace.js";
+import type { Landed, MadeDirectories, MergedInto, Workspace } from "../workspace/workspace.js";
 import { walkOrder } from "../workspace/walk.js";
 import { WORKSPACE_ID_PATTERN, type WorkspaceRegistry } from "../workspace/registry.js";
 import type { Components } from "../workspace/paths.js";
@@ -900,7 +900,13 @@ export class Snapshots {
   }
 
   /** Unpacks an untrusted tarball into directory `parts` of the workspace; a refusal changes nothing (see the class comment). */
-  async importArchive(workspaceId: string, parts: Components, chunks: AsyncIterable<Uint8Array>, signal?: AbortSignal, quota?: QuotaCheck): Promise<ExtractResult> {
+  async importArchive(
+    workspaceId: string,
+    parts: Components,
+    chunks: AsyncIterable<Uint8Array>,
+    options: { signal?: AbortSignal; quota?: QuotaCheck; record?: (merged: MergedInto) => Promise<void> } = {},
+  ): Promise<ExtractResult> {
+    const { signal, quota } = options;
     const spool = this.scratchPath("import");
     // Counted as if every member were new (which names it replaces is known only at the merge), from
     // the first pass on: an import past the quota stops at the header that passes it, not at its end.
@@ -917,8 +923,13 @@ export class Snapshots {
       return await this.stageAndApply(workspaceId, extract, signal, async (staging, staged) => {
         const workspace = await this.registry.get(workspaceId);
         signal?.throwIfAborted(); // the commit point (the link check below may still refuse, before anything moves)
-        await workspace.mergeStaging(staging, parts, async (into, entryAt) => {
-          await staged.checkLinks(linksIn(workspace), entryAt, into);
+        const made: MadeDirectories = [];
+        const landed: Landed = {};
+        // With its record, as one: the outside watcher waits for it (Workspace.recorded).
+        await workspace.recorded(async () => {
+          const beforeMerge = (into: string[], entryAt: Parameters<StagedArchive["checkLinks"]>[1]) => staged.checkLinks(linksIn(workspace), entryAt, into);
+          await workspace.mergeStaging(staging, parts, beforeMerge, { madeDirectories: made, landed });
+          await options.record?.({ madeDirectories: made, landed: landed.parts ?? parts });
         });
       });
     } finally {

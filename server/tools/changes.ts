@@ -3,7 +3,7 @@
 // run's change set (SPEC section 1, "change set"). The journal's recorder
 // implements it; the tools hash what was there before only while a run is
 // active (the change set needs it, the journal does not).
-import type { MadeDirectories, Workspace, WriteResult } from "../workspace/workspace.js";
+import type { Landed, MadeDirectories, Workspace, WriteResult } from "../workspace/workspace.js";
 import { hashFile } from "../workspace/hash-tree.js";
 import { displayPath, type Components } from "../workspace/paths.js";
 import type { Entry, EntryType } from "../workspace/entry.js";
@@ -34,6 +34,15 @@ export interface ChangeFacts {
   versionBefore: string;
   /** "" after a deletion. */
   versionAfter: string;
+  /** Where a move or deletion took effect, when a link on the way led elsewhere (records.ts ChangeNote.landed). */
+  landed?: { path: string; from: string };
+}
+
+/** ChangeFacts.landed: the paths where a change took effect (`landed`, links resolved), when they are not the paths asked. */
+export function landedFacts(path: string, from: string, landed: Landed): ChangeFacts["landed"] {
+  const landedPath = landed.parts ? displayPath(landed.parts) : path;
+  const landedFrom = landed.from ? displayPath(landed.from) : from;
+  return landedPath === path && landedFrom === from ? undefined : { path: landedPath, from: landedFrom };
 }
 
 /** A change as a tool reports it: a change-set entry (or a directory made), with its facts. */

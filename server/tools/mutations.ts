@@ -1,10 +1,10 @@
 // Delete, Move and MakeDir: path parsing, per-path locks, then the workspace.
-import type { Workspace } from "../workspace/workspace.js";
+import type { Landed, Workspace } from "../workspace/workspace.js";
 import type { Entry } from "../workspace/entry.js";
 import type { UsageGate } from "../workspace/usage.js";
 import { displayPath, parseFilePath, parsePath } from "../workspace/paths.js";
 import { pathKey, withPathLocks } from "./locks.js";
-import { keepingMadeDirectories, madeDirectoryChanges, sha256OrEmpty, type ChangeRecorder } from "./changes.js";
+import { keepingMadeDirectories, landedFacts, madeDirectoryChanges, sha256OrEmpty, type ChangeRecorder } from "./changes.js";
 
 export async function deletePath(
   workspace: Workspace,
@@ -22,9 +22,11 @@ export async function deletePath(
     const prior = recorder && parts.length > 0 ? await workspace.stat(parts).catch(() => null) : null;
     signal?.throwIfAborted(); // the last moment a cancellation keeps the file
     return workspace.recorded(async () => {
-      const removed = await workspace.remove(parts, { ...options, gate });
+      const landed: Landed = {};
+      const removed = await workspace.remove(parts, { ...options, gate, landed });
       if (removed && prior) {
-        await recorder?.record(workspace.id, { kind: "delete", path, sourcePath: "", sha256Before: before, sha256After: "", facts: { type: prior.type, size: 0n, versionBefore: prior.version, versionAfter: "" } });
+        const facts = { type: prior.type, size: 0n, versionBefore: prior.version, versionAfter: "", landed: landedFacts(path, "", landed) };
+        await recorder?.record(workspace.id, { kind: "delete", path, sourcePath: "", sha256Before: before, sha256After: "", facts });
       }
       return removed;
     });
@@ -50,14 +52,22 @@ export async function movePath(
     const prior = recorder ? await workspace.stat(source).catch(() => null) : null;
     signal?.throwIfAborted(); // the last moment a cancellation keeps the tree as it was
     return keepingMadeDirectories(recorder, workspace, async (made) => {
-      const moved = await workspace.move(source, destination, { ...options, gate, madeDirectories: made });
+      const landed: Landed = {};
+      const moved = await workspace.move(source, destination, { ...options, gate, madeDirectories: made, landed });
+      const [path, sourcePath] = [displayPath(destination), displayPath(source)];
       await recorder?.record(workspace.id, ...madeDirectoryChanges(made), {
         kind: "move",
-        path: displayPath(destination),
-        sourcePath: displayPath(source),
+        path,
+        sourcePath,
         sha256Before: hash,
         sha256After: hash,
-        facts: { type: moved.type, size: moved.type === "directory" ? 0n : moved.size, versionBefore: prior?.version ?? "", versionAfter: moved.version },
+        facts: {
+          type: moved.type,
+          size: moved.type === "directory" ? 0n : moved.size,
+          versionBefore: prior?.version ?? "",
+          versionAfter: moved.version,
+          landed: landedFacts(path, sourcePath, landed),
+        },
       });
       return moved;
     });

@@ -22,6 +22,18 @@ import type { OutsideEvent, OutsideSubscription } from "./outside.js";
 
 export type { MadeDirectories } from "./resolver.js";
 
+/** Where a change took effect, links resolved (`from`: a move's source); the paths asked may go through links to directories. */
+export interface Landed {
+  parts?: Components;
+  from?: Components;
+}
+
+/** Where a staged tree was merged (mergeStaging): the directories made on the way to it, and its directory's components, links resolved. */
+export interface MergedInto {
+  madeDirectories: MadeDirectories;
+  landed: Components;
+}
+
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 const NEW_FILE_MODE = 0o644;
@@ -394,8 +406,8 @@ export class Workspace {
     });
   }
 
-  /** Removes an entry (a symlink itself, never its target). Returns false when nothing was there. */
-  async remove(parts: Components, options: { recursive: boolean; ifVersion?: string; gate?: UsageGate }): Promise<boolean> {
+  /** Removes an entry (a symlink itself, never its target). Returns false when nothing was there; `landed` receives where it was removed. */
+  async remove(parts: Components, options: { recursive: boolean; ifVersion?: string; gate?: UsageGate; landed?: Landed }): Promise<boolean> {
     return this.changing(async () => {
       const shown = displayPath(parts);
       if (parts.length === 0) fail("INVALID_PATH", "the workspace root cannot be deleted");
@@ -421,6 +433,7 @@ export class Workspace {
           throw translateErrno(error, shown);
         }
         options.gate?.admit(negateUsage(freed), shown).settle(negateUsage(freed));
+        if (options.landed) options.landed.parts = [...loc.dirParts, loc.name];
         await loc.dir.sync();
         return true;
       });
@@ -506,11 +519,14 @@ export class Workspace {
     });
   }
 
-  /** Renames an entry (a symlink moves as a link); `madeDirectories` receives those made on the way to the destination (createDirs), parents first, even when it then fails. */
+  /**
+   * Renames an entry (a symlink moves as a link); `madeDirectories` receives those made on the way to the destination (createDirs),
+   * parents first, even when it then fails; `landed`, where it was moved from and to.
+   */
   async move(
     source: Components,
     destination: Components,
-    options: { overwrite: boolean; createDirs: boolean; ifVersion?: string; gate?: UsageGate; madeDirectories?: MadeDirectories },
+    options: { overwrite: boolean; createDirs: boolean; ifVersion?: string; gate?: UsageGate; madeDirectories?: MadeDirectories; landed?: Landed },
   ): Promise<Entry> {
     return this.changing(async (alone) => {
       const from = displayPath(source);
@@ -550,6 +566,7 @@ export class Workspace {
             }
             // rename(2) replaces a file, a link or an empty directory: one entry, and a file's bytes.
             if (present) replaced = usageOfEntry(present);
+            if (options.landed) Object.assign(options.landed, { parts: target, from: [...src.dirParts, src.name] });
             await src.dir.sync();
             await dst.dir.sync();
             return statAt(dst, to);
@@ -675,12 +692,14 @@ export class Workspace {
    * both sides are merged. The staging directory is then removed.
    * `beforeMerge` sees the target's components from the root (links
    * resolved) and a view of the tree as it is, and may refuse the merge.
+   * `madeDirectories` receives the parents made on the way to `parts`;
+   * `landed`, the target's components (as beforeMerge sees them).
    */
   async mergeStaging(
     staging: Staging,
     parts: Components,
     beforeMerge: (into: string[], entryAt: (parts: readonly string[]) => TreeEntry) => Promise<void>,
-    options: { directoryModes?: boolean } = {},
+    options: { directoryModes?: boolean; madeDirectories?: MadeDirectories; landed?: Landed } = {},
   ): Promise<void> {
     return this.changing(async () => {
       const shown = displayPath(parts);
@@ -693,7 +712,7 @@ export class Workspace {
         if (parts.length === 0) {
           dest = this.resolver.openRoot();
         } else {
-          await this.makeDir(parts, { parents: true });
+          await this.makeDir(parts, { parents: true, madeDirectories: options.madeDirectories });
           dest = await this.openDirectory(parts, shown);
         }
       } catch (error) {
@@ -707,6 +726,7 @@ export class Workspace {
           const rootPath = readlinkSync(self(root));
           const destPath = readlinkSync(self(dest));
           const into = destPath === rootPath ? [] : destPath.slice(rootPath.length + 1).split("/");
+          if (options.landed) options.landed.parts = into;
           await beforeMerge(into, (at) => existingEntry(root, at));
         } finally {
           root.close();

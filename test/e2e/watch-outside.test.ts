@@ -35,6 +35,8 @@ async function watchLive(d: Daemon, ws: string): Promise<Watching> {
   };
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -454,7 +456,6 @@ describe("verifying scans tell nothing twice and nothing as missed that was not"
     d = undefined;
     rmSync(dir, { recursive: true, force: true });
   });
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   it("another program writing steadily, every change told by the notifications: no notice, no path twice", async () => {
     dir = realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-verify-steady-")));
@@ -511,5 +512,55 @@ describe("verifying scans tell nothing twice and nothing as missed that was not"
     await sleep(2000);
     const told = (await w.journal()).filter((e) => e.outside).map((e) => [e.path, e.kind]);
     expect(told).toEqual([["/d/pkg/m0.txt", JournalKind.DELETED]]);
+  }, 60_000);
+});
+
+describe.each([
+  ["notify", ["--outside-verify-ms", "300"]],
+  ["scan", ["--outside-watch", "scan", "--outside-scan-ms", "100"]],
+])("whole trees the daemon changes, with a verifying scan (%s)", (_mode, args) => {
+  let d: Daemon | undefined;
+  let dir = "";
+  afterEach(async () => {
+    await d?.stop();
+    d = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  // Through a link the kernel (and a scan) tells of the tree by the target's paths; without, a scan saw each
+  // directory the daemon made as made again once files went in (its times change with its entries).
+  it.each(["/linkdir", ""])("a tree written, moved and deleted, and archives imported into new directories (through '%s'): nothing outside", async (via) => {
+    dir = realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-trees-")));
+    mkdirSync(path.join(dir, "real"));
+    symlinkSync("real", path.join(dir, "linkdir"));
+    const tarDir = realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-trees-tar-")));
+    mkdirSync(path.join(tarDir, "pkg"));
+    writeFileSync(path.join(tarDir, "pkg", "m0.txt"), "member\n");
+    execFileSync("tar", ["-C", tarDir, "-cf", path.join(tarDir, "a.tar"), "pkg"]);
+    d = await startDaemon({ binds: { ws: dir }, args });
+    const w = d.client.workspace("ws");
+    await sleep(1000);
+    const cursor = (await w.journal()).at(-1)?.cursor ?? 0n;
+    for (let i = 0; i < 5; i++) await w.writeText(`${via}/tree/sub${i}/f${i}.txt`, `${i}\n`);
+    await sleep(1000); // scans between the steps
+    await w.move(`${via}/tree`, `${via}/tree2`);
+    await sleep(1000);
+    await w.delete(`${via}/tree2`, { recursive: true });
+    await sleep(1000);
+    await w.importArchive(path.join(tarDir, "a.tar"), { path: `${via}/imp` });
+    await sleep(1000);
+    await w.importArchive(path.join(tarDir, "a.tar"), { path: `${via}/imp` });
+    await w.importArchive(path.join(tarDir, "a.tar"), { path: `${via}/new/deep/imp` });
+    rmSync(tarDir, { recursive: true, force: true });
+    await sleep(2000);
+    const entries = await w.journal({ afterCursor: cursor });
+    expect(entries.filter((e) => e.outside).map((e) => `${e.path} ${e.kind}`)).toEqual([]);
+    // The import's parents are its own, before its entry (through the link: where they were made).
+    const at = via === "" ? "" : "/real";
+    expect(entries.slice(-3).map((e) => [e.path, e.kind, e.actor?.rpc])).toEqual([
+      [`${at}/new`, JournalKind.MADE_DIRECTORY, "ImportArchive"],
+      [`${at}/new/deep`, JournalKind.MADE_DIRECTORY, "ImportArchive"],
+      [`${via}/new/deep/imp`, JournalKind.REPLACED, "ImportArchive"],
+    ]);
   }, 60_000);
 });

@@ -10,9 +10,12 @@ export function importArchiveHandler(deps: Deps): WorkspacesHandler<"importArchi
     await deps.workspaces.get(header.workspace);
     const into = parsePath(header.path);
     await deps.reserve.ensure();
-    const result = await deps.snapshots.importArchive(header.workspace, into, chunks, ctx.signal, { tokenQuota: ctx.tokenQuota() });
+    const result = await deps.snapshots.importArchive(header.workspace, into, chunks, {
+      signal: ctx.signal,
+      quota: { tokenQuota: ctx.tokenQuota() },
+      record: (merged) => journalReplacedTree(deps, ctx, header.workspace, displayPath(into), merged),
+    });
     ctx.committed();
-    await journalReplacedTree(deps, ctx, header.workspace, displayPath(into));
     return { fileCount: BigInt(result.fileCount), sizeBytes: BigInt(result.sizeBytes) };
   };
 }

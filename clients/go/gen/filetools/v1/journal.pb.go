@@ -37,7 +37,7 @@ const (
 	// A file or directory (with everything under it) was renamed: from_path to path.
 	JournalKind_JOURNAL_KIND_MOVED JournalKind = 4
 	// A directory was made: by MakeDir, or on its way by a call that makes
-	// missing parents (Write, Upload, Move, MakeDir, ApplyPatch), each such
+	// missing parents (Write, Upload, Move, MakeDir, ApplyPatch, ImportArchive), each such
 	// parent an entry of that call, parents first, just before the call's own
 	// (a concurrent call that finds it may journal what it puts in it first).
 	JournalKind_JOURNAL_KIND_MADE_DIRECTORY JournalKind = 5

@@ -471,7 +471,7 @@ export enum JournalKind {
 
   /**
    * A directory was made: by MakeDir, or on its way by a call that makes
-   * missing parents (Write, Upload, Move, MakeDir, ApplyPatch), each such
+   * missing parents (Write, Upload, Move, MakeDir, ApplyPatch, ImportArchive), each such
    * parent an entry of that call, parents first, just before the call's own
    * (a concurrent call that finds it may journal what it puts in it first).
    *
