@@ -42,8 +42,21 @@ export const RunInfoSchema = z.object({
   snapshotId: z.string().optional(),
 });
 
+/**
+ * Elements of one JSON array (or members of one object) past which a text is
+ * refused unparsed: JSON.parse ends the whole process (a V8 "invalid size
+ * error", no exception) on an array of 2^27 elements, which a 300 KB gzip
+ * makes. No record holds a tenth of this (a table of contents: one element
+ * per entry and chunk, at most ~1.1 million).
+ */
+export const MAX_JSON_ELEMENTS = 32 * 1024 * 1024;
+/** Nesting past which a text that long is refused unparsed (records nest a few levels; the scan keeps a count per level). */
+const MAX_JSON_NESTING = 256;
+
 /** `text` parsed as JSON and checked against `schema`; the problem in a few words otherwise. */
 export function parseRecord<T>(schema: z.ZodType<T>, text: string): { ok: true; value: T } | { ok: false; problem: string } {
+  const tooLarge = outsizedJson(text);
+  if (tooLarge) return { ok: false, problem: tooLarge };
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -54,4 +67,29 @@ export function parseRecord<T>(schema: z.ZodType<T>, text: string): { ok: true; 
   if (parsed.success) return { ok: true, value: parsed.data };
   const issue = parsed.error.issues[0]!;
   return { ok: false, problem: `${issue.path.join(".") || "(the record)"}: ${issue.message}` };
+}
+
+/**
+ * What makes `text` too large a JSON text to parse (an array or object past
+ * MAX_JSON_ELEMENTS, or nesting past MAX_JSON_NESTING), else undefined. Only
+ * a text of twice that many characters can hold one: others are not scanned.
+ */
+function outsizedJson(text: string): string | undefined {
+  if (text.length < 2 * MAX_JSON_ELEMENTS) return undefined;
+  const elements: number[] = []; // per open array or object, its commas so far
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // an escape: the next character is taken as it is
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (elements.push(0) > MAX_JSON_NESTING) return `nested more than ${MAX_JSON_NESTING} levels deep`;
+    } else if (c === 0x5d || c === 0x7d) elements.pop();
+    else if (c === 0x2c && elements.length > 0 && ++elements[elements.length - 1]! >= MAX_JSON_ELEMENTS) {
+      return `an array or object of more than ${MAX_JSON_ELEMENTS} elements`;
+    }
+  }
+  return undefined;
 }

@@ -75,6 +75,16 @@ export async function encodeContents(table: Contents | ContentsDelta): Promise<B
   return gzip(Buffer.from(JSON.stringify(table)));
 }
 
+/**
+ * The most a gzip member of `size` content bytes and the tar padding after
+ * them can take: deflate's bound (zlib's deflateBound: stored blocks at worst)
+ * with gzip's header and trailer, and room to spare. A longer one is refused
+ * before a byte of it is read.
+ */
+function largestMember(size: number): number {
+  return size + 512 + (size >> 8) + 1024;
+}
+
 /** What is wrong with a table of contents, or undefined. */
 export function checkContents(contents: Contents): string | undefined {
   const { files, chunks, tarballs, directories } = contents;
@@ -86,6 +96,7 @@ export function checkContents(contents: Contents): string | undefined {
   if (chunks.first.length !== fileCount) return "chunk starts and files differ in number";
   if (![chunks.offset, chunks.length, chunks.size].every((a) => a.length === chunkCount)) return "chunk arrays differ in length";
   if (!tarballs.every((t) => tarballId(contents.workspace, t.key) !== undefined)) return "a tarball of another workspace, or not a snapshot's tarball";
+  if (new Set(tarballs.map((t) => t.key)).size !== tarballs.length) return "a tarball listed twice";
   let total = 0;
   let cutInto = 0;
   for (let i = 0; i < fileCount; i++) {
@@ -109,6 +120,7 @@ export function checkContents(contents: Contents): string | undefined {
     const tarball = tarballs[chunks.tarball[c]!];
     if (!tarball) return "a chunk in a tarball it does not list";
     if (chunks.length[c]! === 0 || chunks.offset[c]! + chunks.length[c]! > tarball.bytes) return "a chunk past the end of its tarball";
+    if (chunks.length[c]! > largestMember(chunks.size[c]!)) return "a chunk longer than its content could compress to";
     let list = placed.get(chunks.tarball[c]!);
     if (!list) placed.set(chunks.tarball[c]!, (list = []));
     list.push([chunks.offset[c]!, chunks.length[c]!]);

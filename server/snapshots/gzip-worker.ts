@@ -107,7 +107,11 @@ function inflated(member: Uint8Array, { bytes, hashed, sha256 }: ChunkToInflate)
   try {
     // Past its size it is stopped there: a bomb costs one bound, not its size. Inflated into one buffer of that
     // size (a byte more, to see the end): zlib's 16 KiB pieces joined cost a copy (a 100 KB file: 15-25 % more).
-    content = gunzipSync(member, { maxOutputLength: Math.max(1, bytes), chunkSize: Math.max(64, bytes + 1) });
+    // With `info`, what zlib took of the input: bytes after the member (which gunzip skips when they are zeros) are
+    // refused, for an export copies the stored range as it is, and a reader would stop at them.
+    const inflatedMember = gunzipSync(member, { maxOutputLength: Math.max(1, bytes), chunkSize: Math.max(64, bytes + 1), info: true }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+    if (inflatedMember.engine.bytesWritten !== member.length) return { problem: "damaged" };
+    content = inflatedMember.buffer;
   } catch (error) {
     return { problem: (error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE" ? "too-large" : "damaged" };
   }

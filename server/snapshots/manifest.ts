@@ -121,5 +121,10 @@ export function parseManifest(workspaceId: string, id: string, text: string): Ma
   if (manifest.id !== id || manifest.workspace !== workspaceId || manifest.tarball !== tarballKey(workspaceId, id) || foreign || !contents) {
     fail("DATA_LOSS", `the manifest of snapshot ${id} of workspace ${workspaceId} names another snapshot or tarball`);
   }
+  // A chain that comes back to a table (each may inflate to a gigabyte before it is refused) or names a tarball twice.
+  const chain = manifest.contents ? [manifest.contents.key, ...(manifest.contents.bases ?? []).map((b) => b.key)] : [];
+  if (new Set(chain).size !== chain.length || new Set(manifest.tarballs).size !== (manifest.tarballs ?? []).length) {
+    fail("DATA_LOSS", `the manifest of snapshot ${id} of workspace ${workspaceId} names a table of contents or tarball twice`);
+  }
   return manifest;
 }

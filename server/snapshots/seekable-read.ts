@@ -10,6 +10,7 @@
 //   gzipTar        — a self-contained `.tar.gz` for an export: headers compressed
 //                    afresh, content members copied byte for byte (no recompression);
 //   fileChunks     — one file's content, for a read at a snapshot.
+import { createHash } from "node:crypto";
 import { fail, FileToolsError } from "../errors.js";
 import { unescapeName } from "../workspace/names.js";
 import { displayPath } from "../workspace/paths.js";
@@ -172,15 +173,48 @@ async function writeLarger(store: SnapshotStore, larger: readonly FileToStage<Tr
     for (const { member, parts, mode } of larger) {
       signal.throwIfAborted();
       if (member.chunks.length === 0) await staging.writeSmallFile(parts, Buffer.alloc(0), mode, member.header.mtime);
-      else await staging.writeFile(parts, fileContent(chunks, member.chunks.length), mode, member.header.mtime);
+      else await staging.writeFile(parts, fileContent(chunks, member), mode, member.header.mtime);
     }
   } finally {
     await chunks.return(undefined); // a restore that stopped early reads no further ahead
   }
 }
 
-async function* fileContent(chunks: AsyncGenerator<ReadChunk>, count: number): AsyncGenerator<Buffer> {
-  for (let c = 0; c < count; c++) yield contentOf(await next(chunks));
+/**
+ * A file's content, chunk by chunk, each checked against its own SHA-256 as it was read; past the last, the whole
+ * against the one its file list gives (which a restore's stat cache keeps), DATA_LOSS when they differ.
+ */
+async function* fileContent(chunks: AsyncGenerator<ReadChunk>, member: TreeMember): AsyncGenerator<Buffer> {
+  const whole = new WholeFileCheck(member);
+  for (let c = 0; c < member.chunks.length; c++) {
+    const content = contentOf(await next(chunks));
+    whole.add(content);
+    yield content;
+  }
+  whole.end();
+}
+
+/**
+ * A file of several chunks, each checked against its own SHA-256 as it is
+ * read, checked whole against the one its file list gives (which a restore's
+ * stat cache keeps, and a diff compares); a file of one chunk needs nothing
+ * more: its chunk's SHA-256 is the file list's.
+ */
+class WholeFileCheck {
+  private readonly hash;
+
+  constructor(private readonly member: TreeMember) {
+    this.hash = member.chunks.length > 1 ? createHash("sha256") : undefined;
+  }
+
+  add(content: Buffer): void {
+    this.hash?.update(content);
+  }
+
+  /** DATA_LOSS when the content added is not the file's. */
+  end(): void {
+    if (this.hash && this.hash.digest("hex") !== this.member.sha256) fail("DATA_LOSS", `the content of ${this.member.path} does not match the SHA-256 its snapshot's file list gives`);
+  }
 }
 
 /** A chunk's content without the tar padding that follows a file's last. */
@@ -206,7 +240,13 @@ export async function* gzipTar(store: SnapshotStore, members: readonly TreeMembe
     for (const member of group) {
       if (member.chunks.length === 0) continue;
       yield compressed[run++]!;
-      for (let c = 0; c < member.chunks.length; c++) yield (await next(chunks)).compressed;
+      const whole = new WholeFileCheck(member);
+      for (let c = 0; c < member.chunks.length; c++) {
+        const chunk = await next(chunks);
+        whole.add(contentOf(chunk));
+        yield chunk.compressed;
+      }
+      whole.end();
     }
     if (run < compressed.length) yield compressed[run]!;
   }

@@ -5,7 +5,7 @@
 // Restores give every entry its recorded mtime, to the second.
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
@@ -363,6 +363,21 @@ describe("a restore into a copy the last snapshot read", () => {
   });
 });
 
+/** The index of `wanted` in a stored file list (front-coded: each path after the characters it shares with the one before). */
+function indexOfPath(c: StoredContents, wanted: string): number {
+  const { shared } = c.files as StoredContents["files"] & { shared: number[] };
+  let full = "";
+  return c.files.paths.findIndex((suffix, i) => (full = full.slice(0, shared[i]) + suffix) === wanted);
+}
+
+/** A file list's SHA-256s (base64, 32 bytes each) with the `index`th zeroed. */
+function withDigestZeroed(digests: string, index: number): string {
+  expect(index).toBeGreaterThanOrEqual(0);
+  const bytes = Buffer.from(digests, "base64");
+  bytes.fill(0, index * 32, index * 32 + 32);
+  return bytes.toString("base64");
+}
+
 describe("a table of contents that lies is refused with DATA_LOSS, and the workspace is left as it was", () => {
   // Each lie, and what the live tree lacks so that the restore reads what lies (an in-place restore keeps what it has).
   const lies: Array<[string, (c: StoredContents) => void, string?]> = [
@@ -374,6 +389,12 @@ describe("a table of contents that lies is refused with DATA_LOSS, and the works
     // A file of one chunk: the file list's SHA-256 is the chunk's.
     ["a chunk whose content is not its SHA-256", (c) => void (c.files.sha256 = Buffer.alloc(Buffer.from(c.files.sha256, "base64").length).toString("base64"))],
     ["a chunk of a large file whose content is not its SHA-256", (c) => void (c.chunks.sha256 = Buffer.alloc(Buffer.from(c.chunks.sha256, "base64").length).toString("base64")), "big.bin"],
+    // Each chunk right, the whole another file's: a restore's stat cache would vouch for the lie.
+    ["a large file whose chunks are right and whose file list gives another SHA-256", (c) => void (c.files.sha256 = withDigestZeroed(c.files.sha256, indexOfPath(c, "/big.bin"))), "big.bin"],
+    // Within the size the table gives its tarball: refused before a read of that length is even asked for.
+    ["a chunk longer than its content could compress to", (c) => void ((c.tarballs[0]!.bytes = 16 * 1024 ** 3), (c.chunks.length[0] = 8 * 1024 ** 3))],
+    // Its chunks' overlap checked per entry, each entry another size: a tarball is listed once.
+    ["a tarball listed twice", (c) => void (c.tarballs.push({ ...c.tarballs[0]! }), (c.chunks.tarball[1] = 1))],
     ["a path that climbs out", (c) => void (c.files.paths[0] = "/../../escape.txt")],
     ["a path with an empty component", (c) => void (c.files.paths[0] = "/src//a.txt")],
     ["a path with a '.' component", (c) => void (c.files.paths[0] = "/src/./a.txt")],
@@ -384,6 +405,8 @@ describe("a table of contents that lies is refused with DATA_LOSS, and the works
     ["a path below a file", (c) => void (c.files.paths[2] = `${c.files.paths[1]}/below.txt`)],
   ];
   it.each(lies)("%s", async (_name, lie, missing) => {
+    // What a lie before took away (the restore it failed left the tree as it was, without it).
+    if (missing && !existsSync(path.join(root, missing))) writeFileSync(path.join(root, missing), randomBytes(9 * 1024 * 1024 + 123));
     // Written whole (no parent), so that every lie is in an entry of the stored table.
     const { manifest } = await snapshots.create(await registry.get("w"), { runId: "", labels: {}, changeSet: [], parent: "" });
     const contents = storedContents(storeDir, "w", manifest.id);
@@ -398,6 +421,36 @@ describe("a table of contents that lies is refused with DATA_LOSS, and the works
     await expect(snapshots.exportFiltered({ manifest: planted }, ["**"]).then((s) => s.release())).rejects.toMatchObject({ reason: expect.stringMatching(/^(DATA_LOSS|UNSAFE_ARCHIVE)$/) });
     expect(tree(root)).toEqual(before);
     expect(readdirSync(path.join(base, "data", "workspaces")).filter((name) => name.startsWith("."))).toEqual([]); // no staging left
+  });
+
+  it.each(lies.filter(([name]) => /^a (path|name)/.test(name)))("%s: DiffSnapshots refuses it too (it reads only the file list)", async (_name, lie) => {
+    const { manifest } = await snapshots.create(await registry.get("w"), { runId: "", labels: {}, changeSet: [], parent: "" });
+    const contents = storedContents(storeDir, "w", manifest.id);
+    lie(contents);
+    plantContents(storeDir, "w", manifest.id, contents);
+    await expect(snapshots.diff("w", manifest.id, { live: await registry.get("w") })).rejects.toMatchObject({ reason: "DATA_LOSS" });
+  });
+
+  it("a chunk whose stored range holds bytes after its gzip member (zeros, which gunzip passes over)", async () => {
+    // An export copies the range as it is: a reader of the archive would stop at them, and the files after would be lost.
+    const { manifest } = await snapshots.create(await registry.get("w"), { runId: "", labels: {}, changeSet: [], parent: "" });
+    const contents = storedContents(storeDir, "w", manifest.id);
+    const tarballFile = path.join(storeDir, manifest.tarball);
+    const tarball = readFileSync(tarballFile);
+    const end = contents.chunks.offset[0]! + contents.chunks.length[0]!;
+    const padded = Buffer.concat([tarball.subarray(0, end), Buffer.alloc(64), tarball.subarray(end)]);
+    writeFileSync(tarballFile, padded);
+    contents.chunks.length[0]! += 64;
+    contents.chunks.offset.forEach((offset, c) => void (offset >= end && (contents.chunks.offset[c] = offset + 64)));
+    contents.tarballs[0]!.bytes = padded.length;
+    plantContents(storeDir, "w", manifest.id, contents);
+    const planted = await snapshots.find("w", manifest.id);
+    await expect(snapshots.exportFiltered({ manifest: planted }, ["**"]).then((s) => s.release())).rejects.toMatchObject({ reason: "DATA_LOSS" });
+    rmSync(path.join(root, contents.files.paths[0]!.slice(1))); // the file of that chunk: the restore must read it
+    writeFileSync(path.join(root, "marker.txt"), "live\n");
+    const before = tree(root);
+    await expect(snapshots.restore("w", planted)).rejects.toMatchObject({ reason: "DATA_LOSS" });
+    expect(tree(root)).toEqual(before);
   });
 });
 

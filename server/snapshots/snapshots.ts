@@ -5,6 +5,7 @@
 // Ids sort by creation time, so the store's sorted listing is chronological.
 import type { QuotaOverride, Quotas } from "../quotas/quotas.js";
 import { addUsage, negateUsage, NO_USAGE, type Usage } from "../workspace/usage.js";
+import { constants as bufferConstants } from "node:buffer";
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
@@ -403,19 +404,21 @@ export class Snapshots {
   /**
    * The whole table `chain[0]` stands for: the tables down the chain not
    * cached (by their objects' sha256: one rewritten in the store is read
-   * again) fetched at once, then the deltas applied, from the first whole
-   * (or cached) table up; the result cached.
+   * again) fetched at once, then inflated and parsed one at a time (each may
+   * inflate to MAX_CONTENTS_BYTES before it is refused), top first, and the
+   * deltas applied, from the first whole (or cached) table up; the result cached.
    */
   private async resolveTable(workspaceId: string, chain: readonly TableRef[], signal?: AbortSignal): Promise<Contents> {
-    const fetched: Array<Promise<Contents | ContentsDelta>> = [];
+    const fetched: Array<Promise<Buffer>> = [];
     // Taken from the cache now: other calls may evict it while the fetches below are awaited.
     let base: Contents | undefined;
     while (fetched.length < chain.length && !(base = this.recentContents.get(chain[fetched.length]!.sha256))) {
-      const table = this.fetchTable(workspaceId, chain[fetched.length]!, signal);
-      table.catch(() => undefined); // awaited below, unless a table above it fails first
-      fetched.push(table);
+      const stored = this.fetchTable(workspaceId, chain[fetched.length]!, signal);
+      stored.catch(() => undefined); // awaited below, unless a table above it fails first
+      fetched.push(stored);
     }
-    const tables = await Promise.all(fetched);
+    const tables: Array<Contents | ContentsDelta> = [];
+    for (const [k, stored] of fetched.entries()) tables.push(await parseTable(workspaceId, contentsId(workspaceId, chain[k]!.key)!, await stored));
     // The deltas above the first whole table, top first; each must stand on the next one down the chain.
     const deltas: ContentsDelta[] = [];
     for (const [k, table] of tables.entries()) {
@@ -435,8 +438,8 @@ export class Snapshots {
     return contents;
   }
 
-  /** One stored table of contents, checked against its size and sha256 and for what it says on its own. */
-  private async fetchTable(workspaceId: string, ref: TableRef, signal?: AbortSignal): Promise<Contents | ContentsDelta> {
+  /** One stored table of contents, checked against its size and sha256 (still gzipped: parseTable reads it). */
+  private async fetchTable(workspaceId: string, ref: TableRef, signal?: AbortSignal): Promise<Buffer> {
     const id = contentsId(workspaceId, ref.key)!;
     const parts: Buffer[] = [];
     let size = 0;
@@ -454,7 +457,7 @@ export class Snapshots {
     if (stored.length !== ref.bytes || createHash("sha256").update(stored).digest("hex") !== ref.sha256) {
       fail("DATA_LOSS", `the table of contents of snapshot ${id} does not match the size and sha256 of its manifest`);
     }
-    return parseTable(workspaceId, id, stored);
+    return stored;
   }
 
   private async putManifest(manifest: Manifest): Promise<Manifest> {
@@ -530,9 +533,12 @@ export class Snapshots {
     return { from, to: target, counts, entries: diffRecords(recordsOf(before), recordsOf(await this.fileListOf(target, signal)), counts) };
   }
 
-  /** A snapshot's file list: in its table of contents, or (older format) its manifest. */
+  /** A snapshot's file list: in its table of contents (its paths checked as a restore checks them), or (older format) its manifest. */
   private async fileListOf(manifest: Manifest, signal?: AbortSignal): Promise<FileList> {
-    return manifest.contents ? (await this.readContents(manifest, signal)).files : oldFileListOf(manifest);
+    if (!manifest.contents) return oldFileListOf(manifest);
+    const contents = await this.readContents(manifest, signal);
+    membersOf(contents, manifest.id); // DATA_LOSS for a path no tree can hold, or one named twice
+    return contents.files;
   }
 
   /**
@@ -1052,8 +1058,13 @@ export class Snapshots {
 
   private async readManifest(workspaceId: string, id: string, signal?: AbortSignal): Promise<Manifest> {
     const parts: Buffer[] = [];
+    let size = 0;
     try {
-      for await (const chunk of await this.store.get(`${workspaceId}/${id}.json`, signal)) parts.push(Buffer.from(chunk));
+      for await (const chunk of await this.store.get(`${workspaceId}/${id}.json`, signal)) {
+        // Past the longest string there is, it could not be read as text: stopped there, not held whole.
+        if ((size += chunk.length) > bufferConstants.MAX_STRING_LENGTH) fail("DATA_LOSS", `the manifest of snapshot ${id} of workspace ${workspaceId} is larger than a manifest can be`);
+        parts.push(Buffer.from(chunk));
+      }
     } catch (error) {
       if (error instanceof FileToolsError && error.reason === "NOT_FOUND") fail("NOT_FOUND", `snapshot ${id} of workspace ${workspaceId} does not exist`);
       throw error;

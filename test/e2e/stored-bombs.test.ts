@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { tree } from "../support/trees.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { rawHeader } from "../support/tar.js";
 import { asOldFormat, plantContents, storedContents } from "../support/old-format.js";
 import { collect, expectError, forbidHostPath, startDaemon, type Daemon } from "./daemon.js";
@@ -118,10 +118,12 @@ describe("a bomb planted in the store is refused on every path that inflates it"
   it("seekable: a chunk whose gzip member inflates past the size its table of contents gives, on every path that reads it", async () => {
     const workspace = "seekable";
     const id = await workspaceWithSnapshot(workspace);
-    const bomb = zeros20();
+    // 3 GiB of zeros in ~3 MB: within what a chunk of 4 MiB may take compressed (a longer member is refused unread).
+    const bomb = zeroBomb(3, Buffer.alloc(0));
     writeFileSync(path.join(store, workspace, `${id}.tar.gz`), bomb);
     const contents = storedContents(store, workspace, id);
     contents.tarballs[0]!.bytes = bomb.length;
+    contents.files.sizes[0] = contents.chunks.size[0] = 4 << 20;
     contents.chunks.offset[0] = 0;
     contents.chunks.length[0] = bomb.length;
     plantContents(store, workspace, id, contents);
@@ -136,4 +138,77 @@ describe("a bomb planted in the store is refused on every path that inflates it"
     plant("no-list", id, zeros20(), false);
     figures["20 GiB of zeros, no file list: RestoreSnapshot"] = await refusedQuickly("no-list", () => d.client.workspaces.restoreSnapshot({ workspace: "no-list", snapshotId: id }));
   }, 120_000);
+});
+
+/** Replaces a snapshot's stored table of contents by `bytes`, its manifest's size and sha256 made to match (`bases`: its chain, when given). */
+function plantTable(workspace: string, id: string, bytes: Buffer, bases?: (ref: object) => object[]): void {
+  writeFileSync(path.join(store, workspace, `${id}.contents.json.gz`), bytes);
+  const manifestFile = path.join(store, workspace, `${id}.json`);
+  const manifest = JSON.parse(readFileSync(manifestFile, "utf8"));
+  manifest.contents = { ...manifest.contents, bytes: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") };
+  if (bases) manifest.contents.bases = bases({ key: manifest.contents.key, bytes: bytes.length, sha256: manifest.contents.sha256 });
+  writeFileSync(manifestFile, JSON.stringify(manifest));
+}
+
+/** `{"<key>":[0,0,…]}` with 140 million elements: ~280 MB of JSON. V8's JSON.parse ends the process on it (no exception). */
+function hugeArray(key: string, extra = ""): Buffer {
+  const body = Buffer.alloc(140_000_000 * 2 - 1);
+  body.fill("0,");
+  return Buffer.concat([Buffer.from(`{${extra}"${key}":[`), body, Buffer.from("]}")]);
+}
+
+/** The daemon's peak resident set so far (VmHWM), in MiB. */
+function peakMiB(on: Daemon): number {
+  return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${on.proc.pid}/status`, "utf8"))![1]) / 1024;
+}
+
+describe("stored JSON too large to parse, and chains that come back to a bomb", () => {
+  // A daemon per test: what ends the process must not take the others' daemon, and a peak measured is this test's.
+  let own: Daemon | undefined;
+  afterEach(async () => {
+    await own?.stop();
+    own = undefined;
+  });
+  const snapshotOn = async (workspace: string): Promise<{ on: Daemon; id: string }> => {
+    const on = (own = await startDaemon({ args: ["--store", `file://${store}`] }));
+    const { run } = await on.client.workspaces.startRun({ workspace, restore: "NONE" });
+    await on.client.files.write({ workspace, path: "a.txt", body: { case: "content", value: "snapshotted\n" } });
+    return { on, id: (await on.client.workspaces.finishRun({ workspace, runId: run!.id })).snapshot!.id };
+  };
+
+  it("a table of contents that is a 300 KB gzip of a JSON array of 140 million elements: DATA_LOSS, and the daemon lives", async () => {
+    const { on, id } = await snapshotOn("huge-table");
+    plantTable("huge-table", id, gzipSync(hugeArray("junk", '"format":1,'), { level: 9 }));
+    await expectError(on.client.workspaces.restoreSnapshot({ workspace: "huge-table", snapshotId: id }), "DATA_LOSS", "DATA_LOSS");
+    expect(on.unexpectedExit()).toBeUndefined();
+  }, 120_000);
+
+  it("a manifest of a JSON array of 140 million elements: ListSnapshots leaves it out, and the daemon lives", async () => {
+    const { on, id } = await snapshotOn("huge-manifest");
+    writeFileSync(path.join(store, "huge-manifest", "20200101T000000000Z-0badf00d.json"), hugeArray("junk"));
+    expect((await on.client.workspaces.listSnapshots({ workspace: "huge-manifest" })).snapshots.map((s) => s.id)).toEqual([id]);
+    expect(on.unexpectedExit()).toBeUndefined();
+  }, 120_000);
+
+  it("a chain of tables that lists one gzip bomb several times is refused unread; one of distinct bombs inflates one at a time", async () => {
+    // 1.125 GiB of zeros (past the 1 GiB an inflated table may take) in ~1.2 MB.
+    const bomb = gzipSync(Buffer.alloc(64 << 20), { level: 9 });
+    const table = Buffer.concat(Array<Buffer>(18).fill(bomb));
+    const { on, id } = await snapshotOn("bomb-chain");
+    plantTable("bomb-chain", id, table, (ref) => [ref, ref, ref]);
+    const before = peakMiB(on);
+    const error = await expectError(on.client.workspaces.restoreSnapshot({ workspace: "bomb-chain", snapshotId: id }), "DATA_LOSS", "DATA_LOSS");
+    expect(error.message).toMatch(/twice/);
+    // Distinct bombs down the chain (their keys those of tables this workspace could hold): read top first, the first refused ends it.
+    const sha256 = createHash("sha256").update(table).digest("hex");
+    const others = ["20200101T000000000Z-0000000a", "20200101T000000000Z-0000000b"].map((other) => {
+      writeFileSync(path.join(store, "bomb-chain", `${other}.contents.json.gz`), table);
+      return { key: `bomb-chain/${other}.contents.json.gz`, bytes: table.length, sha256 };
+    });
+    plantTable("bomb-chain", id, table, () => others);
+    await expectError(on.client.workspaces.restoreSnapshot({ workspace: "bomb-chain", snapshotId: id }), "DATA_LOSS", "DATA_LOSS");
+    const grown = peakMiB(on) - before;
+    console.log(`bomb chain: peak RSS grew ${grown.toFixed(0)} MiB`);
+    expect(grown).toBeLessThan(1536); // one table's inflation, not one per table of the chain
+  }, 180_000);
 });
