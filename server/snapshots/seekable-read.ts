@@ -197,14 +197,15 @@ async function* fileContent(chunks: AsyncGenerator<ReadChunk>, member: TreeMembe
 /**
  * A file of several chunks, each checked against its own SHA-256 as it is
  * read, checked whole against the one its file list gives (which a restore's
- * stat cache keeps, and a diff compares); a file of one chunk needs nothing
- * more: its chunk's SHA-256 is the file list's.
+ * stat cache keeps, a diff compares, a read at the snapshot serves); a file
+ * of one chunk needs nothing more: its chunk's SHA-256 is the file list's.
  */
-class WholeFileCheck {
+export class WholeFileCheck {
   private readonly hash;
 
-  constructor(private readonly member: TreeMember) {
-    this.hash = member.chunks.length > 1 ? createHash("sha256") : undefined;
+  /** `file`: its workspace path (for the message), its chunks and its SHA-256 (hex). */
+  constructor(private readonly file: { path: string; chunks: readonly ChunkRef[]; sha256: string }) {
+    this.hash = file.chunks.length > 1 ? createHash("sha256") : undefined;
   }
 
   add(content: Buffer): void {
@@ -213,7 +214,7 @@ class WholeFileCheck {
 
   /** DATA_LOSS when the content added is not the file's. */
   end(): void {
-    if (this.hash && this.hash.digest("hex") !== this.member.sha256) fail("DATA_LOSS", `the content of ${this.member.path} does not match the SHA-256 its snapshot's file list gives`);
+    if (this.hash && this.hash.digest("hex") !== this.file.sha256) fail("DATA_LOSS", `the content of ${this.file.path} does not match the SHA-256 its snapshot's file list gives`);
   }
 }
 

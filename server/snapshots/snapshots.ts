@@ -933,8 +933,7 @@ export class Snapshots {
         const landed: Landed = {};
         // With its record, as one: the outside watcher waits for it (Workspace.recorded).
         await workspace.recorded(async () => {
-          const beforeMerge = (into: string[], entryAt: Parameters<StagedArchive["checkLinks"]>[1]) => staged.checkLinks(linksIn(workspace), entryAt, into);
-          await workspace.mergeStaging(staging, parts, beforeMerge, { madeDirectories: made, landed });
+          await workspace.mergeStaging(staging, parts, (into, entryAt) => staged.checkLinks(linksIn(workspace), entryAt, into), { madeDirectories: made, landed });
           await options.record?.({ madeDirectories: made, landed: landed.parts ?? parts });
         });
       });
