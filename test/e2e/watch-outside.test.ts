@@ -457,7 +457,7 @@ describe("verifying scans tell nothing twice and nothing as missed that was not"
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("another program writing steadily, every change told by the notifications: no notice, no path twice", async () => {
+  it("another program writing steadily, every change told by the notifications: no notice, no change told twice", async () => {
     dir = realpathSync(mkdtempSync(path.join(tmpdir(), "ftd-verify-steady-")));
     d = await startDaemon({ binds: { ws: dir }, args: ["--outside-verify-ms", "200"] });
     const watch = await watchLive(d, "ws");
@@ -470,8 +470,10 @@ describe("verifying scans tell nothing twice and nothing as missed that was not"
     await sleep(1500);
     watch.stop();
     await reading;
-    const paths = (await d.client.workspace("ws").journal()).map((e) => e.path);
-    expect({ twice: paths.filter((p, i) => paths.indexOf(p) !== i), notices: watch.notices }).toEqual({ twice: [], notices: [] });
+    // A change told twice is one state of a path journaled twice. (A writer stalled between its create and its write,
+    // on a loaded machine, is rightly told as two changes: the empty file, then its content.)
+    const changes = (await d.client.workspace("ws").journal()).map((e) => `${e.path} ${e.versionAfter}`);
+    expect({ twice: changes.filter((c, i) => changes.indexOf(c) !== i), notices: watch.notices }).toEqual({ twice: [], notices: [] });
   }, 60_000);
 
   it("the daemon writing through a link to a directory of the workspace: no deletion told for the path it wrote by, no notice", async () => {
