@@ -8,9 +8,9 @@
 import { Piscina } from "piscina";
 import { defaultWorkerCount } from "../search/pool.js";
 import type { StatedEntry } from "../workspace/entry.js";
-import type { ChunkToInflate, GzipTask, Inflated } from "./gzip-worker.js";
+import type { ChunkToInflate, CompressedMembers, GzipTask, Inflated } from "./gzip-worker.js";
 
-type GzipResult = Uint8Array[] | Inflated[] | (StatedEntry | null)[];
+type GzipResult = CompressedMembers | Inflated[] | (StatedEntry | null)[];
 
 const NEVER_IDLE_MS = 2 ** 31 - 1;
 /** Entries lstat'ed in one task: a few tasks per thread, so that both threads finish together. */
@@ -48,10 +48,24 @@ export function warmGzipPool(): void {
   started(defaultWorkerCount());
 }
 
-/** Each buffer as a gzip member of its own. */
-export async function compressMembers(raw: Uint8Array[], level: number): Promise<Buffer[]> {
-  const compressed = (await started().run({ compress: raw, level })) as Uint8Array[];
-  return compressed.map((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+/**
+ * Each buffer as a gzip member of its own: `bytes` holds them back to back
+ * (a batch is written with one call), `members` views each. The buffers go
+ * to the thread copied into one, moved (a batch of 512 small files cloned
+ * one by one cost more than the copy), and come back moved.
+ */
+export async function compressMembers(raw: readonly Uint8Array[], level: number): Promise<{ bytes: Buffer; members: Buffer[] }> {
+  const joined = Buffer.allocUnsafeSlow(raw.reduce((sum, member) => sum + member.length, 0));
+  let at = 0;
+  for (const member of raw) {
+    joined.set(member, at);
+    at += member.length;
+  }
+  const task: GzipTask = { compress: { raw: joined, lengths: raw.map((member) => member.length), level } };
+  const { bytes, lengths } = (await started().run(task, { transferList: [joined.buffer as ArrayBuffer] })) as CompressedMembers;
+  const whole = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let offset = 0;
+  return { bytes: whole, members: lengths.map((length) => whole.subarray(offset, (offset += length))) };
 }
 
 /**

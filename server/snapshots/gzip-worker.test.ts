@@ -7,11 +7,12 @@ import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { gzipSync } from "node:zlib";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from "vitest";
 import { Workspace } from "../workspace/workspace.js";
 import type { Staging } from "../workspace/staging.js";
 import run, { type ChunkToInflate, type Inflated } from "./gzip-worker.js";
+import { compressMembers } from "./gzip-pool.js";
 
 let base: string;
 let root: string;
@@ -122,10 +123,22 @@ it("ends every task, a failed one too, with a minor collection when the process 
   const exposed = host.gc;
   host.gc = (options) => void calls.push(options);
   try {
-    expect(run({ compress: [Buffer.from("a")], level: 1 })).toHaveLength(1);
+    expect(run({ compress: { raw: Buffer.from("a"), lengths: [1], level: 1 } })).toBeDefined();
     expect(() => run({ lstat: { stagingFd: -1, entries: [["x"]] } })).toThrow();
   } finally {
     host.gc = exposed;
   }
   expect(calls).toEqual([{ type: "minor" }, { type: "minor" }]);
+});
+
+it("compresses a batch through the pool: each buffer its own member, the members back to back, empty ones and a large one too", async () => {
+  const raw = [Buffer.from("one"), Buffer.alloc(0), Buffer.alloc(3 << 20, 7), Buffer.from("x".repeat(5000)), Buffer.alloc(0)];
+  const { bytes, members } = await compressMembers(raw, 6);
+  expect(members.map((member) => gunzipSync(member))).toEqual(raw);
+  expect(Buffer.concat(members).equals(bytes)).toBe(true);
+  expect(gunzipSync(bytes).equals(Buffer.concat(raw))).toBe(true);
+  // The inputs are copied, not moved: the caller's buffers stay its own.
+  expect(raw[0]!.toString()).toBe("one");
+  expect(raw[2]!.length).toBe(3 << 20);
+  expect((await compressMembers([], 6)).members).toEqual([]);
 });

@@ -8,6 +8,7 @@
 // staged entries lstat'ed for its listing.
 import { hash } from "node:crypto";
 import { gunzipSync, gzipSync } from "node:zlib";
+import { move, transferableSymbol, valueSymbol } from "piscina";
 import { FileToolsError } from "../errors.js";
 import { errnoOf } from "../workspace/errno.js";
 import { StagingWriter } from "../workspace/staging.js";
@@ -43,7 +44,23 @@ export interface LstatTask {
   entries: string[][];
 }
 
-export type GzipTask = { compress: Uint8Array[]; level: number } | { inflate: InflateTask } | { lstat: LstatTask };
+/**
+ * Members to compress, back to back in one buffer (moved here, not copied):
+ * a batch is one message each way however many members it holds.
+ */
+export interface CompressTask {
+  raw: Uint8Array;
+  lengths: number[];
+  level: number;
+}
+
+/** A batch's gzip members, back to back in one buffer (moved back), and each one's length. */
+export interface CompressedMembers {
+  bytes: Uint8Array;
+  lengths: number[];
+}
+
+export type GzipTask = { compress: CompressTask } | { inflate: InflateTask } | { lstat: LstatTask };
 
 /**
  * A chunk inflated and checked: its content, or `staged` once written to its
@@ -58,6 +75,17 @@ export type Inflated =
   | { unsafe: string }
   | { failed: { message: string; code?: string; syscall?: string } };
 
+function compressed({ raw, lengths, level }: CompressTask): CompressedMembers {
+  let offset = 0;
+  const members = lengths.map((length) => gzipSync(raw.subarray(offset, (offset += length)), { level }));
+  // A buffer of its own (never a slice of Node's pool), so that moving it moves nothing else.
+  const bytes = Buffer.allocUnsafeSlow(members.reduce((sum, member) => sum + member.length, 0));
+  let at = 0;
+  for (const member of members) at += member.copy(bytes, at);
+  const result: CompressedMembers = { bytes, lengths: members.map((member) => member.length) };
+  return move({ [transferableSymbol]: bytes.buffer, [valueSymbol]: result }) as unknown as CompressedMembers;
+}
+
 /**
  * V8's collector, when the process runs with --expose-gc (bin/filetoolsd
  * does; tests under vitest do not, and skip it). A task's buffers live
@@ -71,7 +99,7 @@ function collectYoung(): void {
   (globalThis as { gc?: (options: { type: "minor" }) => void }).gc?.({ type: "minor" });
 }
 
-export default function run(task: GzipTask): Uint8Array[] | Inflated[] | (StatedEntry | null)[] {
+export default function run(task: GzipTask): CompressedMembers | Inflated[] | (StatedEntry | null)[] {
   try {
     return runTask(task);
   } finally {
@@ -79,8 +107,8 @@ export default function run(task: GzipTask): Uint8Array[] | Inflated[] | (Stated
   }
 }
 
-function runTask(task: GzipTask): Uint8Array[] | Inflated[] | (StatedEntry | null)[] {
-  if ("compress" in task) return task.compress.map((member) => gzipSync(member, { level: task.level }));
+function runTask(task: GzipTask): CompressedMembers | Inflated[] | (StatedEntry | null)[] {
+  if ("compress" in task) return compressed(task.compress);
   if ("lstat" in task) return new StagingWriter({ fd: task.lstat.stagingFd }).lstatEach(task.lstat.entries);
   const { range, chunks, stagingFd } = task.inflate;
   const writer = stagingFd === undefined ? undefined : new StagingWriter({ fd: stagingFd });

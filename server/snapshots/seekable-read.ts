@@ -236,7 +236,7 @@ export async function* gzipTar(store: SnapshotStore, members: readonly TreeMembe
       if (member.chunks.length > 0) runs.push([]);
     }
     if (start + HEADER_GROUP >= members.length) runs[runs.length - 1]!.push(END_OF_ARCHIVE);
-    const compressed = await compressMembers(runs.map((run) => Buffer.concat(run)).filter((run, i) => run.length > 0 || i < runs.length - 1), level);
+    const compressed = (await compressMembers(runs.map((run) => Buffer.concat(run)).filter((run, i) => run.length > 0 || i < runs.length - 1), level)).members;
     let run = 0;
     for (const member of group) {
       if (member.chunks.length === 0) continue;
@@ -251,7 +251,7 @@ export async function* gzipTar(store: SnapshotStore, members: readonly TreeMembe
     }
     if (run < compressed.length) yield compressed[run]!;
   }
-  if (members.length === 0) yield (await compressMembers([END_OF_ARCHIVE], level))[0]!;
+  if (members.length === 0) yield (await compressMembers([END_OF_ARCHIVE], level)).bytes;
 }
 
 async function next(chunks: AsyncGenerator<ReadChunk>): Promise<ReadChunk> {

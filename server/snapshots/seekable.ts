@@ -278,7 +278,7 @@ async function readWhole(file: OpenedFile, spool: Spool, stillWanted: () => void
  * while too much is ahead of the writer.
  */
 class OrderedMembers {
-  private readonly queue: Array<{ compressed: Promise<Buffer[]>; raw: number; placed: Placed[] }> = [];
+  private readonly queue: Array<{ compressed: Promise<{ bytes: Buffer; members: Buffer[] }>; raw: number; placed: Placed[] }> = [];
   private batch = { raw: [] as Buffer[], bytes: 0, placed: [] as Placed[] };
   private ahead = 0;
   private waiters: Array<() => void> = [];
@@ -328,14 +328,17 @@ class OrderedMembers {
           await this.waitForChange();
           continue;
         }
-        const members = await next.compressed;
+        const { bytes, members } = await next.compressed;
         this.ahead -= next.raw;
         this.notify();
+        let offset = this.written;
         for (let i = 0; i < members.length; i++) {
-          next.placed[i]?.(this.written, members[i]!.length);
-          this.written += members[i]!.length;
-          yield members[i]!;
+          next.placed[i]?.(offset, members[i]!.length);
+          offset += members[i]!.length;
         }
+        // The batch's members in one piece: one write to the store, not one per member.
+        this.written += bytes.length;
+        yield bytes;
       }
     } finally {
       this.abandoned = true;
