@@ -4,10 +4,10 @@
 // Each function measures one group of rows and returns its figures; nothing
 // here asserts a target.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { CHANGING_FILE, prng } from "./data.js";
-import { Daemon, median, ms, quantile } from "./measure.js";
+import { Daemon, extractionDir, median, ms, quantile } from "./measure.js";
 import { startSeaweedfs } from "../support/seaweedfs.js";
 
 /**
@@ -212,8 +212,7 @@ export async function chainRows(tree: string, work: string, runs: number, rounds
     const gnuTar = path.join(work, "chain-gnu.tar.gz");
     execFileSync("sh", ["-c", `tar -czf ${gnuTar} -C ${copy} .`]);
     for (let round = 1; round <= rounds; round++) {
-      const out = path.join(work, `chain-x-${round}`);
-      mkdirSync(out);
+      const out = extractionDir(leftovers);
       r.tarXSync.push(timed(`cd ${out} && tar -xzf ${gnuTar} && sync -f .`));
       const b = await Daemon.start({}, ["--store", store], launcher);
       const restore = await measured(b, () => b.client.workspaces.startRun({ workspace: "bench" }), `chain restore ${round}`);

@@ -33,7 +33,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Daemon, ensureBuilt, loadAverage, median, describeMachine, quantile, ROOT } from "./measure.js";
+import { Daemon, ensureBuilt, extractionDir, loadAverage, median, describeMachine, quantile, ROOT } from "./measure.js";
 import { LAUNCHER } from "../support/dist.js";
 import { ensureData, ensureSnapshotData } from "./data.js";
 import { chainRows, dirBytes, listRows, measured, oneFileRows, s3ReadRows, timed, windows, type ChainResult, type ListResult, type OneFileResult, type S3ReadResult } from "./snapshot-rows.js";
@@ -87,8 +87,7 @@ async function fullRows(work: string, leftovers: string[]): Promise<FullResult> 
     const store = `file://${storeDir}`;
     times.tarC.push(timed(`tar -czf ${gnuTar} -C ${TREE} .`));
     for (const [list, then] of [[times.tarX, ""], [times.tarXSync, " && sync -f ."]] as const) {
-      const out = path.join(work, `gnu-x-${round}-${list.length}-${then ? "sync" : "plain"}`);
-      mkdirSync(out);
+      const out = extractionDir(leftovers);
       list.push(timed(`cd ${out} && tar -xzf ${gnuTar}${then}`));
     }
 
