@@ -25,6 +25,8 @@ export const MAX_CONTENTS_BYTES = 1 << 30;
 const gzip = promisify(gzipCallback);
 
 const ints = z.array(z.int().nonnegative());
+/** Seconds since the epoch: before 1970 too. */
+const times = z.array(z.int());
 
 export const ContentsSchema = z.object({
   format: z.literal(1),
@@ -35,9 +37,9 @@ export const ContentsSchema = z.object({
   /** Regular files and links, as in a manifest's file list (file-list.ts). */
   files: FileListSchema,
   /** Each file's mtime, then each link's (seconds), for the headers of an export. */
-  mtimes: ints,
+  mtimes: times,
   /** Directories in walk order (a parent before its children): workspace paths, modes, mtimes. */
-  directories: z.object({ paths: z.array(z.string()), modes: z.array(z.int().min(0).max(0o777)), mtimes: ints }),
+  directories: z.object({ paths: z.array(z.string()), modes: z.array(z.int().min(0).max(0o777)), mtimes: times }),
   /** Chunks: file i's are first[i] up to first[i+1] (the last file's up to the end). */
   chunks: z.object({
     first: ints,

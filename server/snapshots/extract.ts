@@ -374,10 +374,17 @@ async function stageMembers(source: AsyncIterable<ArchiveMember>, staging: Stagi
 
 async function* noContent(): AsyncGenerator<Uint8Array> {}
 
-/** A header's mtime in seconds; now when it has none a file system takes (a base-256 one past a Date's range is an Invalid Date). */
+/**
+ * A header's mtime in seconds; now when it has none a file system takes (a
+ * base-256 one past a Date's range is an Invalid Date). tar-stream reads the
+ * time field only (not a pax mtime), and a negative one, which only GNU's
+ * base-256 form holds, one second too late: its parse256 negates the ones'
+ * complement (3.2.2), so -2 reads as -1.
+ */
 function mtimeOf(header: tar.Header): number {
   const seconds = (header.mtime?.getTime() ?? NaN) / 1000;
-  return Number.isFinite(seconds) ? seconds : Date.now() / 1000;
+  if (!Number.isFinite(seconds)) return Date.now() / 1000;
+  return seconds < 0 ? seconds - 1 : seconds;
 }
 
 /**

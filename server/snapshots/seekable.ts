@@ -363,8 +363,10 @@ class OrderedMembers {
   }
 }
 
+/** Whole seconds, as st_mtim.tv_sec has them: rounded down, before 1970 too (BigInt division rounds toward zero). */
 function seconds(ns: bigint): number {
-  return Number(ns / 1_000_000_000n);
+  const whole = ns / 1_000_000_000n;
+  return Number(ns < whole * 1_000_000_000n ? whole - 1n : whole);
 }
 
 function tooLarge(what: string): never {

@@ -7,15 +7,17 @@
 // field (100 bytes) goes in a GNU long-name record before the header ('L'
 // for the name, 'K' for the target), its exact bytes, which GNU tar, bsdtar
 // and our extract (extract.ts) read back byte for byte; the field then holds
-// a printable stand-in. A size past the 11 octal digits (8 GiB) is in GNU's
-// base-256 form. No owner ids or names.
+// a printable stand-in. A size past the 11 octal digits (8 GiB), or an
+// mtime past them (2242) or before 1970, is in GNU's base-256 form, which
+// GNU tar, bsdtar and node-tar read. No owner ids or names.
 import { bytesOfName } from "../workspace/names.js";
 
 export const TAR_BLOCK = 512;
 /** What ends a tar stream: two zero blocks. */
 export const END_OF_ARCHIVE = Buffer.alloc(2 * TAR_BLOCK);
 const NAME_FIELD = 100;
-const MAX_OCTAL_SIZE = 8 ** 11 - 1;
+/** The largest number a 12-byte field holds in octal with its terminator. */
+const MAX_OCTAL = 8 ** 11 - 1;
 
 export interface MemberHeader {
   /** The member's name: its components joined by "/", held names (workspace/names.ts). */
@@ -48,8 +50,8 @@ export function headerRecords(member: MemberHeader): Buffer {
   writeOctal(header, 100, 8, member.mode & 0o7777);
   writeOctal(header, 108, 8, 0);
   writeOctal(header, 116, 8, 0);
-  writeSize(header, member.type === "file" ? member.size : 0);
-  writeOctal(header, 136, 12, Math.max(0, Math.floor(member.mtime)));
+  writeNumber(header, 124, member.type === "file" ? member.size : 0);
+  writeNumber(header, 136, Math.floor(member.mtime));
   header.write(member.type === "file" ? "0" : member.type === "directory" ? "5" : "2", 156, "ascii");
   (link.length > NAME_FIELD ? standIn(link) : link).copy(header, 157);
   finish(header);
@@ -83,15 +85,19 @@ function writeOctal(header: Buffer, offset: number, length: number, value: numbe
   header.write(value.toString(8).padStart(length - 1, "0") + "\0", offset, length, "ascii");
 }
 
-/** The size field: octal, or GNU's base-256 (first byte 0x80, then big-endian) past 8 GiB. */
-function writeSize(header: Buffer, size: number): void {
-  if (size <= MAX_OCTAL_SIZE) return writeOctal(header, 124, 12, size);
-  header[124] = 0x80;
-  let value = BigInt(size);
-  for (let i = 135; i > 124; i--) {
-    header[i] = Number(value & 0xffn);
-    value >>= 8n;
+/**
+ * A 12-byte numeric field (size, mtime): octal, or GNU's base-256 past it:
+ * big-endian two's complement over the field, its first byte 0x80 (0xff for
+ * a negative number).
+ */
+function writeNumber(header: Buffer, offset: number, value: number): void {
+  if (value >= 0 && value <= MAX_OCTAL) return writeOctal(header, offset, 12, value);
+  let rest = BigInt(value);
+  for (let i = offset + 11; i > offset; i--) {
+    header[i] = Number(BigInt.asUintN(8, rest));
+    rest >>= 8n;
   }
+  header[offset] = value < 0 ? 0xff : 0x80;
 }
 
 /** GNU magic and version, then the checksum (counting its own field as spaces). */

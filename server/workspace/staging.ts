@@ -89,7 +89,7 @@ export class Staging {
         size += chunk.length;
       }
       fchmodSync(fd, mode & 0o777);
-      futimesSync(fd, nowSeconds(), mtime);
+      futimesSync(fd, nowSeconds(), fileTime(mtime));
     } finally {
       closeSync(fd);
     }
@@ -128,7 +128,7 @@ export class Staging {
       if (errnoOf(error) === "EEXIST") unsafe(`archive symbolic link ${parts.join("/")} collides with another member`);
       throw error;
     }
-    lutimesSync(link, nowSeconds(), mtime);
+    lutimesSync(link, nowSeconds(), fileTime(mtime));
   }
 
   /**
@@ -136,7 +136,7 @@ export class Staging {
    * once everything is staged, since creating an entry moves its directory's.
    */
   setDirectoryTimes(directories: Iterable<{ parts: readonly string[]; mtime: number }>): void {
-    for (const { parts, mtime } of directories) lutimesSync(inside(this.writer.parentOf(parts), parts[parts.length - 1]!), nowSeconds(), mtime);
+    for (const { parts, mtime } of directories) lutimesSync(inside(this.writer.parentOf(parts), parts[parts.length - 1]!), nowSeconds(), fileTime(mtime));
   }
 
   /** Hard-links `parts` to the regular file `existing`, both inside the staging directory. */
@@ -218,7 +218,7 @@ export class StagingWriter {
       let offset = 0;
       while (offset < content.length) offset += writeSync(fd, content, offset, content.length - offset);
       fchmodSync(fd, mode & 0o777);
-      futimesSync(fd, nowSeconds(), mtime);
+      futimesSync(fd, nowSeconds(), fileTime(mtime));
     } finally {
       closeSync(fd);
     }
@@ -308,6 +308,11 @@ export class StagingWriter {
 /** An atime for what a restore creates: now, as GNU tar gives it (a table of contents records no atime). */
 function nowSeconds(): number {
   return Date.now() / 1000;
+}
+
+/** An mtime (seconds since the epoch) as Node's utimes calls take it: a negative number they take for now, a Date as it is. */
+export function fileTime(seconds: number): Date {
+  return new Date(seconds * 1000);
 }
 
 /** `/proc/self/fd/N/name`: `name` (a held name, names.ts) inside the directory we hold as descriptor N. */

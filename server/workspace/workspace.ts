@@ -15,7 +15,7 @@ import { OpenFile } from "./open-file.js";
 import { Directory } from "./directory.js";
 import { walk, walkFiles, type FileWalkOptions, type HeldBatch, type WalkEntry, type WalkOptions } from "./walk.js";
 import { TEMP_FILE_PATTERN, tempFileName } from "./temp-files.js";
-import { existingEntry, Staging, type TreeEntry } from "./staging.js";
+import { existingEntry, fileTime, Staging, type TreeEntry } from "./staging.js";
 import { removeContents, removeTree } from "./remove.js";
 import { DepthFirst, HeldPath, readNames, treeFits } from "./tree.js";
 import type { OutsideEvent, OutsideSubscription } from "./outside.js";
@@ -771,7 +771,7 @@ export class Workspace {
         const loc = await this.resolver.locate(parts);
         await withClosed(loc.dir, async () => {
           try {
-            await fsp.lutimes(at(loc.dir, loc.name), Date.now() / 1000, mtime);
+            await fsp.lutimes(at(loc.dir, loc.name), Date.now() / 1000, fileTime(mtime));
           } catch (error) {
             if (errnoOf(error) !== "ENOENT") throw translateErrno(error, displayPath(parts));
           }

@@ -153,6 +153,63 @@ describe("round trip: FinishRun → a fresh daemon → StartRun restore", () => 
     }
   }, 180_000);
 
+  it("keeps mtimes at the edges: before 1970, the epoch, tar's 11 octal digits and past them (2242), ext4's last second (2446), on restore and in exports", async () => {
+    const store = `file://${path.join(scratch, "store-mtimes")}`;
+    const edges = { "before-1970.txt": -315_619_200, "epoch.txt": 0, "octal-max.txt": 8 ** 11 - 1, "past-octal.txt": 8 ** 11, "ext4-last.txt": 15_032_385_535, "a-dir": -1 };
+    const a = await startDaemon({ args: ["--store", store] });
+    let expected: Map<string, string>;
+    let snapshotId: string;
+    try {
+      const { run } = await a.client.workspaces.startRun({ workspace: "mt", restore: "NONE" });
+      for (const name of Object.keys(edges)) {
+        if (name === "a-dir") mkdirSync(path.join(a.hostDir("mt"), name));
+        else writeFileSync(path.join(a.hostDir("mt"), name), `${name}\n`);
+      }
+      symlinkSync("epoch.txt", path.join(a.hostDir("mt"), "old-link"));
+      // touch, as Node takes a negative time for now
+      for (const [name, seconds] of [...Object.entries(edges), ["old-link", -2] as const]) execFileSync("touch", ["-h", "-d", `@${seconds}`, path.join(a.hostDir("mt"), name)]);
+      expected = snapshotOf(a.hostDir("mt"));
+      // what this file system holds is what the test expects back
+      expect([...expected.values()].map((v) => v.split(" ").at(-1))).toEqual(expect.arrayContaining(["@-315619200", "@0", "@8589934591", "@8589934592", "@15032385535", "@-1", "@-2"]));
+      snapshotId = (await a.client.workspaces.finishRun({ workspace: "mt", runId: run!.id })).snapshot!.id;
+      for (const include of [[], ["*"]]) {
+        const exported = await exportTarball(a.client, { workspace: "mt", snapshotId, include });
+        const tarDir = mkdtempSync(path.join(scratch, "mt-tar-"));
+        writeFileSync(path.join(scratch, "mt.tar.gz"), exported.bytes);
+        execFileSync("tar", ["-xzf", path.join(scratch, "mt.tar.gz"), "-C", tarDir], { stdio: "ignore" }); // it warns of the odd times
+        // an export filtered by globs holds no directory members
+        expect(snapshotOf(tarDir)).toEqual(include.length === 0 ? expected : new Map([...expected].filter(([, v]) => !v.startsWith("dir "))));
+      }
+      // and ImportArchive reads the times back from an export
+      const whole = (await exportTarball(a.client, { workspace: "mt", snapshotId })).bytes;
+      async function* importing() {
+        yield { event: { case: "header" as const, value: { workspace: "mt", path: "/imported" } } };
+        yield { event: { case: "chunk" as const, value: { data: whole } } };
+      }
+      await a.client.workspaces.importArchive(importing());
+      // GNU tar's own archive of them too (its default format writes a time before 1970 in base-256)
+      const gnu = execFileSync("tar", ["-cz", "-C", a.hostDir("mt"), "before-1970.txt", "old-link"], { stdio: ["ignore", "pipe", "ignore"] });
+      async function* importingGnu() {
+        yield { event: { case: "header" as const, value: { workspace: "mt", path: "/gnu" } } };
+        yield { event: { case: "chunk" as const, value: { data: gnu } } };
+      }
+      await a.client.workspaces.importArchive(importingGnu());
+      expect([...snapshotOf(path.join(a.hostDir("mt"), "gnu")).values()].map((v) => v.split(" ").at(-1))).toEqual(["@-315619200", "@-2"]);
+      const imported = snapshotOf(path.join(a.hostDir("mt"), "imported"));
+      expect(imported).toEqual(new Map([...expected].filter(([k]) => k !== "/696d706f72746564" && k !== "/676e75").map(([k, v]) => [k, v.startsWith("dir ") ? v.replace(/@.*/, imported.get(k)!.replace(/.*@/, "@")) : v])));
+    } finally {
+      await a.stop();
+    }
+    const b = await startDaemon({ args: ["--store", store] });
+    try {
+      const { run } = await b.client.workspaces.startRun({ workspace: "mt", restore: snapshotId });
+      expect(run!.restoredFrom).toBe(snapshotId);
+      expect(snapshotOf(b.hostDir("mt"))).toEqual(expected);
+    } finally {
+      await b.stop();
+    }
+  }, 120_000);
+
   it("a restored file rewritten behind the daemon's back at once, to the same size with its restored mtime put back, is read by the next FinishRun", async () => {
     const store = `file://${path.join(scratch, "store-racy")}`;
     const a = await startDaemon({ args: ["--store", store] });
