@@ -5,7 +5,7 @@ import { FileType, type FileInfoSchema } from "@filetools/proto/filetools/v1/com
 import { WriteMode } from "@filetools/proto/filetools/v1/files_pb.js";
 import type { WorkspaceSchema } from "@filetools/proto/filetools/v1/workspaces_pb.js";
 import { fail } from "../errors.js";
-import type { Entry, EntryType } from "../workspace/entry.js";
+import { wholeSeconds, type Entry, type EntryType } from "../workspace/entry.js";
 import type { Workspace, WriteMode as DomainWriteMode } from "../workspace/workspace.js";
 
 const FILE_TYPES: Record<EntryType, FileType> = {
@@ -30,8 +30,10 @@ export function fileInfo(entry: Entry, extra: { isBinary?: boolean; lineCount?: 
   };
 }
 
+/** A Timestamp's seconds round down, its nanos are never negative (a time before 1970 too). */
 export function timestampFromNs(ns: bigint): MessageInitShape<typeof TimestampSchema> {
-  return { seconds: ns / 1_000_000_000n, nanos: Number(ns % 1_000_000_000n) };
+  const seconds = wholeSeconds(ns);
+  return { seconds, nanos: Number(ns - seconds * 1_000_000_000n) };
 }
 
 export function timestampFromDate(date: Date): MessageInitShape<typeof TimestampSchema> {

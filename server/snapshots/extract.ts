@@ -252,7 +252,9 @@ export interface ArchiveMember {
  */
 export async function extractArchive(source: AsyncIterable<Uint8Array>, staging: Staging, options: ExtractOptions): Promise<StagedArchive> {
   const extract = nameExactExtract();
-  const done = decode(source, options, extract).then(
+  // Each member's time as the guard read it, in the order tar-stream emits them.
+  const mtimes: number[] = [];
+  const done = decode(source, options, extract, undefined, mtimes).then(
     () => null,
     (error: unknown) => error,
   );
@@ -261,7 +263,7 @@ export async function extractArchive(source: AsyncIterable<Uint8Array>, staging:
       const { header } = entry;
       const isFile = header.type === "file" || header.type === "contiguous-file";
       if (!isFile) entry.resume();
-      yield { ...heldMemberNames(header), type: isFile ? "file" : String(header.type), size: header.size ?? 0, mode: header.mode ?? (isFile ? 0o644 : 0o755), mtime: mtimeOf(header), content: isFile ? (entry as AsyncIterable<Uint8Array>) : undefined };
+      yield { ...heldMemberNames(header), type: isFile ? "file" : String(header.type), size: header.size ?? 0, mode: header.mode ?? (isFile ? 0o644 : 0o755), mtime: mtimeOf(mtimes.shift()), content: isFile ? (entry as AsyncIterable<Uint8Array>) : undefined };
     }
     const streamError = await done;
     if (streamError) throw streamError;
@@ -375,17 +377,16 @@ async function stageMembers(source: AsyncIterable<ArchiveMember>, staging: Stagi
 async function* noContent(): AsyncGenerator<Uint8Array> {}
 
 /**
- * A header's mtime in seconds; now when it has none a file system takes (a
- * base-256 one past a Date's range is an Invalid Date). tar-stream reads the
- * time field only (not a pax mtime), and a negative one, which only GNU's
- * base-256 form holds, one second too late: its parse256 negates the ones'
- * complement (3.2.2), so -2 reads as -1.
+ * A member's mtime in seconds, from its header's time field as the guard
+ * read it (tar-stream reads a negative base-256 one a second late, -1 as 0);
+ * now when it has none a file system takes (past a Date's range).
  */
-function mtimeOf(header: tar.Header): number {
-  const seconds = (header.mtime?.getTime() ?? NaN) / 1000;
-  if (!Number.isFinite(seconds)) return Date.now() / 1000;
-  return seconds < 0 ? seconds - 1 : seconds;
+function mtimeOf(seconds: number | undefined): number {
+  return seconds !== undefined && Math.abs(seconds) <= MAX_DATE_SECONDS ? seconds : Date.now() / 1000;
 }
+
+/** The last second a Date holds, either side of the epoch. */
+const MAX_DATE_SECONDS = 8.64e12;
 
 /**
  * The archive rules, member by member, in archive order: names, depth,
@@ -526,13 +527,13 @@ class MemberRules {
  * compressed and expanded bytes for the ratio cap. Every stream's error ends
  * here, in the promise.
  */
-async function decode(source: AsyncIterable<Uint8Array>, options: ExtractOptions, sink: Writable | tar.Extract, onRaw?: (chunk: Uint8Array) => Promise<void>): Promise<void> {
+async function decode(source: AsyncIterable<Uint8Array>, options: ExtractOptions, sink: Writable | tar.Extract, onRaw?: (chunk: Uint8Array) => Promise<void>, mtimes?: number[]): Promise<void> {
   const { limits } = options;
   const { first, rest } = await peek(source);
   const gzipped = first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b;
   let compressed = 0;
   let expanded = 0;
-  const guard = new TarGuard(limits);
+  const guard = new TarGuard(limits, mtimes);
   async function* counted(): AsyncGenerator<Uint8Array> {
     for await (const chunk of rest) {
       compressed += chunk.length;

@@ -21,6 +21,7 @@
 // I/O here: the caller hashes.
 import type { Components } from "../workspace/paths.js";
 import type { ListedEntry } from "../workspace/fingerprint.js";
+import { wholeSeconds } from "../workspace/entry.js";
 import type { TreeMember } from "./seekable-read.js";
 import type { KnownFiles } from "./stat-cache.js";
 
@@ -44,7 +45,7 @@ export function planInPlace(target: readonly TreeMember[], live: readonly Listed
   const retime: Components[] = [];
   const keep = (entry: ListedEntry, member: TreeMember): void => {
     kept.add(entry.path);
-    if (entry.mtimeNs / 1_000_000_000n !== BigInt(member.header.mtime)) retime.push(entry.parts);
+    if (wholeSeconds(entry.mtimeNs) !== BigInt(member.header.mtime)) retime.push(entry.parts);
   };
   let removedDirectory: string | undefined;
   for (const entry of live) {

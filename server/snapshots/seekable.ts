@@ -31,6 +31,7 @@ import type { WalkEntry } from "../workspace/walk.js";
 import type { TreeFingerprint } from "../workspace/fingerprint.js";
 import { WHOLE_READ_BYTES, type OpenedFile } from "../workspace/opened-file.js";
 import { translateErrno } from "../workspace/errno.js";
+import { wholeSeconds } from "../workspace/entry.js";
 import { MAX_CONTENT_BYTES, MAX_DEPTH, MAX_ENTRIES, MAX_PATH_BYTES, MAX_SYMLINK_TARGET_BYTES } from "../workspace/limits.js";
 import { byteLengthOfPath } from "../workspace/paths.js";
 import { bytesOfName } from "../workspace/names.js";
@@ -363,10 +364,16 @@ class OrderedMembers {
   }
 }
 
-/** Whole seconds, as st_mtim.tv_sec has them: rounded down, before 1970 too (BigInt division rounds toward zero). */
+const MAX_SECONDS = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * An mtime's whole seconds, as a table of contents holds them: within a
+ * safe integer, or no restore could read the table (a tmpfs holds 2^62 s;
+ * past ±2^53 s, 285 million years, a time is cut there).
+ */
 function seconds(ns: bigint): number {
-  const whole = ns / 1_000_000_000n;
-  return Number(ns < whole * 1_000_000_000n ? whole - 1n : whole);
+  const whole = wholeSeconds(ns);
+  return Number(whole > MAX_SECONDS ? MAX_SECONDS : whole < -MAX_SECONDS ? -MAX_SECONDS : whole);
 }
 
 function tooLarge(what: string): never {

@@ -63,7 +63,16 @@ export class TarGuard {
   members = 0;
   contentBytes = 0;
 
-  constructor(private readonly limits: GuardLimits) {}
+  /**
+   * With `mtimes`, each member's header time field (seconds, GNU base-256
+   * read exactly, negative ones too) is pushed there in archive order, the
+   * members tar-stream emits (not pax or long-name records): tar-stream
+   * reads a negative base-256 time one second late, and -1 as 0.
+   */
+  constructor(
+    private readonly limits: GuardLimits,
+    private readonly mtimes?: number[],
+  ) {}
 
   /** Takes the next bytes of the (decompressed) archive; throws ArchiveProblem. */
   write(bytes: Uint8Array): void {
@@ -149,12 +158,12 @@ export class TarGuard {
       [100, 8, "mode"],
       [108, 8, "uid"],
       [116, 8, "gid"],
-      [136, 12, "mtime"],
       [329, 8, "devmajor"],
       [337, 8, "devminor"],
     ] as const) {
       numberField(block, at, length, what);
     }
+    const mtime = numberField(block, 136, 12, "mtime");
     const headerSize = numberField(block, 124, 12, "size");
     if (headerSize < 0) refused("a tar header has a negative size");
 
@@ -171,6 +180,7 @@ export class TarGuard {
       return;
     }
     if (!DATA_TYPES.has(type) && !EMPTY_TYPES.has(type)) refused(`a tar member has the unsupported type ${JSON.stringify(type)}`);
+    this.mtimes?.push(mtime);
 
     const pax = this.pending.pax;
     const size = pax?.has("size") ? Number(pax.get("size")) : headerSize;

@@ -56,6 +56,12 @@ export function versionOf(stats: BigIntStats): string {
   return hash("sha256", identity, "hex").slice(0, 16);
 }
 
+/** Whole seconds of a time in ns, as st_mtim.tv_sec has them: rounded down, before 1970 too (BigInt division rounds toward zero). */
+export function wholeSeconds(ns: bigint): bigint {
+  const whole = ns / 1_000_000_000n;
+  return ns < whole * 1_000_000_000n ? whole - 1n : whole;
+}
+
 function entryType(stats: BigIntStats): EntryType {
   if (stats.isFile()) return "file";
   if (stats.isDirectory()) return "directory";

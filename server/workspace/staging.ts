@@ -310,9 +310,14 @@ function nowSeconds(): number {
   return Date.now() / 1000;
 }
 
-/** An mtime (seconds since the epoch) as Node's utimes calls take it: a negative number they take for now, a Date as it is. */
-export function fileTime(seconds: number): Date {
-  return new Date(seconds * 1000);
+/**
+ * An mtime (seconds since the epoch) as Node's utimes calls take it: a
+ * negative number they take for now, and a Date only within its ±8.64e12 s
+ * (past it an Invalid Date, EINVAL); a numeric string goes through as it is.
+ */
+export function fileTime(seconds: number): number | string {
+  if (!Number.isFinite(seconds)) throw new RangeError(`not a time: ${seconds}`);
+  return seconds < 0 ? String(seconds) : seconds;
 }
 
 /** `/proc/self/fd/N/name`: `name` (a held name, names.ts) inside the directory we hold as descriptor N. */
