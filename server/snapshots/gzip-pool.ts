@@ -48,13 +48,19 @@ export function warmGzipPool(): void {
   started(defaultWorkerCount());
 }
 
+/** A batch's gzip members: back to back in `bytes`, each viewed in `members`. */
+export interface GzippedBatch {
+  bytes: Buffer;
+  members: Buffer[];
+}
+
 /**
  * Each buffer as a gzip member of its own: `bytes` holds them back to back
  * (a batch is written with one call), `members` views each. The buffers go
  * to the thread copied into one, moved (a batch of 512 small files cloned
  * one by one cost more than the copy), and come back moved.
  */
-export async function compressMembers(raw: readonly Uint8Array[], level: number): Promise<{ bytes: Buffer; members: Buffer[] }> {
+export async function compressMembers(raw: readonly Uint8Array[], level: number): Promise<GzippedBatch> {
   const joined = Buffer.allocUnsafeSlow(raw.reduce((sum, member) => sum + member.length, 0));
   let at = 0;
   for (const member of raw) {

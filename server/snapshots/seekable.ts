@@ -39,7 +39,7 @@ import { FileListBuilder, type FileList } from "./file-list.js";
 import { CHUNK_BYTES, ContentsBuilder, contentIndex, type ContentIndex, type Contents } from "./contents.js";
 import { END_OF_ARCHIVE, headerRecords, paddingOf } from "./tar-headers.js";
 import { Spool } from "./spool.js";
-import { compressMembers } from "./gzip-pool.js";
+import { compressMembers, type GzippedBatch } from "./gzip-pool.js";
 import { nowNs, settled, type KnownFiles, type StatRecord } from "./stat-cache.js";
 
 /** Uncompressed bytes handed to the pool ahead of the writer: bounds memory, keeps every thread busy. */
@@ -279,7 +279,7 @@ async function readWhole(file: OpenedFile, spool: Spool, stillWanted: () => void
  * while too much is ahead of the writer.
  */
 class OrderedMembers {
-  private readonly queue: Array<{ compressed: Promise<{ bytes: Buffer; members: Buffer[] }>; raw: number; placed: Placed[] }> = [];
+  private readonly queue: Array<{ compressed: Promise<GzippedBatch>; raw: number; placed: Placed[] }> = [];
   private batch = { raw: [] as Buffer[], bytes: 0, placed: [] as Placed[] };
   private ahead = 0;
   private waiters: Array<() => void> = [];
